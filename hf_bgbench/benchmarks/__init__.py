@@ -1,0 +1,86 @@
+"""Benchmarks as data: each benchmark is one :class:`BenchmarkSpec` in a registry.
+
+A spec declares the classes, the variants, how a model's label space maps onto the
+benchmark's classes, and which metrics apply. Everything else (loading data,
+running models, scoring) reads the spec instead of hard-coding a benchmark.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hf_bgbench.labels import LabelSpace
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    name: str
+    title: str
+    label_space: LabelSpace
+    variants: tuple[str, ...]
+    reference_variant: str
+    hub_repo: str
+    # model label-space kind -> function returning int64[num_model_classes] of benchmark labels
+    # (-1 for classes outside the benchmark). Lazy so importing the registry stays cheap.
+    label_maps: dict[str, Callable[[], np.ndarray]] = field(default_factory=dict)
+    metrics: tuple[str, ...] = ("accuracy",)
+    # True when the benchmark's images are already cropped to the evaluation size, so only
+    # resizing to the model's input size and normalising is applied (the published protocol).
+    images_precropped: bool = True
+    citation: str = ""
+    description: str = ""
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.label_space.names
+
+    @property
+    def num_classes(self) -> int:
+        return self.label_space.num_classes
+
+    def check_variants(self, variants: list[str] | tuple[str, ...]) -> list[str]:
+        """Return ``variants`` unchanged, or raise a ValueError naming the unknown ones."""
+        unknown = [v for v in variants if v not in self.variants]
+        if unknown:
+            hints = {v: difflib.get_close_matches(v, self.variants, n=1) for v in unknown}
+            said = ", ".join(
+                f"{v!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for v, h in hints.items()
+            )
+            raise ValueError(
+                f"Unknown {self.name} variant(s): {said}. Valid variants: {', '.join(self.variants)}."
+            )
+        return list(variants)
+
+
+_REGISTRY: dict[str, BenchmarkSpec] = {}
+
+
+def register(spec: BenchmarkSpec) -> BenchmarkSpec:
+    if spec.name in _REGISTRY:
+        raise ValueError(f"Benchmark {spec.name!r} is already registered.")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_benchmark(name: str) -> BenchmarkSpec:
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown benchmark {name!r}. Available: {', '.join(sorted(_REGISTRY))}."
+        ) from None
+
+
+def list_benchmarks() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def _load_builtin() -> None:
+    # Importing the modules registers their specs (once).
+    from hf_bgbench.benchmarks import in9  # noqa: F401

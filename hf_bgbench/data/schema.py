@@ -1,0 +1,73 @@
+"""The one data schema every IN-9 source is read into and every builder writes.
+
+Columns (one row per image, one config per variant):
+
+- ``image``   -- ``Image()``: the variant's RGB image (224x224 for IN-9).
+- ``label``   -- ``ClassLabel``: the *foreground's* class, with the benchmark's class names.
+- ``id``      -- ``Value("string")``: the source image id (e.g. ``n02085620_10074``); the same
+  across all variants of one image, which is how variants are aligned.
+- ``mask``    -- optional ``Image()``: the binary foreground mask ("L" mode, 0/255), same size
+  as ``image``; the same mask for every variant of one image.
+- ``bg_id``   -- optional ``Value("string")``: id of the image whose background was used
+  (mixed variants; empty string otherwise).
+- ``bg_label``-- optional ``ClassLabel``: class of that background image (-1 when none).
+- ``box_estimated`` -- optional ``Value("bool")``: the box was estimated, not annotated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import datasets
+
+IMAGE, LABEL, ID, MASK, BG_ID, BG_LABEL, BOX_ESTIMATED = (
+    "image",
+    "label",
+    "id",
+    "mask",
+    "bg_id",
+    "bg_label",
+    "box_estimated",
+)
+REQUIRED_COLUMNS = (IMAGE, LABEL, ID)
+OPTIONAL_COLUMNS = (MASK, BG_ID, BG_LABEL, BOX_ESTIMATED)
+
+
+def benchmark_features(
+    class_names: Sequence[str],
+    *,
+    with_mask: bool = False,
+    with_background: bool = False,
+    with_box_flag: bool = False,
+) -> datasets.Features:
+    """Features of one variant config, with the optional columns asked for."""
+    spec: dict[str, datasets.features.FeatureType] = {
+        IMAGE: datasets.Image(),
+        LABEL: datasets.ClassLabel(names=list(class_names)),
+        ID: datasets.Value("string"),
+    }
+    if with_mask:
+        spec[MASK] = datasets.Image()
+    if with_background:
+        spec[BG_ID] = datasets.Value("string")
+        spec[BG_LABEL] = datasets.ClassLabel(names=list(class_names))
+    if with_box_flag:
+        spec[BOX_ESTIMATED] = datasets.Value("bool")
+    return datasets.Features(spec)
+
+
+def check_schema(ds: datasets.Dataset, class_names: Sequence[str], where: str) -> None:
+    """Raise a ValueError if ``ds`` does not follow the schema (columns, label names)."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in ds.column_names]
+    if missing:
+        raise ValueError(
+            f"{where}: missing column(s) {missing}; a bgbench dataset needs "
+            f"{list(REQUIRED_COLUMNS)} (found {ds.column_names})."
+        )
+    feature = ds.features[LABEL]
+    if isinstance(feature, datasets.ClassLabel):
+        if [n.lower() for n in feature.names] != [n.lower() for n in class_names]:
+            raise ValueError(
+                f"{where}: label names {feature.names} do not match the benchmark's classes "
+                f"{list(class_names)} (same names, same order expected)."
+            )

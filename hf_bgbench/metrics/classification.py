@@ -1,0 +1,35 @@
+"""Accuracy and per-class accuracy over benchmark-space predictions.
+
+A prediction of -1 means the model chose a class outside the benchmark (e.g. one of the
+630 ImageNet classes outside IN-9); it is always wrong.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hf_bgbench.metrics._checks import ArrayLike, as_int_array, labels_in_range, same_length
+
+
+def accuracy(predictions: ArrayLike, references: ArrayLike) -> float:
+    """Fraction of ``predictions`` equal to ``references``."""
+    pred = as_int_array(predictions, "predictions")
+    ref = as_int_array(references, "references")
+    same_length(predictions=pred, references=ref)
+    labels_in_range(ref, "references", None, allow_unmapped=False)
+    return float(np.mean(pred == ref))
+
+
+def per_class_accuracy(
+    predictions: ArrayLike, references: ArrayLike, num_classes: int
+) -> np.ndarray:
+    """float[num_classes]: accuracy on the examples of each class (NaN for an absent class)."""
+    pred = as_int_array(predictions, "predictions")
+    ref = as_int_array(references, "references")
+    same_length(predictions=pred, references=ref)
+    labels_in_range(ref, "references", num_classes, allow_unmapped=False)
+    labels_in_range(pred, "predictions", num_classes, allow_unmapped=True)
+    correct = np.bincount(ref, weights=(pred == ref).astype(float), minlength=num_classes)
+    total = np.bincount(ref, minlength=num_classes).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, correct / np.maximum(total, 1), np.nan)

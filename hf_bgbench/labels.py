@@ -18,7 +18,7 @@ UNMAPPED = -1
 
 
 def _resource_text(name: str) -> str:
-    return resources.files("hf_bgbench.resources").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("hf_bgbench").joinpath("resources", name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

@@ -51,7 +51,8 @@ class BenchmarkSpec:
                 f"{v!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for v, h in hints.items()
             )
             raise ValueError(
-                f"Unknown {self.name} variant(s): {said}. Valid variants: {', '.join(self.variants)}."
+                f"Unknown {self.name} variant(s): {said}. "
+                f"Valid variants: {', '.join(self.variants)}."
             )
         return list(variants)
 

@@ -20,9 +20,7 @@ MAX_SHARD_BYTES = 500 * 1024**2
 
 
 def shard_paths(config: str, split: str, num_shards: int) -> list[str]:
-    return [
-        f"data/{config}/{split}-{i:05d}-of-{num_shards:05d}.parquet" for i in range(num_shards)
-    ]
+    return [f"data/{config}/{split}-{i:05d}-of-{num_shards:05d}.parquet" for i in range(num_shards)]
 
 
 def write_parquet_shards(

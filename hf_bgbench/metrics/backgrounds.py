@@ -45,9 +45,7 @@ def accuracy_by_variant(
     ref = as_int_array(references, "references")
     var = np.asarray(variants, dtype=object)
     same_length(predictions=pred, references=ref, variants=var)
-    return {
-        str(v): accuracy(pred[var == v], ref[var == v]) for v in sorted(set(var.tolist()))
-    }
+    return {str(v): accuracy(pred[var == v], ref[var == v]) for v in sorted(set(var.tolist()))}
 
 
 def prediction_categories(

@@ -44,6 +44,32 @@ def write_parquet_shards(
     return paths
 
 
+def write_parquet_shard(
+    ds: datasets.Dataset,
+    out_dir: str | Path,
+    config: str,
+    split: str,
+    index: int,
+    num_shards: int,
+) -> str:
+    """Write ``ds`` as shard ``index`` of ``num_shards``; returns its repo-relative path.
+
+    Builders that produce one shard at a time (in parallel, resumably) use this. The shard
+    is written to a temporary name and renamed, so an interrupted run never leaves a
+    truncated file that a resumed run would take for a finished shard.
+    """
+    rel = shard_paths(config, split, num_shards)[index]
+    target = Path(out_dir) / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    ds = ds.with_format("arrow").map(
+        embed_table_storage, batched=True, batch_size=256, keep_in_memory=True
+    )
+    ds.to_parquet(str(tmp))
+    tmp.replace(target)
+    return rel
+
+
 def configs_yaml(configs: Mapping[str, list[str]], default: str | None = None) -> list[dict]:
     """The ``configs:`` entries of a card: config -> the splits it has."""
     entries = []

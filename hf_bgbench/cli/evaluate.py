@@ -1,0 +1,74 @@
+"""``bgbench evaluate MODEL --benchmark in9 --data ID_OR_PATH``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="score a model on a benchmark's variants",
+        description=(
+            "Score a timm / transformers / bundled model on every variant of a benchmark and "
+            "report per-variant accuracy, BG-GAP and the prediction categories. Writes "
+            "results.json, results.md, accuracy.png and per-image predictions to --output."
+        ),
+    )
+    p.add_argument(
+        "model",
+        nargs="?",
+        default="tf_efficientnet_lite0",
+        help="timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
+        "local-dir:..., or the bundled tf_efficientnet_lite0/1/2 (default: %(default)s)",
+    )
+    p.add_argument("--benchmark", default="in9", help="benchmark name (default: %(default)s)")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="Hub dataset id, local Hub-layout folder, official release folder, or photo folder "
+        "(default: the benchmark's Hub repo, e.g. bgbench/in9)",
+    )
+    p.add_argument("--variants", nargs="+", default=None, help="variants to score (default: all)")
+    p.add_argument("--output", type=Path, default=Path("bgbench_results"), help="output folder")
+    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
+    p.add_argument(
+        "--restrict-to-benchmark-classes",
+        action="store_true",
+        help="argmax only over the model classes that map to the benchmark (NOT the published "
+        "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
+    )
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
+    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
+    p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
+    p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.evaluation import evaluate_model
+    from hf_bgbench.report import render_table
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    results = evaluate_model(
+        args.model,
+        benchmark=args.benchmark,
+        data=args.data,
+        variants=args.variants,
+        output_dir=args.output,
+        checkpoint=args.checkpoint,
+        restrict_to_benchmark=args.restrict_to_benchmark_classes,
+        batch_size=args.batch_size,
+        num_workers=args.workers,
+        device=args.device,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
+    print(render_table(results))
+    print(f"\nwrote {args.output / 'results.json'}, results.md, accuracy.png, predictions/")
+    return 0

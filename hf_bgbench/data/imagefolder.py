@@ -1,0 +1,207 @@
+"""A plain folder of labelled photos, read as the ``original`` variant.
+
+Labels come from, in this order:
+
+1. ``metadata.csv`` beside the images (or one level up, with images in ``images/``) with a
+   ``file`` (or ``file_name``) column and one of: ``label`` (index or class name),
+   ``<benchmark>_index`` (e.g. ``in9_index``), ``imagenet_index`` or ``wnid`` (mapped through
+   the benchmark's published ImageNet map);
+2. class sub-folders named after the benchmark classes (optionally ``NN_`` prefixed, e.g.
+   ``00_dog``) or after ImageNet wnids;
+3. file names starting with an ImageNet wnid (``n02085620_*.JPEG``).
+
+Photos whose class is outside the benchmark are skipped and counted, never scored.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import re
+from pathlib import Path
+
+import datasets
+import pyarrow as pa
+
+from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
+from hf_bgbench.labels import UNMAPPED, imagenet_classes
+
+log = logging.getLogger(__name__)
+IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png", ".bmp", ".webp"}
+_WNID = re.compile(r"^(n\d{8})")
+
+
+class ImageFolderError(ValueError):
+    """The photo folder cannot be labelled."""
+
+
+def _images(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def _metadata_csv(folder: Path) -> tuple[Path, Path] | None:
+    """(csv path, image folder) if a metadata.csv describes this folder."""
+    if (folder / "metadata.csv").is_file():
+        images = folder / "images" if (folder / "images").is_dir() else folder
+        return folder / "metadata.csv", images
+    return None
+
+
+def is_image_folder(folder: str | Path) -> bool:
+    folder = Path(folder)
+    if _metadata_csv(folder):
+        return True
+    if _images(folder):
+        return True
+    return any(_images(d) for d in folder.iterdir() if d.is_dir())
+
+
+class _Labeller:
+    """Turns a class name, index or wnid into a benchmark label."""
+
+    def __init__(self, spec: BenchmarkSpec):
+        self.spec = spec
+        self.names = {n.lower(): i for i, n in enumerate(spec.classes)}
+        wnids = imagenet_classes()[0]
+        self.wnid_index = {w: i for i, w in enumerate(wnids)}
+        self.imagenet_map = (
+            spec.label_maps["imagenet-1k"]() if "imagenet-1k" in spec.label_maps else None
+        )
+
+    def from_imagenet_index(self, index: int) -> int:
+        if self.imagenet_map is None:
+            raise ImageFolderError(f"The {self.spec.name} benchmark has no ImageNet class map.")
+        return int(self.imagenet_map[index])
+
+    def from_wnid(self, wnid: str) -> int:
+        if wnid not in self.wnid_index:
+            raise ImageFolderError(f"{wnid!r} is not an ImageNet-1k wnid.")
+        return self.from_imagenet_index(self.wnid_index[wnid])
+
+    def from_name_or_index(self, value: str) -> int:
+        value = value.strip()
+        if value.lstrip("-").isdigit():
+            label = int(value)
+            if not -1 <= label < self.spec.num_classes:
+                raise ImageFolderError(
+                    f"label {label} out of range for {self.spec.name} "
+                    f"(0..{self.spec.num_classes - 1})."
+                )
+            return label
+        name = re.sub(r"^\d+_", "", value).lower()
+        if name in self.names:
+            return self.names[name]
+        if _WNID.match(value):
+            return self.from_wnid(value)
+        raise ImageFolderError(
+            f"{value!r} is neither a {self.spec.name} class ({', '.join(self.spec.classes)}), "
+            "a label index, nor an ImageNet wnid."
+        )
+
+
+def _from_csv(csv_path: Path, image_dir: Path, lab: _Labeller) -> list[tuple[Path, int]]:
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ImageFolderError(f"{csv_path} has no rows.")
+    cols = rows[0].keys()
+    file_col = next((c for c in ("file", "file_name") if c in cols), None)
+    if file_col is None:
+        raise ImageFolderError(
+            f"{csv_path} needs a 'file' or 'file_name' column (has {list(cols)})."
+        )
+    bench_col = f"{lab.spec.name}_index"
+    out = []
+    for row in rows:
+        if "label" in cols:
+            label = lab.from_name_or_index(row["label"])
+        elif bench_col in cols:
+            label = int(row[bench_col])
+        elif "imagenet_index" in cols:
+            label = lab.from_imagenet_index(int(row["imagenet_index"]))
+        elif "wnid" in cols:
+            label = lab.from_wnid(row["wnid"])
+        else:
+            raise ImageFolderError(
+                f"{csv_path} needs a label column: 'label', '{bench_col}', "
+                "'imagenet_index' or 'wnid'."
+            )
+        path = image_dir / row[file_col]
+        if not path.is_file():
+            raise ImageFolderError(
+                f"{csv_path} lists {row[file_col]!r}, which is not in {image_dir}."
+            )
+        out.append((path, label))
+    return out
+
+
+def _from_layout(folder: Path, lab: _Labeller) -> list[tuple[Path, int]]:
+    subdirs = sorted(d for d in folder.iterdir() if d.is_dir() and _images(d))
+    if subdirs:
+        return [(p, lab.from_name_or_index(d.name)) for d in subdirs for p in _images(d)]
+    out = []
+    for p in _images(folder):
+        m = _WNID.match(p.name)
+        if not m:
+            raise ImageFolderError(
+                f"Cannot tell the class of {p.name}: use class sub-folders, a metadata.csv, or "
+                "file names starting with the ImageNet wnid (n02085620_...)."
+            )
+        out.append((p, lab.from_wnid(m.group(1))))
+    return out
+
+
+def labelled_files(folder: str | Path, spec: BenchmarkSpec) -> tuple[list[tuple[Path, int]], int]:
+    """(path, label) pairs of the photos in the benchmark, and how many were outside it."""
+    folder = Path(folder)
+    lab = _Labeller(spec)
+    meta = _metadata_csv(folder)
+    pairs = _from_csv(*meta, lab) if meta else _from_layout(folder, lab)
+    kept = [(p, y) for p, y in pairs if y != UNMAPPED]
+    skipped = len(pairs) - len(kept)
+    if skipped:
+        log.warning(
+            "%s: %d photo(s) are outside the %s classes and are skipped.",
+            folder,
+            skipped,
+            spec.name,
+        )
+    if not kept:
+        raise ImageFolderError(f"{folder}: no photo belongs to a {spec.name} class.")
+    return kept, skipped
+
+
+def load_image_folder(folder: str | Path, spec: BenchmarkSpec) -> datasets.Dataset:
+    files, skipped = labelled_files(folder, spec)
+    ds = datasets.Dataset.from_dict(
+        {
+            IMAGE: [str(p) for p, _ in files],
+            LABEL: [y for _, y in files],
+            ID: [p.stem for p, _ in files],
+        },
+        features=benchmark_features(spec.classes),
+    )
+    ds.info.description = f"skipped_outside_benchmark={skipped}"
+    return ds
+
+
+def image_paths(ds: datasets.Dataset) -> list[str | None]:
+    """Paths stored in the image column, read from Arrow without decoding any image."""
+    column = ds.data.column(IMAGE)
+    if ds._indices is not None:
+        column = column.take(ds._indices.column(0))
+    chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return chunks.field("path").to_pylist()
+
+
+def files_signature(ds: datasets.Dataset) -> str:
+    """Hash of the image files behind ``ds`` (names, sizes, mtimes) without reading them."""
+    h = hashlib.sha256()
+    for p in image_paths(ds):
+        if p is None:
+            continue
+        st = Path(p).stat()
+        h.update(f"{p}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()

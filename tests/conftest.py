@@ -1,0 +1,36 @@
+"""Shared test setup: everything offline, every cache in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+# Set before datasets / huggingface_hub / gradio are imported anywhere.
+_HOME = tempfile.mkdtemp(prefix="bgbench-tests-")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ["HF_HOME"] = os.path.join(_HOME, "hf_home")
+os.environ["HF_BGBENCH_CACHE"] = os.path.join(_HOME, "predictions")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import pytest  # noqa: E402
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (real photos, never copied into the repo); skip if absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real sample photos not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def in9_release(tmp_path_factory) -> Path:
+    """The synthetic IN-9 of tests/in9_fixture.py in the official release layout."""
+    from tests.in9_fixture import write_release
+
+    return write_release(tmp_path_factory.mktemp("in9_release"))

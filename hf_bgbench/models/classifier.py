@@ -1,0 +1,174 @@
+"""The :class:`Classifier` wrapper, label-space inference and weight fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+
+import torch
+
+from hf_bgbench.labels import (
+    LabelSpace,
+    imagenet_label_space,
+    in9_classes,
+    rival10_classes,
+)
+from hf_bgbench.models.preprocessing import Preprocessing
+
+_GENERIC_NAME = re.compile(r"^(label|class|cls)?[ _-]?\d+$", re.IGNORECASE)
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lower()
+
+
+def infer_label_space(num_classes: int, names: Sequence[str] | None = None) -> LabelSpace:
+    """Label space of a model with ``num_classes`` outputs and (optionally) class names.
+
+    * 1000 outputs -> ``imagenet-1k`` (canonical ImageNet names, index order).
+    * names equal to the IN-9 (RIVAL10) class names, any case and order -> kind ``in9``
+      (``rival10``) with the model's own names in the model's own order.
+    * no names or generic names (``LABEL_0``...): 9 outputs -> ``in9``, 10 -> ``rival10``,
+      in the benchmark's label order.
+    * otherwise ``custom`` with the model's names (or ``"0"``, ``"1"``, ...).
+    """
+    num_classes = int(num_classes)
+    names = [str(n) for n in names] if names is not None else None
+    if names is not None and len(names) != num_classes:
+        names = None  # inconsistent metadata; fall back to the output count
+    if num_classes == 1000:
+        return imagenet_label_space()
+    in9 = in9_classes()[0]
+    rival = rival10_classes()
+    generic = names is None or all(_GENERIC_NAME.match(n.strip()) for n in names)
+    if not generic:
+        normed = sorted(_norm(n) for n in names)
+        if normed == sorted(_norm(n) for n in in9):
+            return LabelSpace("in9", tuple(names))
+        if normed == sorted(_norm(n) for n in rival):
+            return LabelSpace("rival10", tuple(names))
+        return LabelSpace("custom", tuple(names))
+    if num_classes == len(in9):
+        return LabelSpace("in9", tuple(in9))
+    if num_classes == len(rival):
+        return LabelSpace("rival10", tuple(rival))
+    return LabelSpace(
+        "custom", tuple(names) if names else tuple(str(i) for i in range(num_classes))
+    )
+
+
+def state_dict_digest(model: torch.nn.Module) -> str:
+    """sha256 over every parameter/buffer name, dtype, shape and value (CPU copy)."""
+    h = hashlib.sha256()
+    for name, t in model.state_dict().items():
+        if not isinstance(t, torch.Tensor):
+            continue
+        t = t.detach()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        if t.numel() == 0:
+            continue
+        if t.device.type != "cpu":
+            t = t.cpu()
+        flat = t.contiguous().reshape(-1)
+        h.update(flat.view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def make_fingerprint(source: str, resolved: str, weights_digest: str, pre: Preprocessing) -> str:
+    payload = {
+        "source": source,
+        "resolved": resolved,
+        "weights": weights_digest,
+        "preprocessing": pre.to_dict(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class Classifier:
+    """A loaded image classifier plus everything needed to feed and read it.
+
+    Attributes: ``model_id`` (as the user gave it), ``resolved`` (what was loaded),
+    ``source`` (``"timm"`` | ``"transformers"`` | ``"bundled"``), ``model`` (eval mode),
+    ``preprocessing``, ``label_space`` and ``fingerprint`` (stable hash of the weights and
+    preprocessing; same model loaded twice -> same fingerprint).
+    """
+
+    def __init__(
+        self,
+        *,
+        model_id: str,
+        resolved: str,
+        source: str,
+        model: torch.nn.Module,
+        preprocessing: Preprocessing,
+        label_space: LabelSpace,
+        fingerprint: str | None = None,
+    ):
+        self.model_id = model_id
+        self.resolved = resolved
+        self.source = source
+        self.model = model.eval()
+        self.preprocessing = preprocessing
+        self.label_space = label_space
+        self.fingerprint = fingerprint or make_fingerprint(
+            source, resolved, state_dict_digest(model), preprocessing
+        )
+
+    @property
+    def num_classes(self) -> int:
+        return self.label_space.num_classes
+
+    @property
+    def device(self) -> torch.device:
+        for p in self.model.parameters():
+            return p.device
+        for b in self.model.buffers():
+            return b.device
+        return torch.device("cpu")
+
+    def to(self, device) -> Classifier:
+        self.model.to(device)
+        return self
+
+    def logits(self, batch: torch.Tensor) -> torch.Tensor:
+        """(N, C) float logits for a normalised batch (moved to the model's device).
+
+        Gradients follow the caller's context: wrap in ``torch.inference_mode()`` for
+        evaluation.
+        """
+        if batch.device != self.device:
+            batch = batch.to(self.device, non_blocking=True)
+        out = self.model(batch)
+        if hasattr(out, "logits"):
+            out = out.logits
+        elif isinstance(out, (tuple, list)):
+            out = out[0]
+        elif isinstance(out, dict):
+            out = out["logits"]
+        if out.ndim != 2:
+            raise RuntimeError(
+                f"{self.model_id}: expected (N, C) logits, got shape {tuple(out.shape)}"
+            )
+        return out.float()
+
+    __call__ = logits
+
+    def describe(self) -> dict:
+        """JSON-able summary (for results.json)."""
+        return {
+            "model_id": self.model_id,
+            "resolved": self.resolved,
+            "source": self.source,
+            "label_space": self.label_space.kind,
+            "num_classes": self.num_classes,
+            "preprocessing": self.preprocessing.to_dict(),
+            "fingerprint": self.fingerprint,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Classifier({self.model_id!r}, resolved={self.resolved!r}, source={self.source!r}, "
+            f"labels={self.label_space.kind}[{self.num_classes}], device={self.device})"
+        )

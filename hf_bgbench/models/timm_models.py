@@ -1,0 +1,292 @@
+"""timm models: Hub ids, pretrained names, ``local-dir:`` folders and checkpoint files.
+
+Weights are only ever read with safetensors or ``torch.load(weights_only=True)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import pickle
+from collections.abc import Mapping
+from functools import lru_cache
+
+import torch
+
+from hf_bgbench.models.errors import (
+    ModelLoadError,
+    UnknownModelError,
+    hub_unreachable,
+    is_hub_unreachable,
+    unsafe_checkpoint,
+)
+
+logger = logging.getLogger(__name__)
+
+_NESTED_KEYS = ("state_dict", "model")
+
+
+# ---------------------------------------------------------------------- names
+
+
+@lru_cache(maxsize=1)
+def _timm_names() -> tuple[frozenset[str], frozenset[str]]:
+    import timm
+
+    return frozenset(timm.list_models()), frozenset(timm.list_pretrained())
+
+
+def split_tag(name: str) -> tuple[str, str]:
+    arch, _, tag = name.partition(".")
+    return arch, tag
+
+
+def is_timm_name(name: str) -> bool:
+    """True for a timm architecture (``resnet50``) or a pretrained tag (``resnet50.a1_in1k``)."""
+    archs, pretrained = _timm_names()
+    arch, tag = split_tag(name)
+    return arch in archs and (not tag or name in pretrained)
+
+
+def suggest_names(name: str, n: int = 5) -> list[str]:
+    archs, pretrained = _timm_names()
+    arch, tag = split_tag(name)
+    if tag and arch in archs:
+        pool = sorted(p for p in pretrained if p.startswith(arch + "."))
+        return difflib.get_close_matches(name, pool, n=n, cutoff=0.0)
+    pool = sorted(archs | pretrained)
+    got = difflib.get_close_matches(name.lower(), pool, n=n, cutoff=0.6)
+    if not got:
+        squashed = name.lower().replace("-", "").replace("_", "")
+        got = difflib.get_close_matches(squashed, pool, n=n, cutoff=0.6)
+    return got
+
+
+def unknown_model(model_id: str, name: str | None = None) -> UnknownModelError:
+    hints = suggest_names(name or model_id)
+    did_you_mean = f" Did you mean: {', '.join(hints)}?" if hints else ""
+    return UnknownModelError(
+        f"Unknown model {model_id!r}: it is not a timm model name (see `timm.list_models()` / "
+        f"`timm.list_pretrained()`), not an existing local path, and not a Hub repo id "
+        f"('org/name').{did_you_mean} Accepted forms: a timm name ('resnet50.a1_in1k'), "
+        "'hf-hub:timm/<name>' or 'timm/<name>', a transformers Hub id ('microsoft/resnet-50'), "
+        "a local folder (save_for_hf / save_pretrained; or 'local-dir:<folder>'), or a timm "
+        "architecture plus --checkpoint <weights.safetensors|.pth>."
+    )
+
+
+# ---------------------------------------------------------------------- checkpoint files
+
+
+def load_state_dict_file(path: str) -> dict[str, torch.Tensor]:
+    """Read a weights file (safetensors, or .pth/.pt/.bin with ``weights_only=True``).
+
+    Unwraps state dicts nested under ``"state_dict"`` / ``"model"`` and strips a
+    ``module.`` (DataParallel) prefix.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ModelLoadError(f"Checkpoint file {path!r} does not exist.")
+    if os.path.isdir(path):
+        raise ModelLoadError(
+            f"Checkpoint {path!r} is a folder; pass a weights file (.safetensors/.pth), or pass "
+            "the folder itself as the model (timm save_for_hf or transformers save_pretrained)."
+        )
+    if path.endswith(".safetensors"):
+        from safetensors.torch import load_file
+
+        try:
+            obj: object = load_file(path, device="cpu")
+        except Exception as e:
+            raise ModelLoadError(
+                f"Could not read safetensors file {path!r}: {e}. Is it a complete, valid file?"
+            ) from e
+    else:
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as e:
+            raise unsafe_checkpoint(path, e) from e
+        except Exception as e:
+            if "weights_only" in str(e) or "Unsupported global" in str(e):
+                raise unsafe_checkpoint(path, e) from e
+            raise ModelLoadError(
+                f"Could not read checkpoint {path!r} with torch.load(weights_only=True): {e}. "
+                "Expected a state dict saved with torch.save(model.state_dict(), ...) or a "
+                ".safetensors file."
+            ) from e
+    for _ in range(3):
+        if isinstance(obj, Mapping):
+            key = next((k for k in _NESTED_KEYS if isinstance(obj.get(k), Mapping)), None)
+            if key is not None and not all(isinstance(v, torch.Tensor) for v in obj.values()):
+                obj = obj[key]
+                continue
+        break
+    if not isinstance(obj, Mapping) or not obj:
+        raise ModelLoadError(
+            f"{path!r} does not hold a state dict (got {type(obj).__name__}). Save weights with "
+            "torch.save(model.state_dict(), path) or safetensors.torch.save_file(...)."
+        )
+    tensors = {k: v for k, v in obj.items() if isinstance(v, torch.Tensor)}
+    if not tensors:
+        raise ModelLoadError(
+            f"{path!r} holds a dict without tensors (keys: {', '.join(map(str, list(obj)[:8]))}). "
+            "Expected a state dict, possibly nested under 'state_dict' or 'model'."
+        )
+    if all(k.startswith("module.") for k in tensors):
+        tensors = {k[len("module.") :]: v for k, v in tensors.items()}
+    return tensors
+
+
+def load_strict(model: torch.nn.Module, sd: Mapping[str, torch.Tensor], *, what: str) -> None:
+    """load_state_dict(strict=True) with a readable ModelLoadError on any mismatch."""
+    own = model.state_dict()
+    sd = dict(sd)
+    # BatchNorm counters are bookkeeping, not weights: tolerate their absence.
+    for k, v in own.items():
+        if k not in sd and k.endswith("num_batches_tracked"):
+            sd[k] = v
+    missing = [k for k in own if k not in sd]
+    unexpected = [k for k in sd if k not in own]
+    mismatched = [
+        f"{k}: checkpoint {tuple(sd[k].shape)} vs model {tuple(own[k].shape)}"
+        for k in own
+        if k in sd and tuple(sd[k].shape) != tuple(own[k].shape)
+    ]
+    if missing or unexpected or mismatched:
+        arch = getattr(model, "pretrained_cfg", {}).get("architecture") or type(model).__name__
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} missing keys (e.g. {', '.join(missing[:3])})")
+        if unexpected:
+            parts.append(f"{len(unexpected)} unexpected keys (e.g. {', '.join(unexpected[:3])})")
+        if mismatched:
+            parts.append(f"{len(mismatched)} shape mismatches (e.g. {'; '.join(mismatched[:3])})")
+        raise ModelLoadError(
+            f"The weights in {what} do not fit the architecture {arch!r}: {', '.join(parts)}. "
+            "Pass the architecture the checkpoint was trained with (e.g. 'resnet50' rather than "
+            "'resnet18'), and a plain state dict of that model."
+        )
+    model.load_state_dict(sd, strict=True)
+
+
+# ---------------------------------------------------------------------- classifier assembly
+
+
+def _label_space_for(model: torch.nn.Module):
+    from hf_bgbench.models.classifier import infer_label_space
+
+    cfg = getattr(model, "pretrained_cfg", None) or {}
+    names = cfg.get("label_names")
+    nc = int(getattr(model, "num_classes", 0) or cfg.get("num_classes") or 0)
+    if not nc:
+        raise ModelLoadError(
+            f"Model {cfg.get('architecture', type(model).__name__)!r} has no classifier head "
+            "(num_classes=0); a classifier is needed."
+        )
+    if names is None and nc not in (9, 10, 1000):
+        try:  # e.g. ImageNet-21k / 12k heads: timm knows the class descriptions
+            from timm.data import ImageNetInfo, infer_imagenet_subset
+
+            subset = infer_imagenet_subset(model)
+            if subset:
+                info = ImageNetInfo(subset)
+                names = [info.index_to_description(i) for i in range(info.num_classes())]
+        except Exception:  # pragma: no cover - best effort
+            names = None
+    return infer_label_space(nc, names)
+
+
+def _classifier(model_id: str, resolved: str, model: torch.nn.Module):
+    import timm
+
+    from hf_bgbench.models.classifier import Classifier
+    from hf_bgbench.models.preprocessing import Preprocessing
+
+    data_cfg = timm.data.resolve_data_config({}, model=model)
+    return Classifier(
+        model_id=model_id,
+        resolved=resolved,
+        source="timm",
+        model=model,
+        preprocessing=Preprocessing.from_timm_data_config(data_cfg),
+        label_space=_label_space_for(model),
+    )
+
+
+def _translate(model_id: str, exc: Exception) -> Exception:
+    if isinstance(exc, ModelLoadError):
+        return exc
+    if is_hub_unreachable(exc):
+        return hub_unreachable(model_id, exc)
+    msg = str(exc)
+    name = type(exc).__name__
+    if "weights_only" in msg or isinstance(exc, pickle.UnpicklingError):
+        return unsafe_checkpoint(model_id, exc)
+    if name in ("RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"):
+        return ModelLoadError(
+            f"{model_id!r}: {msg.splitlines()[0] if msg else name}. Check the repo id, or log in "
+            "with `hf auth login` if the repo is private or gated."
+        )
+    if "Invalid pretrained tag" in msg:
+        return unknown_model(model_id, model_id.split(":", 1)[-1])
+    if "No pretrained weights exist" in msg or "pretrained weights" in msg.lower():
+        return ModelLoadError(
+            f"timm has no pretrained weights for {model_id!r} ({msg}). Pick a pretrained tag "
+            "(see `timm.list_pretrained('<arch>*')`) or pass a weights file with --checkpoint."
+        )
+    return ModelLoadError(f"timm could not load {model_id!r}: {name}: {msg}")
+
+
+def load_timm_pretrained(model_id: str, name: str):
+    """``name``: a timm pretrained name, ``hf-hub:org/repo`` or ``local-dir:/folder``."""
+    import timm
+
+    try:
+        model = timm.create_model(name, pretrained=True)
+    except Exception as e:
+        raise _translate(model_id, e) from e
+    cfg = model.pretrained_cfg or {}
+    if name.startswith("local-dir:"):
+        resolved = f"local-dir:{os.path.abspath(name[len('local-dir:') :])}"
+    elif name.startswith("hf-hub:"):
+        resolved = name
+    elif cfg.get("hf_hub_id"):
+        resolved = f"hf-hub:{cfg['hf_hub_id']}"
+    else:
+        resolved = f"timm:{name}"
+    return _classifier(model_id, resolved, model)
+
+
+def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str):
+    """Architecture ``arch_name`` (optionally with a pretrained tag, which selects the
+    preprocessing config) + weights from ``checkpoint``; num_classes from the checkpoint."""
+    import timm
+
+    from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
+
+    if not is_timm_name(arch_name):
+        raise unknown_model(model_id, arch_name)
+    sd = load_state_dict_file(checkpoint)
+    try:
+        model = timm.create_model(arch_name, pretrained=False)
+    except Exception as e:
+        raise _translate(model_id, e) from e
+    if is_lukemelas_state_dict(sd) and hasattr(model, "blocks"):
+        sd = convert_lukemelas_state_dict(sd, model)
+    heads = (model.pretrained_cfg or {}).get("classifier") or ()
+    heads = (heads,) if isinstance(heads, str) else tuple(heads)
+    head_key = next((f"{h}.weight" for h in heads if f"{h}.weight" in sd), None)
+    if head_key is not None:
+        nc = int(sd[head_key].shape[0])
+        if nc != model.num_classes:
+            model.reset_classifier(nc)
+    elif heads:
+        raise ModelLoadError(
+            f"{checkpoint!r} has no classifier weights ({' / '.join(h + '.weight' for h in heads)})"
+            f" for architecture {arch_name!r}. Is it the right architecture, and a full model "
+            "(not a headless backbone)?"
+        )
+    load_strict(model, sd, what=repr(checkpoint))
+    resolved = f"timm:{arch_name} + checkpoint:{os.path.abspath(checkpoint)}"
+    return _classifier(model_id, resolved, model)

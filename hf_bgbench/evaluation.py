@@ -21,12 +21,15 @@ from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.sources import DataSource, dataset_fingerprint, load_variant, resolve_source
 from hf_bgbench.engine import PredictionCache, cache_key, default_cache_dir, predict
 from hf_bgbench.mapping import LabelMapper
-from hf_bgbench.metrics import accuracy, background_gaps, per_class_accuracy, prediction_categories
+from hf_bgbench.metrics import (
+    CATEGORY_VARIANTS,
+    accuracy,
+    background_gaps,
+    per_class_accuracy,
+    prediction_categories_by_id,
+)
 
 log = logging.getLogger(__name__)
-
-# Which variant plays which role in the prediction categories (SPEC §1, Table 3).
-CATEGORY_ROLES = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
 
 
 def evaluate_model(
@@ -167,22 +170,17 @@ def summarize(
 
 
 def _categories(predictions: dict[str, pd.DataFrame]) -> dict[str, Any] | None:
-    if not all(v in predictions for v in CATEGORY_ROLES.values()):
+    if not all(v in predictions for v in CATEGORY_VARIANTS.values()):
         return None
-    frames = [
-        predictions[variant][["id", "label", "pred"]].rename(columns={"pred": role})
-        for role, variant in CATEGORY_ROLES.items()
-    ]
-    joined = frames[0]
-    for f in frames[1:]:
-        joined = joined.merge(f.drop(columns="label"), on="id", how="inner")
-    if joined.empty:
-        return None
-    out: dict[str, Any] = prediction_categories(
-        joined["full"], joined["foreground"], joined["background"], joined["label"]
+    rows = pd.concat(
+        [predictions[v].assign(variant=v) for v in CATEGORY_VARIANTS.values()], ignore_index=True
     )
-    out["n"] = int(len(joined))
-    out["roles"] = dict(CATEGORY_ROLES)
+    common = set.intersection(*(set(predictions[v]["id"]) for v in CATEGORY_VARIANTS.values()))
+    out: dict[str, Any] = prediction_categories_by_id(
+        rows["pred"], rows["label"], rows["variant"], rows["id"]
+    )
+    out["n"] = len(common)
+    out["roles"] = dict(CATEGORY_VARIANTS)
     return out
 
 

@@ -188,3 +188,29 @@ def test_worker_processes_give_the_same_predictions(in9_release, release_results
         progress=False,
     )
     assert results["variants"]["mixed_rand"] == release_results[0]["variants"]["mixed_rand"]
+
+
+def test_cli_numbers_and_the_evaluate_module_are_one_implementation(release_results):
+    """bgbench evaluate's results equal evaluate.load('metrics/bg_gap') on its predictions."""
+    import evaluate
+
+    from tests.test_metric_modules import METRICS_DIR
+
+    results, out = release_results
+    frames = [
+        pd.read_parquet(out / "predictions" / f"{v}.parquet").assign(variant=v) for v in VARIANTS
+    ]
+    rows = pd.concat(frames, ignore_index=True)
+    module = evaluate.load(str(METRICS_DIR / "bg_gap"), "with_ids")
+    scores = module.compute(
+        predictions=rows["pred"].tolist(),
+        references=rows["label"].tolist(),
+        variants=rows["variant"].tolist(),
+        ids=rows["id"].tolist(),
+    )
+    assert scores["bg_gap"] == results["bg_gap"]
+    assert scores["same_minus_next"] == results["same_minus_next"]
+    for v in VARIANTS:
+        assert scores[f"accuracy_{v}"] == results["variants"][v]["accuracy"]
+    for name, value in scores["prediction_categories"].items():
+        assert value == results["categories"][name]

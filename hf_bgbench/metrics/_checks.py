@@ -41,3 +41,71 @@ def labels_in_range(arr: np.ndarray, name: str, num_classes: int | None, allow_u
         raise ValueError(
             f"`{name}` has {int(bad.sum())} value(s) out of range {rng}, e.g. {int(arr[bad][0])}."
         )
+
+
+def as_float_array(
+    values: Sequence[float] | np.ndarray,
+    name: str,
+    *,
+    ndim: int | None = 1,
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
+    """``values`` as a finite float64 array of ``ndim`` dimensions, optionally in [low, high]."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must hold numbers.") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"`{name}` must be {ndim}-dimensional, got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty; at least one example is needed.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` holds NaN or infinite values.")
+    bad = np.zeros(arr.shape, dtype=bool)
+    if low is not None:
+        bad |= arr < low
+    if high is not None:
+        bad |= arr > high
+    if bad.any():
+        raise ValueError(
+            f"`{name}` has {int(bad.sum())} value(s) outside [{low}, {high}], "
+            f"e.g. {float(arr[bad][0])}."
+        )
+    return arr
+
+
+def as_bool_array(values: Sequence[bool] | np.ndarray, name: str) -> np.ndarray:
+    """``values`` as a 1-D bool array; accepts bools or 0/1 integers."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty; at least one example is needed.")
+    if arr.dtype != bool:
+        if arr.dtype == object or not np.all(np.isin(arr, (0, 1))):
+            raise ValueError(f"`{name}` must hold booleans (or 0/1), got e.g. {arr.flat[0]!r}.")
+        arr = arr.astype(bool)
+    return arr
+
+
+def as_name_array(values: Sequence[str] | np.ndarray, name: str) -> np.ndarray:
+    """``values`` as a 1-D object array of strings (variant or edit names, ids)."""
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be one-dimensional, got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty; at least one example is needed.")
+    bad = [v for v in arr.tolist() if not isinstance(v, str)]
+    if bad:
+        raise ValueError(f"`{name}` must hold strings, got e.g. {bad[0]!r}.")
+    return arr
+
+
+def known_names(values: np.ndarray, name: str, allowed: Sequence[str], what: str) -> None:
+    """Raise a ValueError naming ``name`` if ``values`` holds a string not in ``allowed``."""
+    unknown = sorted(set(values.tolist()) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"`{name}` has unknown {what} name(s) {unknown}; valid names: {', '.join(allowed)}."
+        )

@@ -10,7 +10,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hf_bgbench.metrics._checks import ArrayLike, as_int_array, labels_in_range, same_length
+from hf_bgbench.metrics._checks import (
+    ArrayLike,
+    as_float_array,
+    as_int_array,
+    as_name_array,
+    labels_in_range,
+    same_length,
+)
 from hf_bgbench.metrics.classification import accuracy
 
 # gap name -> (minuend variant, subtrahend variant)
@@ -24,8 +31,15 @@ CATEGORIES = ("bg_required", "bg_fg_required", "bg_irrelevant", "bg_fools", "oth
 
 
 def bg_gap(accuracy_mixed_same: float, accuracy_mixed_rand: float) -> float:
-    """BG-GAP = acc(mixed_same) - acc(mixed_rand)."""
-    return float(accuracy_mixed_same) - float(accuracy_mixed_rand)
+    """BG-GAP = acc(mixed_same) - acc(mixed_rand), in [-1, 1].
+
+    How much accuracy the model loses when a foreground's background is swapped for one of
+    a random class instead of one of its own class: the foreground signal is identical in
+    both variants, so the gap is the benefit the model draws from class-typical backgrounds.
+    """
+    same = as_float_array([accuracy_mixed_same], "accuracy_mixed_same", low=0.0, high=1.0)[0]
+    rand = as_float_array([accuracy_mixed_rand], "accuracy_mixed_rand", low=0.0, high=1.0)[0]
+    return float(same - rand)
 
 
 def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
@@ -37,14 +51,35 @@ def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
     }
 
 
+def _check_variants(var: np.ndarray, benchmark: str | None) -> None:
+    if benchmark is None:
+        return
+    from hf_bgbench.benchmarks import get_benchmark
+
+    try:
+        get_benchmark(benchmark).check_variants(sorted(set(var.tolist())))
+    except ValueError as err:
+        raise ValueError(f"`variants`: {err}") from None
+
+
 def accuracy_by_variant(
-    predictions: ArrayLike, references: ArrayLike, variants: Sequence[str]
+    predictions: ArrayLike,
+    references: ArrayLike,
+    variants: Sequence[str],
+    *,
+    benchmark: str | None = "in9",
 ) -> dict[str, float]:
-    """variant -> accuracy, for rows tagged with a variant name each."""
+    """variant -> accuracy, for rows tagged with a variant name each.
+
+    Variant names are checked against ``benchmark``'s spec (IN-9 by default) so that a typo
+    ("mixed-rand") fails loudly instead of silently dropping out of the gaps; pass
+    ``benchmark=None`` to accept any names.
+    """
     pred = as_int_array(predictions, "predictions")
     ref = as_int_array(references, "references")
-    var = np.asarray(variants, dtype=object)
+    var = as_name_array(variants, "variants")
     same_length(predictions=pred, references=ref, variants=var)
+    _check_variants(var, benchmark)
     return {str(v): accuracy(pred[var == v], ref[var == v]) for v in sorted(set(var.tolist()))}
 
 
@@ -79,3 +114,80 @@ def prediction_categories(
         "other": ~full_ok & fg_ok & (b != f),
     }
     return {name: float(np.mean(masks[name])) for name in CATEGORIES}
+
+
+# The three views of one image that the Table 3 buckets compare.
+CATEGORY_VARIANTS = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+
+
+def prediction_categories_by_id(
+    predictions: ArrayLike,
+    references: ArrayLike,
+    variants: Sequence[str],
+    ids: Sequence[str],
+) -> dict[str, float]:
+    """:func:`prediction_categories` from long-format rows, aligned by image id.
+
+    Rows are (prediction, reference, variant, image id). The ``original``, ``mixed_rand`` and
+    ``only_bg_t`` rows of one id are the full / foreground / background views of one image;
+    only ids present in all three variants are bucketed. Each id may appear at most once per
+    variant, and its references must agree (they are the foreground's class).
+    """
+    pred = as_int_array(predictions, "predictions")
+    ref = as_int_array(references, "references")
+    var = as_name_array(variants, "variants")
+    idv = as_name_array(ids, "ids")
+    same_length(predictions=pred, references=ref, variants=var, ids=idv)
+    _check_variants(var, "in9")
+    views: dict[str, dict[str, tuple[int, int]]] = {}
+    for role, variant in CATEGORY_VARIANTS.items():
+        rows = np.flatnonzero(var == variant)
+        table = {str(idv[i]): (int(pred[i]), int(ref[i])) for i in rows}
+        if len(table) != len(rows):
+            raise ValueError(f"`ids` repeats an image id within variant {variant!r}.")
+        views[role] = table
+    common = sorted(set(views["full"]) & set(views["foreground"]) & set(views["background"]))
+    if not common:
+        raise ValueError(
+            "`ids`: no image id has rows in all of original, mixed_rand and only_bg_t, "
+            "which the prediction categories compare."
+        )
+    columns = {role: np.array([views[role][i][0] for i in common]) for role in views}
+    labels = {role: np.array([views[role][i][1] for i in common]) for role in views}
+    if not (
+        np.array_equal(labels["full"], labels["foreground"])
+        and np.array_equal(labels["full"], labels["background"])
+    ):
+        raise ValueError("`references` differ between the variants of one image id.")
+    return prediction_categories(
+        columns["full"], columns["foreground"], columns["background"], labels["full"]
+    )
+
+
+def bg_gap_report(
+    predictions: ArrayLike,
+    references: ArrayLike,
+    variants: Sequence[str],
+    ids: Sequence[str] | None = None,
+) -> dict[str, float | dict[str, float]]:
+    """Everything the ``bg_gap`` metric module reports, from long-format IN-9 rows.
+
+    Returns ``accuracy_<variant>`` for every variant present, ``bg_gap`` (mixed_same and
+    mixed_rand rows are required), ``same_minus_next`` and ``original_minus_only_fg`` when
+    their variants are present, and, when ``ids`` are given, ``prediction_categories``
+    (see :func:`prediction_categories_by_id`).
+    """
+    accs = accuracy_by_variant(predictions, references, variants)
+    missing = [v for v in GAPS["bg_gap"] if v not in accs]
+    if missing:
+        raise ValueError(
+            f"`variants` has no row of {missing}; BG-GAP needs both mixed_same and mixed_rand "
+            f"(found: {', '.join(sorted(accs))})."
+        )
+    out: dict[str, float | dict[str, float]] = {f"accuracy_{v}": a for v, a in accs.items()}
+    out.update(background_gaps(accs))
+    if ids is not None:
+        out["prediction_categories"] = prediction_categories_by_id(
+            predictions, references, variants, ids
+        )
+    return out

@@ -1,0 +1,80 @@
+"""A Gradio widget for an ``evaluate`` metric module, for the metric Spaces in ``metrics/``.
+
+``evaluate.utils.launch_gradio_widget`` (evaluate 0.4.x) builds its form with
+``gr.inputs`` / ``gr.outputs``, which Gradio 4 removed. Each metric's ``app.py`` calls that
+function when the installed Gradio still has them and this module otherwise: the same form
+(one table column per input feature, JSON for sequence inputs, the metric card below) with
+current components.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+from evaluate.utils.gradio import infer_gradio_input_types, json_to_string_type, parse_readme
+
+
+def build_metric_widget(module: Any, readme: str | Path | None = None) -> Any:
+    """A ``gr.Interface`` that computes ``module`` on a table of inputs (not launched)."""
+    import gradio as gr
+
+    features = module.features[0] if isinstance(module.features, list) else module.features
+    names, types = zip(*features.items(), strict=True)
+    input_types = infer_gradio_input_types(types)
+
+    def compute(data: Any) -> str:
+        result = module.compute(**parse_table(data, input_types))
+        return json.dumps(result, indent=2, default=str)
+
+    # Gradio renamed col_count -> column_count (6.x) and allow_flagging -> flagging_mode (5.x).
+    columns = "column_count" if _accepts(gr.Dataframe, "column_count") else "col_count"
+    flagging = (
+        {"flagging_mode": "never"}
+        if _accepts(gr.Interface, "flagging_mode")
+        else {"allow_flagging": "never"}
+    )
+    return gr.Interface(
+        fn=compute,
+        inputs=gr.Dataframe(
+            headers=list(names),
+            row_count=1,
+            datatype=json_to_string_type(input_types),
+            type="pandas",
+            **{columns: (len(names), "fixed")},
+        ),
+        outputs=gr.Textbox(label=module.name),
+        title=f"Metric: {module.name}",
+        description=module.info.description
+        + "\nWrap text inputs in double quotes; enter list inputs as JSON lists.",
+        article=parse_readme(Path(readme)) if readme is not None else None,
+        **flagging,
+    )
+
+
+def parse_table(data: Any, input_types: list[str]) -> dict[str, list[Any]]:
+    """Table rows -> metric inputs, as evaluate's ``parse_gradio_data`` does (blank rows
+    dropped; "json" columns parsed, e.g. ``true`` or ``[0, 1]``; "str" columns unquoted)
+    without its in-place pandas calls, which pandas 3 deprecates."""
+    table = data.replace("", float("nan")).dropna()
+    inputs: dict[str, list[Any]] = {}
+    for name, kind in zip(table.columns, input_types, strict=True):
+        column = table[name].tolist()
+        if kind == "json":
+            inputs[name] = [json.loads(v) if isinstance(v, str) else v for v in column]
+        elif kind == "str":
+            inputs[name] = [str(v).strip('"') for v in column]
+        else:
+            inputs[name] = column
+    return inputs
+
+
+def _accepts(component: Any, parameter: str) -> bool:
+    return parameter in inspect.signature(component.__init__).parameters
+
+
+def launch_metric_widget(module: Any, readme: str | Path | None = None) -> None:
+    """Build the widget and serve it (what a metric Space's ``app.py`` runs)."""
+    build_metric_widget(module, readme).launch()

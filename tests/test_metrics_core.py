@@ -1,0 +1,541 @@
+"""The functional metric core (hf_bgbench.metrics): hand-computed values, properties, and
+errors that name the bad argument."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_bgbench.metrics import (
+    FoolingMatrix,
+    accuracy,
+    accuracy_by_variant,
+    attack_success_rates,
+    bg_gap,
+    bg_gap_report,
+    challenge_accuracy,
+    challenge_accuracy_per_class,
+    challenge_report,
+    delta_density,
+    dropped_accuracy,
+    dropped_accuracy_report,
+    foolable_into_rates,
+    fooled_into_background_class_rate,
+    instance_rfs,
+    max_attack_success_rate_per_class,
+    mean_dropped_accuracy,
+    prediction_categories,
+    prediction_categories_by_id,
+    relative_foreground_sensitivity,
+    rfs_per_class,
+    rfs_per_noise_level,
+    rfs_report,
+    saliency_alignment,
+    saliency_fraction_inside,
+    saliency_iou,
+    vulnerable_foregrounds,
+)
+from hf_bgbench.metrics.edits import IMAGENET_E_EDITS
+
+SETTINGS = settings(max_examples=60, deadline=None)
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+def assert_close(actual, expected):
+    """Equality of (nested) result dicts, floats up to rounding, NaN equal to NaN."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys()
+        for key in expected:
+            assert_close(actual[key], expected[key])
+    elif isinstance(expected, list | tuple | np.ndarray):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            assert_close(a, e)
+    else:
+        assert actual == pytest.approx(expected, nan_ok=True, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- IN-9 / BG-GAP
+
+GAP_ROWS = dict(
+    predictions=[0, 1, 2, 1, 1, 2, 3, 3, 4, 0],
+    references=[0, 1, 2, 1, 1, 2, 3, 3, 4, 4],
+    variants=["mixed_same"] * 4 + ["mixed_rand"] * 4 + ["mixed_next"] * 2,
+)
+
+
+def test_bg_gap_report_hand_computed():
+    out = bg_gap_report(**GAP_ROWS)
+    # mixed_same rows 0-3 all right; mixed_rand rows 4-7 all right; mixed_next 1 of 2
+    assert out["accuracy_mixed_same"] == 1.0
+    assert out["accuracy_mixed_rand"] == 1.0
+    assert out["accuracy_mixed_next"] == 0.5
+    assert out["bg_gap"] == 0.0
+    assert out["same_minus_next"] == 0.5
+    assert "original_minus_only_fg" not in out
+
+
+def test_bg_gap_report_gap_and_other_differences():
+    out = bg_gap_report(
+        predictions=[0, 1, 0, 2, 5, 5, 5, 0],
+        references=[0, 1, 1, 1, 5, 5, 5, 5],
+        variants=["mixed_same"] * 2 + ["mixed_rand"] * 2 + ["original"] * 2 + ["only_fg"] * 2,
+    )
+    assert out["accuracy_mixed_same"] == 1.0
+    assert out["accuracy_mixed_rand"] == 0.0
+    assert out["bg_gap"] == 1.0
+    assert out["original_minus_only_fg"] == 0.5
+    assert "same_minus_next" not in out
+
+
+def test_bg_gap_scalar_and_range_check():
+    assert bg_gap(0.862, 0.789) == pytest.approx(0.073)
+    with pytest.raises(ValueError, match="accuracy_mixed_rand"):
+        bg_gap(0.5, 1.5)
+
+
+def test_bg_gap_report_needs_both_mixed_variants():
+    with pytest.raises(ValueError, match="`variants`.*mixed_rand"):
+        bg_gap_report(predictions=[0], references=[0], variants=["mixed_same"])
+
+
+def test_unknown_variant_is_named():
+    with pytest.raises(ValueError, match="`variants`.*mixed-rand.*did you mean 'mixed_rand'"):
+        accuracy_by_variant([0, 1], [0, 1], ["mixed_same", "mixed-rand"])
+    # Opting out of the IN-9 check accepts any name.
+    assert accuracy_by_variant([0, 1], [0, 1], ["a", "b"], benchmark=None) == {"a": 1.0, "b": 1.0}
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-1, 8),
+            st.integers(0, 8),
+            st.sampled_from(["mixed_same", "mixed_rand", "mixed_next", "original"]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_bg_gap_is_difference_and_row_order_free(rows, rnd):
+    rows = rows + [(0, 0, "mixed_same"), (1, 2, "mixed_rand")]
+    pred, ref, var = map(list, zip(*rows, strict=True))
+    out = bg_gap_report(pred, ref, var)
+    assert out["bg_gap"] == pytest.approx(out["accuracy_mixed_same"] - out["accuracy_mixed_rand"])
+    p, r, v = np.array(pred), np.array(ref), np.array(var)
+    same, rand = v == "mixed_same", v == "mixed_rand"
+    assert out["bg_gap"] == pytest.approx(accuracy(p[same], r[same]) - accuracy(p[rand], r[rand]))
+    shuffled = rows[:]
+    rnd.shuffle(shuffled)
+    pred2, ref2, var2 = map(list, zip(*shuffled, strict=True))
+    assert_close(bg_gap_report(pred2, ref2, var2), out)
+
+
+def test_prediction_categories_by_id_aligns_views():
+    # image a: full right, fg (mixed_rand) wrong, bg right -> bg_required
+    # image b: full wrong (3), fg right, bg predicts 3 -> bg_fools
+    # image c: only two of the three views -> ignored
+    out = prediction_categories_by_id(
+        predictions=[1, 0, 1, 3, 1, 3, 1, 1],
+        references=[1, 1, 1, 1, 1, 1, 1, 1],
+        variants=["original", "mixed_rand", "only_bg_t"] * 2 + ["original", "mixed_rand"],
+        ids=["a", "a", "a", "b", "b", "b", "c", "c"],
+    )
+    assert out == {
+        "bg_required": 0.5,
+        "bg_fg_required": 0.0,
+        "bg_irrelevant": 0.0,
+        "bg_fools": 0.5,
+        "other": 0.0,
+    }
+    assert out == prediction_categories([1, 3], [0, 1], [1, 3], [1, 1])
+
+
+def test_prediction_categories_by_id_errors():
+    with pytest.raises(ValueError, match="`ids`.*no image id"):
+        prediction_categories_by_id([0, 0], [0, 0], ["original", "mixed_rand"], ["a", "a"])
+    with pytest.raises(ValueError, match="`ids` repeats"):
+        prediction_categories_by_id([0, 0], [0, 0], ["original", "original"], ["a", "a"])
+    with pytest.raises(ValueError, match="`ids` has 1"):
+        prediction_categories_by_id([0, 0], [0, 0], ["original", "mixed_rand"], ["a"])
+
+
+# ----------------------------------------------------------------------------- challenge
+
+# 3 foregrounds (classes 0, 1, 2) x 3 backgrounds (classes 0, 1, 2)
+MATRIX = FoolingMatrix.from_arrays(
+    [[0, 1, 0], [1, 1, 0], [2, 2, 2]], foreground_labels=[0, 1, 2], background_labels=[0, 1, 2]
+)
+
+
+def test_challenge_hand_computed():
+    assert vulnerable_foregrounds(MATRIX).tolist() == [True, True, False]
+    assert challenge_accuracy([True, True, False]) == pytest.approx(1 / 3)
+    # bg 1 (class 1) flips fg 0 into 1 out of the two non-class-1 foregrounds
+    assert attack_success_rates(MATRIX).tolist() == [0.0, 0.5, 0.0]
+    assert max_attack_success_rate_per_class(MATRIX) == {0: 0.0, 1: 0.5, 2: 0.0}
+    assert foolable_into_rates(MATRIX) == {0: 0.0, 1: 0.5, 2: 0.0}
+    # fg 1 is vulnerable (bg 2 makes it "0"), but not into the background's class
+    assert fooled_into_background_class_rate(MATRIX) == pytest.approx(1 / 3)
+    report = challenge_report(MATRIX)
+    assert report["challenge_accuracy"] == pytest.approx(1 / 3)
+    assert report["challenge_accuracy_per_class"] == {0: 0.0, 1: 0.0, 2: 1.0}
+
+
+def test_challenge_foolable_needs_some_background_of_the_class():
+    # Two class-1 backgrounds; each fools a different class-0 foreground into 1.
+    m = FoolingMatrix.from_arrays(
+        [[1, 0, 0], [0, 1, 0], [0, 0, 0], [1, 1, 1]], [0, 0, 0, 1], [1, 1, 0]
+    )
+    assert foolable_into_rates(m) == {0: 0.0, 1: pytest.approx(2 / 3)}
+    assert attack_success_rates(m).tolist() == pytest.approx([1 / 3, 1 / 3, 0.0])
+    assert max_attack_success_rate_per_class(m) == {0: 0.0, 1: pytest.approx(1 / 3)}
+
+
+def test_constant_model_scores_its_class_share():
+    labels = np.repeat(np.arange(9), 5)
+    m = FoolingMatrix.from_arrays(np.zeros((45, 45), dtype=int), labels, labels)
+    assert challenge_accuracy(vulnerable_foregrounds(m)) == pytest.approx(1 / 9)
+    # the dog (0) backgrounds "fool" every non-dog foreground into dog
+    assert foolable_into_rates(m)[0] == 1.0
+    assert fooled_into_background_class_rate(m) == pytest.approx(8 / 9)
+
+
+def test_unmapped_prediction_is_vulnerable_but_never_fooled_into():
+    m = FoolingMatrix.from_arrays([[-1, -1]], [0], [1, 2])
+    assert vulnerable_foregrounds(m).tolist() == [True]
+    assert fooled_into_background_class_rate(m) == 0.0
+    assert attack_success_rates(m).tolist() == [0.0, 0.0]
+
+
+def test_asr_undefined_when_all_foregrounds_share_the_class():
+    m = FoolingMatrix.from_arrays([[1, 1]], [1], [1, 0])
+    asr = attack_success_rates(m)
+    assert math.isnan(asr[0]) and asr[1] == 0.0
+    assert max_attack_success_rate_per_class(m) == {0: 0.0}
+    assert foolable_into_rates(m) == {0: 0.0}
+
+
+def test_fooling_matrix_from_rows_and_errors():
+    m = FoolingMatrix.from_rows([0, 1, 2], [[0, 1, 0], [1, 1, 0], [2, 2, 2]], [0, 1, 2])
+    assert challenge_report(m) == challenge_report(MATRIX)
+    with pytest.raises(ValueError, match="`predictions` row 1 has 2"):
+        FoolingMatrix.from_rows([0, 1], [[0, 1, 0], [1, 1]], [0, 1, 2])
+    with pytest.raises(ValueError, match="`background_labels` has 2"):
+        FoolingMatrix.from_arrays([[0, 1, 0]], [0], [0, 1])
+    with pytest.raises(ValueError, match="`foreground_labels` has 2"):
+        FoolingMatrix.from_arrays([[0, 1, 0]], [0, 1], [0, 1, 2])
+    with pytest.raises(ValueError, match="`background_labels`.*out of range"):
+        FoolingMatrix.from_arrays([[0, 1, 0]], [0], [0, 1, 9], num_classes=9)
+    with pytest.raises(ValueError, match="`predictions`.*out of range"):
+        FoolingMatrix.from_arrays([[0, 1, -2]], [0], [0, 1, 2])
+    with pytest.raises(ValueError, match="`predictions` must be a 2-D"):
+        FoolingMatrix.from_arrays([0, 1], [0], [0, 1])
+    with pytest.raises(ValueError, match="`vulnerable` is empty"):
+        challenge_accuracy([])
+    with pytest.raises(ValueError, match="`vulnerable` must hold booleans"):
+        challenge_accuracy([0, 2])
+    with pytest.raises(ValueError, match="same length"):
+        challenge_accuracy_per_class([True], [0, 1])
+
+
+# ----------------------------------------------------------------------------- RFS
+
+
+@pytest.mark.parametrize(
+    "a_fg, a_bg, expected",
+    [
+        (0.0, 1.0, 1.0),
+        (1.0, 0.0, -1.0),
+        (0.5, 1.0, 1.0),  # ā = .75, max possible gap .5
+        (0.8, 0.9, 1 / 3),  # ā = .85: .1 / (2 * .15)
+        (0.2, 0.4, 1 / 3),  # ā = .3: .2 / (2 * .3)
+        (0.6, 0.6, 0.0),
+        (1.0, 1.0, 0.0),  # min(ā, 1 - ā) = 0: defined as 0
+        (0.0, 0.0, 0.0),
+    ],
+)
+def test_rfs_hand_computed(a_fg, a_bg, expected):
+    assert relative_foreground_sensitivity(a_fg, a_bg) == pytest.approx(expected)
+
+
+def test_rfs_rejects_accuracies_outside_unit_interval():
+    with pytest.raises(ValueError, match="`accuracy_bg_noise`"):
+        relative_foreground_sensitivity(0.5, 1.2)
+    with pytest.raises(ValueError, match="`accuracy_fg_noise`"):
+        relative_foreground_sensitivity(float("nan"), 0.5)
+
+
+@SETTINGS
+@given(unit, unit)
+def test_rfs_bounded_and_antisymmetric(a_fg, a_bg):
+    value = relative_foreground_sensitivity(a_fg, a_bg)
+    assert -1.0 <= value <= 1.0
+    assert relative_foreground_sensitivity(a_bg, a_fg) == pytest.approx(-value, abs=1e-12)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(unit, unit), min_size=1, max_size=40))
+def test_irfs_bounded_and_antisymmetric(pairs):
+    p_fg, p_bg = map(list, zip(*pairs, strict=True))
+    values = instance_rfs(p_fg, p_bg)
+    assert np.all((values >= -1.0) & (values <= 1.0))
+    np.testing.assert_allclose(instance_rfs(p_bg, p_fg), -values, atol=1e-12)
+
+
+def test_irfs_averages_trials_per_instance():
+    # image a: trials (0.2, 0.6) and (0.4, 0.8) -> means (0.3, 0.7): ā = .5, RFS = .4
+    # image b: one trial (1.0, 1.0) -> 0 by definition
+    values = instance_rfs([0.2, 1.0, 0.4], [0.6, 1.0, 0.8], instance_ids=["a", "b", "a"])
+    np.testing.assert_allclose(values, [0.4, 0.0])
+    with pytest.raises(ValueError, match="`instance_ids` has 2"):
+        instance_rfs([0.2, 0.3, 0.4], [0.6, 0.6, 0.8], instance_ids=["a", "b"])
+    with pytest.raises(ValueError, match="`probabilities_bg_noise`"):
+        instance_rfs([0.2], [1.5])
+
+
+NOISE_ROWS = dict(
+    predictions_fg_noise=[0, 1, 2, 2, 0, 0],
+    predictions_bg_noise=[0, 1, 1, 3, 0, 3],
+    references=[0, 1, 1, 3, 0, 3],
+)
+
+
+def test_rfs_report_hand_computed():
+    out = rfs_report(**NOISE_ROWS, noise_levels=[0.1, 0.1, 0.1, 0.1, 0.2, 0.2])
+    # a_fg = 3/6, a_bg = 6/6: ā = .75 -> (1 - .5) / (2 * .25) = 1
+    assert out["accuracy_fg_noise"] == 0.5
+    assert out["accuracy_bg_noise"] == 1.0
+    assert out["rfs"] == pytest.approx(1.0)
+    assert out["rfs_per_class"] == pytest.approx({0: 0.0, 1: 1.0, 3: 1.0})
+    # level .1: a_fg 2/4, a_bg 1 -> 1; level .2: a_fg 1/2, a_bg 1 -> 1
+    assert out["rfs_per_noise_level"] == pytest.approx({0.1: 1.0, 0.2: 1.0})
+    assert out["rfs_mean_over_noise_levels"] == pytest.approx(1.0)
+    assert rfs_per_class(**NOISE_ROWS) == out["rfs_per_class"]
+    assert "irfs_mean" not in out
+
+
+def test_rfs_report_irfs_per_class_and_level():
+    out = rfs_report(
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 1, 1],
+        probabilities_fg_noise=[0.3, 0.2, 0.5, 1.0],
+        probabilities_bg_noise=[0.7, 0.2, 0.5, 1.0],
+        noise_levels=[1.0, 2.0, 1.0, 2.0],
+    )
+    # per-image iRFS: .4/(2*.5) = .4, 0, 0, 0 (the last at ā = 1)
+    assert out["irfs_mean"] == pytest.approx(0.1)
+    assert out["irfs_per_class"] == pytest.approx({0: 0.2, 1: 0.0})
+    assert out["irfs_mean_per_noise_level"] == pytest.approx({1.0: 0.2, 2.0: 0.0})
+
+
+def test_rfs_report_groups_trials_within_a_noise_level():
+    out = rfs_report(
+        [0] * 4,
+        [0] * 4,
+        [0] * 4,
+        probabilities_fg_noise=[0.2, 0.4, 0.1, 0.1],
+        probabilities_bg_noise=[0.6, 0.8, 0.1, 0.1],
+        noise_levels=[1, 1, 2, 2],
+        instance_ids=["a", "a", "a", "a"],
+    )
+    # (a, 1): means (.3, .7) -> .4; (a, 2): (.1, .1) -> 0
+    assert out["irfs_mean"] == pytest.approx(0.2)
+    assert out["irfs_mean_per_noise_level"] == pytest.approx({1.0: 0.4, 2.0: 0.0})
+
+
+def test_rfs_report_errors_name_the_argument():
+    with pytest.raises(ValueError, match="`probabilities_bg_noise` is missing"):
+        rfs_report(**NOISE_ROWS, probabilities_fg_noise=[0.5] * 6)
+    with pytest.raises(ValueError, match="`instance_ids` only apply"):
+        rfs_report(**NOISE_ROWS, instance_ids=list("abcdef"))
+    with pytest.raises(ValueError, match="same length.*`references` has 5"):
+        rfs_report([0] * 6, [0] * 6, [0] * 5)
+    with pytest.raises(ValueError, match="`noise_levels`"):
+        rfs_per_noise_level(**NOISE_ROWS, noise_levels=[0.1] * 5)
+    with pytest.raises(ValueError, match="`references` differ"):
+        rfs_report(
+            [0, 0], [0, 0], [0, 1], probabilities_fg_noise=[0.1, 0.1],
+            probabilities_bg_noise=[0.1, 0.1], instance_ids=["a", "a"],
+        )  # fmt: skip
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), unit, unit),
+        min_size=1,
+        max_size=40,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_rfs_report_row_order_free_and_swap_negates(rows, rnd):
+    def report(rs):
+        pf, pb, ref, qf, qb = map(list, zip(*rs, strict=True))
+        return rfs_report(pf, pb, ref, probabilities_fg_noise=qf, probabilities_bg_noise=qb)
+
+    out = report(rows)
+    shuffled = rows[:]
+    rnd.shuffle(shuffled)
+    assert_close(report(shuffled), out)
+    swapped = report([(b, a, r, qb, qa) for a, b, r, qa, qb in rows])
+    assert swapped["rfs"] == pytest.approx(-out["rfs"], abs=1e-12)
+    assert swapped["irfs_mean"] == pytest.approx(-out["irfs_mean"], abs=1e-12)
+    assert -1.0 <= out["rfs"] <= 1.0
+
+
+# ----------------------------------------------------------------------------- saliency
+
+
+def _example():
+    saliency = np.zeros((4, 4))
+    saliency[0, 0], saliency[0, 1], saliency[3, 3] = 4.0, 2.0, 1.0
+    mask = np.zeros((4, 4), dtype=np.uint8)
+    mask[:2, :2] = 255
+    return saliency, mask
+
+
+def test_saliency_scores_hand_computed():
+    saliency, mask = _example()
+    # normalised: 1, .5 inside, .25 outside; >= .5 -> 2 hot pixels, both inside a 4-pixel mask
+    assert saliency_iou(saliency, mask) == pytest.approx(2 / 4)
+    assert saliency_fraction_inside(saliency, mask) == pytest.approx(6 / 7)
+    # mean inside (1 + .5) / 4, mean outside .25 / 12
+    assert delta_density(saliency, mask) == pytest.approx(1.5 / 4 - 0.25 / 12)
+    assert saliency_iou(saliency, mask, threshold=0.25) == pytest.approx(2 / 5)
+
+
+def test_saliency_undefined_cases_are_nan():
+    saliency, mask = _example()
+    empty = np.zeros_like(mask)
+    full = np.ones_like(mask)
+    assert saliency_iou(np.zeros((4, 4)), mask) == 0.0
+    assert math.isnan(saliency_iou(np.zeros((4, 4)), empty))
+    assert math.isnan(saliency_fraction_inside(np.zeros((4, 4)), mask))
+    assert math.isnan(delta_density(saliency, empty))
+    assert math.isnan(delta_density(saliency, full))
+
+
+def test_saliency_batch_matches_single_and_mean_skips_nan():
+    saliency, mask = _example()
+    batch_s = np.stack([saliency, saliency.T, np.zeros((4, 4))])
+    batch_m = np.stack([mask, mask, mask])
+    ious = saliency_iou(batch_s, batch_m)
+    singles = [saliency_iou(s, m) for s, m in zip(batch_s, batch_m, strict=True)]
+    assert ious.tolist() == pytest.approx(singles)
+    summary = saliency_alignment(batch_s, batch_m)
+    assert summary["saliency_iou"] == pytest.approx(np.mean(ious))
+    frac = saliency_fraction_inside(batch_s, batch_m)
+    assert summary["saliency_fraction_inside"] == pytest.approx(np.nanmean(frac))
+    assert summary["num_undefined_saliency_fraction_inside"] == 1
+    assert summary["num_undefined_saliency_iou"] == 0
+
+
+def test_saliency_errors_name_the_argument():
+    saliency, mask = _example()
+    with pytest.raises(ValueError, match="`masks` has shape"):
+        saliency_iou(saliency, mask[:2])
+    with pytest.raises(ValueError, match="`saliency` has negative"):
+        delta_density(-saliency, mask)
+    with pytest.raises(ValueError, match="`threshold`"):
+        saliency_iou(saliency, mask, threshold=0.0)
+    with pytest.raises(ValueError, match="`saliency` must be"):
+        saliency_fraction_inside(np.ones(3), np.ones(3))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1))
+def test_saliency_scores_in_range(seed):
+    rng = np.random.default_rng(seed)
+    s = rng.random((3, 6, 6)) * rng.integers(0, 2, (3, 6, 6))
+    m = rng.integers(0, 2, (3, 6, 6))
+    for values, low in ((saliency_iou(s, m), 0), (saliency_fraction_inside(s, m), 0)):
+        v = values[~np.isnan(values)]
+        assert np.all((v >= low) & (v <= 1))
+    d = delta_density(s, m)
+    d = d[~np.isnan(d)]
+    assert np.all((d >= -1) & (d <= 1))
+
+
+# ----------------------------------------------------------------------------- ImageNet-E
+
+EDIT_ROWS = dict(
+    predictions=[1, 2, 3, 4, 1, 0, 0, 0, 1, 2, 0, 0],
+    references=[1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
+    edits=["original"] * 4 + ["bg_complex"] * 4 + ["size_0.05"] * 4,
+)
+
+
+def test_dropped_accuracy_hand_computed():
+    da = dropped_accuracy(**EDIT_ROWS)
+    assert da == pytest.approx({"bg_complex": 0.75, "size_0.05": 0.5})
+    assert mean_dropped_accuracy(da) == pytest.approx(0.625)
+    report = dropped_accuracy_report(**EDIT_ROWS)
+    assert report["accuracy"] == pytest.approx(
+        {"original": 1.0, "bg_complex": 0.25, "size_0.05": 0.5}
+    )
+    assert report["dropped_accuracy"] == da
+    assert report["mean_dropped_accuracy"] == pytest.approx(0.625)
+
+
+def test_dropped_accuracy_names_and_errors():
+    assert len(IMAGENET_E_EDITS) == 12  # original + the 11 edits
+    with pytest.raises(ValueError, match="`edits` has unknown edit name.*leopard"):
+        dropped_accuracy([0, 0], [0, 0], ["original", "leopard"])
+    assert dropped_accuracy([0, 1], [0, 0], ["original", "leopard"], known_edits=None) == {
+        "leopard": 1.0
+    }
+    with pytest.raises(ValueError, match="`edits` has no 'original'"):
+        dropped_accuracy([0, 0], [0, 0], ["bg_complex", "bg_simpler"])
+    with pytest.raises(ValueError, match="`edits` has only 'original'"):
+        dropped_accuracy([0], [0], ["original"])
+    with pytest.raises(ValueError, match="`dropped` is empty"):
+        mean_dropped_accuracy({})
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from(IMAGENET_E_EDITS[1:5])),
+        min_size=1,
+        max_size=30,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_dropped_accuracy_row_order_free(rows, rnd):
+    rows = rows + [(0, 0, "original")]
+    pred, ref, ed = map(list, zip(*rows, strict=True))
+    out = dropped_accuracy_report(pred, ref, ed)
+    rnd.shuffle(rows)
+    pred, ref, ed = map(list, zip(*rows, strict=True))
+    assert_close(dropped_accuracy_report(pred, ref, ed), out)
+    for edit, value in out["dropped_accuracy"].items():
+        assert value == pytest.approx(out["accuracy"]["original"] - out["accuracy"][edit])
+
+
+# ----------------------------------------------------------------------------- shared checks
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: accuracy([0, 1], [0]), "`references` has 1"),
+        (lambda: accuracy([], []), "`predictions` is empty"),
+        (lambda: bg_gap_report([0], [0], []), "`variants` is empty"),
+        (lambda: bg_gap_report([0, 1], [0, -1], ["mixed_same"] * 2), "`references`.*range"),
+        (lambda: dropped_accuracy([0], [0, 1], ["original", "size_0.1"]), "`predictions` has 1"),
+        (lambda: dropped_accuracy([0, 0], [0, 0], [1, 2]), "`edits` must hold strings"),
+        (lambda: rfs_report([0.5], [0], [0]), "`predictions_fg_noise` must hold integer"),
+        (lambda: rfs_report([0], [0], [-3]), "`references`.*range"),
+    ],
+)
+def test_bad_input_names_the_argument(call, argument):
+    with pytest.raises(ValueError, match=argument):
+        call()

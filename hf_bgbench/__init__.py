@@ -1,3 +1,28 @@
-"""hf_bgbench: how much does an image classifier lean on the background?"""
+"""hf_bgbench: how much does an image classifier lean on the background?
+
+Public API (imported lazily so ``import hf_bgbench`` stays fast)::
+
+    from hf_bgbench import evaluate_model, load_classifier, get_benchmark
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "evaluate_model": "hf_bgbench.evaluation",
+    "load_classifier": "hf_bgbench.models",
+    "get_benchmark": "hf_bgbench.benchmarks",
+    "list_benchmarks": "hf_bgbench.benchmarks",
+    "load_variant": "hf_bgbench.data.sources",
+}
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'hf_bgbench' has no attribute {name!r}")

@@ -155,22 +155,34 @@ def predict(
     todo = [i for i, image_id in enumerate(ids) if image_id not in have]
 
     device = torch.device(device) if device is not None else default_device()
-    rows, skipped = _run(
-        classifier,
-        dataset,
-        todo,
-        mapper,
-        transform,
-        batch_size,
-        num_workers,
-        device,
-        cache,
-        flush_every,
-        desc,
-        progress,
-        initial=len(have),
-        total=len(ids),
-    )
+    rows: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    if todo:
+        workers = default_num_workers() if num_workers is None else num_workers
+        loader = torch.utils.data.DataLoader(
+            _DecodedView(dataset, todo, transform),
+            batch_size=batch_size,
+            num_workers=workers,
+            collate_fn=_collate,
+            pin_memory=device.type == "cuda",
+            prefetch_factor=4 if workers > 0 else None,
+        )
+        bar = tqdm(total=len(ids), initial=len(have), desc=desc, unit="img", disable=not progress)
+        pending: list[dict[str, Any]] = []
+        try:
+            for batch_rows, bad in _forward(classifier.to(device), loader, mapper, device):
+                skipped.extend(bad)
+                rows.extend(batch_rows)
+                pending.extend(batch_rows)
+                if cache is not None and len(pending) >= flush_every:
+                    cache.append(pending)
+                    pending = []
+                bar.update(len(batch_rows) + len(bad))
+        finally:
+            # Whatever finished is kept, so an interrupted run resumes where it stopped.
+            if cache is not None:
+                cache.append(pending)
+            bar.close()
     frame = pd.concat([done, pd.DataFrame(rows, columns=PREDICTION_COLUMNS)], ignore_index=True)
     frame = frame.set_index("id").reindex([i for i in ids if i in set(frame["id"])]).reset_index()
     frame = frame.astype({"label": "int64", "pred": "int64", "pred_model": "int64"})
@@ -179,74 +191,33 @@ def predict(
     return PredictionRun(frame[PREDICTION_COLUMNS], skipped, computed=len(rows), reused=len(have))
 
 
-def _run(
-    classifier,
-    dataset,
-    todo,
-    mapper,
-    transform,
-    batch_size,
-    num_workers,
-    device,
-    cache,
-    flush_every,
-    desc,
-    progress,
-    initial,
-    total,
-):
-    rows: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    if not todo:
-        return rows, skipped
-    workers = default_num_workers() if num_workers is None else num_workers
-    loader = torch.utils.data.DataLoader(
-        _DecodedView(dataset, todo, transform),
-        batch_size=batch_size,
-        num_workers=workers,
-        collate_fn=_collate,
-        pin_memory=device.type == "cuda",
-        prefetch_factor=4 if workers > 0 else None,
-    )
+def _forward(classifier: SupportsLogits, loader, mapper: LabelMapper, device: torch.device):
+    """Yield (prediction rows, skipped items) per batch."""
     cuda = device.type == "cuda"
-    model = classifier.to(device)
     if cuda:
-        model.model.to(memory_format=torch.channels_last)
+        classifier.model.to(memory_format=torch.channels_last)
     amp = torch.autocast("cuda", dtype=torch.float16) if cuda else nullcontext()
-    pending: list[dict[str, Any]] = []
-    bar = tqdm(total=total, initial=initial, desc=desc, unit="img", disable=not progress)
-    try:
-        with torch.inference_mode():
-            for x, y, batch_ids, bad in loader:
-                skipped.extend(bad)
-                if x is not None:
-                    x = x.to(device, non_blocking=True)
-                    if cuda:
-                        x = x.contiguous(memory_format=torch.channels_last)
-                    with amp:
-                        logits = model.logits(x)
-                    pred, pred_model, prob = mapper(logits, y)
-                    new = [
-                        {
-                            "id": i,
-                            "label": int(lab),
-                            "pred": int(p),
-                            "pred_model": int(pm),
-                            "prob_true": float(pt),
-                        }
-                        for i, lab, p, pm, pt in zip(
-                            batch_ids, y.tolist(), pred, pred_model, prob, strict=True
-                        )
-                    ]
-                    rows.extend(new)
-                    pending.extend(new)
-                    if cache is not None and len(pending) >= flush_every:
-                        cache.append(pending)
-                        pending = []
-                bar.update(len(batch_ids) + len(bad))
-    finally:
-        # Whatever finished is kept, so an interrupted run resumes where it stopped.
-        if cache is not None:
-            cache.append(pending)
-        bar.close()
-    return rows, skipped
+    with torch.inference_mode():
+        for x, y, batch_ids, bad in loader:
+            if x is None:
+                yield [], bad
+                continue
+            x = x.to(device, non_blocking=True)
+            if cuda:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with amp:
+                logits = classifier.logits(x)
+            pred, pred_model, prob = mapper(logits, y)
+            rows = [
+                {
+                    "id": i,
+                    "label": int(lab),
+                    "pred": int(p),
+                    "pred_model": int(pm),
+                    "prob_true": float(pt),
+                }
+                for i, lab, p, pm, pt in zip(
+                    batch_ids, y.tolist(), pred, pred_model, prob, strict=True
+                )
+            ]
+            yield rows, bad

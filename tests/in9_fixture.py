@@ -19,6 +19,7 @@ import torch
 from PIL import Image
 from torchvision import transforms
 
+from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
 from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
 
 SIZE = 224
@@ -39,16 +40,7 @@ PALETTE = np.array(
 )
 GREY = (128, 128, 128)
 CLASS_DIRS = [f"{i:02d}_{n}" for i, n in enumerate(in9_classes()[0])]
-VARIANTS = (
-    "original",
-    "only_bg_b",
-    "only_bg_t",
-    "no_fg",
-    "only_fg",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
-)
+VARIANTS = IN9_VARIANTS
 
 
 def image_id(y: int, k: int) -> str:

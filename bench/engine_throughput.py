@@ -40,8 +40,10 @@ def main() -> None:
     clf = load_classifier(args.model, device="cpu")
     transform = clf.preprocessing.full_transform()
     mapper = LabelMapper.for_model(clf.label_space, spec)
-    print(f"{len(ds)} images, {args.model}, batch {args.batch_size}, "
-          f"{torch.get_num_threads()} torch threads")
+    print(
+        f"{len(ds)} images, {args.model}, batch {args.batch_size}, "
+        f"{torch.get_num_threads()} torch threads"
+    )
 
     tensors = torch.stack([transform(row["image"]) for row in ds])
     batches = list(torch.split(tensors, args.batch_size))
@@ -53,8 +55,16 @@ def main() -> None:
         raw = len(ds) / (time.perf_counter() - t0)
 
     t0 = time.perf_counter()
-    run = predict(clf, ds, mapper, transform, batch_size=args.batch_size,
-                  num_workers=args.workers, device="cpu", progress=False)
+    run = predict(
+        clf,
+        ds,
+        mapper,
+        transform,
+        batch_size=args.batch_size,
+        num_workers=args.workers,
+        device="cpu",
+        progress=False,
+    )
     engine = len(run.predictions) / (time.perf_counter() - t0)
     print(f"raw forward : {raw:7.2f} images/s")
     print(f"engine      : {engine:7.2f} images/s (decode + transform + forward + mapping)")

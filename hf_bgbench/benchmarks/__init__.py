@@ -84,4 +84,4 @@ def list_benchmarks() -> list[str]:
 
 def _load_builtin() -> None:
     # Importing the modules registers their specs (once).
-    from hf_bgbench.benchmarks import in9  # noqa: F401
+    from hf_bgbench.benchmarks import in9, in9_full  # noqa: F401

@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["evaluate"]
+COMMANDS = ["evaluate", "build", "convert", "publish", "validate", "publish_metrics"]
 
 
 def build_parser() -> argparse.ArgumentParser:

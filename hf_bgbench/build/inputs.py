@@ -1,0 +1,135 @@
+"""Finding the photos of a build and their classes.
+
+Three input forms are accepted (checked in this order):
+
+1. ``--metadata CSV`` with at least the columns ``file`` (path relative to ``--images``) and
+   ``wnid`` -- any folder structure, e.g. ImageNet's flat validation folder with the labels
+   in a CSV, or ``/work/shared/data/in9_samples/metadata.csv``;
+2. ImageNet's class-folder layout ``ROOT/<wnid>/<stem>.JPEG`` (the train layout, or a val
+   folder sorted into class folders);
+3. a flat folder of ``<wnid>_<anything>.JPEG`` (ImageNet's train file names, or photo
+   collections named that way): the wnid is the file-name prefix.
+
+The image id is the file stem (``n01440764_10026``), which must be unique.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from hf_bgbench.labels import UNMAPPED, imagenet_classes, imagenet_to_in9
+
+IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
+WNID = re.compile(r"^n\d{8}$")
+WNID_PREFIX = re.compile(r"^(n\d{8})_")
+
+
+class InputLayoutError(ValueError):
+    """The --images folder is in none of the accepted layouts."""
+
+
+@dataclass(frozen=True)
+class Photo:
+    id: str
+    path: str
+    wnid: str
+    label: int
+
+
+def _is_image(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+
+
+def _from_metadata(root: Path, metadata: Path) -> list[tuple[Path, str]]:
+    with open(metadata, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in ("file", "wnid") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputLayoutError(
+                f"--metadata {metadata}: missing column(s) {missing}; expected at least "
+                "'file' (relative to --images) and 'wnid'."
+            )
+        found = [(root / row["file"], row["wnid"].strip()) for row in reader]
+    absent = [str(p) for p, _ in found if not p.is_file()]
+    if absent:
+        raise FileNotFoundError(
+            f"--metadata {metadata}: {len(absent)} listed file(s) are not under {root}, "
+            f"e.g. {absent[0]}."
+        )
+    return found
+
+
+def _scan(root: Path) -> list[tuple[Path, str]]:
+    class_dirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID.match(p.name))
+    if class_dirs:
+        return [(f, d.name) for d in class_dirs for f in sorted(d.iterdir()) if _is_image(f)]
+    files = sorted(f for f in root.iterdir() if _is_image(f))
+    if not files:
+        raise InputLayoutError(
+            f"--images {root}: no photos found. Expected ROOT/<wnid>/<stem>.JPEG, "
+            "a flat folder of <wnid>_<anything>.JPEG, or --metadata CSV (file,wnid)."
+        )
+    unnamed = [f.name for f in files if not WNID_PREFIX.match(f.name)]
+    if unnamed:
+        raise InputLayoutError(
+            f"--images {root}: {len(unnamed)} photo(s) have no class, e.g. {unnamed[0]!r}: "
+            "in a flat folder, file names must start with the ImageNet wnid "
+            "('n01440764_...'); otherwise give --metadata CSV with columns file,wnid."
+        )
+    return [(f, WNID_PREFIX.match(f.name).group(1)) for f in files]  # type: ignore[union-attr]
+
+
+@lru_cache(maxsize=1)
+def _imagenet_index() -> dict[str, int]:
+    return {w: i for i, w in enumerate(imagenet_classes()[0])}
+
+
+def class_of(wnid: str, label_space: str) -> int:
+    """Label of a wnid in ``"in9"`` (-1 outside the 370 classes) or ``"imagenet"`` space.
+
+    The IN-9 label comes from the published map (:func:`hf_bgbench.labels.imagenet_to_in9`).
+    """
+    index = _imagenet_index().get(wnid)
+    if index is None:
+        raise ValueError(f"{wnid!r} is not an ImageNet-1k wnid.")
+    return int(imagenet_to_in9()[index]) if label_space == "in9" else index
+
+
+def discover_photos(
+    images: str | Path, label_space: str, metadata: str | Path | None = None
+) -> tuple[list[Photo], Counter]:
+    """Labelled photos sorted by id, and counts of skipped ones by reason.
+
+    Skipped (counted, not fatal): ``outside_label_space`` (an ImageNet class not in IN-9)
+    and ``not_imagenet_wnid`` (not one of the 1000 ImageNet-1k wnids).
+    """
+    root = Path(images)
+    if not root.is_dir():
+        raise FileNotFoundError(f"--images {root}: no such folder.")
+    found = _from_metadata(root, Path(metadata)) if metadata else _scan(root)
+    skipped: Counter = Counter()
+    photos = []
+    for path, wnid in found:
+        try:
+            label = class_of(wnid, label_space)
+        except ValueError:
+            skipped["not_imagenet_wnid"] += 1
+            continue
+        if label == UNMAPPED:
+            skipped["outside_label_space"] += 1
+            continue
+        photos.append(Photo(id=path.stem, path=str(path), wnid=wnid, label=label))
+    photos.sort(key=lambda p: p.id)
+    ids = [p.id for p in photos]
+    repeated = [i for i, n in Counter(ids).items() if n > 1]
+    if repeated:
+        raise InputLayoutError(
+            f"--images {root}: {len(repeated)} file stem(s) occur more than once "
+            f"(e.g. {repeated[0]!r}); the stem is the image id and must be unique."
+        )
+    return photos, skipped

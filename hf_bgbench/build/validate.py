@@ -1,0 +1,277 @@
+"""Check an IN-9 dataset repo (a local folder or a Hub id) against what the benchmark needs.
+
+Checks: the card declares every variant config and their files exist; label names and
+ranges; the same ids, in the same order, in every variant of a split; balanced classes;
+each mask is an "L" 0/255 image of the image's size and is the same in every variant;
+mixed_same / mixed_next backgrounds come from the right class. Reads the Parquet shards
+directly (no ``datasets`` cache copy), so it is cheap to run after every build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow.parquet as pq
+from PIL import Image
+
+from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark, list_benchmarks
+from hf_bgbench.data import hub
+
+CROP = 224
+EXAMPLES = 3
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """Neither a local folder nor a Hub dataset that can be reached."""
+
+
+@dataclass
+class ValidationResult:
+    folder: Path
+    benchmark: str | None = None
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)  # config -> split -> rows
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def resolve_folder(target: str | Path) -> Path:
+    """A local folder as is; otherwise a Hub dataset id, downloaded (or read from cache)."""
+    path = Path(target)
+    if path.is_dir():
+        return path
+    if path.exists() or str(target).count("/") != 1:
+        raise DatasetNotFoundError(f"{target}: not a folder nor a Hub dataset id (owner/name).")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id=str(target), repo_type="dataset"))
+    except Exception as err:  # offline, unknown repo, no access: all mean "cannot read it"
+        raise DatasetNotFoundError(
+            f"{target}: not a local folder, and the Hub dataset could not be fetched "
+            f"({type(err).__name__}: {err}). Offline (HF_HUB_OFFLINE=1) only cached repos work."
+        ) from None
+
+
+def _infer_spec(features: datasets.Features) -> BenchmarkSpec | None:
+    label = features.get("label")
+    if not isinstance(label, datasets.ClassLabel):
+        return None
+    for name in list_benchmarks():
+        spec = get_benchmark(name)
+        if [n.lower() for n in spec.classes] == [n.lower() for n in label.names]:
+            return spec
+    return None
+
+
+def _files(folder: Path, entry: dict[str, Any]) -> dict[str, list[Path]]:
+    """split -> the Parquet files a ``configs:`` entry points at."""
+    out: dict[str, list[Path]] = {}
+    data_files = entry.get("data_files", [])
+    if isinstance(data_files, str):
+        data_files = [{"split": "train", "path": data_files}]
+    for item in data_files:
+        paths = item["path"] if isinstance(item["path"], list) else [item["path"]]
+        out[item["split"]] = sorted(p for pattern in paths for p in folder.glob(pattern))
+    return out
+
+
+@dataclass
+class _Split:
+    ids: list[str] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    bg_labels: list[int] = field(default_factory=list)
+    mask_hashes: list[str] = field(default_factory=list)
+
+
+def _scan_split(files: list[Path], where: str, result: ValidationResult, variant: bool) -> _Split:
+    out = _Split()
+    bad_size, bad_mask, mismatched = [], [], []
+    for path in files:
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+        columns = [c for c in ("id", "label", "image", "mask", "bg_label") if c in names]
+        for batch in parquet.iter_batches(batch_size=256, columns=columns):
+            data = batch.to_pydict()
+            for i, image_id in enumerate(data["id"]):
+                out.ids.append(image_id)
+                out.labels.append(data["label"][i])
+                out.bg_labels.append(data["bg_label"][i] if "bg_label" in data else -1)
+                with Image.open(io.BytesIO(data["image"][i]["bytes"])) as img:
+                    size = img.size
+                if variant and size != (CROP, CROP):
+                    bad_size.append(image_id)
+                if "mask" not in data or data["mask"][i] is None:
+                    out.mask_hashes.append("")
+                    continue
+                with Image.open(io.BytesIO(data["mask"][i]["bytes"])) as m:
+                    arr = np.asarray(m)
+                    mode = m.mode
+                if arr.shape[::-1][:2] != size:
+                    mismatched.append(image_id)
+                if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
+                    bad_mask.append(image_id)
+                out.mask_hashes.append(hashlib.sha1(arr.tobytes()).hexdigest())
+    if bad_size:
+        result.problems.append(
+            f"{where}: {len(bad_size)} image(s) are not 224x224, e.g. {bad_size[:EXAMPLES]}"
+        )
+    if mismatched:
+        result.problems.append(
+            f"{where}: {len(mismatched)} mask(s) differ in size from their image, "
+            f"e.g. {mismatched[:EXAMPLES]}"
+        )
+    if bad_mask:
+        result.problems.append(
+            f"{where}: {len(bad_mask)} mask(s) are not 'L' images with values 0/255, "
+            f"e.g. {bad_mask[:EXAMPLES]}"
+        )
+    return out
+
+
+def _check_labels(split: _Split, spec: BenchmarkSpec, where: str, result: ValidationResult) -> None:
+    c = spec.num_classes
+    bad = [i for i, y in zip(split.ids, split.labels, strict=True) if y is None or not 0 <= y < c]
+    if bad:
+        result.problems.append(
+            f"{where}: {len(bad)} label(s) outside 0..{c - 1}, e.g. {bad[:EXAMPLES]}"
+        )
+    bad_bg = [
+        i
+        for i, y in zip(split.ids, split.bg_labels, strict=True)
+        if y is not None and not -1 <= y < c
+    ]
+    if bad_bg:
+        result.problems.append(
+            f"{where}: {len(bad_bg)} bg_label(s) out of range, e.g. {bad_bg[:EXAMPLES]}"
+        )
+    if len(set(split.ids)) != len(split.ids):
+        dup = [i for i, n in Counter(split.ids).items() if n > 1]
+        result.problems.append(f"{where}: {len(dup)} id(s) occur twice, e.g. {dup[:EXAMPLES]}")
+
+
+def _check_balance(
+    split: _Split, spec: BenchmarkSpec, where: str, result: ValidationResult
+) -> None:
+    counts = Counter(y for y in split.labels if y is not None and 0 <= y < spec.num_classes)
+    if len(set(counts.values())) > 1:
+        shown = ", ".join(f"{spec.classes[k]} {n}" for k, n in sorted(counts.items())[:12])
+        result.problems.append(f"{where}: classes are not balanced ({shown})")
+    absent = [spec.classes[k] for k in range(spec.num_classes) if k not in counts]
+    if absent and counts:
+        result.notes.append(
+            f"{where}: {len(absent)} class(es) have no image (e.g. {absent[:EXAMPLES]})"
+        )
+
+
+def _check_backgrounds(
+    variant: str, split: _Split, spec: BenchmarkSpec, where: str, result
+) -> None:
+    present = sorted({y for y in split.labels if y is not None})
+    pairs = [
+        (i, y, b)
+        for i, y, b in zip(split.ids, split.labels, split.bg_labels, strict=True)
+        if b not in (None, -1)
+    ]
+    if not pairs:
+        return
+    if variant == "mixed_same":
+        wrong = [i for i, y, b in pairs if b != y]
+        rule = "the same class"
+    elif variant == "mixed_next":
+        from hf_bgbench.build.in9 import next_class
+
+        wrong = [i for i, y, b in pairs if b != next_class(y, present, spec.num_classes)]
+        rule = "class (y + 1) mod C"
+    else:
+        return
+    if wrong:
+        result.problems.append(
+            f"{where}: {len(wrong)} background(s) not from {rule}, e.g. {wrong[:EXAMPLES]}"
+        )
+
+
+def validate_dataset(target: str | Path, benchmark: str | None = None) -> ValidationResult:
+    """Run every check on a Hub-layout folder or Hub dataset id; never raises on bad data."""
+    folder = resolve_folder(target)
+    result = ValidationResult(folder=folder)
+    meta = hub.read_card_metadata(folder)
+    entries = {c["config_name"]: c for c in meta.get("configs", [])}
+    if not entries:
+        result.problems.append(
+            f"{folder}: README.md has no YAML 'configs:' (not a Hub dataset layout)"
+        )
+        return result
+    files = {name: _files(folder, entry) for name, entry in entries.items()}
+    first = next((ps[0] for by_split in files.values() for ps in by_split.values() if ps), None)
+    if first is None:
+        result.problems.append(f"{folder}: no Parquet file matches the card's data_files")
+        return result
+    features = datasets.Features.from_arrow_schema(pq.read_schema(first))
+    spec = get_benchmark(benchmark) if benchmark else _infer_spec(features)
+    if spec is None:
+        label = features.get("label")
+        result.problems.append(
+            f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
+            f"({', '.join(list_benchmarks())}); pass --benchmark"
+        )
+        return result
+    result.benchmark = spec.name
+    missing = [v for v in spec.variants if v not in entries]
+    if missing:
+        result.problems.append(f"configs missing from the card: {', '.join(missing)}")
+
+    by_split: dict[str, dict[str, _Split]] = defaultdict(dict)
+    for name, splits in files.items():
+        for split, paths in splits.items():
+            where = f"{name}/{split}"
+            if not paths:
+                result.problems.append(f"{where}: the card lists it but no file matches")
+                continue
+            label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
+            names = [n.lower() for n in getattr(label, "names", [])]
+            if names != [n.lower() for n in spec.classes]:
+                result.problems.append(
+                    f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
+                )
+            scanned = _scan_split(paths, where, result, variant=name in spec.variants)
+            result.rows.setdefault(name, {})[split] = len(scanned.ids)
+            _check_labels(scanned, spec, where, result)
+            _check_balance(scanned, spec, where, result)
+            if name in spec.variants:
+                _check_backgrounds(name, scanned, spec, where, result)
+                by_split[split][name] = scanned
+
+    for split, variants in by_split.items():
+        ref_name = next(iter(variants))
+        ref = variants[ref_name]
+        ref_masks = dict(zip(ref.ids, ref.mask_hashes, strict=True))
+        for name, scanned in variants.items():
+            if scanned.ids != ref.ids:
+                diff = sorted(set(scanned.ids) ^ set(ref.ids))[:EXAMPLES]
+                what = f"e.g. {diff}" if diff else "same ids, different order"
+                result.problems.append(
+                    f"{name}/{split}: ids differ from {ref_name}/{split} ({what})"
+                )
+                continue
+            differing = [
+                i
+                for i, h in zip(scanned.ids, scanned.mask_hashes, strict=True)
+                if h != ref_masks[i]
+            ]
+            if differing:
+                result.problems.append(
+                    f"{name}/{split}: {len(differing)} mask(s) differ from {ref_name}'s "
+                    f"for the same id, e.g. {differing[:EXAMPLES]}"
+                )
+    return result

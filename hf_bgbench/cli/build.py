@@ -1,0 +1,126 @@
+"""``bgbench build in9 --images ROOT (--boxes ROOT_OR_CSV | --no-boxes) --output DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+
+def _default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def add_in9_arguments(p: argparse.ArgumentParser) -> None:
+    """The IN-9 builder's options (shared with dataset_scripts/in9.py)."""
+    p.add_argument(
+        "--images",
+        type=Path,
+        required=True,
+        help="ImageNet photos: ROOT/<wnid>/<stem>.JPEG, a flat folder of <wnid>_*.JPEG, "
+        "or any folder with --metadata",
+    )
+    p.add_argument(
+        "--boxes",
+        type=Path,
+        default=None,
+        help="PASCAL-VOC XML boxes (ROOT/<wnid>/<stem>.xml or ROOT/<stem>.xml, the ILSVRC "
+        "Annotation layout) or a CSV with columns file,xmin,ymin,xmax,ymax (one row per box)",
+    )
+    p.add_argument(
+        "--no-boxes",
+        action="store_true",
+        help="estimate a box (spectral-residual saliency) for photos without one; such rows "
+        "are flagged box_estimated=True",
+    )
+    p.add_argument(
+        "--metadata",
+        type=Path,
+        default=None,
+        help="CSV with columns file (relative to --images) and wnid, for folders whose layout "
+        "does not give the class",
+    )
+    p.add_argument("--output", type=Path, required=True, help="the Hub repo folder to write")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=_default_workers(),
+        help="worker processes (default: the CPUs available, %(default)s)",
+    )
+    p.add_argument(
+        "--label-space",
+        choices=("in9", "imagenet"),
+        default="in9",
+        help="in9: the 9 IN-9 classes; imagenet: Full-IN, all 1000 classes (benchmark in9_full)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("val", "train"),
+        default="val",
+        help="val: photos are ImageNet val, written as split 'test'; train: written as split "
+        "'train', plus the in9l config (IN-9L; --label-space in9 only)",
+    )
+    p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg")
+    p.add_argument("--shard-size", type=int, default=1000, help="images per Parquet shard")
+    p.add_argument(
+        "--limit-per-class",
+        type=int,
+        default=None,
+        help="use a seeded random subset of at most N photos per class (quick builds)",
+    )
+    p.add_argument(
+        "--variants",
+        default=None,
+        help="comma-separated variants to write (default: all eight)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace an earlier build of the split")
+    p.add_argument("--keep-work", action="store_true", help="keep the stage-1 cache afterwards")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run_in9(args: argparse.Namespace) -> int:
+    from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
+    from hf_bgbench.build.in9 import REPORT_NAME, BuildOptions, build_in9, summary_lines
+
+    variants = tuple(v.strip() for v in args.variants.split(",")) if args.variants else IN9_VARIANTS
+    report = build_in9(
+        BuildOptions(
+            images=args.images,
+            output=args.output,
+            boxes=args.boxes,
+            no_boxes=args.no_boxes,
+            metadata=args.metadata,
+            seed=args.seed,
+            workers=args.workers,
+            label_space=args.label_space,
+            split=args.split,
+            image_format=args.image_format,
+            shard_size=args.shard_size,
+            limit_per_class=args.limit_per_class,
+            variants=variants,
+            keep_work=args.keep_work,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+        )
+    )
+    for line in summary_lines(report):
+        print(line)
+    print(f"wrote {args.output} (card README.md, {REPORT_NAME})")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a benchmark dataset from source photos")
+    datasets = p.add_subparsers(dest="dataset", required=True, metavar="DATASET")
+    in9 = datasets.add_parser(
+        "in9",
+        help="the eight IN-9 variants from ImageNet photos and boxes",
+        description="Build the eight ImageNet-9 Backgrounds Challenge variants (and their "
+        "foreground masks) from ImageNet photos and boxes, as a Hub dataset repo folder.",
+    )
+    add_in9_arguments(in9)
+    in9.set_defaults(func=run_in9)

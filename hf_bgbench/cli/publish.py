@@ -1,0 +1,47 @@
+"""``bgbench publish DIR --repo-id bgbench/in9 [--private] [--dry-run]``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.hub_publish import publish_folder
+
+    result = publish_folder(
+        args.folder, args.repo_id, args.repo_type, private=args.private, dry_run=args.dry_run
+    )
+    if args.dry_run:
+        print(f"dry run: the card is valid; would upload to {args.repo_type} repo {args.repo_id}:")
+        for path, size in result.files:
+            print(f"  {path}  {_size(size)}")
+        print(f"{len(result.files)} files, {_size(result.total_bytes)}")
+    else:
+        print(f"published {len(result.files)} files ({_size(result.total_bytes)}) to {result.url}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="upload a repo folder to the Hugging Face Hub",
+        description="Check the card, create the repo (exist_ok) and upload the folder with "
+        "huggingface_hub. Needs network access and a login (hf auth login / HF_TOKEN).",
+    )
+    p.add_argument("folder", type=Path, help="the repo folder (e.g. a bgbench build output)")
+    p.add_argument("--repo-id", required=True, help="owner/name, e.g. bgbench/in9")
+    p.add_argument("--repo-type", choices=("dataset", "space", "model"), default="dataset")
+    p.add_argument("--private", action="store_true", help="create the repo private")
+    p.add_argument(
+        "--dry-run", action="store_true", help="validate and list the files; upload nothing"
+    )
+    p.set_defaults(func=run)

@@ -1,0 +1,184 @@
+"""`bgbench publish` (dry run, offline error, the HfApi calls) and `bgbench validate`."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from PIL import Image
+
+from hf_bgbench.build.validate import validate_dataset
+from hf_bgbench.cli import main
+from hf_bgbench.hub_publish import (
+    CardError,
+    HubUnreachableError,
+    check_card,
+    publish_folder,
+)
+
+
+@pytest.fixture(scope="module")
+def repo(in9_release, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("repo") / "in9"
+    assert main(["convert", "in9-release", str(in9_release), str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def copy(repo, tmp_path) -> Path:
+    target = tmp_path / "in9"
+    shutil.copytree(repo, target)
+    return target
+
+
+class StubApi:
+    """Records the HfApi calls publish_folder makes."""
+
+    def __init__(self, large: bool = True, fail: Exception | None = None):
+        self.calls: list[tuple[str, tuple, dict]] = []
+        self.fail = fail
+        if large:
+            self.upload_large_folder = lambda **kw: self.calls.append(
+                ("upload_large_folder", (), kw)
+            )
+
+    def create_repo(self, *args, **kwargs):
+        if self.fail:
+            raise self.fail
+        self.calls.append(("create_repo", args, kwargs))
+        return f"https://huggingface.co/datasets/{args[0]}"
+
+    def upload_folder(self, **kwargs):
+        self.calls.append(("upload_folder", (), kwargs))
+
+
+# --------------------------------------------------------------------------- publish
+
+
+def test_dry_run_validates_and_lists_files(copy, capsys):
+    (copy / ".bgbench-work").mkdir()
+    (copy / ".bgbench-work" / "x.npz").write_bytes(b"cache")
+    result = publish_folder(copy, "bgbench/in9", dry_run=True)
+    paths = [p for p, _ in result.files]
+    assert "README.md" in paths and "data/mixed_rand/test-00000-of-00001.parquet" in paths
+    assert not any(p.startswith(".bgbench-work") for p in paths)
+    assert result.total_bytes == sum((copy / p).stat().st_size for p in paths)
+    assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "data/original/test-00000-of-00001.parquet" in out and "KB" in out
+
+
+def test_offline_hub_is_a_clear_error(repo, capsys):
+    with pytest.raises(HubUnreachableError, match="HF_HUB_OFFLINE"):
+        publish_folder(repo, "bgbench/in9")
+    assert main(["publish", str(repo), "--repo-id", "bgbench/in9"]) == 2
+    assert "login" in capsys.readouterr().err
+
+
+def test_real_hfapi_calls(repo):
+    api = StubApi()
+    result = publish_folder(repo, "bgbench/in9", private=True, api=api)
+    (name, args, kwargs), (upload, _, up) = api.calls
+    assert name == "create_repo" and args == ("bgbench/in9",)
+    assert kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
+    assert upload == "upload_large_folder" and up["repo_id"] == "bgbench/in9"
+    assert up["folder_path"] == str(repo) and up["repo_type"] == "dataset"
+    assert ".bgbench-work/*" in up["ignore_patterns"]
+    assert result.url.endswith("bgbench/in9")
+    older = StubApi(large=False)  # huggingface_hub without upload_large_folder
+    publish_folder(repo, "bgbench/in9", api=older)
+    assert [c[0] for c in older.calls] == ["create_repo", "upload_folder"]
+
+
+def test_network_and_auth_failures_become_one_clear_error(repo):
+    with pytest.raises(HubUnreachableError, match="network"):
+        publish_folder(repo, "bgbench/in9", api=StubApi(fail=ConnectionError("no route")))
+
+    class Response:
+        status_code = 401
+
+    denied = PermissionError("401")
+    denied.response = Response()
+    with pytest.raises(HubUnreachableError, match="hf auth login"):
+        publish_folder(repo, "bgbench/in9", api=StubApi(fail=denied))
+    with pytest.raises(KeyError):  # a bug is not disguised as a network problem
+        publish_folder(repo, "bgbench/in9", api=StubApi(fail=KeyError("bug")))
+
+
+def test_card_problems_stop_publishing(copy, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CardError, match="README.md is missing"):
+        publish_folder(empty, "a/b")
+    shutil.rmtree(copy / "data" / "only_fg")
+    assert any("only_fg" in p for p in check_card(copy, "dataset"))
+    with pytest.raises(CardError, match="only_fg"):
+        publish_folder(copy, "bgbench/in9", dry_run=True)
+    with pytest.raises(ValueError, match="owner/name"):
+        publish_folder(copy, "in9", dry_run=True)
+    space = tmp_path / "space"
+    space.mkdir()
+    (space / "README.md").write_text("---\ntitle: x\n---\n")
+    assert check_card(space, "space") == [
+        "a Space card needs 'sdk:' (one of gradio, streamlit, docker, static)"
+    ]
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _rewrite(shard: Path, table: pa.Table) -> None:
+    pq.write_table(table, shard)
+
+
+def test_validate_passes_on_good_data(repo, capsys):
+    assert validate_dataset(repo).ok
+    assert main(["validate", str(repo)]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_validate_reports_missing_config(copy, capsys):
+    readme = copy / "README.md"
+    _, front, body = readme.read_text().split("---", 2)
+    meta = yaml.safe_load(front)
+    meta["configs"] = [c for c in meta["configs"] if c["config_name"] != "mixed_next"]
+    readme.write_text("---\n" + yaml.safe_dump(meta, sort_keys=False) + "---" + body)
+    assert main(["validate", str(copy)]) == 1
+    assert "configs missing from the card: mixed_next" in capsys.readouterr().out
+
+
+def test_validate_reports_ids_balance_labels_and_masks(copy):
+    shard = next((copy / "data" / "only_fg").glob("*.parquet"))
+    table = pq.read_table(shard)
+    _rewrite(shard, table.slice(1))  # one image fewer: ids differ and classes unbalanced
+    shard = next((copy / "data" / "no_fg").glob("*.parquet"))
+    table = pq.read_table(shard)
+    labels = table.column("label").to_pylist()
+    labels[0] = 12  # out of range
+    masks = table.column("mask").to_pylist()
+    buf = io.BytesIO()
+    Image.new("L", (100, 100), 255).save(buf, format="PNG")
+    masks[2] = {"bytes": buf.getvalue(), "path": None}  # wrong size
+    for name, values in (("label", labels), ("mask", masks)):
+        column = pa.array(values, table.schema.field(name).type)
+        table = table.set_column(table.schema.get_field_index(name), name, column)
+    _rewrite(shard, table)
+    problems = "\n".join(validate_dataset(copy).problems)
+    assert "only_fg/test: ids differ from original/test" in problems
+    assert "only_fg/test: classes are not balanced" in problems
+    assert "no_fg/test: 1 label(s) outside 0..8" in problems
+    assert "no_fg/test: 1 mask(s) differ in size from their image" in problems
+
+
+def test_validate_unknown_target_is_clear(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a folder nor a Hub dataset id"):
+        validate_dataset(tmp_path / "a" / "b" / "c")
+    with pytest.raises(FileNotFoundError, match="HF_HUB_OFFLINE"):
+        validate_dataset("bgbench/not-cached")
+    (tmp_path / "plain").mkdir()
+    assert "no YAML 'configs:'" in validate_dataset(tmp_path / "plain").problems[0]

@@ -50,8 +50,9 @@ def default_device() -> torch.device:
 
 
 def default_num_workers() -> int:
-    # Leave the model at least one core; a single decode worker keeps up with CPU inference.
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    # Measured on 2 cores (bench/engine_throughput.py): two decode workers beside the model's
+    # threads beat one; more than 4 gains nothing for one model.
+    return max(1, min(4, os.cpu_count() or 2))
 
 
 def default_cache_dir() -> Path:
@@ -137,6 +138,7 @@ def predict(
     mapper: LabelMapper,
     transform: Callable,
     *,
+    batch_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
     batch_size: int = 32,
     num_workers: int | None = None,
     device: str | torch.device | None = None,
@@ -145,7 +147,11 @@ def predict(
     desc: str = "predict",
     progress: bool = True,
 ) -> PredictionRun:
-    """Run ``classifier`` over ``dataset``; reuse and extend ``cache`` when given."""
+    """Run ``classifier`` over ``dataset``; reuse and extend ``cache`` when given.
+
+    ``transform`` runs per image in the workers; ``batch_transform`` (e.g. normalisation of
+    uint8 batches) runs per batch on the device.
+    """
     ids = list(dataset[ID]) if len(dataset) else []
     if len(set(ids)) != len(ids):
         raise ValueError(f"{desc}: image ids repeat; every row needs a unique 'id'.")
@@ -170,7 +176,9 @@ def predict(
         bar = tqdm(total=len(ids), initial=len(have), desc=desc, unit="img", disable=not progress)
         pending: list[dict[str, Any]] = []
         try:
-            for batch_rows, bad in _forward(classifier.to(device), loader, mapper, device):
+            for batch_rows, bad in _forward(
+                classifier.to(device), loader, mapper, device, batch_transform
+            ):
                 skipped.extend(bad)
                 rows.extend(batch_rows)
                 pending.extend(batch_rows)
@@ -191,7 +199,7 @@ def predict(
     return PredictionRun(frame[PREDICTION_COLUMNS], skipped, computed=len(rows), reused=len(have))
 
 
-def _forward(classifier: SupportsLogits, loader, mapper: LabelMapper, device: torch.device):
+def _forward(classifier: SupportsLogits, loader, mapper: LabelMapper, device, batch_transform):
     """Yield (prediction rows, skipped items) per batch."""
     cuda = device.type == "cuda"
     if cuda:
@@ -203,6 +211,8 @@ def _forward(classifier: SupportsLogits, loader, mapper: LabelMapper, device: to
                 yield [], bad
                 continue
             x = x.to(device, non_blocking=True)
+            if batch_transform is not None:
+                x = batch_transform(x)
             if cuda:
                 x = x.contiguous(memory_format=torch.channels_last)
             with amp:

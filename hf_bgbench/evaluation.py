@@ -68,7 +68,7 @@ def evaluate_model(
     runs, predictions = {}, {}
     for variant in chosen:
         ds = load_variant(source, variant, spec)
-        transform = _transform_for(classifier, spec, source)
+        transform, batch_transform = _transforms_for(classifier, spec, source)
         cache = None
         if use_cache:
             key = cache_key(
@@ -76,7 +76,7 @@ def evaluate_model(
                 dataset_fingerprint(ds, source, variant),
                 variant,
                 mapper.protocol,
-                transform.__class__.__name__ + repr(_transform_kind(spec, source)),
+                _transform_kind(spec, source),
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
         run = predict(
@@ -84,6 +84,7 @@ def evaluate_model(
             ds,
             mapper,
             transform,
+            batch_transform=batch_transform,
             batch_size=batch_size,
             num_workers=num_workers,
             device=device,
@@ -126,11 +127,12 @@ def _transform_kind(spec: BenchmarkSpec, source: DataSource) -> str:
     return "precropped" if spec.images_precropped and source.kind != "image-folder" else "full"
 
 
-def _transform_for(classifier, spec: BenchmarkSpec, source: DataSource):
+def _transforms_for(classifier, spec: BenchmarkSpec, source: DataSource):
+    """(per-image geometric transform to uint8, per-batch normalisation on the device)."""
     pre = classifier.preprocessing
     if _transform_kind(spec, source) == "precropped":
-        return pre.precropped_transform()
-    return pre.full_transform()
+        return pre.precropped_transform(normalize=False), pre.normalize_batch
+    return pre.full_transform(normalize=False), pre.normalize_batch
 
 
 def _preprocessing_record(classifier, spec: BenchmarkSpec, source: DataSource) -> dict[str, Any]:

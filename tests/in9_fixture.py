@@ -141,20 +141,26 @@ EXPECTED_CATEGORIES = {
 class _Preprocessing:
     """Identity normalisation so the rule sees raw colours."""
 
-    def precropped_transform(self):
+    def _finish(self, normalize: bool):
+        return transforms.ToTensor() if normalize else transforms.PILToTensor()
+
+    def precropped_transform(self, normalize: bool = True):
         return transforms.Compose(
-            [transforms.Lambda(lambda im: im.convert("RGB")), transforms.ToTensor()]
+            [transforms.Lambda(lambda im: im.convert("RGB")), self._finish(normalize)]
         )
 
-    def full_transform(self):
+    def full_transform(self, normalize: bool = True):
         return transforms.Compose(
             [
                 transforms.Lambda(lambda im: im.convert("RGB")),
                 transforms.Resize(SIZE),
                 transforms.CenterCrop(SIZE),
-                transforms.ToTensor(),
+                self._finish(normalize),
             ]
         )
+
+    def normalize_batch(self, batch: torch.Tensor) -> torch.Tensor:
+        return batch.float().div(255)
 
     def to_dict(self):
         return {"mean": [0, 0, 0], "std": [1, 1, 1], "input_size": [SIZE, SIZE]}

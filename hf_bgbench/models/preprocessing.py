@@ -115,13 +115,25 @@ class Preprocessing:
         if len(self.mean) != 3 or len(self.std) != 3:
             raise ValueError(f"mean/std must have 3 channels, got {self.mean} / {self.std}")
 
-    def _normalize(self):
+    def _to_tensor(self, normalize: bool):
         from torchvision import transforms as T
 
+        if not normalize:
+            return [T.PILToTensor()]  # uint8 CHW; finish with normalize_batch
         return [T.ToTensor(), T.Normalize(self.mean, self.std)]
 
-    def full_transform(self) -> Callable[[Image.Image], torch.Tensor]:
-        """Raw photos: RGB, resize, centre crop, ToTensor, normalise."""
+    def normalize_batch(self, batch: torch.Tensor) -> torch.Tensor:
+        """uint8 (N, 3, H, W) -> normalised float, with the same arithmetic as ToTensor +
+        Normalize (so results are identical), but once per batch and on the batch's device:
+        workers ship 4x fewer bytes and the GPU does the maths."""
+        mean = torch.tensor(self.mean, device=batch.device).view(1, 3, 1, 1)
+        std = torch.tensor(self.std, device=batch.device).view(1, 3, 1, 1)
+        return batch.float().div(255).sub(mean).div(std)
+
+    def full_transform(self, normalize: bool = True) -> Callable[[Image.Image], torch.Tensor]:
+        """Raw photos: RGB, resize, centre crop, ToTensor, normalise.
+
+        ``normalize=False`` stops at a uint8 tensor (see :meth:`normalize_batch`)."""
         from torchvision import transforms as T
 
         mode = _torchvision_mode(self.interpolation)
@@ -132,15 +144,15 @@ class Preprocessing:
         elif isinstance(self.resize, int):
             # shorter side resized but no crop given: crop to the input size so batches stack
             steps.append(T.CenterCrop(list(self.input_size)))
-        return T.Compose(steps + self._normalize())
+        return T.Compose(steps + self._to_tensor(normalize))
 
-    def precropped_transform(self) -> Callable[[Image.Image], torch.Tensor]:
+    def precropped_transform(self, normalize: bool = True) -> Callable[[Image.Image], torch.Tensor]:
         """Benchmark images already cropped (e.g. IN-9's 224x224): RGB, resize exactly to
         ``input_size`` only if the size differs, ToTensor, normalise."""
         from torchvision import transforms as T
 
         steps = [_ToRGB(), _ResizeIfNeeded(self.input_size, self.interpolation)]
-        return T.Compose(steps + self._normalize())
+        return T.Compose(steps + self._to_tensor(normalize))
 
     def to_dict(self) -> dict:
         return {

@@ -78,3 +78,23 @@ def _accepts(component: Any, parameter: str) -> bool:
 def launch_metric_widget(module: Any, readme: str | Path | None = None) -> None:
     """Build the widget and serve it (what a metric Space's ``app.py`` runs)."""
     build_metric_widget(module, readme).launch()
+
+
+def launch_metric_space(app_file: str | Path) -> None:
+    """What every metric Space's ``app.py`` runs: load the module script beside it (so the
+    Space works under any namespace, and offline) and serve its form with the metric card.
+
+    Uses evaluate's own ``launch_gradio_widget`` where the installed Gradio still has
+    ``gr.inputs`` (3.x), and :func:`launch_metric_widget` otherwise.
+    """
+    import evaluate
+    import gradio as gr
+
+    folder = Path(app_file).resolve().parent
+    module = evaluate.load(str(folder / f"{folder.name}.py"))
+    if hasattr(gr, "inputs"):
+        from evaluate.utils import launch_gradio_widget
+
+        launch_gradio_widget(module)
+    else:
+        launch_metric_widget(module, folder / "README.md")

@@ -1,18 +1,5 @@
-"""Space for the `bg_gap` metric: a form that computes it on a table of inputs."""
+"""Space for the `bg_gap` metric: a form that computes it on a table of inputs, above its card."""
 
-from pathlib import Path
+from hf_bgbench.metric_widget import launch_metric_space
 
-import evaluate
-import gradio as gr
-from evaluate.utils import launch_gradio_widget
-
-HERE = Path(__file__).resolve().parent
-# Load the script next to this file, so the Space works under any namespace (and offline).
-module = evaluate.load(str(HERE / "bg_gap.py"))
-
-if hasattr(gr, "inputs"):  # Gradio 3.x: evaluate's own widget
-    launch_gradio_widget(module)
-else:  # Gradio >= 4 removed gr.inputs, which launch_gradio_widget still uses
-    from hf_bgbench.metric_widget import launch_metric_widget
-
-    launch_metric_widget(module, HERE / "README.md")
+launch_metric_space(__file__)

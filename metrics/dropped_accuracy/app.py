@@ -1,4 +1,4 @@
-"""Space for the `dropped_accuracy` metric: a form that computes it on a table of inputs, above its card."""
+"""Space for this metric: a form that computes it on a table of inputs, above its card."""
 
 from hf_bgbench.metric_widget import launch_metric_space
 

@@ -33,6 +33,22 @@ def imagenet_classes() -> tuple[list[str], list[str]]:
 
 
 @lru_cache(maxsize=1)
+def imagenet_wnid_index() -> dict[str, int]:
+    """wnid -> ImageNet-1k class index (0..999)."""
+    return {w: i for i, w in enumerate(imagenet_classes()[0])}
+
+
+def imagenet_index_of(wnid: str) -> int:
+    """ImageNet-1k class index of ``wnid``; a ValueError names a wnid outside ImageNet-1k."""
+    try:
+        return imagenet_wnid_index()[wnid]
+    except KeyError:
+        raise ValueError(
+            f"{wnid!r} is not an ImageNet-1k wnid (expected e.g. 'n02085620')."
+        ) from None
+
+
+@lru_cache(maxsize=1)
 def in9_classes() -> tuple[list[str], list[str]]:
     """(names, ancestor wnids) of the nine IN-9 classes in label order; names lower-case."""
     names, wnids = [], []
@@ -74,19 +90,15 @@ def imagenet_to_rival10() -> np.ndarray:
     table = json.loads(_resource_text("rival10_label_mappings.json"))
     wnid_to_name = json.loads(_resource_text("rival10_wnid_to_class.json"))
     name_to_wnid = {name: wnid for wnid, name in wnid_to_name.items()}
-    index = {w: i for i, w in enumerate(imagenet_classes()[0])}
     out = np.full(1000, UNMAPPED, dtype=np.int64)
     for name, (_, label) in table.items():
-        out[index[name_to_wnid[name]]] = int(label)
+        out[imagenet_index_of(name_to_wnid[name])] = int(label)
     return out
 
 
 def wnid_to_in9(wnid: str) -> int:
     """IN-9 label of an ImageNet-1k wnid (``UNMAPPED`` if it is not one of the 370 classes)."""
-    index = {w: i for i, w in enumerate(imagenet_classes()[0])}
-    if wnid not in index:
-        raise ValueError(f"{wnid!r} is not an ImageNet-1k wnid (expected e.g. 'n02085620').")
-    return int(imagenet_to_in9()[index[wnid]])
+    return int(imagenet_to_in9()[imagenet_index_of(wnid)])
 
 
 @dataclass(frozen=True)

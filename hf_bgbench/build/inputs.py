@@ -19,10 +19,9 @@ import csv
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from hf_bgbench.labels import UNMAPPED, imagenet_classes, imagenet_to_in9
+from hf_bgbench.labels import UNMAPPED, imagenet_index_of, imagenet_to_in9
 
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
 WNID = re.compile(r"^n\d{8}$")
@@ -84,19 +83,12 @@ def _scan(root: Path) -> list[tuple[Path, str]]:
     return [(f, WNID_PREFIX.match(f.name).group(1)) for f in files]  # type: ignore[union-attr]
 
 
-@lru_cache(maxsize=1)
-def _imagenet_index() -> dict[str, int]:
-    return {w: i for i, w in enumerate(imagenet_classes()[0])}
-
-
 def class_of(wnid: str, label_space: str) -> int:
     """Label of a wnid in ``"in9"`` (-1 outside the 370 classes) or ``"imagenet"`` space.
 
     The IN-9 label comes from the published map (:func:`hf_bgbench.labels.imagenet_to_in9`).
     """
-    index = _imagenet_index().get(wnid)
-    if index is None:
-        raise ValueError(f"{wnid!r} is not an ImageNet-1k wnid.")
+    index = imagenet_index_of(wnid)
     return int(imagenet_to_in9()[index]) if label_space == "in9" else index
 
 

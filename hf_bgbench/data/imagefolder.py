@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
-from hf_bgbench.labels import UNMAPPED, imagenet_classes
+from hf_bgbench.labels import UNMAPPED, imagenet_index_of
 
 log = logging.getLogger(__name__)
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png", ".bmp", ".webp"}
@@ -64,8 +64,6 @@ class _Labeller:
     def __init__(self, spec: BenchmarkSpec):
         self.spec = spec
         self.names = {n.lower(): i for i, n in enumerate(spec.classes)}
-        wnids = imagenet_classes()[0]
-        self.wnid_index = {w: i for i, w in enumerate(wnids)}
         self.imagenet_map = (
             spec.label_maps["imagenet-1k"]() if "imagenet-1k" in spec.label_maps else None
         )
@@ -76,9 +74,10 @@ class _Labeller:
         return int(self.imagenet_map[index])
 
     def from_wnid(self, wnid: str) -> int:
-        if wnid not in self.wnid_index:
-            raise ImageFolderError(f"{wnid!r} is not an ImageNet-1k wnid.")
-        return self.from_imagenet_index(self.wnid_index[wnid])
+        try:
+            return self.from_imagenet_index(imagenet_index_of(wnid))
+        except ValueError as err:
+            raise ImageFolderError(str(err)) from None
 
     def from_name_or_index(self, value: str) -> int:
         value = value.strip()

@@ -23,11 +23,16 @@ from hf_bgbench.engine import PredictionCache, cache_key, default_cache_dir, pre
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.metrics import (
     CATEGORY_VARIANTS,
+    GAPS,
     accuracy,
     background_gaps,
+    paired_bootstrap_difference,
     per_class_accuracy,
     prediction_categories_by_id,
+    wilson_interval,
 )
+
+BOOTSTRAP_RESAMPLES = 1000
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +52,7 @@ def evaluate_model(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = True,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Score ``model`` (a model id or a loaded classifier) on the variants of ``benchmark``.
 
@@ -94,7 +100,7 @@ def evaluate_model(
         )
         runs[variant], predictions[variant] = run, run.predictions
 
-    results = summarize(spec, predictions, {v: r.skipped for v, r in runs.items()})
+    results = summarize(spec, predictions, {v: r.skipped for v, r in runs.items()}, seed=seed)
     results.update(
         model=getattr(classifier, "model_id", str(model)),
         model_resolved=getattr(classifier, "resolved", None),
@@ -145,16 +151,25 @@ def summarize(
     spec: BenchmarkSpec,
     predictions: dict[str, pd.DataFrame],
     skipped: dict[str, list[dict[str, Any]]] | None = None,
+    *,
+    seed: int = 0,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> dict[str, Any]:
-    """Metrics of a benchmark from per-variant prediction frames (id, label, pred, ...)."""
+    """Metrics of a benchmark from per-variant prediction frames (id, label, pred, ...).
+
+    Accuracies carry a 95% Wilson interval; gaps carry a 95% paired-bootstrap interval over
+    the images both variants share (resampled with ``seed``, recorded in the output).
+    """
     skipped = skipped or {}
     per_variant: dict[str, Any] = {}
     for variant, frame in predictions.items():
         if frame.empty:
             raise ValueError(f"{spec.name}/{variant}: no image could be scored.")
         per_class = per_class_accuracy(frame["pred"], frame["label"], spec.num_classes)
+        correct = int((frame["pred"] == frame["label"]).sum())
         per_variant[variant] = {
             "accuracy": accuracy(frame["pred"], frame["label"]),
+            "accuracy_ci95": list(wilson_interval(correct, len(frame))),
             "n": int(len(frame)),
             "per_class": {
                 name: (None if pd.isna(acc) else float(acc))
@@ -165,10 +180,32 @@ def summarize(
         }
     results: dict[str, Any] = {"benchmark": spec.name, "variants": per_variant}
     gaps = background_gaps({v: r["accuracy"] for v, r in per_variant.items()})
-    for name in ("bg_gap", "same_minus_next", "original_minus_only_fg"):
+    for name, (a, b) in GAPS.items():
         results[name] = gaps.get(name)
+        results[f"{name}_ci95"] = (
+            _paired_gap_interval(predictions[a], predictions[b], seed, bootstrap_resamples)
+            if name in gaps
+            else None
+        )
     results["categories"] = _categories(predictions)
+    results["bootstrap"] = {"seed": seed, "resamples": bootstrap_resamples, "confidence": 0.95}
     return results
+
+
+def _paired_gap_interval(
+    first: pd.DataFrame, second: pd.DataFrame, seed: int, resamples: int
+) -> list[float] | None:
+    paired = first.merge(second, on="id", suffixes=("_a", "_b"))
+    if paired.empty:
+        return None
+    return list(
+        paired_bootstrap_difference(
+            (paired["pred_a"] == paired["label_a"]).to_numpy(),
+            (paired["pred_b"] == paired["label_b"]).to_numpy(),
+            n_resamples=resamples,
+            seed=seed,
+        )
+    )
 
 
 def _categories(predictions: dict[str, pd.DataFrame]) -> dict[str, Any] | None:
@@ -193,6 +230,7 @@ def _ordered(results: dict[str, Any]) -> dict[str, Any]:
         "benchmark",
         "variants",
         "bg_gap",
+        "bg_gap_ci95",
         "same_minus_next",
         "original_minus_only_fg",
         "categories",

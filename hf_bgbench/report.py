@@ -24,6 +24,10 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}"
 
 
+def _ci(interval: list[float] | None) -> str:
+    return "—" if not interval else f"[{_pct(interval[0])}, {_pct(interval[1])}]"
+
+
 def render_table(results: dict[str, Any]) -> str:
     """A plain-text table for the terminal."""
     lines = [f"{results.get('model', '?')} on {results['benchmark']}", ""]
@@ -50,18 +54,27 @@ def render_markdown(results: dict[str, Any]) -> str:
     if results.get("bg_gap") is not None:
         out += [
             f"**BG-GAP = {_pct(results['bg_gap'])} points** "
+            f"(95% CI {_ci(results.get('bg_gap_ci95'))}) "
             "(accuracy on mixed_same minus mixed_rand; lower means less reliance on the "
             "background's correlation with the class).",
             "",
         ]
-    out += ["| variant | accuracy (%) | n | skipped |", "|---|---:|---:|---:|"]
     out += [
-        f"| {v} | {_pct(r['accuracy'])} | {r['n']} | {r['skipped']} |" for v, r in variants.items()
+        "| variant | accuracy (%) | 95% CI | n | skipped |",
+        "|---|---:|---:|---:|---:|",
     ]
-    gaps = [(GAP_LABELS[k], results.get(k)) for k in GAP_LABELS if results.get(k) is not None]
+    out += [
+        f"| {v} | {_pct(r['accuracy'])} | {_ci(r.get('accuracy_ci95'))} | {r['n']} | "
+        f"{r['skipped']} |"
+        for v, r in variants.items()
+    ]
+    gaps = [k for k in GAP_LABELS if results.get(k) is not None]
     if gaps:
-        out += ["", "| gap | points |", "|---|---:|"]
-        out += [f"| {label} | {_pct(value)} |" for label, value in gaps]
+        out += ["", "| gap | points | 95% CI (paired bootstrap) |", "|---|---:|---:|"]
+        out += [
+            f"| {GAP_LABELS[k]} | {_pct(results[k])} | {_ci(results.get(f'{k}_ci95'))} |"
+            for k in gaps
+        ]
     cats = results.get("categories")
     if cats:
         roles = cats.get("roles", {})
@@ -97,7 +110,10 @@ def render_markdown(results: dict[str, Any]) -> str:
         + str(results.get("label_protocol", ""))
         + ". Preprocessing: "
         + ", ".join(f"{k}={v}" for k, v in (results.get("preprocessing") or {}).items())
-        + f". hf_bgbench {results.get('hf_bgbench_version', '')}.",
+        + ". Intervals: Wilson (accuracies), paired bootstrap over shared images (gaps; "
+        + f"{(results.get('bootstrap') or {}).get('resamples')} resamples, seed "
+        + f"{(results.get('bootstrap') or {}).get('seed')}). "
+        + f"hf_bgbench {results.get('hf_bgbench_version', '')}.",
         "",
     ]
     return "\n".join(out)

@@ -80,7 +80,14 @@ def test_output_files(release_results):
     assert on_disk["benchmark"] == "in9" and on_disk["model"] == "colour-rule-imagenet-1k"
     assert on_disk["label_protocol"].startswith("argmax over all model classes")
     md = (out / "results.md").read_text()
-    assert "BG-GAP = 22.2 points" in md and "| mixed_rand | 77.8 | 18 | 0 |" in md
+    assert "BG-GAP = 22.2 points" in md
+    # 14/18 right; Wilson 95%: centre 0.72892, half-width 0.18107 (worked out by hand)
+    assert "| mixed_rand | 77.8 | [54.8, 91.0] | 18 | 0 |" in md
+    assert on_disk["variants"]["mixed_rand"]["accuracy_ci95"] == pytest.approx(
+        [0.54785, 0.90998], abs=1e-4
+    )
+    lo, hi = on_disk["bg_gap_ci95"]
+    assert lo <= EXPECTED_BG_GAP <= hi and on_disk["bootstrap"]["seed"] == 0
     preds = pd.read_parquet(out / "predictions" / "only_fg.parquet")
     assert list(preds.columns) == ["id", "label", "pred", "pred_model", "prob_true"]
     # grey objects on black: the model answers an ImageNet class outside IN-9 -> -1, wrong

@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
     p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
     p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (recorded)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
         progress=not args.quiet,
+        seed=args.seed,
     )
     print(render_table(results))
     print(f"\nwrote {args.output / 'results.json'}, results.md, accuracy.png, predictions/")

@@ -33,6 +33,7 @@ from hf_bgbench.metrics.edits import (
     dropped_accuracy_report,
     mean_dropped_accuracy,
 )
+from hf_bgbench.metrics.intervals import paired_bootstrap_difference, wilson_interval
 from hf_bgbench.metrics.noise import (
     instance_rfs,
     irfs,
@@ -72,6 +73,7 @@ __all__ = [
     "irfs",
     "max_attack_success_rate_per_class",
     "mean_dropped_accuracy",
+    "paired_bootstrap_difference",
     "per_class_accuracy",
     "prediction_categories",
     "prediction_categories_by_id",
@@ -81,6 +83,7 @@ __all__ = [
     "rfs_report",
     "saliency_alignment",
     "saliency_fraction_inside",
+    "wilson_interval",
     "saliency_iou",
     "vulnerable_foregrounds",
 ]

@@ -187,7 +187,7 @@ def summarize(
             if name in gaps
             else None
         )
-    results["categories"] = _categories(predictions)
+    results.update(_categories(predictions))
     results["bootstrap"] = {"seed": seed, "resamples": bootstrap_resamples, "confidence": 0.95}
     return results
 
@@ -208,19 +208,21 @@ def _paired_gap_interval(
     )
 
 
-def _categories(predictions: dict[str, pd.DataFrame]) -> dict[str, Any] | None:
+def _categories(predictions: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """``categories`` (the five fractions only), ``categories_n`` and ``categories_roles``."""
     if not all(v in predictions for v in CATEGORY_VARIANTS.values()):
-        return None
+        return {"categories": None, "categories_n": 0, "categories_roles": None}
     rows = pd.concat(
         [predictions[v].assign(variant=v) for v in CATEGORY_VARIANTS.values()], ignore_index=True
     )
     common = set.intersection(*(set(predictions[v]["id"]) for v in CATEGORY_VARIANTS.values()))
-    out: dict[str, Any] = prediction_categories_by_id(
-        rows["pred"], rows["label"], rows["variant"], rows["id"]
-    )
-    out["n"] = len(common)
-    out["roles"] = dict(CATEGORY_VARIANTS)
-    return out
+    return {
+        "categories": prediction_categories_by_id(
+            rows["pred"], rows["label"], rows["variant"], rows["id"]
+        ),
+        "categories_n": len(common),
+        "categories_roles": dict(CATEGORY_VARIANTS),
+    }
 
 
 def _ordered(results: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +236,8 @@ def _ordered(results: dict[str, Any]) -> dict[str, Any]:
         "same_minus_next",
         "original_minus_only_fg",
         "categories",
+        "categories_n",
+        "categories_roles",
     ]
     return {k: results[k] for k in head if k in results} | {
         k: v for k, v in results.items() if k not in head

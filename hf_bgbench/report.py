@@ -41,7 +41,7 @@ def render_table(results: dict[str, Any]) -> str:
     cats = results.get("categories")
     if cats:
         lines.append("")
-        lines.append(f"prediction categories (n={cats['n']}):")
+        lines.append(f"prediction categories (n={results['categories_n']}):")
         lines.extend(f"  {CATEGORY_LABELS[k]:<16}{_pct(cats[k]):>7} %" for k in CATEGORY_LABELS)
     return "\n".join(lines)
 
@@ -77,10 +77,11 @@ def render_markdown(results: dict[str, Any]) -> str:
         ]
     cats = results.get("categories")
     if cats:
-        roles = cats.get("roles", {})
+        roles = results.get("categories_roles") or {}
         out += [
             "",
-            f"Prediction categories over {cats['n']} images (full = {roles.get('full')}, "
+            f"Prediction categories over {results['categories_n']} images "
+            f"(full = {roles.get('full')}, "
             f"foreground = {roles.get('foreground')}, background = {roles.get('background')}):",
             "",
             "| category | % |",

@@ -54,7 +54,13 @@ def test_gaps_and_categories_match_hand_computation(release_results):
     cats = results["categories"]
     for name, expected in EXPECTED_CATEGORIES.items():
         assert cats[name] == pytest.approx(expected, **APPROX), name
-    assert cats["n"] == 18
+    assert set(cats) == set(EXPECTED_CATEGORIES)  # fractions only
+    assert results["categories_n"] == 18
+    assert results["categories_roles"] == {
+        "full": "original",
+        "foreground": "mixed_rand",
+        "background": "only_bg_t",
+    }
 
 
 def test_per_class_accuracy(release_results):

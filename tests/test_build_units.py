@@ -224,3 +224,24 @@ def test_discovery_layouts(tmp_path):
     meta.write_text(f"file,wnid\nholiday.jpg,{bird}\n")
     photos, _ = discover_photos(tmp_path / "flat", "in9", metadata=meta)
     assert [(p.id, p.label) for p in photos] == [("holiday", 1)]
+
+
+def test_imagenet_val_layout_takes_the_class_from_the_annotation(tmp_path):
+    """ImageNet val: flat ILSVRC2012_val_*.JPEG, the wnid only in <object><name>."""
+    dog, bird = class_wnids()[:2]
+    for i, wnid in ((1, dog), (2, bird)):
+        _touch(tmp_path / "val" / f"ILSVRC2012_val_{i:08d}.JPEG")
+        xml = tmp_path / "ann" / f"ILSVRC2012_val_{i:08d}.xml"
+        xml.parent.mkdir(exist_ok=True)
+        xml.write_text(
+            f"<annotation><size><width>8</width><height>8</height></size><object>"
+            f"<name>{wnid}</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>6</xmax>"
+            f"<ymax>6</ymax></bndbox></object></annotation>"
+        )
+    photos, _ = discover_photos(tmp_path / "val", "in9", boxes=tmp_path / "ann")
+    assert [(p.id, p.wnid, p.label) for p in photos] == [
+        ("ILSVRC2012_val_00000001", dog, 0),
+        ("ILSVRC2012_val_00000002", bird, 1),
+    ]
+    with pytest.raises(InputLayoutError, match="object><name>"):
+        discover_photos(tmp_path / "val", "in9")  # without the annotations: no class

@@ -261,7 +261,9 @@ def build_in9(options: BuildOptions) -> dict[str, Any]:
             "(--label-space). Use another --output."
         )
 
-    photos, skipped = discover_photos(options.images, options.label_space, options.metadata)
+    photos, skipped = discover_photos(
+        options.images, options.label_space, options.metadata, options.boxes
+    )
     found = len(photos)
     photos, subsampled = _limit(photos, options.limit_per_class, options.seed)
     params = {

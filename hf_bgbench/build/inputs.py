@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +64,19 @@ def _from_metadata(root: Path, metadata: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def _scan(root: Path) -> list[tuple[Path, str]]:
+def _xml_class(boxes: Path | None, stem: str) -> str | None:
+    """The wnid in ``<boxes>/<stem>.xml``'s ``<object><name>`` (ImageNet's val annotations
+    name the class there; the val photos themselves sit in one flat folder)."""
+    if boxes is None or not (boxes / f"{stem}.xml").is_file():
+        return None
+    try:
+        name = ET.parse(boxes / f"{stem}.xml").getroot().findtext("object/name")
+    except ET.ParseError:
+        return None
+    return name.strip() if name and WNID.match(name.strip()) else None
+
+
+def _scan(root: Path, boxes: Path | None = None) -> list[tuple[Path, str]]:
     class_dirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID.match(p.name))
     if class_dirs:
         return [(f, d.name) for d in class_dirs for f in sorted(d.iterdir()) if _is_image(f)]
@@ -73,14 +86,23 @@ def _scan(root: Path) -> list[tuple[Path, str]]:
             f"--images {root}: no photos found. Expected ROOT/<wnid>/<stem>.JPEG, "
             "a flat folder of <wnid>_<anything>.JPEG, or --metadata CSV (file,wnid)."
         )
-    unnamed = [f.name for f in files if not WNID_PREFIX.match(f.name)]
+    found, unnamed = [], []
+    for f in files:
+        prefix = WNID_PREFIX.match(f.name)
+        wnid = prefix.group(1) if prefix else _xml_class(boxes, f.stem)
+        if wnid is None:
+            unnamed.append(f.name)
+        else:
+            found.append((f, wnid))
     if unnamed:
         raise InputLayoutError(
             f"--images {root}: {len(unnamed)} photo(s) have no class, e.g. {unnamed[0]!r}: "
             "in a flat folder, file names must start with the ImageNet wnid "
-            "('n01440764_...'); otherwise give --metadata CSV with columns file,wnid."
+            "('n01440764_...'), or --boxes must hold <stem>.xml naming the class in "
+            "<object><name> (ImageNet's val layout); otherwise give --metadata CSV with "
+            "columns file,wnid."
         )
-    return [(f, WNID_PREFIX.match(f.name).group(1)) for f in files]  # type: ignore[union-attr]
+    return found
 
 
 def class_of(wnid: str, label_space: str) -> int:
@@ -93,9 +115,14 @@ def class_of(wnid: str, label_space: str) -> int:
 
 
 def discover_photos(
-    images: str | Path, label_space: str, metadata: str | Path | None = None
+    images: str | Path,
+    label_space: str,
+    metadata: str | Path | None = None,
+    boxes: str | Path | None = None,
 ) -> tuple[list[Photo], Counter]:
     """Labelled photos sorted by id, and counts of skipped ones by reason.
+
+    ``boxes`` (an XML folder) names the class of flat, wnid-less files (ImageNet val).
 
     Skipped (counted, not fatal): ``outside_label_space`` (an ImageNet class not in IN-9)
     and ``not_imagenet_wnid`` (not one of the 1000 ImageNet-1k wnids).
@@ -103,7 +130,8 @@ def discover_photos(
     root = Path(images)
     if not root.is_dir():
         raise FileNotFoundError(f"--images {root}: no such folder.")
-    found = _from_metadata(root, Path(metadata)) if metadata else _scan(root)
+    xml_dir = Path(boxes) if boxes is not None and Path(boxes).is_dir() else None
+    found = _from_metadata(root, Path(metadata)) if metadata else _scan(root, xml_dir)
     skipped: Counter = Counter()
     photos = []
     for path, wnid in found:

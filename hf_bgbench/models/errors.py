@@ -13,7 +13,7 @@ HUB_OFFLINE_HINT = (
     "or load the model from disk: a folder written by `timm.models.save_for_hf` "
     "(pass 'local-dir:<folder>' or the folder path), a folder written by transformers' "
     "`save_pretrained` (pass the folder path), or an architecture plus a weights file "
-    "(e.g. `--model resnet50 --checkpoint weights.safetensors`)."
+    "(e.g. `bgbench evaluate resnet50 --checkpoint weights.safetensors`)."
 )
 
 

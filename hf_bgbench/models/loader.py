@@ -183,7 +183,7 @@ def _load(model_id: str, checkpoint: str | None) -> Classifier:
         raise ModelLoadError(
             f"{model_id!r} is a file. Pass a weights file together with its architecture, "
             f"e.g. `load_classifier('resnet50', checkpoint={model_id!r})` "
-            f"(CLI: --model resnet50 --checkpoint {model_id})."
+            f"(CLI: `bgbench evaluate resnet50 --checkpoint {model_id}`)."
         )
 
     for prefix in ("hf-hub:", "hf_hub:"):

@@ -126,9 +126,15 @@ class Preprocessing:
         """uint8 (N, 3, H, W) -> normalised float, with the same arithmetic as ToTensor +
         Normalize (so results are identical), but once per batch and on the batch's device:
         workers ship 4x fewer bytes and the GPU does the maths."""
-        mean = torch.tensor(self.mean, device=batch.device).view(1, 3, 1, 1)
-        std = torch.tensor(self.std, device=batch.device).view(1, 3, 1, 1)
-        return batch.float().div(255).sub(mean).div(std)
+        return self.normalize_unit_batch(batch.float().div(255))
+
+    def normalize_unit_batch(self, batch: torch.Tensor) -> torch.Tensor:
+        """float (N, 3, H, W) in [0, 1] -> normalised: ``(x - mean) / std``. The one place the
+        model's normalisation is defined; the Backgrounds Challenge composites in [0, 1] (as
+        published) and calls this directly, uint8 batches go through :meth:`normalize_batch`."""
+        mean = torch.tensor(self.mean, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
+        std = torch.tensor(self.std, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
+        return batch.sub(mean).div(std)
 
     def full_transform(self, normalize: bool = True) -> Callable[[Image.Image], torch.Tensor]:
         """Raw photos: RGB, resize, centre crop, ToTensor, normalise.

@@ -31,8 +31,23 @@ from hf_bgbench.metrics import (
     prediction_categories_by_id,
     wilson_interval,
 )
+from hf_bgbench.report import order_keys
 
 BOOTSTRAP_RESAMPLES = 1000
+# Keys a reader wants first in results.json.
+RESULT_KEYS = [
+    "model",
+    "model_resolved",
+    "benchmark",
+    "variants",
+    "bg_gap",
+    "bg_gap_ci95",
+    "same_minus_next",
+    "original_minus_only_fg",
+    "categories",
+    "categories_n",
+    "categories_roles",
+]
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +128,7 @@ def evaluate_model(
         computed_images=sum(r.computed for r in runs.values()),
         reused_images=sum(r.reused for r in runs.values()),
     )
-    results = _ordered(results)
+    results = order_keys(results, RESULT_KEYS)
     if output_dir is not None:
         write_outputs(results, predictions, Path(output_dir))
     return results
@@ -222,25 +237,6 @@ def _categories(predictions: dict[str, pd.DataFrame]) -> dict[str, Any]:
         ),
         "categories_n": len(common),
         "categories_roles": dict(CATEGORY_VARIANTS),
-    }
-
-
-def _ordered(results: dict[str, Any]) -> dict[str, Any]:
-    head = [
-        "model",
-        "model_resolved",
-        "benchmark",
-        "variants",
-        "bg_gap",
-        "bg_gap_ci95",
-        "same_minus_next",
-        "original_minus_only_fg",
-        "categories",
-        "categories_n",
-        "categories_roles",
-    ]
-    return {k: results[k] for k in head if k in results} | {
-        k: v for k, v in results.items() if k not in head
     }
 
 

@@ -3,6 +3,7 @@ card, with a LaTeX row) and a per-variant accuracy plot."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,20 @@ CATEGORY_LABELS = {
 }
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal; "—" when missing or NaN."""
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def order_keys(results: dict[str, Any], head: list[str]) -> dict[str, Any]:
+    """``results`` with the keys of ``head`` first (the order a reader wants in JSON)."""
+    return {k: results[k] for k in head if k in results} | {
+        k: v for k, v in results.items() if k not in head
+    }
 
 
 def _ci(interval: list[float] | None) -> str:
-    return "—" if not interval else f"[{_pct(interval[0])}, {_pct(interval[1])}]"
+    return "—" if not interval else f"[{pct(interval[0])}, {pct(interval[1])}]"
 
 
 def render_table(results: dict[str, Any]) -> str:
@@ -33,16 +42,16 @@ def render_table(results: dict[str, Any]) -> str:
     lines = [f"{results.get('model', '?')} on {results['benchmark']}", ""]
     lines.append(f"{'variant':<14}{'accuracy %':>11}{'n':>8}{'skipped':>9}")
     for variant, r in results["variants"].items():
-        lines.append(f"{variant:<14}{_pct(r['accuracy']):>11}{r['n']:>8}{r['skipped']:>9}")
+        lines.append(f"{variant:<14}{pct(r['accuracy']):>11}{r['n']:>8}{r['skipped']:>9}")
     gaps = [(GAP_LABELS[k], results.get(k)) for k in GAP_LABELS if results.get(k) is not None]
     if gaps:
         lines.append("")
-        lines.extend(f"{label:<36}{_pct(value):>8} pts" for label, value in gaps)
+        lines.extend(f"{label:<36}{pct(value):>8} pts" for label, value in gaps)
     cats = results.get("categories")
     if cats:
         lines.append("")
         lines.append(f"prediction categories (n={results['categories_n']}):")
-        lines.extend(f"  {CATEGORY_LABELS[k]:<16}{_pct(cats[k]):>7} %" for k in CATEGORY_LABELS)
+        lines.extend(f"  {CATEGORY_LABELS[k]:<16}{pct(cats[k]):>7} %" for k in CATEGORY_LABELS)
     return "\n".join(lines)
 
 
@@ -53,7 +62,7 @@ def render_markdown(results: dict[str, Any]) -> str:
     out = [f"# {model} on {bench}", ""]
     if results.get("bg_gap") is not None:
         out += [
-            f"**BG-GAP = {_pct(results['bg_gap'])} points** "
+            f"**BG-GAP = {pct(results['bg_gap'])} points** "
             f"(95% CI {_ci(results.get('bg_gap_ci95'))}) "
             "(accuracy on mixed_same minus mixed_rand; lower means less reliance on the "
             "background's correlation with the class).",
@@ -64,7 +73,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     out += [
-        f"| {v} | {_pct(r['accuracy'])} | {_ci(r.get('accuracy_ci95'))} | {r['n']} | "
+        f"| {v} | {pct(r['accuracy'])} | {_ci(r.get('accuracy_ci95'))} | {r['n']} | "
         f"{r['skipped']} |"
         for v, r in variants.items()
     ]
@@ -72,7 +81,7 @@ def render_markdown(results: dict[str, Any]) -> str:
     if gaps:
         out += ["", "| gap | points | 95% CI (paired bootstrap) |", "|---|---:|---:|"]
         out += [
-            f"| {GAP_LABELS[k]} | {_pct(results[k])} | {_ci(results.get(f'{k}_ci95'))} |"
+            f"| {GAP_LABELS[k]} | {pct(results[k])} | {_ci(results.get(f'{k}_ci95'))} |"
             for k in gaps
         ]
     cats = results.get("categories")
@@ -87,18 +96,18 @@ def render_markdown(results: dict[str, Any]) -> str:
             "| category | % |",
             "|---|---:|",
         ]
-        out += [f"| {CATEGORY_LABELS[k]} | {_pct(cats[k])} |" for k in CATEGORY_LABELS]
+        out += [f"| {CATEGORY_LABELS[k]} | {pct(cats[k])} |" for k in CATEGORY_LABELS]
     classes = list(next(iter(variants.values()))["per_class"])
     out += ["", "Per-class accuracy (%):", ""]
     out.append("| variant | " + " | ".join(classes) + " |")
     out.append("|---|" + "---:|" * len(classes))
     for v, r in variants.items():
-        out.append(f"| {v} | " + " | ".join(_pct(r["per_class"][c]) for c in classes) + " |")
+        out.append(f"| {v} | " + " | ".join(pct(r["per_class"][c]) for c in classes) + " |")
     cols = list(variants)
-    latex_values = [_pct(variants[v]["accuracy"]) for v in cols]
+    latex_values = [pct(variants[v]["accuracy"]) for v in cols]
     if results.get("bg_gap") is not None:
         cols.append("BG-GAP")
-        latex_values.append(_pct(results["bg_gap"]))
+        latex_values.append(pct(results["bg_gap"]))
     out += [
         "",
         "LaTeX row (columns: " + ", ".join(cols) + "):",

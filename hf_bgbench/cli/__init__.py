@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["evaluate", "build", "convert", "publish", "validate", "publish_metrics"]
+COMMANDS = ["evaluate", "build", "convert", "publish", "validate", "publish_metrics", "challenge"]
 
 
 def build_parser() -> argparse.ArgumentParser:

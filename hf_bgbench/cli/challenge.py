@@ -1,0 +1,79 @@
+"""``bgbench challenge MODEL --data DIR``: the Backgrounds Challenge (adversarial backgrounds)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "challenge",
+        help="Backgrounds Challenge: paste every foreground on every background",
+        description=(
+            "Paste every test foreground (image + fg_mask) on every only_bg_t background, of "
+            "every class, and count the foregrounds no background can flip (challenge "
+            "accuracy). --full-matrix scores every composite and adds per-background attack "
+            "success rates. Writes challenge.json, challenge.md, vulnerable.parquet, "
+            "challenge.png (and fooling_matrix.npz) to --output."
+        ),
+    )
+    p.add_argument(
+        "model",
+        nargs="?",
+        default="tf_efficientnet_lite0",
+        help="timm name, hf-hub:timm/..., transformers Hub id, local folder, or the bundled "
+        "tf_efficientnet_lite0/1/2 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--data",
+        required=True,
+        help="official release folder (bg_challenge/... with fg_mask) or a Hub-layout folder "
+        "whose foreground variant has a mask column",
+    )
+    p.add_argument("--benchmark", default="in9", help="benchmark name (default: %(default)s)")
+    p.add_argument("--max-foregrounds", type=int, default=None, help="seeded random subset")
+    p.add_argument("--max-backgrounds", type=int, default=None, help="seeded random subset")
+    p.add_argument(
+        "--full-matrix",
+        action="store_true",
+        help="score every composite (no early stop) for attack success rates per background",
+    )
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
+    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the subsets (recorded)")
+    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
+    p.add_argument("--output", type=Path, default=Path("bgbench_challenge"), help="output folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.challenge import run_challenge
+    from hf_bgbench.challenge_report import render_challenge_table
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    results = run_challenge(
+        args.model,
+        args.data,
+        benchmark=args.benchmark,
+        max_foregrounds=args.max_foregrounds,
+        max_backgrounds=args.max_backgrounds,
+        full_matrix=args.full_matrix,
+        batch_size=args.batch_size,
+        num_workers=args.workers,
+        device=args.device,
+        seed=args.seed,
+        checkpoint=args.checkpoint,
+        progress=not args.quiet,
+        output_dir=args.output,
+    )
+    print(render_challenge_table(results))
+    extra = ", fooling_matrix.npz" if args.full_matrix else ""
+    print(
+        f"\nwrote {args.output / 'challenge.json'}, challenge.md, vulnerable.parquet{extra}, "
+        "challenge.png"
+    )
+    return 0

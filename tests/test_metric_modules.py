@@ -25,6 +25,7 @@ from hf_bgbench.metrics import (
     dropped_accuracy_report,
     rfs_report,
 )
+from tests.assertions import assert_close
 
 evaluate = pytest.importorskip("evaluate")
 
@@ -63,20 +64,6 @@ def evaluate_cache(tmp_path_factory):
 
 def load(name: str, config: str | None = None, **kwargs):
     return evaluate.load(str(METRICS_DIR / name), config, **kwargs)
-
-
-def assert_close(actual, expected):
-    """Equality of (nested) result dicts, floats up to rounding, NaN equal to NaN."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and actual.keys() == expected.keys()
-        for key in expected:
-            assert_close(actual[key], expected[key])
-    elif isinstance(expected, list | tuple | np.ndarray):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            assert_close(a, e)
-    else:
-        assert actual == pytest.approx(expected, nan_ok=True, abs=1e-12)
 
 
 # ----------------------------------------------------------------------------- fixtures

@@ -40,23 +40,10 @@ from hf_bgbench.metrics import (
     vulnerable_foregrounds,
 )
 from hf_bgbench.metrics.edits import IMAGENET_E_EDITS
+from tests.assertions import assert_close
 
 SETTINGS = settings(max_examples=60, deadline=None)
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
-
-
-def assert_close(actual, expected):
-    """Equality of (nested) result dicts, floats up to rounding, NaN equal to NaN."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and actual.keys() == expected.keys()
-        for key in expected:
-            assert_close(actual[key], expected[key])
-    elif isinstance(expected, list | tuple | np.ndarray):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            assert_close(a, e)
-    else:
-        assert actual == pytest.approx(expected, nan_ok=True, abs=1e-12)
 
 
 # ----------------------------------------------------------------------------- IN-9 / BG-GAP

@@ -6,6 +6,8 @@ import argparse
 import logging
 from pathlib import Path
 
+from hf_bgbench.cli._common import add_model_arguments
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -20,19 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument(
-        "model",
-        nargs="?",
-        default="tf_efficientnet_lite0",
-        help="timm name, hf-hub:timm/..., transformers Hub id, local folder, or the bundled "
-        "tf_efficientnet_lite0/1/2 (default: %(default)s)",
-    )
-    p.add_argument(
         "--data",
         required=True,
         help="official release folder (bg_challenge/... with fg_mask) or a Hub-layout folder "
         "whose foreground variant has a mask column",
     )
-    p.add_argument("--benchmark", default="in9", help="benchmark name (default: %(default)s)")
     p.add_argument("--max-foregrounds", type=int, default=None, help="seeded random subset")
     p.add_argument("--max-backgrounds", type=int, default=None, help="seeded random subset")
     p.add_argument(
@@ -40,13 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="score every composite (no early stop) for attack success rates per background",
     )
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
-    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subsets (recorded)")
-    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
     p.add_argument("--output", type=Path, default=Path("bgbench_challenge"), help="output folder")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_model_arguments(p, batch_size=64)
     p.set_defaults(func=run)
 
 

@@ -6,6 +6,8 @@ import argparse
 import logging
 from pathlib import Path
 
+from hf_bgbench.cli._common import add_model_arguments
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -18,14 +20,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument(
-        "model",
-        nargs="?",
-        default="tf_efficientnet_lite0",
-        help="timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
-        "local-dir:..., or the bundled tf_efficientnet_lite0/1/2 (default: %(default)s)",
-    )
-    p.add_argument("--benchmark", default="in9", help="benchmark name (default: %(default)s)")
-    p.add_argument(
         "--data",
         default=None,
         help="Hub dataset id, local Hub-layout folder, official release folder, or photo folder "
@@ -33,20 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--variants", nargs="+", default=None, help="variants to score (default: all)")
     p.add_argument("--output", type=Path, default=Path("bgbench_results"), help="output folder")
-    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
     p.add_argument(
         "--restrict-to-benchmark-classes",
         action="store_true",
         help="argmax only over the model classes that map to the benchmark (NOT the published "
         "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
     )
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
-    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
     p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
     p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (recorded)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_model_arguments(p, batch_size=32)
     p.set_defaults(func=run)
 
 

@@ -1,0 +1,21 @@
+"""Arguments shared by the sub-commands that run a model."""
+
+from __future__ import annotations
+
+import argparse
+
+MODEL_HELP = (
+    "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
+    "local-dir:..., or the bundled tf_efficientnet_lite0/1/2 (default: %(default)s)"
+)
+
+
+def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
+    """MODEL, --benchmark, --checkpoint, --batch-size, --workers, --device, --quiet."""
+    p.add_argument("model", nargs="?", default="tf_efficientnet_lite0", help=MODEL_HELP)
+    p.add_argument("--benchmark", default="in9", help="benchmark name (default: %(default)s)")
+    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
+    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -63,7 +63,7 @@ def publish_metrics(
     Every folder is checked before anything is uploaded, so a broken folder cannot leave the
     set half published. ``api`` is passed to ``publish_folder`` (tests use a stub).
     """
-    from hf_bgbench.hub_publish import HubUnreachableError, publish_folder
+    from hf_bgbench.hub_publish import publish_folder
 
     if not namespace or "/" in namespace:
         raise ValueError(f"--namespace must be a user or organisation name, not {namespace!r}.")
@@ -84,29 +84,11 @@ def publish_metrics(
     ]
     if dry_run:
         return plans
-    results = []
-    for name in names:
-        repo_id = f"{namespace}/{name}"
-        try:
-            results.append(publish_folder(root / name, repo_id, "space", private, False, api=api))
-        except Exception as err:
-            if not _is_http_error(err):
-                raise
-            raise HubUnreachableError(
-                f"Could not publish to {repo_id}: the Hub could not be reached "
-                f"({type(err).__name__}: {err}). Check the network, that HF_HUB_OFFLINE is not "
-                "set, and that you are logged in (`hf auth login`, or HF_TOKEN)."
-            ) from err
-    return results
-
-
-# Top-level modules of the HTTP stacks huggingface_hub has used; their errors all mean "the
-# Hub could not be reached" here (publish_folder already maps the ones it knows).
-_HTTP_MODULES = {"httpx", "httpx2", "httpcore", "httpcore2", "requests", "urllib3"}
-
-
-def _is_http_error(err: BaseException) -> bool:
-    return any(cls.__module__.split(".")[0] in _HTTP_MODULES for cls in type(err).__mro__)
+    # publish_folder turns network, offline and auth failures into HubUnreachableError.
+    return [
+        publish_folder(root / name, f"{namespace}/{name}", "space", private, False, api=api)
+        for name in names
+    ]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -192,7 +192,8 @@ def predict(
                 cache.append(pending)
             bar.close()
     frame = pd.concat([done, pd.DataFrame(rows, columns=PREDICTION_COLUMNS)], ignore_index=True)
-    frame = frame.set_index("id").reindex([i for i in ids if i in set(frame["id"])]).reset_index()
+    scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
+    frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()
     frame = frame.astype({"label": "int64", "pred": "int64", "pred_model": "int64"})
     if skipped:
         log.warning("%s: %d image(s) could not be read and were skipped.", desc, len(skipped))

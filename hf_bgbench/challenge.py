@@ -330,18 +330,15 @@ class _Step:
             classifier.model.to(memory_format=torch.channels_last)
         self.amp = torch.autocast("cuda", dtype=torch.float16) if self.cuda else nullcontext()
         pre = classifier.preprocessing
-        unit = getattr(pre, "normalize_unit_batch", None)
-        # A preprocessing object with only the uint8 entry point still normalises correctly.
-        self.normalize = unit if unit is not None else (lambda x: pre.normalize_batch(x * 255))
-        size = getattr(pre, "input_size", None)
-        self.input_size = tuple(size) if size is not None else None
-        self.interpolation = getattr(pre, "interpolation", "bilinear")
+        self.normalize = pre.normalize_unit_batch
+        self.input_size = tuple(pre.input_size)
+        self.interpolation = pre.interpolation
         self.resize_to: tuple[int, int] | None = None
 
     def check_size(self, hw: tuple[int, int]) -> None:
         """Composites are made at the data's size; resize them only if the model wants
         another (as ``bgbench evaluate`` resizes precropped images)."""
-        if self.input_size is not None and tuple(hw) != self.input_size:
+        if tuple(hw) != self.input_size:
             self.resize_to = self.input_size
 
     def __call__(self, x01: torch.Tensor, label: int | torch.Tensor) -> np.ndarray:

@@ -159,8 +159,14 @@ class _Preprocessing:
             ]
         )
 
+    input_size = (SIZE, SIZE)
+    interpolation = "bilinear"
+
+    def normalize_unit_batch(self, batch: torch.Tensor) -> torch.Tensor:
+        return batch  # mean 0, std 1
+
     def normalize_batch(self, batch: torch.Tensor) -> torch.Tensor:
-        return batch.float().div(255)
+        return self.normalize_unit_batch(batch.float().div(255))
 
     def to_dict(self):
         return {"mean": [0, 0, 0], "std": [1, 1, 1], "input_size": [SIZE, SIZE]}

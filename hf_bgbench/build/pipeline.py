@@ -31,6 +31,7 @@ from hf_bgbench.build.geometry import (
     working_geometry,
 )
 from hf_bgbench.build.segmentation import grabcut_foreground
+from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
 
 KEPT = "kept"
 # Why an image can be dropped in stage 1 (the build report counts each).
@@ -45,7 +46,6 @@ DROP_REASONS = (
 )
 
 JPEG_SETTINGS = {"format": "JPEG", "quality": 95, "subsampling": 0, "optimize": False}
-PNG_SETTINGS = {"format": "PNG", "compress_level": 6, "optimize": False}
 
 
 def init_worker() -> None:
@@ -167,13 +167,6 @@ def encode_image(array: np.ndarray, image_format: str) -> bytes:
     buf = io.BytesIO()
     settings = JPEG_SETTINGS if image_format == "jpeg" else PNG_SETTINGS
     Image.fromarray(array, mode="RGB").save(buf, **settings)
-    return buf.getvalue()
-
-
-def encode_mask(mask: np.ndarray) -> bytes:
-    """An "L" PNG, 0 (background) / 255 (foreground)."""
-    buf = io.BytesIO()
-    Image.fromarray((mask > 0).astype(np.uint8) * 255, mode="L").save(buf, **PNG_SETTINGS)
     return buf.getvalue()
 
 

@@ -11,15 +11,13 @@ The image id is the file stem, which is the same in every variant.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import datasets
 import numpy as np
-from PIL import Image
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features
+from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features, encode_mask
 
 RELEASE_DIRNAME = "bg_challenge"
 RELEASE_SPLIT = "val"
@@ -102,9 +100,7 @@ def mask_png_bytes(npy_path: Path) -> bytes:
     mask = np.load(npy_path, allow_pickle=False)
     if mask.ndim == 3:
         mask = mask[..., 0] if mask.shape[-1] in (1, 3) else mask[0]
-    buf = io.BytesIO()
-    Image.fromarray(((mask > 0) * 255).astype(np.uint8), mode="L").save(buf, format="PNG")
-    return buf.getvalue()
+    return encode_mask(mask)
 
 
 def load_release_variant(

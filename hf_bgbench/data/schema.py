@@ -16,9 +16,12 @@ Columns (one row per image, one config per variant):
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 import datasets
+import numpy as np
+from PIL import Image
 
 IMAGE, LABEL, ID, MASK, BG_ID, BG_LABEL, BOX_ESTIMATED = (
     "image",
@@ -30,6 +33,8 @@ IMAGE, LABEL, ID, MASK, BG_ID, BG_LABEL, BOX_ESTIMATED = (
     "box_estimated",
 )
 REQUIRED_COLUMNS = (IMAGE, LABEL, ID)
+# Fixed PNG settings keep builds byte-reproducible.
+PNG_SETTINGS = {"format": "PNG", "compress_level": 6, "optimize": False}
 OPTIONAL_COLUMNS = (MASK, BG_ID, BG_LABEL, BOX_ESTIMATED)
 
 
@@ -71,3 +76,12 @@ def check_schema(ds: datasets.Dataset, class_names: Sequence[str], where: str) -
                 f"{where}: label names {feature.names} do not match the benchmark's classes "
                 f"{list(class_names)} (same names, same order expected)."
             )
+
+
+def encode_mask(mask: np.ndarray) -> bytes:
+    """The ``mask`` column's format: an "L" PNG, 0 (background) / 255 (foreground)."""
+    buf = io.BytesIO()
+    Image.fromarray((np.asarray(mask) > 0).astype(np.uint8) * 255, mode="L").save(
+        buf, **PNG_SETTINGS
+    )
+    return buf.getvalue()

@@ -12,8 +12,8 @@ import pytest
 from datasets import load_dataset
 
 from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.build.in9 import BuildError, BuildOptions, build_in9
-from hf_bgbench.build.validate import validate_dataset
+from hf_bgbench.builders.in9 import BuildError, BuildOptions, build_in9
+from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs, read_card_metadata
 from hf_bgbench.labels import imagenet_classes, in9_classes
@@ -183,7 +183,7 @@ def test_two_builds_with_one_seed_are_byte_identical(photos, tmp_path):
 
 
 def test_csv_boxes_give_the_same_data_as_voc_xml(photos, tmp_path):
-    from hf_bgbench.build.boxes import parse_voc_xml
+    from hf_bgbench.builders.boxes import parse_voc_xml
 
     images, boxes = photos
     lines = ["file,xmin,ymin,xmax,ymax"]

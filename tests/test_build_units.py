@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hf_bgbench.build import compose
-from hf_bgbench.build.boxes import (
+from hf_bgbench.builders import compose
+from hf_bgbench.builders.boxes import (
     BoxFormatError,
     BoxSource,
     estimate_box,
@@ -15,16 +15,16 @@ from hf_bgbench.build.boxes import (
     read_box_csv,
     rescale_boxes,
 )
-from hf_bgbench.build.geometry import (
+from hf_bgbench.builders.geometry import (
     CROP,
     box_to_rect,
     crop_filter,
     resize_to_working,
     working_geometry,
 )
-from hf_bgbench.build.in9 import assign_backgrounds, balance, next_class
-from hf_bgbench.build.inputs import InputLayoutError, discover_photos
-from hf_bgbench.build.segmentation import grabcut_foreground, image_seed
+from hf_bgbench.builders.in9 import assign_backgrounds, balance, next_class
+from hf_bgbench.builders.inputs import InputLayoutError, discover_photos
+from hf_bgbench.builders.segmentation import grabcut_foreground, image_seed
 from tests.synthetic_scenes import class_wnids, scene, voc_xml
 
 # --------------------------------------------------------------------------- boxes

@@ -13,8 +13,8 @@ from datasets import load_dataset
 from PIL import Image
 
 from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.build.convert import convert_in9_release
-from hf_bgbench.build.validate import validate_dataset
+from hf_bgbench.builders.convert import convert_in9_release
+from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs
 from hf_bgbench.data.release import ReleaseLayoutError

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from hf_bgbench.build.validate import validate_dataset
+from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.hub_publish import (
     CardError,

@@ -84,7 +84,7 @@ def add_in9_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_in9(args: argparse.Namespace) -> int:
     from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-    from hf_bgbench.build.in9 import REPORT_NAME, BuildOptions, build_in9, summary_lines
+    from hf_bgbench.builders.in9 import REPORT_NAME, BuildOptions, build_in9, summary_lines
 
     variants = tuple(v.strip() for v in args.variants.split(",")) if args.variants else IN9_VARIANTS
     report = build_in9(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def run_in9_release(args: argparse.Namespace) -> int:
-    from hf_bgbench.build.convert import convert_in9_release
+    from hf_bgbench.builders.convert import convert_in9_release
 
     report = convert_in9_release(args.src, args.output, overwrite=args.overwrite)
     counts = ", ".join(f"{k} {v}" for k, v in report["per_class"].items())

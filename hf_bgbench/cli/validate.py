@@ -6,7 +6,7 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.build.validate import validate_dataset
+    from hf_bgbench.builders.validate import validate_dataset
 
     result = validate_dataset(args.target, benchmark=args.benchmark)
     for note in result.notes:

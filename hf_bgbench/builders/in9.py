@@ -3,7 +3,7 @@
 ``build_in9(BuildOptions(...))`` is what ``bgbench build in9`` and
 ``dataset_scripts/in9.py`` run. Steps:
 
-1. find the photos and their classes (:mod:`hf_bgbench.build.inputs`);
+1. find the photos and their classes (:mod:`hf_bgbench.builders.inputs`);
 2. stage 1, in parallel: box -> crop filters -> GrabCut -> tiled background, per photo,
    cached under ``<output>/.bgbench-work/<split>/`` (:func:`pipeline.segment_image`);
 3. balance the classes (seeded) and assign the backgrounds of the mixed variants (seeded);
@@ -37,9 +37,9 @@ from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.build import pipeline
-from hf_bgbench.build.card import write_card
-from hf_bgbench.build.inputs import Photo, discover_photos
+from hf_bgbench.builders import pipeline
+from hf_bgbench.builders.card import write_card
+from hf_bgbench.builders.inputs import Photo, discover_photos
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import benchmark_features
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
-from hf_bgbench.build.card import write_card
-from hf_bgbench.build.in9 import REPORT_FORMAT, REPORT_NAME, write_json
+from hf_bgbench.builders.card import write_card
+from hf_bgbench.builders.in9 import REPORT_FORMAT, REPORT_NAME, write_json
 from hf_bgbench.data import hub
 from hf_bgbench.data.release import (
     MASK_DIRNAME,

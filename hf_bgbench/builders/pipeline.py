@@ -22,15 +22,15 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.build import compose
-from hf_bgbench.build.boxes import BoxSource, estimate_box, rescale_boxes
-from hf_bgbench.build.geometry import (
+from hf_bgbench.builders import compose
+from hf_bgbench.builders.boxes import BoxSource, estimate_box, rescale_boxes
+from hf_bgbench.builders.geometry import (
     box_to_rect,
     crop_filter,
     resize_to_working,
     working_geometry,
 )
-from hf_bgbench.build.segmentation import grabcut_foreground
+from hf_bgbench.builders.segmentation import grabcut_foreground
 from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
 
 KEPT = "kept"

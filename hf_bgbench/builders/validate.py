@@ -189,7 +189,7 @@ def _check_backgrounds(
         wrong = [i for i, y, b in pairs if b != y]
         rule = "the same class"
     elif variant == "mixed_next":
-        from hf_bgbench.build.in9 import next_class
+        from hf_bgbench.builders.in9 import next_class
 
         wrong = [i for i, y, b in pairs if b != next_class(y, present, spec.num_classes)]
         rule = "class (y + 1) mod C"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hf_bgbench.build.geometry import Rect
+from hf_bgbench.builders.geometry import Rect
 
 
 def background_strip(width: int, height: int, rect: Rect) -> tuple[str, int, int]:

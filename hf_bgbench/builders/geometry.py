@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.build.boxes import Box
+from hf_bgbench.builders.boxes import Box
 
 RESIZE = 256
 CROP = 224

@@ -7,7 +7,16 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["evaluate", "build", "convert", "publish", "validate", "publish_metrics", "challenge"]
+COMMANDS = [
+    "evaluate",
+    "build",
+    "convert",
+    "publish",
+    "validate",
+    "publish_metrics",
+    "challenge",
+    "download",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

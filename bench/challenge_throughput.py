@@ -8,7 +8,7 @@ reference = a re-implementation of the published loop (Xiao et al.'s challenge_e
             background JPEGs (re-opened and re-decoded for every foreground, ToTensor, batches
             of 32), composite, normalise, forward, map to IN-9, stop at the first batch with a
             wrong prediction.
-ours      = hf_bgbench.challenge.run_challenge on the same foregrounds and backgrounds, same
+ours      = hf_bgbench.tasks.challenge.run_challenge on the same foregrounds and backgrounds, same
             batch size (32), so both evaluate exactly the same composites; the bench checks
             they find the same vulnerable foregrounds.
 
@@ -36,10 +36,10 @@ from PIL import Image, ImageOps
 from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.challenge import run_challenge
 from hf_bgbench.data.sources import load_variant, resolve_source
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.models import load_classifier
+from hf_bgbench.tasks.challenge import run_challenge
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
 REFERENCE_BATCH = 32

@@ -3,7 +3,7 @@
     python bench/engine_throughput.py [--model tf_efficientnet_lite0] [--repeat 4] [--batch-size 32]
 
 raw    = model forward only, on tensors decoded and transformed beforehand (the ceiling);
-engine = hf_bgbench.engine.predict on the same images from a datasets.Dataset (decode,
+engine = hf_bgbench.engine.predict (decode loader + model step) on the same images (decode,
          transform, forward, label mapping, no cache). Target: engine / raw >= 0.9.
 
 Two workloads: the benchmark's own input (224x224 release JPEGs made from the photos, the
@@ -27,6 +27,7 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
 from hf_bgbench.engine import predict
 from hf_bgbench.mapping import LabelMapper
+from hf_bgbench.model_step import ModelStep
 from hf_bgbench.models import load_classifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
@@ -70,7 +71,7 @@ def measure(
         [base.map(lambda r, k=k: {"id": f"{r['id']}#{k}"}) for k in range(repeat)]
     )
     pre = clf.preprocessing
-    kind = "full" if source.kind == "image-folder" else "precropped"
+    kind = "precropped" if source.precropped else "full"
     per_image = getattr(pre, f"{kind}_transform")
     mapper = LabelMapper.for_model(clf.label_space, spec)
     tensors = torch.stack([per_image()(row["image"]) for row in base])
@@ -82,14 +83,11 @@ def measure(
         raw_before = raw_after
         t0 = time.perf_counter()
         run = predict(
-            clf,
+            ModelStep(clf, mapper, "cpu"),
             ds,
-            mapper,
-            per_image(normalize=False),
-            batch_transform=pre.normalize_batch,
+            image_transform=per_image(normalize=False),
             batch_size=batch_size,
             num_workers=workers,
-            device="cpu",
             progress=False,
         )
         engine = len(run.predictions) / (time.perf_counter() - t0)

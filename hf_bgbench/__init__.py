@@ -2,7 +2,7 @@
 
 Public API (imported lazily so ``import hf_bgbench`` stays fast)::
 
-    from hf_bgbench import evaluate_model, load_classifier, get_benchmark
+    from hf_bgbench import evaluate_model, run_challenge, load_classifier, get_benchmark
 """
 
 from __future__ import annotations
@@ -13,11 +13,16 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "evaluate_model": "hf_bgbench.evaluation",
+    "evaluate_model": "hf_bgbench.tasks.evaluate",
+    "run_challenge": "hf_bgbench.tasks.challenge",
+    "run_task": "hf_bgbench.tasks",
+    "list_tasks": "hf_bgbench.tasks",
+    "ModelStep": "hf_bgbench.model_step",
     "load_classifier": "hf_bgbench.models",
     "get_benchmark": "hf_bgbench.benchmarks",
     "list_benchmarks": "hf_bgbench.benchmarks",
     "load_variant": "hf_bgbench.data.sources",
+    "load_metric": "hf_bgbench.evaluate_metrics",
 }
 __all__ = ["__version__", *_LAZY]
 

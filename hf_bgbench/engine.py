@@ -1,10 +1,9 @@
-"""The one inference engine: any classifier over any benchmark dataset.
+"""The inference engine: a model step over a whole dataset, with a resumable cache.
 
-Streams batches from a ``datasets.Dataset`` (decode + transform in DataLoader workers, off
-the main process), runs the model under ``torch.inference_mode`` (AMP and channels_last on
-CUDA), maps outputs to benchmark predictions, and keeps a prediction cache on disk keyed by
-(model, data, variant, protocol) and image id, so a rerun or an interrupted run only
-computes the images that are missing.
+Streams batches through the public decode loader (:func:`hf_bgbench.data.loader.
+decode_loader`), runs the public model step (:class:`hf_bgbench.model_step.ModelStep`) and
+keeps a prediction cache on disk keyed by (model, data, variant, protocol) and image id, so
+a rerun or an interrupted run only computes the images that are missing.
 """
 
 from __future__ import annotations
@@ -14,39 +13,23 @@ import logging
 import os
 import uuid
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import datasets
 import pandas as pd
 import torch
+from PIL import Image
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.schema import ID, IMAGE, LABEL
-from hf_bgbench.mapping import LabelMapper
+from hf_bgbench.data.loader import decode_loader, iterate
+from hf_bgbench.data.schema import ID
+from hf_bgbench.model_step import ModelStep
 
 log = logging.getLogger(__name__)
 
 PREDICTION_COLUMNS = ["id", "label", "pred", "pred_model", "prob_true"]
-
-
-class SupportsLogits(Protocol):
-    """What the engine needs from a classifier (see :class:`hf_bgbench.models.Classifier`)."""
-
-    model: torch.nn.Module
-    fingerprint: str
-
-    def logits(self, batch: torch.Tensor) -> torch.Tensor: ...
-
-
-def default_device() -> torch.device:
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
 
 
 def default_num_workers() -> int:
@@ -64,39 +47,6 @@ def default_cache_dir() -> Path:
 
 def cache_key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
-
-
-class _DecodedView(torch.utils.data.Dataset):
-    """Rows ``indices`` of ``ds``, decoded and transformed; a bad image becomes an error row."""
-
-    def __init__(self, ds: datasets.Dataset, indices: list[int], transform: Callable):
-        self.ds = ds.select_columns([IMAGE, LABEL, ID]).cast_column(
-            IMAGE, datasets.Image(decode=False)
-        )
-        self.indices = indices
-        self.transform = transform
-        self.decoder = datasets.Image()
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-    def __getitem__(self, i: int):
-        row = self.ds[self.indices[i]]
-        try:
-            image = self.decoder.decode_example(row[IMAGE])
-            return self.transform(image), row[LABEL], row[ID], None
-        except Exception as err:  # corrupt or unreadable image: counted and reported
-            return None, row[LABEL], row[ID], f"{type(err).__name__}: {err}"
-
-
-def _collate(items):
-    good = [it for it in items if it[3] is None]
-    bad = [{"id": it[2], "label": it[1], "reason": it[3]} for it in items if it[3] is not None]
-    if not good:
-        return None, None, [], bad
-    x = torch.stack([it[0] for it in good])
-    y = torch.tensor([it[1] for it in good], dtype=torch.long)
-    return x, y, [it[2] for it in good], bad
 
 
 @dataclass
@@ -133,24 +83,21 @@ class PredictionCache:
 
 
 def predict(
-    classifier: SupportsLogits,
+    step: ModelStep,
     dataset: datasets.Dataset,
-    mapper: LabelMapper,
-    transform: Callable,
     *,
-    batch_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
     batch_size: int = 32,
     num_workers: int | None = None,
-    device: str | torch.device | None = None,
     cache: PredictionCache | None = None,
     flush_every: int = 256,
     desc: str = "predict",
     progress: bool = True,
 ) -> PredictionRun:
-    """Run ``classifier`` over ``dataset``; reuse and extend ``cache`` when given.
+    """Run ``step`` over ``dataset``; reuse and extend ``cache`` when given.
 
-    ``transform`` runs per image in the workers; ``batch_transform`` (e.g. normalisation of
-    uint8 batches) runs per batch on the device.
+    ``image_transform`` (PIL -> uint8 tensor) runs per image in the decode workers; the
+    model step normalises each uint8 batch on the device.
     """
     ids = list(dataset[ID]) if len(dataset) else []
     if len(set(ids)) != len(ids):
@@ -160,32 +107,30 @@ def predict(
     have = set(done["id"])
     todo = [i for i, image_id in enumerate(ids) if image_id not in have]
 
-    device = torch.device(device) if device is not None else default_device()
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     if todo:
         workers = default_num_workers() if num_workers is None else num_workers
-        loader = torch.utils.data.DataLoader(
-            _DecodedView(dataset, todo, transform),
+        loader = decode_loader(
+            dataset,
+            todo,
+            image_transform=image_transform,
             batch_size=batch_size,
             num_workers=workers,
-            collate_fn=_collate,
-            pin_memory=device.type == "cuda",
-            prefetch_factor=4 if workers > 0 else None,
+            pin_memory=step.device.type == "cuda",
         )
         bar = tqdm(total=len(ids), initial=len(have), desc=desc, unit="img", disable=not progress)
         pending: list[dict[str, Any]] = []
         try:
-            for batch_rows, bad in _forward(
-                classifier.to(device), loader, mapper, device, batch_transform
-            ):
-                skipped.extend(bad)
+            for batch in iterate(loader):
+                skipped.extend(batch.skipped)
+                batch_rows = prediction_rows(step, batch) if batch.images is not None else []
                 rows.extend(batch_rows)
                 pending.extend(batch_rows)
                 if cache is not None and len(pending) >= flush_every:
                     cache.append(pending)
                     pending = []
-                bar.update(len(batch_rows) + len(bad))
+                bar.update(len(batch_rows) + len(batch.skipped))
         finally:
             # Whatever finished is kept, so an interrupted run resumes where it stopped.
             if cache is not None:
@@ -200,35 +145,12 @@ def predict(
     return PredictionRun(frame[PREDICTION_COLUMNS], skipped, computed=len(rows), reused=len(have))
 
 
-def _forward(classifier: SupportsLogits, loader, mapper: LabelMapper, device, batch_transform):
-    """Yield (prediction rows, skipped items) per batch."""
-    cuda = device.type == "cuda"
-    if cuda:
-        classifier.model.to(memory_format=torch.channels_last)
-    amp = torch.autocast("cuda", dtype=torch.float16) if cuda else nullcontext()
-    with torch.inference_mode():
-        for x, y, batch_ids, bad in loader:
-            if x is None:
-                yield [], bad
-                continue
-            x = x.to(device, non_blocking=True)
-            if batch_transform is not None:
-                x = batch_transform(x)
-            if cuda:
-                x = x.contiguous(memory_format=torch.channels_last)
-            with amp:
-                logits = classifier.logits(x)
-            pred, pred_model, prob = mapper(logits, y)
-            rows = [
-                {
-                    "id": i,
-                    "label": int(lab),
-                    "pred": int(p),
-                    "pred_model": int(pm),
-                    "prob_true": float(pt),
-                }
-                for i, lab, p, pm, pt in zip(
-                    batch_ids, y.tolist(), pred, pred_model, prob, strict=True
-                )
-            ]
-            yield rows, bad
+def prediction_rows(step: ModelStep, batch) -> list[dict[str, Any]]:
+    """One PREDICTION_COLUMNS row per image of ``batch``."""
+    out = step.predict(batch.images, batch.labels)
+    return [
+        {"id": i, "label": int(y), "pred": int(p), "pred_model": int(pm), "prob_true": float(pt)}
+        for i, y, p, pm, pt in zip(
+            batch.ids, batch.labels.tolist(), out.pred, out.pred_model, out.prob_true, strict=True
+        )
+    ]

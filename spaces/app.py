@@ -1,6 +1,6 @@
 """bgbench Space: score a Hub image classifier on the ImageNet-9 Backgrounds Challenge.
 
-A thin shell over :func:`hf_bgbench.evaluation.evaluate_model`; the numbers are the
+A thin shell over :func:`hf_bgbench.tasks.evaluate.evaluate_model`; the numbers are the
 library's. On a GPU Space the engine runs on CUDA with AMP automatically.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.evaluation import evaluate_model
-from hf_bgbench.report import render_markdown
+from hf_bgbench.render import render_markdown
+from hf_bgbench.tasks.evaluate import evaluate_model
 
 IN9 = get_benchmark("in9")
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]

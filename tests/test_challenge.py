@@ -1,4 +1,4 @@
-"""The Backgrounds Challenge (hf_bgbench.challenge) on the synthetic IN-9 of in9_fixture.py.
+"""The Backgrounds Challenge (hf_bgbench.tasks.challenge) on the synthetic IN-9 of in9_fixture.py.
 
 Hand computation (tests/in9_fixture.py, ColourRuleClassifier):
 
@@ -38,8 +38,8 @@ import pytest
 import torch
 from PIL import Image
 
-from hf_bgbench.challenge import ChallengeError, run_challenge
 from hf_bgbench.cli import main
+from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release
 
 BG_COLOURS = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 2, 7, 8, 8, 5]
@@ -191,7 +191,13 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
         ]
     )
     assert code == 0
-    names = {"challenge.json", "challenge.md", "challenge.png", "vulnerable.parquet"}
+    names = {
+        "challenge.json",
+        "challenge.md",
+        "challenge_model_index.yaml",
+        "challenge.png",
+        "vulnerable.parquet",
+    }
     assert names | {"fooling_matrix.npz"} == {p.name for p in out.iterdir()}
     results = json.loads((out / "challenge.json").read_text())
     assert results["model_resolved"].startswith("bundled:tf_efficientnet_lite0")
@@ -199,7 +205,7 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
     assert results["composites_evaluated"] == 12
     assert 0.0 <= results["challenge_accuracy"] <= 1.0
     assert np.load(out / "fooling_matrix.npz")["predictions"].shape == (3, 4)
-    assert "challenge accuracy" in capsys.readouterr().out
+    assert "challenge accuracy" in capsys.readouterr().out.lower()
 
 
 def test_cli_reports_bad_data_without_traceback(tmp_path, capsys):

@@ -21,10 +21,9 @@ def _load_app():
 
 def test_space_scores_with_the_library(in9_release, monkeypatch):
     app = _load_app()
-    from hf_bgbench import evaluation
+    from hf_bgbench.tasks.evaluate import evaluate_model as real
     from tests.in9_fixture import EXPECTED_BG_GAP, ColourRuleClassifier
 
-    real = evaluation.evaluate_model
     monkeypatch.setattr(
         app,
         "evaluate_model",

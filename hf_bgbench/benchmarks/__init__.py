@@ -1,8 +1,13 @@
 """Benchmarks as data: each benchmark is one :class:`BenchmarkSpec` in a registry.
 
 A spec declares the classes, the variants, how a model's label space maps onto the
-benchmark's classes, and which metrics apply. Everything else (loading data,
-running models, scoring) reads the spec instead of hard-coding a benchmark.
+benchmark's classes, which metrics apply (instances of the kinds in
+:mod:`hf_bgbench.scoring`), which tasks (protocols) can run on it, and which extra data
+readers know its official release layouts. Everything else (loading data, running models,
+scoring, reporting) reads the spec instead of hard-coding a benchmark.
+
+Adding a benchmark: a spec registered here (+ a reader of its release layout, + a builder).
+Adding a protocol: a task in :mod:`hf_bgbench.tasks`.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +33,16 @@ class BenchmarkSpec:
     # model label-space kind -> function returning int64[num_model_classes] of benchmark labels
     # (-1 for classes outside the benchmark). Lazy so importing the registry stays cheap.
     label_maps: dict[str, Callable[[], np.ndarray]] = field(default_factory=dict)
-    metrics: tuple[str, ...] = ("accuracy",)
+    # Metrics beyond per-variant accuracy (kinds of hf_bgbench.scoring), in report order.
+    metrics: tuple[Any, ...] = ()
+    # Tasks (protocols) that apply, by name (hf_bgbench.tasks registry).
+    tasks: tuple[str, ...] = ("evaluate",)
+    # Readers of this benchmark's own release layouts ("module:Class"), tried before the
+    # generic ones (Hub dataset, Hub-layout folder, photo folder).
+    readers: tuple[str, ...] = ()
+    # Variants whose rows are the same images (same ids) with a different foreground /
+    # background treatment; scoring checks that their ids agree before comparing them.
+    aligned_variants: tuple[str, ...] = ()
     # True when the benchmark's images are already cropped to the evaluation size, so only
     # resizing to the model's input size and normalising is applied (the published protocol).
     images_precropped: bool = True
@@ -41,6 +56,17 @@ class BenchmarkSpec:
     @property
     def num_classes(self) -> int:
         return self.label_space.num_classes
+
+    def check_task(self, task: str) -> None:
+        """Raise a ValueError if ``task`` does not apply to this benchmark."""
+        if task not in self.tasks:
+            raise ValueError(
+                f"The {task!r} task does not apply to benchmark {self.name!r}; it offers: "
+                f"{', '.join(self.tasks)}."
+            )
+
+    def metric_names(self) -> list[str]:
+        return ["accuracy", *(m.name for m in self.metrics)]
 
     def check_variants(self, variants: list[str] | tuple[str, ...]) -> list[str]:
         """Return ``variants`` unchanged, or raise a ValueError naming the unknown ones."""
@@ -80,6 +106,11 @@ def get_benchmark(name: str) -> BenchmarkSpec:
 def list_benchmarks() -> list[str]:
     _load_builtin()
     return sorted(_REGISTRY)
+
+
+def unregister(name: str) -> None:
+    """Remove a registered benchmark (tests register toy benchmarks and clean up)."""
+    _REGISTRY.pop(name, None)
 
 
 def _load_builtin() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hf_bgbench.benchmarks import BenchmarkSpec, register
 from hf_bgbench.labels import imagenet_to_in9, in9_label_space
+from hf_bgbench.scoring import PairedGap, PredictionCategories
 
 IN9_VARIANTS = (
     "original",
@@ -23,6 +24,30 @@ IN9_CITATION = """@article{xiao2020noise,
   year={2020}
 }"""
 
+# SPEC §1 "Metrics": BG-GAP first (the headline), then the two other gaps the paper reports,
+# then the Table 3 buckets (full = original, foreground = mixed_rand, background = only_bg_t).
+IN9_METRICS = (
+    PairedGap(
+        "bg_gap",
+        "mixed_same",
+        "mixed_rand",
+        label="BG-GAP (mixed_same − mixed_rand)",
+        short="BG-GAP",
+        description=(
+            "(accuracy on mixed_same minus mixed_rand; lower means less reliance on the "
+            "background's correlation with the class)."
+        ),
+        headline=True,
+    ),
+    PairedGap("same_minus_next", "mixed_same", "mixed_next", label="mixed_same − mixed_next"),
+    PairedGap("original_minus_only_fg", "original", "only_fg", label="original − only_fg"),
+    PredictionCategories(
+        {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+    ),
+)
+IN9_TASKS = ("evaluate", "challenge")
+IN9_READERS = ("hf_bgbench.data.release:BackgroundsChallengeRelease",)
+
 IN9 = register(
     BenchmarkSpec(
         name="in9",
@@ -32,7 +57,10 @@ IN9 = register(
         reference_variant="original",
         hub_repo="bgbench/in9",
         label_maps={"imagenet-1k": imagenet_to_in9},
-        metrics=("accuracy", "bg_gap", "categories"),
+        metrics=IN9_METRICS,
+        tasks=IN9_TASKS,
+        readers=IN9_READERS,
+        aligned_variants=IN9_VARIANTS,
         images_precropped=True,
         citation=IN9_CITATION,
         description=(

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 
 from hf_bgbench.benchmarks import BenchmarkSpec, register
-from hf_bgbench.benchmarks.in9 import IN9_CITATION, IN9_VARIANTS
+from hf_bgbench.benchmarks.in9 import IN9_CITATION, IN9_METRICS, IN9_TASKS, IN9_VARIANTS
 from hf_bgbench.labels import LabelSpace, imagenet_classes
 
 
@@ -42,7 +42,9 @@ IN9_FULL = register(
         reference_variant="original",
         hub_repo="bgbench/in9_full",
         label_maps={"imagenet-1k": _identity},
-        metrics=("accuracy", "bg_gap", "categories"),
+        metrics=IN9_METRICS,
+        tasks=IN9_TASKS,
+        aligned_variants=IN9_VARIANTS,
         images_precropped=True,
         citation=IN9_CITATION,
         description=(

@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.challenge import run_challenge
-    from hf_bgbench.challenge_report import render_challenge_table
+    from hf_bgbench.render import render_table
+    from hf_bgbench.tasks.challenge import run_challenge
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     results = run_challenge(
@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         max_foregrounds=args.max_foregrounds,
         max_backgrounds=args.max_backgrounds,
         full_matrix=args.full_matrix,
+        resize_to_model_input=args.resize_to_model_input,
+        restrict_to_benchmark=args.restrict_to_benchmark_classes,
         batch_size=args.batch_size,
         num_workers=args.workers,
         device=args.device,
@@ -60,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         output_dir=args.output,
     )
-    print(render_challenge_table(results))
+    print(render_table(results))
     extra = ", fooling_matrix.npz" if args.full_matrix else ""
     print(
-        f"\nwrote {args.output / 'challenge.json'}, challenge.md, vulnerable.parquet{extra}, "
-        "challenge.png"
+        f"\nwrote {args.output / 'challenge.json'}, challenge.md, challenge_model_index.yaml, "
+        f"vulnerable.parquet{extra}, challenge.png"
     )
     return 0

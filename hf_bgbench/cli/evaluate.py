@@ -28,10 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", nargs="+", default=None, help="variants to score (default: all)")
     p.add_argument("--output", type=Path, default=Path("bgbench_results"), help="output folder")
     p.add_argument(
-        "--restrict-to-benchmark-classes",
+        "--allow-mismatched-ids",
         action="store_true",
-        help="argmax only over the model classes that map to the benchmark (NOT the published "
-        "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
+        help="when variants that should hold the same images do not, score only the images "
+        "they share (recorded in results.json) instead of stopping with an error",
     )
     p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
     p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.evaluation import evaluate_model
-    from hf_bgbench.report import render_table
+    from hf_bgbench.render import render_table
+    from hf_bgbench.tasks.evaluate import evaluate_model
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     results = evaluate_model(
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         output_dir=args.output,
         checkpoint=args.checkpoint,
         restrict_to_benchmark=args.restrict_to_benchmark_classes,
+        resize_to_model_input=args.resize_to_model_input,
+        allow_mismatched_ids=args.allow_mismatched_ids,
         batch_size=args.batch_size,
         num_workers=args.workers,
         device=args.device,
@@ -62,5 +64,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     print(render_table(results))
-    print(f"\nwrote {args.output / 'results.json'}, results.md, accuracy.png, predictions/")
+    print(
+        f"\nwrote {args.output / 'results.json'}, results.md, results_model_index.yaml, "
+        "accuracy.png, predictions/"
+    )
     return 0

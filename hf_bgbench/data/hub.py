@@ -16,6 +16,8 @@ import datasets
 import yaml
 from datasets.table import embed_table_storage
 
+from hf_bgbench.data.sources import DataSourceError, Reader
+
 MAX_SHARD_BYTES = 500 * 1024**2
 
 
@@ -112,3 +114,104 @@ def card_configs(folder: str | Path) -> list[str]:
 
 def is_hub_layout(folder: str | Path) -> bool:
     return bool(card_configs(folder))
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _looks_like_repo_id(data: str) -> bool:
+    parts = data.split("/")
+    return len(parts) == 2 and all(parts) and not data.startswith((".", "/", "~"))
+
+
+class HubFolder(Reader):
+    """A local folder in the exact layout the Hub serves (README ``configs:`` + Parquet)."""
+
+    kind = "hub-folder"
+    layout_hint = "a Hub dataset folder (README.md with 'configs:' + Parquet)"
+
+    @classmethod
+    def detect(cls, data: str, spec) -> Reader | None:
+        path = Path(data).expanduser()
+        if not (path.is_dir() and is_hub_layout(path)):
+            return None
+        configs = card_configs(path)
+        known = [v for v in spec.variants if v in configs]
+        return cls(str(path.resolve()), known + [c for c in configs if c not in known], spec)
+
+    def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        return _load_split(self.location, variant, split, hub=False)
+
+    def _signature(self, ds: datasets.Dataset) -> str:
+        parts = []
+        for p in sorted(Path(self.location).rglob("*")):
+            if p.is_file() and (p.suffix == ".parquet" or p.name == "README.md"):
+                st = p.stat()
+                parts.append(f"{p}|{st.st_size}|{st.st_mtime_ns}")
+        return "".join(parts)
+
+
+class HubDataset(Reader):
+    """A dataset repository on the Hugging Face Hub (``owner/name``)."""
+
+    kind = "hub"
+
+    @classmethod
+    def detect(cls, data: str, spec) -> Reader | None:
+        if Path(data).expanduser().exists() or not _looks_like_repo_id(data):
+            return None
+        return cls(data, spec.variants, spec)
+
+    def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        return _load_split(self.location, variant, split, hub=True)
+
+    def _signature(self, ds: datasets.Dataset) -> str:
+        # Cached Hub files are named after the revision they came from.
+        return "|".join(Path(f["filename"]).name for f in ds.cache_files) + ds._fingerprint
+
+
+def _load_split(location: str, variant: str, split: str, *, hub: bool) -> datasets.Dataset:
+    from datasets.exceptions import DatasetGenerationError
+    from datasets.utils.info_utils import NonMatchingSplitsSizesError
+
+    from hf_bgbench.hub_errors import is_hub_unreachable
+
+    try:
+        dsd = datasets.load_dataset(location, variant)
+    except NonMatchingSplitsSizesError as err:
+        raise DataSourceError(
+            f"{location} [{variant}]: the number of rows in the data files differs from the "
+            f"split sizes its README.md declares ({err}). The folder was changed after it was "
+            "written: rebuild or re-download it, or run `bgbench validate` on it to see what "
+            "is wrong."
+        ) from None
+    except DatasetGenerationError as err:
+        raise DataSourceError(
+            f"{location} [{variant}]: its data files cannot be read ({err.__cause__ or err}). "
+            "Rebuild or re-download the dataset; `bgbench validate` names the broken files."
+        ) from None
+    except ValueError as err:
+        if "config" in str(err).lower():
+            raise DataSourceError(f"{location}: unknown config {variant!r}. {err}") from None
+        raise
+    except (ConnectionError, FileNotFoundError, OSError) as err:
+        if hub and is_hub_unreachable(err) or hub and isinstance(err, FileNotFoundError):
+            raise DataSourceError(
+                f"Could not load the dataset {location!r} from the Hugging Face Hub "
+                f"({type(err).__name__}). If you are offline (HF_HUB_OFFLINE=1 / "
+                "HF_DATASETS_OFFLINE=1) or the Hub is unreachable, download it once and pass "
+                "the local folder with --data, or point --data at the official release folder."
+            ) from None
+        if isinstance(err, FileNotFoundError):
+            raise DataSourceError(
+                f"{location} [{variant}]: a data file the README.md names is missing ({err}). "
+                "Rebuild or re-download the dataset."
+            ) from None
+        raise
+    if split in dsd:
+        return dsd[split]
+    if len(dsd) == 1:
+        return next(iter(dsd.values()))
+    raise DataSourceError(
+        f"{location} [{variant}] has no split {split!r}; splits: {', '.join(dsd)}."
+    )

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
+from hf_bgbench.data.sources import Reader
 from hf_bgbench.labels import UNMAPPED, imagenet_index_of
 
 log = logging.getLogger(__name__)
@@ -204,3 +205,24 @@ def files_signature(ds: datasets.Dataset) -> str:
         st = Path(p).stat()
         h.update(f"{p}|{st.st_size}|{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+class PhotoFolder(Reader):
+    """A folder of labelled photos: the benchmark's reference variant (``original``) only."""
+
+    kind = "image-folder"
+    precropped = False  # raw photos get the model's own resize + centre crop
+    layout_hint = "a folder of photos (class sub-folders, or a metadata.csv with file and label)"
+
+    @classmethod
+    def detect(cls, data: str, spec: BenchmarkSpec) -> Reader | None:
+        path = Path(data).expanduser()
+        if not (path.is_dir() and is_image_folder(path)):
+            return None
+        return cls(str(path.resolve()), (spec.reference_variant,), spec)
+
+    def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        return load_image_folder(self.location, self.spec)
+
+    def _missing_variant_hint(self) -> str:
+        return f" A plain photo folder only provides {self.spec.reference_variant!r}."

@@ -18,6 +18,7 @@ import numpy as np
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features, encode_mask
+from hf_bgbench.data.sources import Reader
 
 RELEASE_DIRNAME = "bg_challenge"
 RELEASE_SPLIT = "val"
@@ -132,3 +133,24 @@ def load_release_variant(
         ]
     features = benchmark_features(spec.classes, with_mask=with_mask)
     return datasets.Dataset.from_dict(columns, features=features)
+
+
+class BackgroundsChallengeRelease(Reader):
+    """The official Backgrounds Challenge release (``bg_challenge/<variant>/val/...``), given
+    as the ``bg_challenge`` folder or its parent."""
+
+    kind = "release"
+    layout_hint = (
+        f"the official release ('{RELEASE_DIRNAME}/<variant>/{RELEASE_SPLIT}/<class-dir>/...')"
+    )
+
+    @classmethod
+    def detect(cls, data: str, spec: BenchmarkSpec) -> Reader | None:
+        path = Path(data).expanduser()
+        if not (path.is_dir() and is_release_layout(path, spec)):
+            return None
+        root = find_release_root(path, spec)
+        return cls(str(root.resolve()), release_variants(root, spec), spec)
+
+    def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        return load_release_variant(self.location, variant, self.spec, with_mask=MASK in columns)

@@ -1,164 +1,159 @@
-"""One entry point to benchmark data, whatever form it comes in.
+"""One entry point to benchmark data, whatever form it comes in: readers.
 
-``load_variant(data, variant, spec)`` accepts:
+A :class:`Reader` is one data layout. It *detects* itself from the ``--data`` argument,
+lists the variants (configs) it offers, *loads* the columns a task asks for as a
+``datasets.Dataset`` in the schema of :mod:`hf_bgbench.data.schema`, and *fingerprints* its
+data for the prediction cache. :func:`resolve_source` tries, in order:
 
-1. a Hub dataset id (``bgbench/in9``) or a local folder in the Hub layout (Parquet + README
-   ``configs:``), read with ``datasets.load_dataset``;
-2. the official release folder (``bg_challenge/<variant>/val/...``), detected automatically;
-3. a plain folder of photos, which provides the ``original`` variant only.
+1. a local folder in the Hub layout (Parquet + README ``configs:``) -- :mod:`.hub`;
+2. the benchmark's own release layouts, declared in its spec (``BenchmarkSpec.readers``;
+   IN-9: the official Backgrounds Challenge release, :mod:`.release`);
+3. a plain folder of labelled photos (the reference variant only) -- :mod:`.imagefolder`;
+4. a Hub dataset id (``bgbench/in9``) -- :mod:`.hub`.
 
-All three return a ``datasets.Dataset`` in the schema of :mod:`hf_bgbench.data.schema`.
+Tasks never ask which kind of reader they got; they ask the reader.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import importlib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import datasets
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.data import hub, imagefolder, release
-from hf_bgbench.data.schema import check_schema
+from hf_bgbench.data.schema import MASK, check_schema
 
 
 class DataSourceError(ValueError):
     """The data argument cannot be read as the benchmark asks."""
 
 
-@dataclass(frozen=True)
-class DataSource:
-    """A resolved data argument: what it is and which variants it offers."""
+class Reader:
+    """A data layout. Subclasses set ``kind`` and implement ``detect`` and ``_load``."""
 
-    kind: str  # "hub" | "hub-folder" | "release" | "image-folder"
-    location: str
-    variants: tuple[str, ...]
+    kind: ClassVar[str] = "?"
+    # True when the images are already at the benchmark's evaluation geometry (e.g. the
+    # 224x224 IN-9 variants): only resizing to the model's input size (if needed) applies.
+    # False for raw photos, which get the model's own resize + centre crop.
+    precropped: ClassVar[bool] = True
+    layout_hint: ClassVar[str] = ""  # one line describing the layout, for error messages
 
-    def describe(self) -> dict[str, object]:
+    def __init__(self, location: str, variants: Sequence[str], spec: BenchmarkSpec):
+        self.location = location
+        self.variants = tuple(variants)
+        self.spec = spec
+
+    @classmethod
+    def detect(cls, data: str, spec: BenchmarkSpec) -> Reader | None:
+        """A reader of ``data`` if it has this layout, else None."""
+        raise NotImplementedError
+
+    def _load(self, variant: str, columns: Sequence[str], split: str) -> datasets.Dataset:
+        raise NotImplementedError
+
+    def load(
+        self, variant: str, *, columns: Sequence[str] = (), split: str = "test"
+    ) -> datasets.Dataset:
+        """Rows of ``variant`` with image, label, id and the optional ``columns`` asked for."""
+        self.spec.check_variants([variant])
+        if variant not in self.variants:
+            raise DataSourceError(
+                f"Variant {variant!r} is not in {self.location} ({self.kind}); it offers: "
+                f"{', '.join(self.variants)}." + self._missing_variant_hint()
+            )
+        ds = self._load(variant, tuple(columns), split)
+        check_schema(ds, self.spec.classes, f"{self.location} [{variant}]")
+        missing = [c for c in columns if c not in ds.column_names]
+        if missing:
+            what = "foreground masks are" if MASK in missing else "they are"
+            raise DataSourceError(
+                f"{self.location} [{variant}] has no {' / '.join(map(repr, missing))} column; "
+                f"{what} needed here."
+            )
+        return ds
+
+    def _missing_variant_hint(self) -> str:
+        return ""
+
+    def fingerprint(self, ds: datasets.Dataset, variant: str) -> str:
+        """A stable identity of the data behind ``ds`` (for the prediction cache).
+
+        ``datasets`` fingerprints of in-memory tables are random per process, so readers
+        hash what defines the data (source, variant, and the files' names, sizes, mtimes).
+        """
+        h = hashlib.sha256(f"{self.kind}|{self.location}|{variant}|{len(ds)}".encode())
+        h.update(self._signature(ds).encode())
+        return h.hexdigest()[:20]
+
+    def _signature(self, ds: datasets.Dataset) -> str:
+        from hf_bgbench.data.imagefolder import files_signature
+
+        return files_signature(ds)
+
+    def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "location": self.location, "variants": list(self.variants)}
 
 
-def _looks_like_repo_id(data: str) -> bool:
-    parts = data.split("/")
-    return len(parts) == 2 and all(parts) and not data.startswith((".", "/", "~"))
+def _reader_class(path: str) -> type[Reader]:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
-def resolve_source(data: str | Path, spec: BenchmarkSpec) -> DataSource:
+def readers_for(spec: BenchmarkSpec) -> list[type[Reader]]:
+    """The readers tried for ``spec``, in order."""
+    from hf_bgbench.data.hub import HubDataset, HubFolder
+    from hf_bgbench.data.imagefolder import PhotoFolder
+
+    return [HubFolder, *(_reader_class(p) for p in spec.readers), PhotoFolder, HubDataset]
+
+
+def resolve_source(data: str | Path, spec: BenchmarkSpec) -> Reader:
     """Work out what ``data`` is; raise a DataSourceError saying what was expected if unknown."""
+    if isinstance(data, Reader):
+        return data
     path = Path(data).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise DataSourceError(
-                f"--data {data}: expected a folder (Hub layout, official release, or photos), "
-                "got a file."
-            )
-        if hub.is_hub_layout(path):
-            configs = hub.card_configs(path)
-            return DataSource("hub-folder", str(path.resolve()), _in_order(configs, spec))
-        if release.is_release_layout(path, spec):
-            root = release.find_release_root(path, spec)
-            return DataSource(
-                "release", str(root.resolve()), tuple(release.release_variants(root, spec))
-            )
-        if imagefolder.is_image_folder(path):
-            return DataSource("image-folder", str(path.resolve()), ("original",))
+    if path.exists() and not path.is_dir():
         raise DataSourceError(
-            f"--data {data}: the folder is none of the layouts bgbench reads: a Hub dataset folder "
-            "(README.md with 'configs:' + Parquet), the official release "
-            f"('{release.RELEASE_DIRNAME}/<variant>/val/<class-dir>/...'), or a folder of photos "
-            "(class sub-folders, or a metadata.csv with file and label columns)."
+            f"--data {data}: expected a folder (Hub layout, official release, or photos), "
+            "got a file."
         )
-    if _looks_like_repo_id(str(data)):
-        return DataSource("hub", str(data), spec.variants)
+    candidates = readers_for(spec)
+    for reader in candidates:
+        found = reader.detect(str(data), spec)
+        if found is not None:
+            return found
+    if path.exists():
+        layouts = "; ".join(r.layout_hint for r in candidates if r.layout_hint)
+        raise DataSourceError(
+            f"--data {data}: the folder is none of the layouts bgbench reads for {spec.name}: "
+            f"{layouts}."
+        )
     raise DataSourceError(
         f"--data {data}: no such folder, and not a Hub dataset id of the form 'owner/name' "
         f"(e.g. {spec.hub_repo!r})."
     )
 
 
-def _in_order(configs: list[str], spec: BenchmarkSpec) -> tuple[str, ...]:
-    known = [v for v in spec.variants if v in configs]
-    return tuple(known + [c for c in configs if c not in known])
-
-
 def load_variant(
-    source: DataSource | str | Path,
+    source: Reader | str | Path,
     variant: str,
     spec: BenchmarkSpec,
     *,
     split: str = "test",
     with_mask: bool = False,
+    columns: Sequence[str] = (),
 ) -> datasets.Dataset:
-    """The images of one variant, as a Dataset with columns image, label, id (+ optional)."""
-    spec.check_variants([variant])
-    if not isinstance(source, DataSource):
-        source = resolve_source(source, spec)
-    if variant not in source.variants:
-        raise DataSourceError(
-            f"Variant {variant!r} is not in {source.location} ({source.kind}); it offers: "
-            f"{', '.join(source.variants)}."
-            + (
-                " A plain photo folder only provides 'original'."
-                if source.kind == "image-folder"
-                else ""
-            )
-        )
-    if source.kind == "release":
-        ds = release.load_release_variant(source.location, variant, spec, with_mask=with_mask)
-    elif source.kind == "image-folder":
-        ds = imagefolder.load_image_folder(source.location, spec)
-    else:
-        ds = _load_hub(source, variant, split)
-    check_schema(ds, spec.classes, f"{source.location} [{variant}]")
-    if with_mask and "mask" not in ds.column_names:
-        raise DataSourceError(
-            f"{source.location} [{variant}] has no 'mask' column; foreground masks are needed here."
-        )
-    return ds
+    """The images of one variant, as a Dataset with columns image, label, id (+ ``columns``;
+    ``with_mask`` adds ``mask``)."""
+    reader = resolve_source(source, spec)
+    wanted = tuple(columns) + ((MASK,) if with_mask and MASK not in columns else ())
+    return reader.load(variant, columns=wanted, split=split)
 
 
-def _load_hub(source: DataSource, variant: str, split: str) -> datasets.Dataset:
-    try:
-        dsd = datasets.load_dataset(source.location, variant)
-    except ValueError as err:
-        if "config" in str(err).lower():
-            raise DataSourceError(f"{source.location}: unknown config {variant!r}. {err}") from err
-        raise
-    except (ConnectionError, FileNotFoundError, OSError) as err:
-        if source.kind == "hub":
-            raise DataSourceError(
-                f"Could not load the dataset {source.location!r} from the Hugging Face Hub "
-                f"({type(err).__name__}). If you are offline (HF_HUB_OFFLINE=1 / "
-                "HF_DATASETS_OFFLINE=1) or the Hub is unreachable, download it once and pass the "
-                "local folder with --data, or point --data at the official release folder."
-            ) from err
-        raise
-    if split in dsd:
-        return dsd[split]
-    if len(dsd) == 1:
-        return next(iter(dsd.values()))
-    raise DataSourceError(
-        f"{source.location} [{variant}] has no split {split!r}; splits: {', '.join(dsd)}."
-    )
-
-
-def dataset_fingerprint(ds: datasets.Dataset, source: DataSource, variant: str) -> str:
-    """A stable identity of the data behind ``ds`` for the prediction cache.
-
-    ``datasets`` fingerprints of in-memory tables are random per process, so we hash what
-    defines the data: the source, the variant and, for local files, names, sizes and mtimes.
-    """
-    h = hashlib.sha256(f"{source.kind}|{source.location}|{variant}|{len(ds)}".encode())
-    if source.kind == "hub":
-        # Cached Hub files are named after the revision they came from.
-        h.update("|".join(Path(f["filename"]).name for f in ds.cache_files).encode())
-        h.update(ds._fingerprint.encode())
-    elif source.kind == "hub-folder":
-        for p in sorted(Path(source.location).rglob("*")):
-            if p.is_file() and (p.suffix == ".parquet" or p.name == "README.md"):
-                st = p.stat()
-                h.update(f"{p}|{st.st_size}|{st.st_mtime_ns}".encode())
-    else:
-        h.update(imagefolder.files_signature(ds).encode())
-    return h.hexdigest()[:20]
+def dataset_fingerprint(ds: datasets.Dataset, source: Reader, variant: str) -> str:
+    """:meth:`Reader.fingerprint` (kept as a function for existing callers)."""
+    return source.fingerprint(ds, variant)

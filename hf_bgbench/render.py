@@ -1,0 +1,242 @@
+"""The one renderer: any results document -> terminal table, Markdown, plots, LaTeX row and
+the Hub model-card ``model-index``.
+
+It reads only the document's header and its typed ``report`` section
+(:mod:`hf_bgbench.results`), so every task of every benchmark is rendered the same way and a
+new task or benchmark needs no code here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal; "—" when missing or NaN."""
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if unit in ("%", "pts"):
+        return pct(value)
+    return "—" if value is None else f"{value:.3f}"
+
+
+def ci(interval: list[float] | None, unit: str = "%") -> str:
+    return "—" if not interval else f"[{fmt(interval[0], unit)}, {fmt(interval[1], unit)}]"
+
+
+def order_keys(results: dict[str, Any], head: list[str]) -> dict[str, Any]:
+    """``results`` with the keys of ``head`` first (the order a reader wants in JSON)."""
+    return {k: results[k] for k in head if k in results} | {
+        k: v for k, v in results.items() if k not in head
+    }
+
+
+def _title(doc: Mapping[str, Any]) -> str:
+    task = doc.get("task", "evaluate")
+    suffix = "" if task == "evaluate" else f" — {task}"
+    return f"{doc.get('model', '?')} on {doc.get('benchmark', '?')}{suffix}"
+
+
+def _deviations(doc: Mapping[str, Any]) -> list[str]:
+    return list(doc.get("protocol_deviations") or [])
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def render_table(doc: Mapping[str, Any]) -> str:
+    """A plain-text summary for the terminal: headline scores, then every table."""
+    report = doc["report"]
+    lines = [_title(doc), ""]
+    lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
+    headline = [s for s in report["scores"] if s["headline"]]
+    for s in headline:
+        unit = " pts" if s["unit"] == "pts" else (" %" if s["unit"] == "%" else "")
+        lines.append(
+            f"{s['label']:<40}{fmt(s['value'], s['unit']):>8}{unit}  95% CI "
+            f"{ci(s['ci95'], s['unit'])}" + (f"  n={s['n']}" if s.get("n") is not None else "")
+        )
+    for table in report["tables"]:
+        widths = [
+            max(len(str(c)), *(len(str(r[i])) for r in table["rows"])) if table["rows"] else len(c)
+            for i, c in enumerate(table["columns"])
+        ]
+        lines += ["", table["title"]]
+        lines.append(
+            "  ".join(
+                f"{c:>{w}}" if i else f"{c:<{w}}"
+                for i, (c, w) in enumerate(zip(table["columns"], widths, strict=True))
+            )
+        )
+        for row in table["rows"]:
+            lines.append(
+                "  ".join(
+                    f"{v:>{w}}" if i else f"{v:<{w}}"
+                    for i, (v, w) in enumerate(zip(map(str, row), widths, strict=True))
+                )
+            )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """results.md: headline numbers, tables, a LaTeX row and the model-index block."""
+    report = doc["report"]
+    out = [f"# {_title(doc)}", ""]
+    for d in _deviations(doc):
+        out += [f"> **Protocol deviation:** {d}", ""]
+    for s in (s for s in report["scores"] if s["headline"]):
+        unit = " points" if s["unit"] == "pts" else ("%" if s["unit"] == "%" else "")
+        out += [
+            f"**{s.get('short') or s['label']} = {fmt(s['value'], s['unit'])}{unit}** "
+            f"(95% CI {ci(s['ci95'], s['unit'])})"
+            + (f" {s['description']}" if s.get("description") else ""),
+            "",
+        ]
+    for table in report["tables"]:
+        out += [table["title"], "", "| " + " | ".join(table["columns"]) + " |"]
+        out.append(
+            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(table["columns"]))) + "|"
+        )
+        out += ["| " + " | ".join(map(str, row)) + " |" for row in table["rows"]]
+        out += ["", table["note"], ""] if table.get("note") else [""]
+    cols, values = latex_row(doc)
+    if cols:
+        out += [
+            "LaTeX row (columns: " + ", ".join(cols) + "):",
+            "",
+            "```latex",
+            f"{doc.get('model', '?')} & " + " & ".join(values) + r" \\",
+            "```",
+            "",
+        ]
+    out += [
+        "Model card (`model-index`, paste into the front matter of the model's README.md):",
+        "",
+        "```yaml",
+        render_model_index(doc).rstrip(),
+        "```",
+        "",
+    ]
+    out += [n for n in report["notes"]] + [f"hf_bgbench {doc.get('hf_bgbench_version', '')}.", ""]
+    return "\n".join(out)
+
+
+def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(column names, cells) of the scores marked for the LaTeX row."""
+    scores = [s for s in doc["report"]["scores"] if s.get("latex", True)]
+    scores = [s for s in scores if not s["headline"]] + [s for s in scores if s["headline"]]
+    return [s["short"] or s["label"] for s in scores], [fmt(s["value"], s["unit"]) for s in scores]
+
+
+# --------------------------------------------------------------------------- model-index
+
+
+def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The Hub model-card ``model-index`` of a results document (percentages, 2 decimals).
+
+    One entry per dataset config the scores were measured on (a variant), plus one for the
+    scores that span configs (gaps, challenge accuracy)."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    bench = doc.get("benchmark", "?")
+    try:
+        spec = get_benchmark(bench)
+        dataset_name, dataset_type = spec.title, spec.hub_repo
+    except ValueError:
+        dataset_name, dataset_type = bench, bench
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for s in doc["report"]["scores"]:
+        if s["value"] is None:
+            continue
+        value = round(100 * s["value"], 2) if s["unit"] in ("%", "pts") else round(s["value"], 4)
+        groups.setdefault(s.get("config"), []).append(
+            {"type": s["key"].split("/")[0], "value": value, "name": s["label"]}
+        )
+    deviation = "; ".join(_deviations(doc))
+    results = []
+    for config, metrics in groups.items():
+        dataset: dict[str, Any] = {"name": dataset_name, "type": dataset_type}
+        if config:
+            dataset["config"] = config
+        dataset["split"] = "test"
+        if deviation:
+            dataset["args"] = {"protocol_deviation": deviation}
+        results.append(
+            {
+                "task": {"type": "image-classification", "name": doc.get("task", "evaluate")},
+                "dataset": dataset,
+                "metrics": metrics,
+                "source": {
+                    "name": f"hf_bgbench {doc.get('hf_bgbench_version', '')}".strip(),
+                    "url": "https://github.com/bgbench/hf_bgbench",
+                },
+            }
+        )
+    return {"model-index": [{"name": str(doc.get("model", "?")), "results": results}]}
+
+
+def render_model_index(doc: Mapping[str, Any]) -> str:
+    return yaml.safe_dump(model_index(doc), sort_keys=False, allow_unicode=True, width=100)
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
+    """Draw one figure of a results document (:class:`hf_bgbench.results.Figure`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hist = fig_spec.get("histogram")
+    panels = 2 if hist else 1
+    labels = list(fig_spec["labels"])
+    width = max(4.0, 0.9 * len(labels) + 1.5)
+    fig, axes = plt.subplots(1, panels, figsize=(width + 5 * (panels - 1), 3.8), squeeze=False)
+    ax = axes[0, 0]
+    values = [v if v is not None else 0.0 for v in fig_spec["values"]]
+    errors = None
+    if fig_spec.get("intervals"):
+        lo = [
+            max(0.0, v - iv[0]) if iv else 0.0
+            for v, iv in zip(values, fig_spec["intervals"], strict=True)
+        ]
+        hi = [
+            max(0.0, iv[1] - v) if iv else 0.0
+            for v, iv in zip(values, fig_spec["intervals"], strict=True)
+        ]
+        errors = [lo, hi]
+    bars = ax.bar(labels, values, color="#4C72B0", yerr=errors, capsize=3, ecolor="#333333")
+    texts = [f"{v:.1f}" for v in values]
+    if fig_spec.get("counts"):
+        texts = [f"{t}\nn={n}" for t, n in zip(texts, fig_spec["counts"], strict=True)]
+    ax.bar_label(bars, labels=texts, fontsize=7, label_type="center", color="white")
+    if fig_spec.get("reference"):
+        value, label = fig_spec["reference"]
+        ax.axhline(value, color="gray", ls="--", lw=1, label=label)
+        ax.legend(loc="lower left", fontsize=8)
+    ax.set_ylim(*fig_spec.get("ylim", (0, 105)))
+    ax.set_ylabel(fig_spec["ylabel"])
+    ax.set_title(fig_spec["title"], fontsize=10)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    if hist:
+        ax2 = axes[0, 1]
+        ax2.hist(hist["values"], bins=min(50, max(5, len(hist["values"]) // 4)), color="#dd8452")
+        ax2.set_xlabel(hist["xlabel"])
+        ax2.set_ylabel(hist["ylabel"])
+        ax2.set_title(hist["title"], fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path.name

@@ -1,0 +1,191 @@
+"""The one results format every task writes.
+
+A results document is a JSON object with
+
+* a header every task fills the same way: ``schema_version``, ``task``, ``benchmark``,
+  ``model``, ``model_resolved``, ``data``, ``label_protocol``, ``hf_bgbench_version``,
+  ``created`` (and what else the task records: preprocessing, seeds, settings);
+* the task's own numbers under their documented keys (e.g. ``variants``, ``bg_gap`` for
+  ``evaluate``; ``challenge_accuracy`` for ``challenge``);
+* ``report``: what a reader sees, typed -- headline :class:`Score` values, :class:`Table`
+  rows and :class:`Figure` data -- from which :mod:`hf_bgbench.render` draws the terminal
+  table, results.md, the plots, the LaTeX row and the model-index, for any task alike.
+
+``schema_version`` changes when a documented key changes meaning or shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+HEADER_KEYS = [
+    "schema_version",
+    "task",
+    "model",
+    "model_resolved",
+    "benchmark",
+]
+
+
+@dataclass
+class Score:
+    """One number a reader looks for. ``unit``: ``"%"`` (a fraction shown as a percentage),
+    ``"pts"`` (a difference of fractions shown in percentage points) or ``""`` (as is).
+    ``config`` names the dataset config (variant) it was measured on, for the model-index."""
+
+    key: str
+    label: str
+    value: float | None
+    unit: str = "%"
+    ci95: list[float] | None = None
+    n: int | None = None
+    config: str | None = None
+    headline: bool = False  # shown first, with ``description``, in every rendering
+    description: str = ""
+    short: str = ""  # column name in the LaTeX row (default: the label)
+    latex: bool = True  # part of the LaTeX row
+
+
+@dataclass
+class Table:
+    """A table of already formatted cells (strings), with a title and an optional note."""
+
+    key: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+@dataclass
+class Figure:
+    """A bar chart: one bar per label, optional 95% interval per bar (lo, hi) and a dashed
+    reference line (value, label). Values are in the figure's unit (e.g. percent)."""
+
+    file: str
+    title: str
+    labels: list[str]
+    values: list[float | None]
+    ylabel: str
+    intervals: list[list[float] | None] | None = None
+    reference: tuple[float, str] | None = None
+    counts: list[int] | None = None  # n under each bar, when it differs between bars
+    ylim: tuple[float, float] = (0.0, 105.0)
+    # a second panel: {"values": [...], "xlabel", "ylabel", "title"} drawn as a histogram
+    histogram: dict[str, Any] | None = None
+
+
+@dataclass
+class Report:
+    scores: list[Score] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def extend(self, other: Report) -> None:
+        self.scores += other.scores
+        self.tables += other.tables
+        self.figures += other.figures
+        self.notes += other.notes
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def make_document(
+    task: str, body: Mapping[str, Any], report: Report, *, head: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The results document: header keys first, then ``head``, the rest, and ``report``."""
+    from hf_bgbench import __version__
+
+    doc = {"schema_version": SCHEMA_VERSION, "task": task, **body}
+    doc.setdefault("hf_bgbench_version", __version__)
+    doc.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    doc["report"] = report.to_dict()
+    order = [*HEADER_KEYS, *head]
+    return {k: doc[k] for k in order if k in doc} | {k: v for k, v in doc.items() if k not in order}
+
+
+def round_floats(value: Any, digits: int = 12) -> Any:
+    """``value`` with every float rounded to ``digits`` decimals for JSON: 12 decimals keep
+    every count ratio exact to far below one image in a million while dropping float noise
+    (``0.33333333333333337`` -> ``0.333333333333``); NaN and infinities become null."""
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return round(value, digits)
+    if isinstance(value, Mapping):
+        return {k: round_floats(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [round_floats(v, digits) for v in value]
+    return value
+
+
+def write_run_folder(
+    directory: str | Path,
+    writers: Mapping[str, Callable[[Path], None]],
+    remove: Sequence[str] = (),
+) -> list[str]:
+    """Write a run's files atomically into ``directory``.
+
+    Each writer gets a path (file or folder name) inside a temporary folder beside
+    ``directory``; when all have finished, each output replaces its namesake, so a reused
+    folder never mixes files of two runs (e.g. stale ``predictions/*.parquet``) and an
+    interrupted write leaves the previous results whole. Names in ``remove`` that this run
+    did not produce (e.g. a full-matrix file of an earlier run) are deleted; other files are
+    left alone. Returns the names written.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".bgbench-", dir=directory))
+    try:
+        for name, write in writers.items():
+            write(staging / name)
+        written = []
+        for name in writers:
+            produced, target = staging / name, directory / name
+            if not produced.exists():
+                continue
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+            os.replace(produced, target)
+            written.append(name)
+        for name in remove:
+            stale = directory / name.rstrip("/")
+            if name.rstrip("/") not in written and (stale.exists() or stale.is_symlink()):
+                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_json(doc: Mapping[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(round_floats(doc), indent=2) + "\n", encoding="utf-8")
+
+
+def check_writable(directory: str | Path, flag: str = "--output") -> Path:
+    """Create ``directory`` if needed and check that files can be written there, before any
+    work starts; raise a ValueError naming ``flag`` otherwise."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".bgbench-write-test-"):
+            pass
+    except OSError as err:
+        raise ValueError(
+            f"{flag} {directory}: cannot write there ({err.strerror or err}); pass a folder "
+            f"you can write to with {flag}."
+        ) from None
+    return directory

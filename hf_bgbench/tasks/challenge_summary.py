@@ -1,0 +1,184 @@
+"""What a Backgrounds Challenge run shows and keeps: its report section (scores, tables,
+figure; rendered by :mod:`hf_bgbench.render` like every task) and its per-foreground files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hf_bgbench.render import pct
+from hf_bgbench.results import Figure, Report, Score, Table
+
+
+def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None) -> Report:
+    lo, hi = body["challenge_accuracy_ci95"]
+    scores = [
+        Score(
+            "challenge_accuracy",
+            "Challenge accuracy",
+            body["challenge_accuracy"],
+            ci95=[lo, hi],
+            n=body["n_foregrounds"],
+            headline=True,
+            description=(
+                f"(share of foregrounds that no {body['background_variant']} background, of "
+                "any class, makes the model misclassify)."
+            ),
+        ),
+        Score(
+            "accuracy",
+            f"Clean accuracy ({body['foreground_variant']})",
+            body["clean_accuracy"],
+            n=body["n_foregrounds"],
+            config=body["foreground_variant"],
+            short="Clean acc.",
+        ),
+    ]
+    summary = Table(
+        "challenge",
+        "Backgrounds Challenge:",
+        ["Model", "Challenge acc. (%)", "95% CI", "Clean acc. (%)", "Foregrounds", "Backgrounds"],
+        [
+            [
+                str(body["model"]),
+                pct(body["challenge_accuracy"]),
+                f"[{pct(lo)}, {pct(hi)}]",
+                pct(body["clean_accuracy"]),
+                str(body["n_foregrounds"]),
+                str(body["n_backgrounds"]),
+            ]
+        ],
+        note=(
+            f"Mode: {body['mode'].replace('_', ' ')}; composites evaluated "
+            f"{body['composites_evaluated']:,} of {body['composites_total']:,}"
+            + _subset_note(body["subset"])
+            + f". Clean accuracy: the uncomposited {body['foreground_variant']} images."
+        ),
+    )
+    per_class = body["challenge_accuracy_per_class"]
+    counts = body["n_foregrounds_per_class"]
+    attack = body.get("attack_success")
+    if attack:
+        classes = Table(
+            "per_class",
+            "Per class:",
+            [
+                "Class",
+                "n",
+                "Challenge acc. (%)",
+                "Max ASR (%)",
+                "Most fooling background",
+                "Foolable into (%)",
+            ],
+            [
+                [
+                    name,
+                    str(counts[name]),
+                    pct(value),
+                    pct(attack["per_class"][name]["max_asr"]),
+                    (attack["per_class"][name]["top_backgrounds"] or [{"id": "—"}])[0]["id"],
+                    pct(attack["per_class"][name]["foolable_into"]),
+                ]
+                for name, value in per_class.items()
+            ],
+            note=(
+                "ASR (attack success rate) of a background: share of foregrounds of other "
+                "classes it flips into its own class. Foolable into: share of other-class "
+                "foregrounds that some background of the class flips into it. "
+                f"{pct(attack['fooled_into_background_class'])}% of foregrounds can be fooled "
+                "into the background's class by some background."
+            ),
+        )
+        scores.append(
+            Score(
+                "fooled_into_background_class",
+                "Foregrounds foolable into the background's class",
+                attack["fooled_into_background_class"],
+                latex=False,
+            )
+        )
+    else:
+        classes = Table(
+            "per_class",
+            "Per class:",
+            ["Class", "n", "Challenge acc. (%)"],
+            [[name, str(counts[name]), pct(value)] for name, value in per_class.items()],
+        )
+    figure = Figure(
+        file="challenge.png",
+        title=f"{body['model']}: Backgrounds Challenge",
+        labels=list(per_class),
+        values=[100 * v if v is not None else None for v in per_class.values()],
+        ylabel="challenge accuracy (%)",
+        reference=(100 * body["challenge_accuracy"], "overall"),
+        counts=[counts[n] for n in per_class],
+        ylim=(0.0, 100.0),
+        histogram=(
+            {
+                "values": (100 * asr[~np.isnan(asr)]).tolist(),
+                "xlabel": "attack success rate of a background (%)",
+                "ylabel": "backgrounds",
+                "title": "ASR distribution",
+            }
+            if asr is not None
+            else None
+        ),
+    )
+    notes = [f"Seed {body['seed']}."]
+    return Report(scores, [summary, classes], [figure], notes)
+
+
+def _subset_note(sub: dict[str, Any]) -> str:
+    if sub["max_foregrounds"] is None and sub["max_backgrounds"] is None:
+        return ""
+    return (
+        f"; random subset (max_foregrounds={sub['max_foregrounds']}, "
+        f"max_backgrounds={sub['max_backgrounds']}, seed {sub['seed']})"
+    )
+
+
+def write_challenge_files(
+    out: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
+) -> dict[str, Callable[[Path], None]]:
+    """Writers of vulnerable.parquet (one row per foreground) and, for a full-matrix run,
+    fooling_matrix.npz (every composite's prediction)."""
+    first = np.asarray(out["first_bg"], np.int64)
+    frame = pd.DataFrame(
+        {
+            "id": out["ids"],
+            "label": np.asarray(out["labels"], np.int64),
+            "vulnerable": np.asarray(out["vulnerable"], bool),
+            "fooling_bg_id": [bg_ids[j] if j >= 0 else None for j in first],
+            "fooling_bg_label": pd.array(
+                [int(bg_labels[j]) if j >= 0 else None for j in first], dtype="Int64"
+            ),
+            "pred": pd.array(out["first_pred"], dtype="Int64"),
+            "clean_pred": np.asarray(out["clean_pred"], np.int64),
+            "composites": np.asarray(out["composites_per_fg"], np.int64),
+        }
+    )
+    writers: dict[str, Callable[[Path], None]] = {}
+    if out["rows"]:
+        matrix = np.stack(out["rows"])
+        labels = np.asarray(out["labels"], np.int64)
+        frame["n_fooling_backgrounds"] = (matrix != labels[:, None]).sum(axis=1)
+
+        def write_matrix(path: Path) -> None:
+            with path.open("wb") as f:  # a file object: savez would append ".npz" to a name
+                np.savez_compressed(
+                    f,
+                    predictions=matrix.astype(np.int16),
+                    foreground_labels=labels,
+                    background_labels=bg_labels,
+                    foreground_ids=np.asarray(out["ids"]),
+                    background_ids=np.asarray(bg_ids),
+                    attack_success_rate=out.get("asr"),
+                )
+
+        writers["fooling_matrix.npz"] = write_matrix
+    writers["vulnerable.parquet"] = lambda path: frame.to_parquet(path, index=False)
+    return writers

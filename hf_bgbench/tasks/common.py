@@ -1,0 +1,105 @@
+"""What every task does the same way: load the model, decide the input geometry, fill the
+results header and write the run folder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.sources import Reader
+from hf_bgbench.mapping import LabelMapper
+from hf_bgbench.model_step import ModelStep
+from hf_bgbench.results import write_json, write_run_folder
+
+
+def load_model(model: Any, checkpoint: str | None = None, device: str | None = None) -> Any:
+    """A loaded classifier: ``model`` itself, or :func:`load_classifier` of a model id."""
+    if not isinstance(model, str):
+        return model
+    from hf_bgbench.models import load_classifier
+
+    return load_classifier(model, checkpoint=checkpoint, device=device)
+
+
+def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
+    """Whether the model runs on images of size ``hw`` as they are (CNNs, ViTs with a
+    dynamic input size) -- probed with one forward of a blank image."""
+    if tuple(hw) == tuple(step.classifier.preprocessing.input_size):
+        return True
+    try:
+        with torch.inference_mode():
+            step.classifier.logits(torch.zeros(1, 3, *hw, device=step.device))
+    except Exception:  # the model refuses this size (fixed position embeddings, ...)
+        return False
+    return True
+
+
+def input_geometry(
+    step: ModelStep, hw: Sequence[int], resize_to_model_input: bool
+) -> tuple[tuple[int, int] | None, list[str]]:
+    """(size to resize to or None, protocol deviations) for benchmark images of size ``hw``.
+
+    The published protocols feed the benchmark's images at their own size; they are resized
+    to the model's input size only when asked, or when the model cannot take them -- and
+    then the deviation is recorded in results.json, the report header and the model-index.
+    """
+    model_hw = tuple(int(v) for v in step.classifier.preprocessing.input_size)
+    hw = tuple(int(v) for v in hw)
+    if hw == model_hw:
+        return None, []
+    interpolation = getattr(step.classifier.preprocessing, "interpolation", "bilinear")
+    change = f"resized {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
+    if resize_to_model_input:
+        return model_hw, [f"{change}, as asked (--resize-to-model-input)"]
+    if accepts_size(step, hw):
+        return None, []
+    return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
+
+
+def run_header(
+    classifier: Any, model: Any, spec: BenchmarkSpec, reader: Reader, mapper: LabelMapper
+) -> dict[str, Any]:
+    """The header keys every task writes (see :mod:`hf_bgbench.results`)."""
+    return {
+        "model": getattr(classifier, "model_id", str(model)),
+        "model_resolved": getattr(classifier, "resolved", None),
+        "benchmark": spec.name,
+        "model_label_space": getattr(getattr(classifier, "label_space", None), "kind", None),
+        "label_protocol": mapper.protocol,
+        "data": reader.describe(),
+    }
+
+
+def write_run(
+    doc: Mapping[str, Any],
+    directory: str | Path,
+    stem: str,
+    extra: Mapping[str, Callable[[Path], None]] | None = None,
+    outputs: Sequence[str] = (),
+) -> list[str]:
+    """``<stem>.json``, ``<stem>.md``, ``<stem>_model_index.yaml``, the document's figures
+    and ``extra`` files, written atomically into ``directory`` (see write_run_folder); the
+    task's other ``outputs`` left there by an earlier run are removed."""
+    from hf_bgbench.render import render_markdown, render_model_index
+
+    writers: dict[str, Callable[[Path], None]] = {
+        f"{stem}.json": lambda p: write_json(doc, p),
+        f"{stem}.md": lambda p: p.write_text(render_markdown(doc), encoding="utf-8"),
+        f"{stem}_model_index.yaml": lambda p: p.write_text(
+            render_model_index(doc), encoding="utf-8"
+        ),
+    }
+    for fig in doc["report"]["figures"]:
+        writers[fig["file"]] = _figure_writer(fig)
+    writers.update(extra or {})
+    return write_run_folder(directory, writers, remove=outputs)
+
+
+def _figure_writer(fig: Mapping[str, Any]) -> Callable[[Path], None]:
+    from hf_bgbench.render import plot_figure
+
+    return lambda path: plot_figure(fig, path)

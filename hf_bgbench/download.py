@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hf_bgbench.cache import cache_root
 from hf_bgbench.fetch import (
     ArchiveError,
     ChecksumError,
@@ -87,10 +88,7 @@ class In9Download:
 
 def default_cache_root() -> Path:
     """``$HF_BGBENCH_CACHE``, else ``$XDG_CACHE_HOME/hf_bgbench``, else ``~/.cache/hf_bgbench``."""
-    if os.environ.get("HF_BGBENCH_CACHE"):
-        return Path(os.environ["HF_BGBENCH_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "hf_bgbench"
+    return cache_root()
 
 
 def in9_release_folder(cache_dir: str | Path | None = None) -> Path:

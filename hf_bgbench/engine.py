@@ -23,6 +23,7 @@ import torch
 from PIL import Image
 from tqdm.auto import tqdm
 
+from hf_bgbench.cache import cache_root
 from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.schema import ID
 from hf_bgbench.model_step import ModelStep
@@ -39,14 +40,20 @@ def default_num_workers() -> int:
 
 
 def default_cache_dir() -> Path:
-    if "HF_BGBENCH_CACHE" in os.environ:
-        return Path(os.environ["HF_BGBENCH_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "hf_bgbench" / "predictions"
+    """``<cache root>/predictions`` (see :mod:`hf_bgbench.cache`)."""
+    return cache_root() / "predictions"
 
 
 def cache_key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; ``cached`` images are safe in the prediction cache."""
+
+    def __init__(self, cached: int):
+        super().__init__(f"{cached} image(s) cached")
+        self.cached = cached
 
 
 @dataclass
@@ -131,6 +138,9 @@ def predict(
                     cache.append(pending)
                     pending = []
                 bar.update(len(batch_rows) + len(batch.skipped))
+        except KeyboardInterrupt:
+            flushed = len(have) + len(rows) if cache is not None else 0
+            raise Interrupted(flushed) from None
         finally:
             # Whatever finished is kept, so an interrupted run resumes where it stopped.
             if cache is not None:

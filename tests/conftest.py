@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ["HF_HOME"] = os.path.join(_HOME, "hf_home")
-os.environ["HF_BGBENCH_CACHE"] = os.path.join(_HOME, "predictions")
+os.environ["HF_BGBENCH_CACHE"] = os.path.join(_HOME, "bgbench_cache")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402

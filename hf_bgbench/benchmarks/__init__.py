@@ -43,6 +43,10 @@ class BenchmarkSpec:
     # Variants whose rows are the same images (same ids) with a different foreground /
     # background treatment; scoring checks that their ids agree before comparing them.
     aligned_variants: tuple[str, ...] = ()
+    # When no --data is given and the Hub dataset cannot be had: a function ("module:name")
+    # returning the folder of an earlier download (or None), and the command that downloads.
+    cached_download: str = ""
+    download_command: str = ""
     # True when the benchmark's images are already cropped to the evaluation size, so only
     # resizing to the model's input size and normalising is applied (the published protocol).
     images_precropped: bool = True

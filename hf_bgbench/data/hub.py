@@ -8,6 +8,7 @@ A repo folder is ``README.md`` (YAML front matter with ``configs:``) plus
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -163,11 +164,48 @@ class HubDataset(Reader):
         return cls(data, spec.variants, spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        self.check_available()
         return _load_split(self.location, variant, split, hub=True)
+
+    def check_available(self) -> None:
+        """Ask the Hub once whether the dataset can be had, so an unreachable Hub fails in a
+        second with one message instead of a minute of retries per file. In offline mode
+        (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) the local Hub cache is used as is."""
+        if getattr(self, "_available", False) or _offline():
+            return
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+        from hf_bgbench.hub_errors import is_hub_unreachable
+
+        try:
+            HfApi().dataset_info(self.location, timeout=10)
+        except (RepositoryNotFoundError, GatedRepoError) as err:
+            raise DataSourceError(
+                f"The Hugging Face Hub has no dataset {self.location!r} that you can read "
+                f"({type(err).__name__}); check the id (and `huggingface-cli login` for a "
+                "private or gated one), or pass a local folder with --data."
+            ) from None
+        except Exception as err:
+            if not is_hub_unreachable(err):
+                raise
+            raise DataSourceError(
+                f"The Hugging Face Hub cannot be reached to load {self.location!r} "
+                f"({type(err).__name__}: {err}). Pass a local folder with --data (a Hub-layout "
+                "folder, the official release, or photos)."
+            ) from None
+        self._available = True
 
     def _signature(self, ds: datasets.Dataset) -> str:
         # Cached Hub files are named after the revision they came from.
         return "|".join(Path(f["filename"]).name for f in ds.cache_files) + ds._fingerprint
+
+
+def _offline() -> bool:
+    return any(
+        os.environ.get(v, "").upper() in ("1", "ON", "YES", "TRUE")
+        for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
 
 
 def _load_split(location: str, variant: str, split: str, *, hub: bool) -> datasets.Dataset:

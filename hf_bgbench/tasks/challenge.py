@@ -33,7 +33,6 @@ from tqdm.auto import tqdm
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError, decode_loader, iterate, size_message
 from hf_bgbench.data.schema import MASK
-from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.metrics import (
@@ -48,7 +47,7 @@ from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
-from hf_bgbench.tasks.common import input_geometry, load_model, run_header, write_run
+from hf_bgbench.tasks.common import input_geometry, load_model, open_data, run_header, write_run
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +113,7 @@ def run_challenge(
     spec.check_task("challenge")
     if output_dir is not None:
         check_writable(output_dir, "--output")
-    reader = resolve_source(data if data is not None else spec.hub_repo, spec)
+    reader = open_data(data, spec)
     fg_ds = reader.load(foreground_variant, columns=(MASK,))
     bg_ds = reader.load(background_variant)
     fg_idx = _subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")

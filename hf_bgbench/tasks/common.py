@@ -3,6 +3,8 @@ results header and write the run folder."""
 
 from __future__ import annotations
 
+import importlib
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,10 +12,50 @@ from typing import Any
 import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.data.sources import Reader
+from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import write_json, write_run_folder
+
+log = logging.getLogger(__name__)
+
+
+def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
+    """The reader of ``data``; with no ``data``, the benchmark's Hub dataset -- or, when the
+    Hub cannot provide it, an earlier ``bgbench download`` of the official release."""
+    if data is not None:
+        return resolve_source(data, spec)
+    fallback = _cached_download(spec)
+    try:
+        reader = resolve_source(spec.hub_repo, spec)
+        if hasattr(reader, "check_available"):
+            reader.check_available()
+        return reader
+    except DataSourceError as err:
+        if fallback is not None:
+            log.warning(
+                "the Hub dataset %s cannot be had (%s); using the download at %s",
+                spec.hub_repo,
+                err,
+                fallback,
+            )
+            return resolve_source(fallback, spec)
+        hint = (
+            f" Or run `{spec.download_command}` once to fetch the authors' official release; "
+            "it is then used whenever no --data is given."
+            if spec.download_command
+            else ""
+        )
+        raise DataSourceError(
+            f"No --data given, so the Hub dataset {spec.hub_repo} was tried: {err}{hint}"
+        ) from None
+
+
+def _cached_download(spec: BenchmarkSpec) -> Path | None:
+    if not spec.cached_download:
+        return None
+    module, _, name = spec.cached_download.partition(":")
+    return getattr(importlib.import_module(module), name)()
 
 
 def load_model(model: Any, checkpoint: str | None = None, device: str | None = None) -> Any:

@@ -16,8 +16,14 @@ import pandas as pd
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import ID
-from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
-from hf_bgbench.engine import PredictionCache, cache_key, default_cache_dir, predict
+from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.engine import (
+    Interrupted,
+    PredictionCache,
+    cache_key,
+    default_cache_dir,
+    predict,
+)
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
 from hf_bgbench.model_step import ModelStep
@@ -25,7 +31,7 @@ from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Table, check_writable, make_document
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
 from hf_bgbench.tasks import Task, register_task
-from hf_bgbench.tasks.common import input_geometry, load_model, run_header, write_run
+from hf_bgbench.tasks.common import input_geometry, load_model, open_data, run_header, write_run
 
 # Keys a reader wants first in results.json (after the header).
 RESULT_KEYS = [
@@ -77,7 +83,7 @@ def evaluate_model(
     spec = get_benchmark(benchmark)
     if output_dir is not None:
         check_writable(output_dir, "--output")
-    reader = resolve_source(data if data is not None else spec.hub_repo, spec)
+    reader = open_data(data, spec)
     chosen = spec.check_variants(list(variants)) if variants else list(reader.variants)
     missing = [v for v in chosen if v not in reader.variants]
     if missing:
@@ -108,16 +114,20 @@ def evaluate_model(
                 applied,
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
-        runs[variant] = predict(
-            step,
-            ds,
-            image_transform=transform,
-            batch_size=batch_size,
-            num_workers=num_workers,
-            cache=cache,
-            desc=f"{spec.name}/{variant}",
-            progress=progress,
-        )
+        try:
+            runs[variant] = predict(
+                step,
+                ds,
+                image_transform=transform,
+                batch_size=batch_size,
+                num_workers=num_workers,
+                cache=cache,
+                desc=f"{spec.name}/{variant}",
+                progress=progress,
+            )
+        except Interrupted as stop:  # count what earlier variants left in the cache too
+            done = sum(r.computed + r.reused for r in runs.values()) if use_cache else 0
+            raise Interrupted(stop.cached + done) from None
     predictions = {v: r.predictions for v, r in runs.items()}
     body, report = summarize(spec, predictions, {v: r.skipped for v, r in runs.items()}, seed=seed)
     preprocessing = dict(classifier.preprocessing.to_dict())

@@ -1,0 +1,44 @@
+"""``bgbench list``: the benchmarks, their variants, tasks and metrics, from the registry."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "list",
+        help="list the benchmarks with their variants, tasks and metrics",
+        description="List every registered benchmark: its classes, variants, the tasks "
+        "(sub-commands) that run on it and the metrics it reports.",
+    )
+    p.set_defaults(func=run)
+
+
+def describe_benchmarks() -> str:
+    """The registry as text: one block per benchmark."""
+    from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+    from hf_bgbench.tasks import get_task
+
+    blocks = []
+    for name in list_benchmarks():
+        spec = get_benchmark(name)
+        tasks = "\n".join(
+            f"    {t}: {get_task(t).description}  (bgbench {t} MODEL --benchmark {name})"
+            for t in spec.tasks
+        )
+        blocks.append(
+            f"{name} — {spec.title}\n"
+            f"  data: {spec.hub_repo} on the Hub (or --data FOLDER)\n"
+            f"  classes ({spec.num_classes}): {', '.join(spec.classes[:10])}"
+            + (", ..." if spec.num_classes > 10 else "")
+            + f"\n  variants: {', '.join(spec.variants)}\n"
+            f"  metrics: {', '.join(spec.metric_names())}\n"
+            f"  tasks:\n{tasks}"
+        )
+    return "\n\n".join(blocks)
+
+
+def run(args: argparse.Namespace) -> int:
+    print(describe_benchmarks())
+    return 0

@@ -1,5 +1,8 @@
 """A Gradio widget for an ``evaluate`` metric module, for the metric Spaces in ``metrics/``.
 
+Uses only the standard library, evaluate and gradio: the generator inlines this module into
+each Space's ``app.py`` (see :mod:`hf_bgbench.evaluate_metrics.generate`).
+
 ``evaluate.utils.launch_gradio_widget`` (evaluate 0.4.x) builds its form with
 ``gr.inputs`` / ``gr.outputs``, which Gradio 4 removed. Each metric's ``app.py`` calls that
 function when the installed Gradio still has them and this module otherwise: the same form
@@ -80,6 +83,28 @@ def launch_metric_widget(module: Any, readme: str | Path | None = None) -> None:
     build_metric_widget(module, readme).launch()
 
 
+def metric_script(folder: str | Path, app_file: str | Path | None = None) -> Path:
+    """The metric module script of a Space folder: its one ``.py`` file besides the app.
+
+    Found by content, not by the folder's name: a Space runs from a checkout whose folder is
+    not named after the metric (``/home/user/app`` on the Hub).
+    """
+    folder = Path(folder)
+    app = Path(app_file).resolve() if app_file is not None else None
+    scripts = sorted(
+        p for p in folder.glob("*.py") if p.resolve() != app and not p.name.startswith("_")
+    )
+    named = [p for p in scripts if p.stem == folder.name]
+    if named:
+        return named[0]
+    if len(scripts) != 1:
+        found = ", ".join(p.name for p in scripts) or "none"
+        raise FileNotFoundError(
+            f"{folder}: expected one metric module script besides the app, found {found}."
+        )
+    return scripts[0]
+
+
 def launch_metric_space(app_file: str | Path) -> None:
     """What every metric Space's ``app.py`` runs: load the module script beside it (so the
     Space works under any namespace, and offline) and serve its form with the metric card.
@@ -91,7 +116,7 @@ def launch_metric_space(app_file: str | Path) -> None:
     import gradio as gr
 
     folder = Path(app_file).resolve().parent
-    module = evaluate.load(str(folder / f"{folder.name}.py"))
+    module = evaluate.load(str(metric_script(folder, app_file)))
     if hasattr(gr, "inputs"):
         from evaluate.utils import launch_gradio_widget
 

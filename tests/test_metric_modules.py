@@ -1,15 +1,15 @@
 """The ``evaluate`` metric modules in ``metrics/`` (loaded offline from the folders), their
-metric cards and Space files, and ``bgbench publish-metrics``.
+metric cards (every example is run) and Space files, and ``bgbench publish-metrics``.
 
 Every module result is compared with the core function called directly on the same inputs,
-which shows that the modules hold no second implementation.
+which shows that the generated modules compute what the core computes.
 """
 
 from __future__ import annotations
 
+import doctest
 import math
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,44 +26,15 @@ from hf_bgbench.metrics import (
     rfs_report,
 )
 from tests.assertions import assert_close
+from tests.metric_env import (
+    METRICS_DIR,
+    NAMES,
+    evaluate,
+    evaluate_cache,  # noqa: F401  (autouse fixture)
+    load,
+)
 
-evaluate = pytest.importorskip("evaluate")
-
-METRICS_DIR = Path(__file__).resolve().parent.parent / "metrics"
-NAMES = ("bg_gap", "bg_challenge", "rfs", "dropped_accuracy")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def evaluate_cache(tmp_path_factory):
-    """Point every evaluate / HF cache at a temporary folder, so nothing is written to ~."""
-    root = tmp_path_factory.mktemp("hf_home")
-    with pytest.MonkeyPatch.context() as mp:
-        for var, sub in [
-            ("HF_HOME", ""),
-            ("HF_EVALUATE_CACHE", "evaluate"),
-            ("HF_METRICS_CACHE", "metrics"),
-            ("HF_MODULES_CACHE", "modules"),
-        ]:
-            mp.setenv(var, str(root / sub))
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("HF_DATASETS_OFFLINE", "1")
-        mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
-        # evaluate reads these at import time; patch the live values too.
-        mp.setattr(evaluate.config, "HF_CACHE_HOME", str(root))
-        mp.setattr(evaluate.config, "HF_EVALUATE_CACHE", root / "evaluate")
-        mp.setattr(evaluate.config, "HF_METRICS_CACHE", root / "metrics")
-        modules = root / "modules"
-        if "evaluate_modules" in sys.modules:
-            # Python has already imported the dynamic-modules package from an earlier test's
-            # cache; keep using that folder, or the new module could not be imported.
-            modules = Path(list(sys.modules["evaluate_modules"].__path__)[0]).parent
-        mp.setattr(evaluate.config, "HF_MODULES_CACHE", modules)
-        mp.setattr(evaluate.config, "HF_EVALUATE_OFFLINE", True)
-        yield modules
-
-
-def load(name: str, config: str | None = None, **kwargs):
-    return evaluate.load(str(METRICS_DIR / name), config, **kwargs)
+DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -106,7 +77,7 @@ FOOLING[:3] = 0  # three dog foregrounds never fooled
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_module_loads_offline_from_its_folder(name, evaluate_cache):
+def test_module_loads_offline_from_its_folder(name, evaluate_cache):  # noqa: F811
     module = load(name)
     assert module.name == name
     assert module.info.citation.strip().startswith("@")
@@ -378,13 +349,54 @@ def test_metric_card_and_space_files(name):
     assert all(p >= 0 for p in positions), f"{name} card lacks a section"
     assert positions == sorted(positions)
     assert "Values from Popular Papers" in body
+    # Load forms that work today, and the Hub form with what it needs.
+    assert f'hf_bgbench.load_metric("{name}")' in body
+    assert f'evaluate.load("path/to/metrics/{name}")' in body
+    assert f'`evaluate.load("bgbench/{name}")` from the Hub. This works once' in body
+    assert "bgbench publish-metrics" in body
     folder = METRICS_DIR / name
     app = (folder / "app.py").read_text()
-    assert "launch_metric_space(__file__)" in app  # loads f"{name}.py" beside it
-    requirements = (folder / "requirements.txt").read_text().split()
-    assert "hf-bgbench" in requirements
+    assert "launch_metric_space(__file__)" in app  # finds the module script beside it
+    requirements = (folder / "requirements.txt").read_text()
+    assert "hf-bgbench" not in requirements and "torch" not in requirements
     script = (folder / f"{name}.py").read_text()
-    assert "from hf_bgbench.metrics import" in script
+    assert not re.search(r"^\s*(from|import) hf_bgbench", script, flags=re.M)
+
+
+def _card_examples(name: str) -> doctest.DocTest:
+    """Every ```python block of the card, as one doctest (state carries over)."""
+    blocks = re.findall(r"```python\n(.*?)```", _card(name)[1], flags=re.S)
+    assert blocks and all(b.lstrip().startswith(">>>") for b in blocks), (
+        f"every python block of the {name} card is a doctest, so its outputs are checked"
+    )
+    return doctest.DocTestParser().get_doctest("\n".join(blocks), {}, name, name, 0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_card_examples_print_what_they_say(name):
+    runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
+    result = runner.run(_card_examples(name))
+    assert result.attempted >= 4
+    assert result.failed == 0, f"{name} card: {result.failed} example(s) print something else"
+
+
+class _EvaluateAtFolders:
+    """``evaluate`` for the module docstrings' examples: ``load("path/to/<name>")`` is the
+    generated folder ``metrics/<name>``."""
+
+    def load(self, path: str, *args, **kwargs):
+        return evaluate.load(str(METRICS_DIR / Path(path).name), *args, **kwargs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_module_docstring_examples_print_what_they_say(name):
+    text = load(name).inputs_description
+    assert f'evaluate.load("path/to/{name}")' in text and f"bgbench/{name}" in text
+    test = doctest.DocTestParser().get_doctest(
+        text, {"evaluate": _EvaluateAtFolders()}, name, name, 0
+    )
+    result = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS).run(test)
+    assert result.attempted >= 2 and result.failed == 0
 
 
 def test_card_published_values_match_spec():
@@ -500,6 +512,31 @@ def test_publish_metrics_unreachable_hub_is_a_clear_error(monkeypatch, capsys):
     assert main(["publish-metrics", "--only", "bg_gap"]) == 2
     err = capsys.readouterr().err
     assert "bgbench/bg_gap" in err and "HF_HUB_OFFLINE" in err
+
+
+def test_publish_metrics_generates_self_contained_folders(tmp_path, capsys):
+    from hf_bgbench.cli import main
+    from hf_bgbench.evaluate_metrics.generate import metric_files
+
+    out = tmp_path / "spaces"
+    assert main(["publish-metrics", "--dry-run", "--only", "rfs", "--out", str(out)]) == 0
+    assert "generated from the metric core" in capsys.readouterr().out
+    written = {p.name: p.read_text(encoding="utf-8") for p in (out / "rfs").iterdir()}
+    assert written == metric_files("rfs")
+
+
+def test_publish_metrics_refuses_folders_that_need_hf_bgbench(tmp_path):
+    from hf_bgbench.cli.publish_metrics import publish_metrics
+    from hf_bgbench.evaluate_metrics.generate import write_metric_folders
+
+    write_metric_folders(tmp_path, ["bg_gap"])
+    script = tmp_path / "bg_gap" / "bg_gap.py"
+    script.write_text("from hf_bgbench.metrics import bg_gap_report\n" + script.read_text())
+    (tmp_path / "bg_gap" / "requirements.txt").write_text("hf-bgbench\nevaluate\n")
+    with pytest.raises(ValueError) as raised:
+        publish_metrics("someone", names=["bg_gap"], metrics_dir=tmp_path, dry_run=True)
+    assert "bg_gap.py imports hf_bgbench" in str(raised.value)
+    assert "requirements.txt lists 'hf-bgbench'" in str(raised.value)
 
 
 def test_publish_metrics_rejects_broken_folders(tmp_path):

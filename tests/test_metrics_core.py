@@ -90,11 +90,55 @@ def test_bg_gap_report_needs_both_mixed_variants():
         bg_gap_report(predictions=[0], references=[0], variants=["mixed_same"])
 
 
+IN9_VARIANTS = ("original", "only_bg_b", "only_bg_t", "no_fg", "only_fg")
+IN9_VARIANTS += ("mixed_same", "mixed_rand", "mixed_next")
+
+
 def test_unknown_variant_is_named():
     with pytest.raises(ValueError, match="`variants`.*mixed-rand.*did you mean 'mixed_rand'"):
-        accuracy_by_variant([0, 1], [0, 1], ["mixed_same", "mixed-rand"])
-    # Opting out of the IN-9 check accepts any name.
-    assert accuracy_by_variant([0, 1], [0, 1], ["a", "b"], benchmark=None) == {"a": 1.0, "b": 1.0}
+        accuracy_by_variant(
+            [0, 1], [0, 1], ["mixed_same", "mixed-rand"], valid_variants=IN9_VARIANTS
+        )
+    # Without valid_variants (the default) any name is accepted.
+    assert accuracy_by_variant([0, 1], [0, 1], ["a", "b"]) == {"a": 1.0, "b": 1.0}
+
+
+def test_benchmark_values_come_from_the_caller():
+    rows = dict(
+        predictions=[0, 8, -1, 1],
+        references=[0, 8, 1, 1],
+        variants=["mixed_same", "mixed_same", "mixed_rand", "mixed_rand"],
+    )
+    # IN-9's values accept IN-9 rows and give the same numbers as no checks at all.
+    checked = bg_gap_report(**rows, valid_variants=IN9_VARIANTS, num_classes=9)
+    assert checked == bg_gap_report(**rows)
+    assert checked == {"accuracy_mixed_rand": 0.5, "accuracy_mixed_same": 1.0, "bg_gap": 0.5}
+    with pytest.raises(ValueError, match=r"`references` has 1 value\(s\) out of range \[0, 9\)"):
+        bg_gap_report(**{**rows, "references": [0, 207, 1, 1]}, num_classes=9)
+    with pytest.raises(ValueError, match=r"`predictions` has 1 value\(s\) out of range \[-1, 9\)"):
+        bg_gap_report(**{**rows, "predictions": [0, 9, 1, 1]}, num_classes=9)
+
+
+def test_the_core_imports_only_numpy_and_itself():
+    """Benchmark-agnostic and inlinable: no registry, no torch, no evaluate."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    import hf_bgbench.metrics
+
+    for path in Path(hf_bgbench.metrics.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                allowed = name.split(".")[0] in sys.stdlib_module_names | {"numpy"}
+                assert allowed or name.startswith("hf_bgbench.metrics"), f"{path.name}: {name}"
 
 
 @SETTINGS

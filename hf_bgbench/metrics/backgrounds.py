@@ -1,7 +1,11 @@
 """Background-reliance scores of ImageNet-9 (Xiao et al., 2020; SPEC §1).
 
 All functions are pure: they take benchmark-space predictions and labels (and variant
-names) and return numbers; they never see a model.
+names) and return numbers; they never see a model, and they know no benchmark registry.
+Callers that know the benchmark pass its variant names (``valid_variants``, so a typo such as
+"mixed-rand" fails loudly) and its number of classes (``num_classes``, so an ImageNet index
+such as 207 is refused); ``None`` skips that check. The IN-9 ``evaluate`` module passes IN-9's
+eight variants and nine classes.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from hf_bgbench.metrics._checks import (
     as_float_array,
     as_int_array,
     as_name_array,
+    known_names,
     labels_in_range,
     same_length,
 )
@@ -51,15 +56,24 @@ def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
     }
 
 
-def _check_variants(var: np.ndarray, benchmark: str | None) -> None:
-    if benchmark is None:
-        return
-    from hf_bgbench.benchmarks import get_benchmark
-
-    try:
-        get_benchmark(benchmark).check_variants(sorted(set(var.tolist())))
-    except ValueError as err:
-        raise ValueError(f"`variants`: {err}") from None
+def _check_rows(
+    predictions: ArrayLike,
+    references: ArrayLike,
+    variants: Sequence[str],
+    valid_variants: Sequence[str] | None,
+    num_classes: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated long-format rows: int predictions in [-1, num_classes), int references in
+    [0, num_classes), variant names (out of ``valid_variants`` when given)."""
+    pred = as_int_array(predictions, "predictions")
+    ref = as_int_array(references, "references")
+    var = as_name_array(variants, "variants")
+    same_length(predictions=pred, references=ref, variants=var)
+    labels_in_range(ref, "references", num_classes, allow_unmapped=False)
+    labels_in_range(pred, "predictions", num_classes, allow_unmapped=True)
+    if valid_variants is not None:
+        known_names(var, "variants", list(valid_variants), "variant")
+    return pred, ref, var
 
 
 def accuracy_by_variant(
@@ -67,24 +81,26 @@ def accuracy_by_variant(
     references: ArrayLike,
     variants: Sequence[str],
     *,
-    benchmark: str | None = "in9",
+    valid_variants: Sequence[str] | None = None,
+    num_classes: int | None = None,
 ) -> dict[str, float]:
     """variant -> accuracy, for rows tagged with a variant name each.
 
-    Variant names are checked against ``benchmark``'s spec (IN-9 by default) so that a typo
-    ("mixed-rand") fails loudly instead of silently dropping out of the gaps; pass
-    ``benchmark=None`` to accept any names.
+    Pass the benchmark's ``valid_variants`` so that a typo ("mixed-rand") fails loudly instead
+    of silently dropping out of the gaps, and its ``num_classes`` to refuse labels outside
+    it; ``None`` (the default) skips that check.
     """
-    pred = as_int_array(predictions, "predictions")
-    ref = as_int_array(references, "references")
-    var = as_name_array(variants, "variants")
-    same_length(predictions=pred, references=ref, variants=var)
-    _check_variants(var, benchmark)
+    pred, ref, var = _check_rows(predictions, references, variants, valid_variants, num_classes)
     return {str(v): accuracy(pred[var == v], ref[var == v]) for v in sorted(set(var.tolist()))}
 
 
 def prediction_categories(
-    full: ArrayLike, foreground: ArrayLike, background: ArrayLike, references: ArrayLike
+    full: ArrayLike,
+    foreground: ArrayLike,
+    background: ArrayLike,
+    references: ArrayLike,
+    *,
+    num_classes: int | None = None,
 ) -> dict[str, float]:
     """Fractions of images in the paper's Table 3 buckets (they sum to 1).
 
@@ -104,7 +120,9 @@ def prediction_categories(
     b = as_int_array(background, "background")
     y = as_int_array(references, "references")
     same_length(full=f, foreground=g, background=b, references=y)
-    labels_in_range(y, "references", None, allow_unmapped=False)
+    labels_in_range(y, "references", num_classes, allow_unmapped=False)
+    for view, name in ((f, "full"), (g, "foreground"), (b, "background")):
+        labels_in_range(view, name, num_classes, allow_unmapped=True)
     full_ok, fg_ok, bg_ok = f == y, g == y, b == y
     masks = {
         "bg_required": full_ok & ~fg_ok & bg_ok,
@@ -125,6 +143,9 @@ def prediction_categories_by_id(
     references: ArrayLike,
     variants: Sequence[str],
     ids: Sequence[str],
+    *,
+    valid_variants: Sequence[str] | None = None,
+    num_classes: int | None = None,
 ) -> dict[str, float]:
     """:func:`prediction_categories` from long-format rows, aligned by image id.
 
@@ -132,13 +153,11 @@ def prediction_categories_by_id(
     ``only_bg_t`` rows of one id are the full / foreground / background views of one image;
     only ids present in all three variants are bucketed. Each id may appear at most once per
     variant, and its references must agree (they are the foreground's class).
+    ``valid_variants`` and ``num_classes`` as in :func:`accuracy_by_variant`.
     """
-    pred = as_int_array(predictions, "predictions")
-    ref = as_int_array(references, "references")
-    var = as_name_array(variants, "variants")
+    pred, ref, var = _check_rows(predictions, references, variants, valid_variants, num_classes)
     idv = as_name_array(ids, "ids")
     same_length(predictions=pred, references=ref, variants=var, ids=idv)
-    _check_variants(var, "in9")
     views: dict[str, dict[str, tuple[int, int]]] = {}
     for role, variant in CATEGORY_VARIANTS.items():
         rows = np.flatnonzero(var == variant)
@@ -169,15 +188,20 @@ def bg_gap_report(
     references: ArrayLike,
     variants: Sequence[str],
     ids: Sequence[str] | None = None,
+    *,
+    valid_variants: Sequence[str] | None = None,
+    num_classes: int | None = None,
 ) -> dict[str, float | dict[str, float]]:
     """Everything the ``bg_gap`` metric module reports, from long-format IN-9 rows.
 
     Returns ``accuracy_<variant>`` for every variant present, ``bg_gap`` (mixed_same and
     mixed_rand rows are required), ``same_minus_next`` and ``original_minus_only_fg`` when
     their variants are present, and, when ``ids`` are given, ``prediction_categories``
-    (see :func:`prediction_categories_by_id`).
+    (see :func:`prediction_categories_by_id`). ``valid_variants`` and ``num_classes`` as in
+    :func:`accuracy_by_variant` (the module passes IN-9's eight variants and nine classes).
     """
-    accs = accuracy_by_variant(predictions, references, variants)
+    checks = {"valid_variants": valid_variants, "num_classes": num_classes}
+    accs = accuracy_by_variant(predictions, references, variants, **checks)
     missing = [v for v in GAPS["bg_gap"] if v not in accs]
     if missing:
         raise ValueError(
@@ -188,6 +212,6 @@ def bg_gap_report(
     out.update(background_gaps(accs))
     if ids is not None:
         out["prediction_categories"] = prediction_categories_by_id(
-            predictions, references, variants, ids
+            predictions, references, variants, ids, **checks
         )
     return out

@@ -38,13 +38,16 @@ def challenge_accuracy(vulnerable: Sequence[bool] | np.ndarray) -> float:
 
 
 def challenge_accuracy_per_class(
-    vulnerable: Sequence[bool] | np.ndarray, foreground_labels: ArrayLike
+    vulnerable: Sequence[bool] | np.ndarray,
+    foreground_labels: ArrayLike,
+    num_classes: int | None = None,
 ) -> dict[int, float]:
-    """class -> challenge accuracy over the foregrounds of that class (classes present only)."""
+    """class -> challenge accuracy over the foregrounds of that class (classes present only);
+    labels must lie in [0, ``num_classes``) (no upper bound when None)."""
     vul = as_bool_array(vulnerable, "vulnerable")
     lab = as_int_array(foreground_labels, "foreground_labels")
     same_length(vulnerable=vul, foreground_labels=lab)
-    labels_in_range(lab, "foreground_labels", None, allow_unmapped=False)
+    labels_in_range(lab, "foreground_labels", num_classes, allow_unmapped=False)
     return {int(c): float(1.0 - vul[lab == c].mean()) for c in np.unique(lab)}
 
 
@@ -78,12 +81,7 @@ class FoolingMatrix:
             )
         if pred.size == 0:
             raise ValueError("`predictions` is empty; at least one foreground and background.")
-        if not np.issubdtype(pred.dtype, np.integer):
-            if np.issubdtype(pred.dtype, np.floating) and np.all(np.mod(pred, 1) == 0):
-                pred = pred.astype(np.int64)
-            else:
-                raise ValueError(f"`predictions` must hold integer classes, got {pred.dtype}.")
-        pred = pred.astype(np.int64)
+        pred = as_int_array(pred, "predictions", ndim=2)
         fg = as_int_array(foreground_labels, "foreground_labels")
         bg = as_int_array(background_labels, "background_labels")
         if len(fg) != pred.shape[0]:

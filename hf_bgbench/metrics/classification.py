@@ -11,12 +11,19 @@ import numpy as np
 from hf_bgbench.metrics._checks import ArrayLike, as_int_array, labels_in_range, same_length
 
 
-def accuracy(predictions: ArrayLike, references: ArrayLike) -> float:
-    """Fraction of ``predictions`` equal to ``references``."""
+def accuracy(
+    predictions: ArrayLike, references: ArrayLike, num_classes: int | None = None
+) -> float:
+    """Fraction of ``predictions`` equal to ``references``.
+
+    References lie in [0, ``num_classes``), predictions also may be -1; ``num_classes=None``
+    leaves the upper bound open.
+    """
     pred = as_int_array(predictions, "predictions")
     ref = as_int_array(references, "references")
     same_length(predictions=pred, references=ref)
-    labels_in_range(ref, "references", None, allow_unmapped=False)
+    labels_in_range(ref, "references", num_classes, allow_unmapped=False)
+    labels_in_range(pred, "predictions", num_classes, allow_unmapped=True)
     return float(np.mean(pred == ref))
 
 

@@ -16,6 +16,7 @@ from hf_bgbench.metrics._checks import (
     as_int_array,
     as_name_array,
     known_names,
+    labels_in_range,
     same_length,
 )
 from hf_bgbench.metrics.classification import accuracy
@@ -46,6 +47,7 @@ def dropped_accuracy(
     *,
     reference_edit: str = REFERENCE_EDIT,
     known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    num_classes: int | None = None,
 ) -> dict[str, float]:
     """edit -> DA = acc(``reference_edit``) - acc(edit), for every edit present but the
     reference.
@@ -54,11 +56,21 @@ def dropped_accuracy(
     ``reference_edit`` rows are required. Edit names are checked against ``known_edits`` (the
     ImageNet-E names by default) so a typo fails loudly; pass ``None`` for custom edits, e.g.
     the OOD-texture backgrounds.
+
+    Predictions and references are class indices in [0, ``num_classes``) (ImageNet-E:
+    ImageNet-1k, 1000; None = no upper bound). There is no "outside the benchmark" -1 here:
+    ImageNet-E scores the model's own ImageNet class.
     """
     pred = as_int_array(predictions, "predictions")
     ref = as_int_array(references, "references")
     names = as_name_array(edits, "edits")
     same_length(predictions=pred, references=ref, edits=names)
+    labels_in_range(ref, "references", num_classes, allow_unmapped=False)
+    labels_in_range(pred, "predictions", num_classes, allow_unmapped=False)
+    if not isinstance(reference_edit, str):
+        raise ValueError(f"`reference_edit` must be an edit name, got {reference_edit!r}.")
+    if isinstance(known_edits, str):
+        raise ValueError("`known_edits` must be a list of edit names (or None), not one string.")
     if known_edits is not None:
         known_names(names, "edits", list(known_edits), "edit")
     if not np.any(names == reference_edit):
@@ -89,12 +101,18 @@ def dropped_accuracy_report(
     *,
     reference_edit: str = REFERENCE_EDIT,
     known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    num_classes: int | None = None,
 ) -> dict[str, object]:
     """Everything the ``dropped_accuracy`` metric module reports: ``accuracy`` (edit ->
     accuracy, reference included), ``dropped_accuracy`` (edit -> DA) and
-    ``mean_dropped_accuracy``."""
+    ``mean_dropped_accuracy``. Arguments as in :func:`dropped_accuracy`."""
     dropped = dropped_accuracy(
-        predictions, references, edits, reference_edit=reference_edit, known_edits=known_edits
+        predictions,
+        references,
+        edits,
+        reference_edit=reference_edit,
+        known_edits=known_edits,
+        num_classes=num_classes,
     )
     pred, ref = np.asarray(predictions), np.asarray(references)
     names = np.asarray(edits, dtype=object)

@@ -13,10 +13,12 @@ from statistics import NormalDist
 
 import numpy as np
 
-from hf_bgbench.metrics._checks import same_length
+from hf_bgbench.metrics._checks import as_bool_array, same_length
 
 
 def _z(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
     if not 0 < confidence < 1:
         raise ValueError(f"`confidence` must be in (0, 1), got {confidence}.")
     return NormalDist().inv_cdf(0.5 + confidence / 2)
@@ -24,6 +26,9 @@ def _z(confidence: float) -> float:
 
 def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a proportion ``correct / n``."""
+    for name, value in (("correct", correct), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ValueError(f"`{name}` must be a whole count (an int), got {value!r}.")
     if n <= 0:
         raise ValueError(f"`n` must be positive, got {n}.")
     if not 0 <= correct <= n:
@@ -51,11 +56,11 @@ def paired_bootstrap_difference(
     ``correct_a[i]`` and ``correct_b[i]`` are the correctness (0/1) of image ``i`` under two
     variants.
     """
-    a = np.asarray(correct_a, dtype=float)
-    b = np.asarray(correct_b, dtype=float)
+    a = as_bool_array(correct_a, "correct_a").astype(float)
+    b = as_bool_array(correct_b, "correct_b").astype(float)
     same_length(correct_a=a, correct_b=b)
-    if a.size == 0:
-        raise ValueError("`correct_a` is empty; at least one paired image is needed.")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
     if n_resamples < 1:
         raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
     _z(confidence)

@@ -97,13 +97,15 @@ def rfs_per_class(
     predictions_fg_noise: ArrayLike,
     predictions_bg_noise: ArrayLike,
     references: ArrayLike,
+    num_classes: int | None = None,
 ) -> dict[int, float]:
     """class -> RFS from that class's fg- and bg-noise accuracies (classes present only).
 
-    Published: ships and birds have low foreground sensitivity.
+    Published: ships and birds have low foreground sensitivity. Labels as in
+    :func:`rfs_report`.
     """
     pred_fg, pred_bg, ref = _check_predictions(
-        predictions_fg_noise, predictions_bg_noise, references
+        predictions_fg_noise, predictions_bg_noise, references, num_classes
     )
     return {
         int(c): relative_foreground_sensitivity(*_accuracies(pred_fg[m], pred_bg[m], ref[m]))
@@ -117,11 +119,12 @@ def rfs_per_noise_level(
     predictions_bg_noise: ArrayLike,
     references: ArrayLike,
     noise_levels: Sequence[float] | np.ndarray,
+    num_classes: int | None = None,
 ) -> dict[float, float]:
     """noise level (σ or ε) -> RFS over the rows of that level (published: transformers'
-    RFS rises with σ)."""
+    RFS rises with σ). Labels as in :func:`rfs_report`."""
     pred_fg, pred_bg, ref = _check_predictions(
-        predictions_fg_noise, predictions_bg_noise, references
+        predictions_fg_noise, predictions_bg_noise, references, num_classes
     )
     lvl = as_float_array(noise_levels, "noise_levels", low=0.0)
     same_length(predictions_fg_noise=pred_fg, noise_levels=lvl)
@@ -133,13 +136,18 @@ def rfs_per_noise_level(
 
 
 def _check_predictions(
-    predictions_fg_noise: ArrayLike, predictions_bg_noise: ArrayLike, references: ArrayLike
+    predictions_fg_noise: ArrayLike,
+    predictions_bg_noise: ArrayLike,
+    references: ArrayLike,
+    num_classes: int | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pred_fg = as_int_array(predictions_fg_noise, "predictions_fg_noise")
     pred_bg = as_int_array(predictions_bg_noise, "predictions_bg_noise")
     ref = as_int_array(references, "references")
     same_length(predictions_fg_noise=pred_fg, predictions_bg_noise=pred_bg, references=ref)
-    labels_in_range(ref, "references", None, allow_unmapped=False)
+    labels_in_range(ref, "references", num_classes, allow_unmapped=False)
+    labels_in_range(pred_fg, "predictions_fg_noise", num_classes, allow_unmapped=True)
+    labels_in_range(pred_bg, "predictions_bg_noise", num_classes, allow_unmapped=True)
     return pred_fg, pred_bg, ref
 
 
@@ -152,6 +160,7 @@ def rfs_report(
     probabilities_bg_noise: Sequence[float] | np.ndarray | None = None,
     noise_levels: Sequence[float] | np.ndarray | None = None,
     instance_ids: Sequence[Hashable] | None = None,
+    num_classes: int | None = None,
 ) -> dict[str, object]:
     """Everything the ``rfs`` metric module reports.
 
@@ -167,9 +176,13 @@ def rfs_report(
     also ``irfs_mean_per_noise_level``. Images are the rows, or, with ``instance_ids``, the
     groups of rows sharing an id (within one noise level), whose probabilities are averaged
     over trials before iRFS is taken.
+
+    References lie in [0, ``num_classes``) (RIVAL10: 10; None = no upper bound); predictions
+    too, or -1 for a model class outside the benchmark (zero-shot scoring of a 1000-class
+    model through the 20 RIVAL10 source classes).
     """
     pred_fg, pred_bg, ref = _check_predictions(
-        predictions_fg_noise, predictions_bg_noise, references
+        predictions_fg_noise, predictions_bg_noise, references, num_classes
     )
     a_fg, a_bg = _accuracies(pred_fg, pred_bg, ref)
     out: dict[str, object] = {

@@ -1,0 +1,12 @@
+"""Space for this metric: a form that computes it on a table of inputs, above its card.
+
+The widget code (``hf_bgbench.metric_widget``) is inlined below, so the Space needs only
+evaluate, numpy and gradio.
+"""
+
+from __future__ import annotations
+
+from hf_bgbench.metric_widget import launch_metric_space
+
+if __name__ == "__main__":
+    launch_metric_space(__file__)

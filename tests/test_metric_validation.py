@@ -16,12 +16,14 @@ import pytest
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
+    background_gaps,
     bg_gap,
     bg_gap_report,
     challenge_accuracy,
     challenge_accuracy_per_class,
     dropped_accuracy,
     instance_rfs,
+    mean_dropped_accuracy,
     paired_bootstrap_difference,
     per_class_accuracy,
     prediction_categories_by_id,
@@ -153,6 +155,26 @@ CORE = [
         dict(accuracy_mixed_same="0.9", accuracy_mixed_rand=0.5),
         "`accuracy_mixed_same` must hold numbers, got e.g. '0.9'",
     ),
+    Bad(
+        bg_gap_report,
+        rows(valid_variants="mixed_same"),
+        "`valid_variants` must be a list of variant names",
+    ),
+    Bad(
+        background_gaps,
+        dict(accuracies={"mixed_same": "0.9", "mixed_rand": 0.5}),
+        "`accuracies['mixed_same']` must hold numbers",
+    ),
+    Bad(
+        background_gaps,
+        dict(accuracies={"mixed_same": 0.9, "mixed_rand": 90.0}),
+        "`accuracies['mixed_rand']` has 1 value(s) outside [0.0, 1.0]",
+    ),
+    Bad(
+        per_class_accuracy,
+        dict(predictions=[0], references=[0], num_classes=None),
+        "`num_classes` is required",
+    ),
     # challenge: flags are booleans or 0/1, never strings or NaN
     Bad(
         challenge_accuracy,
@@ -181,6 +203,11 @@ CORE = [
         FoolingMatrix.from_rows,
         dict(foreground_labels=[0], predictions=[[0, 1]], background_labels=[0, 1], num_classes=1),
         "`background_labels` has 1 value(s) out of range [0, 1)",
+    ),
+    Bad(
+        FoolingMatrix,
+        dict(predictions=[[0, 1]], foreground_labels=[0], background_labels=[0, 1]),
+        "build it with FoolingMatrix.from_arrays",
     ),
     # RFS: probabilities and noise levels are finite numbers in range
     Bad(
@@ -226,6 +253,11 @@ CORE = [
     ),
     Bad(dropped_accuracy, edits(known_edits="original"), "`known_edits` must be a list"),
     Bad(dropped_accuracy, edits(edits=["original", "bg-random"]), "did you mean 'bg_random'"),
+    Bad(
+        mean_dropped_accuracy,
+        dict(dropped={"rotation": 15.7}),
+        "`dropped` has 1 value(s) outside [-1.0, 1.0], e.g. 15.7",
+    ),
     # intervals
     Bad(wilson_interval, dict(correct=1.5, n=10), "`correct` must be a whole count"),
     Bad(

@@ -98,7 +98,7 @@ def parse_module(name: str, path: Path | None = None) -> ParsedModule:
             base = _absolute(node, name)
             for alias in node.names:
                 parsed.imports[alias.asname or alias.name] = (base, alias.name)
-                if base.startswith(PACKAGE) and alias.asname:
+                if base.split(".")[0] == PACKAGE and alias.asname:
                     raise ValueError(
                         f"{path}: 'from {base} import {alias.name} as ...' unsupported."
                     )
@@ -239,7 +239,7 @@ def relative_source(path: Path) -> str:
         return path.name
 
 
-def inline_module(wrapper: str, header: str = "") -> str:
+def inline_module(wrapper: str) -> str:
     """Source of ``wrapper`` (a dotted module name) with its hf_bgbench imports inlined."""
     resolver = _Resolver()
     parsed = resolver.module(wrapper)
@@ -268,14 +268,11 @@ def inline_module(wrapper: str, header: str = "") -> str:
         start -= 1
     chunks.append("\n".join(parsed.lines[start - 1 :]).strip("\n"))
 
-    head = [header.rstrip("\n")] if header else []
-    if parsed.docstring_text:
-        head.append(parsed.docstring_text)
     sections = []
     if parsed.future_annotations or any(m.future_annotations for m in resolver.modules.values()):
         sections.append("from __future__ import annotations")
     sections.extend(_import_lines(resolver.external))
-    text = "\n".join(head)
+    text = parsed.docstring_text
     if sections:
         text += "\n\n" + "\n\n".join(sections)
     code = "\n\n\n".join(chunks)

@@ -48,9 +48,17 @@ def bg_gap(accuracy_mixed_same: float, accuracy_mixed_rand: float) -> float:
 
 
 def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
-    """Every gap of :data:`GAPS` whose two variants are in ``accuracies`` (variant -> accuracy)."""
+    """Every gap of :data:`GAPS` whose two variants are in ``accuracies`` (variant -> accuracy,
+    each a number in [0, 1])."""
+    if not isinstance(accuracies, Mapping):
+        raise ValueError(f"`accuracies` must map variant names to accuracies, got {accuracies!r}.")
+
+    def acc(variant: str) -> float:
+        value = [accuracies[variant]]
+        return float(as_float_array(value, f"accuracies[{variant!r}]", low=0.0, high=1.0)[0])
+
     return {
-        name: float(accuracies[a]) - float(accuracies[b])
+        name: acc(a) - acc(b)
         for name, (a, b) in GAPS.items()
         if a in accuracies and b in accuracies
     }
@@ -71,6 +79,8 @@ def _check_rows(
     same_length(predictions=pred, references=ref, variants=var)
     labels_in_range(ref, "references", num_classes, allow_unmapped=False)
     labels_in_range(pred, "predictions", num_classes, allow_unmapped=True)
+    if isinstance(valid_variants, str):
+        raise ValueError("`valid_variants` must be a list of variant names (or None), not one.")
     if valid_variants is not None:
         known_names(var, "variants", list(valid_variants), "variant")
     return pred, ref, var

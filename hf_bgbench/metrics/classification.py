@@ -31,6 +31,8 @@ def per_class_accuracy(
     predictions: ArrayLike, references: ArrayLike, num_classes: int
 ) -> np.ndarray:
     """float[num_classes]: accuracy on the examples of each class (NaN for an absent class)."""
+    if num_classes is None:
+        raise ValueError("`num_classes` is required: one accuracy per class is returned.")
     pred = as_int_array(predictions, "predictions")
     ref = as_int_array(references, "references")
     same_length(predictions=pred, references=ref)

@@ -299,6 +299,23 @@ class FoolingMatrix:
     foreground_labels: np.ndarray  # int64[n_fg]
     background_labels: np.ndarray  # int64[n_bg]
 
+    def __post_init__(self) -> None:
+        shapes = (self.predictions, self.foreground_labels, self.background_labels)
+        ok = all(isinstance(a, np.ndarray) and a.dtype == np.int64 for a in shapes)
+        if (
+            not ok
+            or self.predictions.ndim != 2
+            or self.predictions.shape
+            != (
+                len(self.foreground_labels),
+                len(self.background_labels),
+            )
+        ):
+            raise ValueError(
+                "FoolingMatrix holds validated int64 arrays; build it with "
+                "FoolingMatrix.from_arrays(...) or FoolingMatrix.from_rows(...)."
+            )
+
     @classmethod
     def from_arrays(
         cls,

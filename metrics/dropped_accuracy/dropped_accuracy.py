@@ -362,9 +362,12 @@ def dropped_accuracy(
 
 def mean_dropped_accuracy(dropped: Mapping[str, float]) -> float:
     """Unweighted mean of the per-edit DAs (the paper's per-model "average DA")."""
+    if not isinstance(dropped, Mapping):
+        raise ValueError(f"`dropped` must map edit names to dropped accuracies, got {dropped!r}.")
     if not dropped:
         raise ValueError("`dropped` is empty; pass rows of at least one edit besides original.")
-    return float(np.mean([float(v) for v in dropped.values()]))
+    values = as_float_array(list(dropped.values()), "dropped", low=-1.0, high=1.0)
+    return float(np.mean(values))
 
 
 def dropped_accuracy_report(

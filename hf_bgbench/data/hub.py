@@ -171,7 +171,19 @@ class HubDataset(Reader):
         """Ask the Hub once whether the dataset can be had, so an unreachable Hub fails in a
         second with one message instead of a minute of retries per file. In offline mode
         (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) the local Hub cache is used as is."""
-        if getattr(self, "_available", False) or _offline():
+        if getattr(self, "_available", False):
+            return
+        if _offline():
+            from huggingface_hub import try_to_load_from_cache
+
+            if not isinstance(
+                try_to_load_from_cache(self.location, "README.md", repo_type="dataset"), str
+            ):
+                raise DataSourceError(
+                    f"Offline mode (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) and the dataset "
+                    f"{self.location!r} is not in the local Hugging Face cache. Pass a local "
+                    "folder with --data (a Hub-layout folder, the official release, or photos)."
+                )
             return
         from huggingface_hub import HfApi
         from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
@@ -229,6 +241,12 @@ def _load_split(location: str, variant: str, split: str, *, hub: bool) -> datase
             "Rebuild or re-download the dataset; `bgbench validate` names the broken files."
         ) from None
     except ValueError as err:
+        if "data file" in str(err).lower():
+            raise DataSourceError(
+                f"{location} [{variant}]: the README.md declares config {variant!r} but its data "
+                f"files are not there ({err}). Rebuild or re-download the dataset, or leave "
+                f"{variant!r} out with --variants."
+            ) from None
         if "config" in str(err).lower():
             raise DataSourceError(f"{location}: unknown config {variant!r}. {err}") from None
         raise

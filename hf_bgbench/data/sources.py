@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,6 +27,25 @@ import datasets
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import MASK, check_schema
+
+
+@contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """``datasets``' own progress bars ("Generating test split", "Map", "Filter") off: the
+    task shows one bar per variant; theirs would interleave with it."""
+    from datasets.utils.logging import (
+        disable_progress_bar,
+        enable_progress_bar,
+        is_progress_bar_enabled,
+    )
+
+    was_enabled = is_progress_bar_enabled()
+    disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            enable_progress_bar()
 
 
 class DataSourceError(ValueError):
@@ -65,7 +85,8 @@ class Reader:
                 f"Variant {variant!r} is not in {self.location} ({self.kind}); it offers: "
                 f"{', '.join(self.variants)}." + self._missing_variant_hint()
             )
-        ds = self._load(variant, tuple(columns), split)
+        with quiet_datasets():
+            ds = self._load(variant, tuple(columns), split)
         check_schema(ds, self.spec.classes, f"{self.location} [{variant}]")
         missing = [c for c in columns if c not in ds.column_names]
         if missing:

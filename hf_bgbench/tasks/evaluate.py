@@ -16,7 +16,7 @@ import pandas as pd
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import ID
-from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.data.sources import DataSourceError, Reader, quiet_datasets
 from hf_bgbench.engine import (
     Interrupted,
     PredictionCache,
@@ -208,10 +208,11 @@ def _check_aligned_ids(spec: BenchmarkSpec, dss: dict, allow: bool) -> dict[str,
 def _restrict_to_shared(spec: BenchmarkSpec, dss: dict) -> dict:
     aligned = [v for v in dss if v in spec.aligned_variants]
     shared = set.intersection(*(set(dss[v][ID]) for v in aligned))
-    return {
-        v: ds.filter(lambda i: i in shared, input_columns=[ID]) if v in aligned else ds
-        for v, ds in dss.items()
-    }
+    with quiet_datasets():
+        return {
+            v: ds.filter(lambda i: i in shared, input_columns=[ID]) if v in aligned else ds
+            for v, ds in dss.items()
+        }
 
 
 def summarize(

@@ -6,8 +6,58 @@ import argparse
 
 MODEL_HELP = (
     "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
-    "local-dir:..., or the bundled tf_efficientnet_lite0/1/2 (default: %(default)s)"
+    "local-dir:..., or the bundled tf_efficientnet_lite0/1/2"
 )
+
+
+def variant_list(values: list[str] | None) -> list[str] | None:
+    """``--variants a b`` and ``--variants a,b`` (and a mix) -> [a, b]."""
+    if values is None:
+        return None
+    return [v for value in values for v in value.split(",") if v]
+
+
+def add_variants_argument(p: argparse.ArgumentParser, what: str = "variants to score") -> None:
+    from hf_bgbench.benchmarks import get_benchmark
+
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        default=None,
+        metavar="VARIANT",
+        help=f"{what}, space- or comma-separated (default: all the data has; IN-9: "
+        f"{', '.join(get_benchmark('in9').variants)})",
+    )
+
+
+def add_progress_argument(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` (alias ``--no-progress``): no progress bars."""
+    p.add_argument(
+        "--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars"
+    )
+
+
+def add_workers_argument(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--workers",
+        type=non_negative_int,
+        default=None,
+        help=f"{what} (0: none, work in the main process; default: one per CPU, at most 4)",
+    )
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
@@ -20,14 +70,21 @@ def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
         "--benchmark",
         default="in9",
         metavar="NAME",
-        help=f"benchmark: {', '.join(list_benchmarks())} (default: %(default)s; `bgbench list` "
-        "shows each one's variants, tasks and metrics)",
+        help=f"benchmark: {', '.join(list_benchmarks())} (`bgbench list` shows each one's "
+        "variants, tasks and metrics)",
     )
-    p.add_argument("--checkpoint", default=None, help="weights file for a timm architecture")
-    p.add_argument("--batch-size", type=int, default=batch_size)
-    p.add_argument("--workers", type=int, default=None, help="image-decoding worker processes")
-    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: best available)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="weights file (.safetensors, or a .pth/.pt read with weights_only) for a timm "
+        "architecture given as MODEL",
+    )
+    p.add_argument(
+        "--batch-size", type=positive_int, default=batch_size, help="images per forward pass"
+    )
+    add_workers_argument(p, "image-decoding worker processes")
+    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: the best available)")
+    add_progress_argument(p)
     p.add_argument(
         "--restrict-to-benchmark-classes",
         action="store_true",

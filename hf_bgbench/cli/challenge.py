@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments
+from hf_bgbench.cli._common import add_model_arguments, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,12 +23,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--data",
-        required=True,
-        help="official release folder (bg_challenge/... with fg_mask) or a Hub-layout folder "
-        "whose foreground variant has a mask column",
+        default=None,
+        help="official release folder (bg_challenge/... with fg_mask), a Hub-layout folder whose "
+        "foreground variant has a mask column, or a Hub dataset id (default: the benchmark's "
+        "Hub repo, e.g. bgbench/in9, else a `bgbench download`)",
     )
-    p.add_argument("--max-foregrounds", type=int, default=None, help="seeded random subset")
-    p.add_argument("--max-backgrounds", type=int, default=None, help="seeded random subset")
+    p.add_argument(
+        "--max-foregrounds", type=positive_int, default=None, help="seeded random subset"
+    )
+    p.add_argument(
+        "--max-backgrounds", type=positive_int, default=None, help="seeded random subset"
+    )
     p.add_argument(
         "--full-matrix",
         action="store_true",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hf_bgbench.cli._common import add_progress_argument
 from hf_bgbench.download import DEFAULT_IN9_URL
 
 
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="expected sha256 of the archive; a mismatch deletes the download and fails "
         "(the authors publish none; the sha256 of what was downloaded is always recorded)",
     )
-    in9.add_argument("--quiet", action="store_true", help="no progress bar or status lines")
+    add_progress_argument(in9)
     in9.add_argument(
         "--force", action="store_true", help="download and convert again even if cached"
     )

@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments
+from hf_bgbench.cli._common import add_model_arguments, add_variants_argument, variant_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,17 +15,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="score a model on a benchmark's variants",
         description=(
             "Score a timm / transformers / bundled model on every variant of a benchmark and "
-            "report per-variant accuracy, BG-GAP and the prediction categories. Writes "
-            "results.json, results.md, accuracy.png and per-image predictions to --output."
+            "report per-variant accuracy with intervals and the benchmark's metrics (IN-9: "
+            "BG-GAP, the other gaps, the prediction categories). Writes results.json, "
+            "results.md, results_model_index.yaml, accuracy.png and per-image predictions to "
+            "--output."
         ),
     )
     p.add_argument(
         "--data",
         default=None,
         help="Hub dataset id, local Hub-layout folder, official release folder, or photo folder "
-        "(default: the benchmark's Hub repo, e.g. bgbench/in9)",
+        "(default: the benchmark's Hub repo, e.g. bgbench/in9, else a `bgbench download`)",
     )
-    p.add_argument("--variants", nargs="+", default=None, help="variants to score (default: all)")
+    add_variants_argument(p)
     p.add_argument("--output", type=Path, default=Path("bgbench_results"), help="output folder")
     p.add_argument(
         "--allow-mismatched-ids",
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         args.model,
         benchmark=args.benchmark,
         data=args.data,
-        variants=args.variants,
+        variants=variant_list(args.variants),
         output_dir=args.output,
         checkpoint=args.checkpoint,
         restrict_to_benchmark=args.restrict_to_benchmark_classes,

@@ -125,10 +125,13 @@ class ModelStep:
         return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        """(N, D) penultimate features (the classification head's input), float32."""
+        """(N, D) penultimate features (the classification head's input), float32.
+
+        Computed under ``no_grad`` (not ``inference_mode``) so a linear probe can train on
+        them directly."""
         x = self.prepare(x)
         model = self.classifier.model
-        with torch.inference_mode(), self._amp():
+        with torch.no_grad(), self._amp():
             if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
                 out = model.forward_head(model.forward_features(x), pre_logits=True)
             else:

@@ -176,10 +176,7 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
                 "task": {"type": "image-classification", "name": doc.get("task", "evaluate")},
                 "dataset": dataset,
                 "metrics": metrics,
-                "source": {
-                    "name": f"hf_bgbench {doc.get('hf_bgbench_version', '')}".strip(),
-                    "url": "https://github.com/bgbench/hf_bgbench",
-                },
+                "source": {"name": f"hf_bgbench {doc.get('hf_bgbench_version', '')}".strip()},
             }
         )
     return {"model-index": [{"name": str(doc.get("model", "?")), "results": results}]}

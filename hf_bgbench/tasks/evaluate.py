@@ -141,6 +141,8 @@ def evaluate_model(
         reused_images=sum(r.reused for r in runs.values()),
     )
     report.notes.append(_protocol_note(header, body))
+    for figure in report.figures:
+        figure.title = f"{header['model']} on {spec.name}: {figure.title}"
     doc = make_document("evaluate", {**header, **body}, report, head=RESULT_KEYS)
     if output_dir is not None:
         write_outputs(doc, predictions, Path(output_dir))

@@ -1,6 +1,8 @@
-"""The one data schema every IN-9 source is read into and every builder writes.
+"""The one data schema every source is read into and every builder writes.
 
-Columns (one row per image, one config per variant):
+Every benchmark has ``image``, ``label`` and ``id``; a benchmark adds its own columns
+(``benchmark_features(..., extra=...)``) and tasks ask the readers for the ones they need.
+IN-9's columns (one row per image, one config per variant):
 
 - ``image``   -- ``Image()``: the variant's RGB image (224x224 for IN-9).
 - ``label``   -- ``ClassLabel``: the *foreground's* class, with the benchmark's class names.
@@ -44,8 +46,10 @@ def benchmark_features(
     with_mask: bool = False,
     with_background: bool = False,
     with_box_flag: bool = False,
+    extra: dict[str, datasets.features.FeatureType] | None = None,
 ) -> datasets.Features:
-    """Features of one variant config, with the optional columns asked for."""
+    """Features of one variant config, with the optional IN-9 columns asked for and a
+    benchmark's own columns in ``extra`` (e.g. RIVAL10's object mask and attributes)."""
     spec: dict[str, datasets.features.FeatureType] = {
         IMAGE: datasets.Image(),
         LABEL: datasets.ClassLabel(names=list(class_names)),
@@ -58,6 +62,7 @@ def benchmark_features(
         spec[BG_LABEL] = datasets.ClassLabel(names=list(class_names))
     if with_box_flag:
         spec[BOX_ESTIMATED] = datasets.Value("bool")
+    spec.update(extra or {})
     return datasets.Features(spec)
 
 

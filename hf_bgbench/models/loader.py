@@ -22,16 +22,14 @@ import logging
 import os
 import re
 
-import torch
-
+from hf_bgbench.devices import resolve_device
+from hf_bgbench.hub_errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.bundled import bundled_variant, hub_variant, load_bundled, package_name
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.models.errors import (
-    HubUnreachableError,
     ModelLoadError,
     UnknownModelError,
     hub_unreachable,
-    is_hub_unreachable,
     remote_code_refused,
 )
 from hf_bgbench.models.timm_models import (
@@ -57,17 +55,6 @@ def _looks_like_path(s: str) -> bool:
         or s.count("/") > 1
         or s.lower().endswith(_WEIGHT_EXTS)
     )
-
-
-def _pick_device(device: str | torch.device | None) -> torch.device:
-    if device is not None and str(device) != "auto":
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
 
 
 def _load_folder(model_id: str, folder: str) -> Classifier:
@@ -237,4 +224,4 @@ def load_classifier(
     its subclasses, each with a message saying what to do.
     """
     clf = _load(model_id, checkpoint)
-    return clf.to(_pick_device(device))
+    return clf.to(resolve_device(device))

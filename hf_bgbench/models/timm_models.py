@@ -9,22 +9,29 @@ import difflib
 import logging
 import os
 import pickle
-from collections.abc import Mapping
 from functools import lru_cache
 
 import torch
 
+from hf_bgbench.hub_errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.labels import LabelSpace
+from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
+from hf_bgbench.models.classifier import Classifier, infer_label_space
 from hf_bgbench.models.errors import (
     ModelLoadError,
     UnknownModelError,
     hub_unreachable,
-    is_hub_unreachable,
     unsafe_checkpoint,
+)
+from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.models.weights import (
+    classifier_heads,
+    load_state_dict_file,
+    load_strict,
+    mismatch_hint,
 )
 
 logger = logging.getLogger(__name__)
-
-_NESTED_KEYS = ("state_dict", "model")
 
 
 # ---------------------------------------------------------------------- names
@@ -76,106 +83,10 @@ def unknown_model(model_id: str, name: str | None = None) -> UnknownModelError:
     )
 
 
-# ---------------------------------------------------------------------- checkpoint files
-
-
-def load_state_dict_file(path: str) -> dict[str, torch.Tensor]:
-    """Read a weights file (safetensors, or .pth/.pt/.bin with ``weights_only=True``).
-
-    Unwraps state dicts nested under ``"state_dict"`` / ``"model"`` and strips a
-    ``module.`` (DataParallel) prefix.
-    """
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ModelLoadError(f"Checkpoint file {path!r} does not exist.")
-    if os.path.isdir(path):
-        raise ModelLoadError(
-            f"Checkpoint {path!r} is a folder; pass a weights file (.safetensors/.pth), or pass "
-            "the folder itself as the model (timm save_for_hf or transformers save_pretrained)."
-        )
-    if path.endswith(".safetensors"):
-        from safetensors.torch import load_file
-
-        try:
-            obj: object = load_file(path, device="cpu")
-        except Exception as e:
-            raise ModelLoadError(
-                f"Could not read safetensors file {path!r}: {e}. Is it a complete, valid file?"
-            ) from e
-    else:
-        try:
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-        except pickle.UnpicklingError as e:
-            raise unsafe_checkpoint(path, e) from e
-        except Exception as e:
-            if "weights_only" in str(e) or "Unsupported global" in str(e):
-                raise unsafe_checkpoint(path, e) from e
-            raise ModelLoadError(
-                f"Could not read checkpoint {path!r} with torch.load(weights_only=True): {e}. "
-                "Expected a state dict saved with torch.save(model.state_dict(), ...) or a "
-                ".safetensors file."
-            ) from e
-    for _ in range(3):
-        if isinstance(obj, Mapping):
-            key = next((k for k in _NESTED_KEYS if isinstance(obj.get(k), Mapping)), None)
-            if key is not None and not all(isinstance(v, torch.Tensor) for v in obj.values()):
-                obj = obj[key]
-                continue
-        break
-    if not isinstance(obj, Mapping) or not obj:
-        raise ModelLoadError(
-            f"{path!r} does not hold a state dict (got {type(obj).__name__}). Save weights with "
-            "torch.save(model.state_dict(), path) or safetensors.torch.save_file(...)."
-        )
-    tensors = {k: v for k, v in obj.items() if isinstance(v, torch.Tensor)}
-    if not tensors:
-        raise ModelLoadError(
-            f"{path!r} holds a dict without tensors (keys: {', '.join(map(str, list(obj)[:8]))}). "
-            "Expected a state dict, possibly nested under 'state_dict' or 'model'."
-        )
-    if all(k.startswith("module.") for k in tensors):
-        tensors = {k[len("module.") :]: v for k, v in tensors.items()}
-    return tensors
-
-
-def load_strict(model: torch.nn.Module, sd: Mapping[str, torch.Tensor], *, what: str) -> None:
-    """load_state_dict(strict=True) with a readable ModelLoadError on any mismatch."""
-    own = model.state_dict()
-    sd = dict(sd)
-    # BatchNorm counters are bookkeeping, not weights: tolerate their absence.
-    for k, v in own.items():
-        if k not in sd and k.endswith("num_batches_tracked"):
-            sd[k] = v
-    missing = [k for k in own if k not in sd]
-    unexpected = [k for k in sd if k not in own]
-    mismatched = [
-        f"{k}: checkpoint {tuple(sd[k].shape)} vs model {tuple(own[k].shape)}"
-        for k in own
-        if k in sd and tuple(sd[k].shape) != tuple(own[k].shape)
-    ]
-    if missing or unexpected or mismatched:
-        arch = getattr(model, "pretrained_cfg", {}).get("architecture") or type(model).__name__
-        parts = []
-        if missing:
-            parts.append(f"{len(missing)} missing keys (e.g. {', '.join(missing[:3])})")
-        if unexpected:
-            parts.append(f"{len(unexpected)} unexpected keys (e.g. {', '.join(unexpected[:3])})")
-        if mismatched:
-            parts.append(f"{len(mismatched)} shape mismatches (e.g. {'; '.join(mismatched[:3])})")
-        raise ModelLoadError(
-            f"The weights in {what} do not fit the architecture {arch!r}: {', '.join(parts)}. "
-            "Pass the architecture the checkpoint was trained with (e.g. 'resnet50' rather than "
-            "'resnet18'), and a plain state dict of that model."
-        )
-    model.load_state_dict(sd, strict=True)
-
-
 # ---------------------------------------------------------------------- classifier assembly
 
 
-def _label_space_for(model: torch.nn.Module):
-    from hf_bgbench.models.classifier import infer_label_space
-
+def _label_space_for(model: torch.nn.Module) -> LabelSpace:
     cfg = getattr(model, "pretrained_cfg", None) or {}
     names = cfg.get("label_names")
     nc = int(getattr(model, "num_classes", 0) or cfg.get("num_classes") or 0)
@@ -197,11 +108,8 @@ def _label_space_for(model: torch.nn.Module):
     return infer_label_space(nc, names)
 
 
-def _classifier(model_id: str, resolved: str, model: torch.nn.Module):
+def _classifier(model_id: str, resolved: str, model: torch.nn.Module) -> Classifier:
     import timm
-
-    from hf_bgbench.models.classifier import Classifier
-    from hf_bgbench.models.preprocessing import Preprocessing
 
     data_cfg = timm.data.resolve_data_config({}, model=model)
     return Classifier(
@@ -215,7 +123,7 @@ def _classifier(model_id: str, resolved: str, model: torch.nn.Module):
 
 
 def _translate(model_id: str, exc: Exception) -> Exception:
-    if isinstance(exc, ModelLoadError):
+    if isinstance(exc, (ModelLoadError, HubUnreachableError)):
         return exc
     if is_hub_unreachable(exc):
         return hub_unreachable(model_id, exc)
@@ -238,7 +146,7 @@ def _translate(model_id: str, exc: Exception) -> Exception:
     return ModelLoadError(f"timm could not load {model_id!r}: {name}: {msg}")
 
 
-def load_timm_pretrained(model_id: str, name: str):
+def load_timm_pretrained(model_id: str, name: str) -> Classifier:
     """``name``: a timm pretrained name, ``hf-hub:org/repo`` or ``local-dir:/folder``."""
     import timm
 
@@ -258,12 +166,10 @@ def load_timm_pretrained(model_id: str, name: str):
     return _classifier(model_id, resolved, model)
 
 
-def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str):
+def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str) -> Classifier:
     """Architecture ``arch_name`` (optionally with a pretrained tag, which selects the
     preprocessing config) + weights from ``checkpoint``; num_classes from the checkpoint."""
     import timm
-
-    from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
 
     if not is_timm_name(arch_name):
         raise unknown_model(model_id, arch_name)
@@ -274,8 +180,7 @@ def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str):
         raise _translate(model_id, e) from e
     if is_lukemelas_state_dict(sd) and hasattr(model, "blocks"):
         sd = convert_lukemelas_state_dict(sd, model)
-    heads = (model.pretrained_cfg or {}).get("classifier") or ()
-    heads = (heads,) if isinstance(heads, str) else tuple(heads)
+    heads = classifier_heads(model)
     head_key = next((f"{h}.weight" for h in heads if f"{h}.weight" in sd), None)
     if head_key is not None:
         nc = int(sd[head_key].shape[0])
@@ -284,8 +189,8 @@ def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str):
     elif heads:
         raise ModelLoadError(
             f"{checkpoint!r} has no classifier weights ({' / '.join(h + '.weight' for h in heads)})"
-            f" for architecture {arch_name!r}. Is it the right architecture, and a full model "
-            "(not a headless backbone)?"
+            f" for architecture {arch_name!r}, so it is not a full {arch_name!r} model (or it is "
+            "a headless backbone). " + mismatch_hint(sd, model, arch_name, sizes=False)
         )
     load_strict(model, sd, what=repr(checkpoint))
     resolved = f"timm:{arch_name} + checkpoint:{os.path.abspath(checkpoint)}"

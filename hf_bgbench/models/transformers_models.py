@@ -10,10 +10,10 @@ import logging
 import os
 import pickle
 
+from hf_bgbench.hub_errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.errors import (
     ModelLoadError,
     hub_unreachable,
-    is_hub_unreachable,
     is_remote_code_request,
     remote_code_refused,
     unsafe_checkpoint,
@@ -41,7 +41,7 @@ def read_local_config(folder: str) -> dict:
 
 
 def _translate(model_id: str, exc: Exception) -> Exception:
-    if isinstance(exc, ModelLoadError):
+    if isinstance(exc, (ModelLoadError, HubUnreachableError)):
         return exc
     if is_remote_code_request(exc):
         return remote_code_refused(model_id)

@@ -1,0 +1,112 @@
+"""The shared answers: is a Hub error "unreachable"? which device by default?"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import torch
+
+from hf_bgbench.devices import default_device, resolve_device
+from hf_bgbench.hub_errors import HubUnreachableError, http_status, is_hub_unreachable
+
+
+class _Response:
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+
+
+def _with_status(err: Exception, status: int) -> Exception:
+    err.response = _Response(status)  # type: ignore[attr-defined]
+    return err
+
+
+def _wrapped(outer: Exception, inner: Exception) -> Exception:
+    try:
+        try:
+            raise inner
+        except Exception as err:
+            raise outer from err
+    except Exception as err:
+        return err
+
+
+def test_one_error_class_for_models_and_publishing():
+    from hf_bgbench import hub_publish, models
+
+    assert models.HubUnreachableError is HubUnreachableError
+    assert hub_publish.HubUnreachableError is HubUnreachableError
+    for base in (ConnectionError, OSError, ValueError):
+        assert issubclass(HubUnreachableError, base)
+
+
+def test_network_and_offline_failures_are_unreachable():
+    from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    cases = [
+        ConnectionError("no route"),
+        TimeoutError("timed out"),
+        socket.gaierror("Name or service not known"),
+        OfflineModeIsEnabled("offline mode is enabled"),
+        LocalEntryNotFoundError("not in the cache"),
+        HubUnreachableError("already decided"),
+        OSError("We couldn't connect to 'https://huggingface.co' to load the files"),
+        _with_status(OSError("503"), 503),
+        _hub_answer(503),
+        # datasets: FileNotFoundError("... is not cached") raised while handling a ConnectionError
+        _wrapped(FileNotFoundError("Dataset x/y is not cached"), ConnectionError("Couldn't reach")),
+    ]
+    import httpx
+
+    cases.append(httpx.ConnectError("no DNS"))
+    for err in cases:
+        assert is_hub_unreachable(err), err
+
+
+def _hub_answer(status: int) -> Exception:
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    httpx2 = pytest.importorskip("httpx2")  # huggingface_hub's HTTP client since 1.0
+    request = httpx2.Request("GET", "https://huggingface.co/api/models/a/b")
+    response = httpx2.Response(status, request=request)
+    return RepositoryNotFoundError(f"{status} Client Error", response=response)
+
+
+def test_answers_of_a_reachable_hub_and_bugs_are_not_unreachable():
+
+    cases = [
+        KeyError("bug"),
+        ValueError("bad config"),
+        PermissionError("cannot write the local cache"),
+        FileNotFoundError("weights.safetensors"),
+        _with_status(PermissionError("401"), 401),
+        _with_status(OSError("404"), 404),
+        _hub_answer(404),
+        _hub_answer(401),
+    ]
+    for err in cases:
+        assert not is_hub_unreachable(err), err
+
+
+def test_http_status():
+    assert http_status(_with_status(OSError("x"), 401)) == 401
+    assert http_status(OSError("x")) is None
+
+
+def test_default_device_is_the_best_available(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    if getattr(torch.backends, "mps", None) is not None:
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert default_device() == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_device() == torch.device("cuda")
+    assert resolve_device(None) == resolve_device("auto") == torch.device("cuda")
+    assert resolve_device("cpu") == torch.device("cpu")
+
+
+def test_loader_uses_the_shared_device_picker():
+    import hf_bgbench.models.loader as loader
+
+    assert loader.resolve_device is resolve_device
+    with pytest.raises(RuntimeError):
+        resolve_device("not-a-device")

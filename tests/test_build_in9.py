@@ -237,6 +237,13 @@ def test_full_imagenet_label_space(photos, tmp_path):
         assert row["bg_label"] == (later[0] if later else min(ds["label"]))
     result = validate_dataset(out)
     assert result.ok and result.benchmark == "in9_full"
+    # The photo of a class outside IN-9 is the only one of its ImageNet class: mixed_same
+    # has no other photo of that class for it, so it is dropped (counted), never its own bg.
+    report = json.loads((out / "build_report.json").read_text())["splits"]["test"]
+    assert report["dropped"]["no_other_background"] == 1 and report["kept"] == 18
+    same = _load(out, "mixed_same")
+    assert all(r["bg_id"] != r["id"] and r["bg_label"] == r["label"] for r in same)
+    assert "no other photo to take a mixed background from" in (out / "README.md").read_text()
 
 
 def test_build_errors_are_clear(photos, tmp_path, capsys):

@@ -15,6 +15,11 @@ from hf_bgbench.builders.boxes import (
     read_box_csv,
     rescale_boxes,
 )
+from hf_bgbench.builders.choices import (
+    assign_backgrounds,
+    balance,
+    next_class,
+)
 from hf_bgbench.builders.geometry import (
     CROP,
     box_to_rect,
@@ -22,7 +27,6 @@ from hf_bgbench.builders.geometry import (
     resize_to_working,
     working_geometry,
 )
-from hf_bgbench.builders.in9 import assign_backgrounds, balance, next_class
 from hf_bgbench.builders.inputs import InputLayoutError, discover_photos
 from hf_bgbench.builders.segmentation import grabcut_foreground, image_seed
 from tests.synthetic_scenes import class_wnids, scene, voc_xml

@@ -16,6 +16,7 @@ from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.hub_publish import (
     CardError,
+    DatasetInvalidError,
     HubUnreachableError,
     check_card,
     publish_folder,
@@ -71,6 +72,24 @@ def test_dry_run_validates_and_lists_files(copy, capsys):
     assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "data/original/test-00000-of-00001.parquet" in out and "KB" in out
+    assert "`bgbench validate` passes (in9)" in out and result.benchmark == "in9"
+
+
+def test_publish_refuses_what_validate_rejects(copy, capsys):
+    shard = next((copy / "data" / "only_fg").glob("*.parquet"))
+    _rewrite(shard, pq.read_table(shard).slice(1))  # one image fewer than the other variants
+    assert main(["validate", str(copy)]) == 1
+    capsys.readouterr()
+    for extra in (["--dry-run"], []):
+        assert main(["publish", str(copy), "--repo-id", "bgbench/in9", *extra]) == 2
+        captured = capsys.readouterr()
+        assert "would upload" not in captured.out and "Traceback" not in captured.err
+        assert "`bgbench validate` finds" in captured.err
+        assert "only_fg/test: ids differ from original/test" in captured.err
+    api = StubApi()
+    with pytest.raises(DatasetInvalidError, match="only_fg"):
+        publish_folder(copy, "bgbench/in9", api=api)
+    assert api.calls == []  # nothing created, nothing uploaded
 
 
 def test_offline_hub_is_a_clear_error(repo, capsys):
@@ -173,6 +192,38 @@ def test_validate_reports_ids_balance_labels_and_masks(copy):
     assert "only_fg/test: classes are not balanced" in problems
     assert "no_fg/test: 1 label(s) outside 0..8" in problems
     assert "no_fg/test: 1 mask(s) differ in size from their image" in problems
+
+
+def test_validate_rejects_an_empty_variant(copy, capsys):
+    shard = next((copy / "data" / "mixed_rand").glob("*.parquet"))
+    _rewrite(shard, pq.read_table(shard).slice(0, 0))
+    result = validate_dataset(copy)
+    assert not result.ok and result.rows["mixed_rand"] == {"test": 0}
+    assert "mixed_rand/test: no rows (an empty config is not a dataset)" in result.problems
+    assert main(["validate", str(copy)]) == 1
+    assert "no rows" in capsys.readouterr().out
+
+
+def test_validate_checks_the_image_size_of_the_benchmark_layout(copy):
+    from hf_bgbench.builders.layout import IN9_LAYOUT
+
+    shard = next((copy / "data" / "only_bg_b").glob("*.parquet"))
+    table = pq.read_table(shard)
+    images = table.column("image").to_pylist()
+    buf = io.BytesIO()
+    Image.new("RGB", (100, 80)).save(buf, format="JPEG")
+    images[0] = {"bytes": buf.getvalue(), "path": None}
+    masks = table.column("mask").to_pylist()
+    buf = io.BytesIO()
+    Image.new("L", (100, 80)).save(buf, format="PNG")
+    masks[0] = {"bytes": buf.getvalue(), "path": None}
+    for name, values in (("image", images), ("mask", masks)):
+        column = pa.array(values, table.schema.field(name).type)
+        table = table.set_column(table.schema.get_field_index(name), name, column)
+    _rewrite(shard, table)
+    width, height = IN9_LAYOUT.image_size
+    problems = "\n".join(validate_dataset(copy).problems)
+    assert f"only_bg_b/test: 1 image(s) are not {width}x{height}" in problems
 
 
 def test_validate_unknown_target_is_clear(tmp_path):

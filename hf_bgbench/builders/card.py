@@ -25,7 +25,7 @@ VARIANT_TEXT = {
     "no_fg": "the GrabCut foreground filled with black (its shape is kept)",
     "only_fg": "the GrabCut foreground on black",
     "mixed_same": "the foreground on the only_bg_t background of another image of the same class",
-    "mixed_rand": "the foreground on the only_bg_t background of a random image",
+    "mixed_rand": "the foreground on the only_bg_t background of another, random image",
     "mixed_next": "the foreground on the only_bg_t background of an image of class (y + 1) mod C",
     "in9l": "IN-9L: every training photo of the classes, balanced, bytes unchanged (train only)",
 }
@@ -38,6 +38,8 @@ DROP_TEXT = {
     "box_covers_crop": "box covers more than 90% of the 224 crop",
     "box_outside_crop": "less than 50% of the box survives the crop",
     "grabcut_failed": "GrabCut foreground under 10% of the box after 3 tries",
+    "no_other_background": "no other photo to take a mixed background from (e.g. the only "
+    "photo of its class, for mixed_same)",
     "balancing": "dropped to balance the classes",
 }
 
@@ -208,7 +210,9 @@ and then cropped, so all variants are 224x224 RGB.
 - mixed_*: `bg * (1 - mask) + fg * mask` at 224x224 with the only_bg_t image of the
   background photo; `bg_id` / `bg_label` record which photo. mixed_same: another photo of
   the same class; mixed_rand: any other photo; mixed_next: a photo of class (y + 1) mod C
-  (skipping classes with no photo). Choices are seeded.
+  (skipping classes with no photo). Choices are seeded. A photo is never its own
+  background: a photo with no other candidate (the only photo of its class, for
+  mixed_same) is dropped from every variant and counted below.
 - One mask per photo, shared by all variants (`mask`: "L" PNG, 0/255, 224x224).
 - Classes are balanced by dropping seeded-random photos from larger classes; every
   variant holds the same photos.

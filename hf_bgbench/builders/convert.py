@@ -25,6 +25,7 @@ from hf_bgbench.data.release import (
     release_variants,
 )
 from hf_bgbench.data.schema import ID, LABEL
+from hf_bgbench.files import ensure_writable_dir
 
 SPLIT = "test"  # the release's "val" images are the benchmark's test set
 
@@ -49,6 +50,7 @@ def convert_in9_release(
             + f". Expected all of {', '.join(spec.variants)} and {MASK_DIRNAME}."
         )
     output = Path(output)
+    ensure_writable_dir(output, "OUTPUT")
     data = output / "data"
     if data.exists() and any(data.iterdir()):
         if not overwrite:
@@ -56,7 +58,6 @@ def convert_in9_release(
                 f"{output} already holds data/; use --overwrite or an empty folder."
             )
         shutil.rmtree(data)
-    output.mkdir(parents=True, exist_ok=True)
 
     shards: dict[str, list[str]] = {}
     reference_ids: list[str] | None = None

@@ -22,9 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_bgbench.files import is_image_file
 from hf_bgbench.labels import UNMAPPED, imagenet_index_of, imagenet_to_in9
 
-IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
 WNID = re.compile(r"^n\d{8}$")
 WNID_PREFIX = re.compile(r"^(n\d{8})_")
 
@@ -39,10 +39,6 @@ class Photo:
     path: str
     wnid: str
     label: int
-
-
-def _is_image(path: Path) -> bool:
-    return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
 
 
 def _from_metadata(root: Path, metadata: Path) -> list[tuple[Path, str]]:
@@ -79,8 +75,8 @@ def _xml_class(boxes: Path | None, stem: str) -> str | None:
 def _scan(root: Path, boxes: Path | None = None) -> list[tuple[Path, str]]:
     class_dirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID.match(p.name))
     if class_dirs:
-        return [(f, d.name) for d in class_dirs for f in sorted(d.iterdir()) if _is_image(f)]
-    files = sorted(f for f in root.iterdir() if _is_image(f))
+        return [(f, d.name) for d in class_dirs for f in sorted(d.iterdir()) if is_image_file(f)]
+    files = sorted(f for f in root.iterdir() if is_image_file(f))
     if not files:
         raise InputLayoutError(
             f"--images {root}: no photos found. Expected ROOT/<wnid>/<stem>.JPEG, "

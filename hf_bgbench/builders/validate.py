@@ -1,10 +1,13 @@
-"""Check an IN-9 dataset repo (a local folder or a Hub id) against what the benchmark needs.
+"""Check a benchmark dataset repo (a local folder or a Hub id) against what it needs.
 
-Checks: the card declares every variant config and their files exist; label names and
-ranges; the same ids, in the same order, in every variant of a split; balanced classes;
-each mask is an "L" 0/255 image of the image's size and is the same in every variant;
-mixed_same / mixed_next backgrounds come from the right class. Reads the Parquet shards
-directly (no ``datasets`` cache copy), so it is cheap to run after every build.
+What is checked comes from the benchmark spec (its variants and classes) and, for built
+benchmarks, from :mod:`hf_bgbench.builders.layout` (image size, background rules):
+the card declares every variant config and their files exist; no variant is empty; label
+names and ranges; the same ids, in the same order, in every variant of a split; balanced
+classes; each mask is an "L" 0/255 image of the image's size and is the same in every
+variant; every variant image has the layout's size; each mixed variant's background follows
+its rule and is never the row's own photo. Reads the Parquet shards directly (no
+``datasets`` cache copy), so it is cheap to run after every build.
 """
 
 from __future__ import annotations
@@ -22,9 +25,16 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark, list_benchmarks
+from hf_bgbench.builders.choices import next_class
+from hf_bgbench.builders.layout import (
+    NEXT_CLASS,
+    RULE_TEXT,
+    SAME_CLASS,
+    BuiltLayout,
+    layout_for,
+)
 from hf_bgbench.data import hub
 
-CROP = 224
 EXAMPLES = 3
 
 
@@ -90,26 +100,31 @@ def _files(folder: Path, entry: dict[str, Any]) -> dict[str, list[Path]]:
 class _Split:
     ids: list[str] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
+    bg_ids: list[str] = field(default_factory=list)
     bg_labels: list[int] = field(default_factory=list)
     mask_hashes: list[str] = field(default_factory=list)
 
 
-def _scan_split(files: list[Path], where: str, result: ValidationResult, variant: bool) -> _Split:
+def _scan_split(
+    files: list[Path], where: str, result: ValidationResult, size: tuple[int, int] | None
+) -> _Split:
+    """Read one config/split; ``size``: what every image must measure (None: not checked)."""
     out = _Split()
     bad_size, bad_mask, mismatched = [], [], []
     for path in files:
         parquet = pq.ParquetFile(path)
         names = parquet.schema_arrow.names
-        columns = [c for c in ("id", "label", "image", "mask", "bg_label") if c in names]
+        columns = [c for c in ("id", "label", "image", "mask", "bg_id", "bg_label") if c in names]
         for batch in parquet.iter_batches(batch_size=256, columns=columns):
             data = batch.to_pydict()
             for i, image_id in enumerate(data["id"]):
                 out.ids.append(image_id)
                 out.labels.append(data["label"][i])
+                out.bg_ids.append(data["bg_id"][i] if "bg_id" in data else "")
                 out.bg_labels.append(data["bg_label"][i] if "bg_label" in data else -1)
                 with Image.open(io.BytesIO(data["image"][i]["bytes"])) as img:
-                    size = img.size
-                if variant and size != (CROP, CROP):
+                    img_size = img.size
+                if size is not None and img_size != size:
                     bad_size.append(image_id)
                 if "mask" not in data or data["mask"][i] is None:
                     out.mask_hashes.append("")
@@ -117,14 +132,15 @@ def _scan_split(files: list[Path], where: str, result: ValidationResult, variant
                 with Image.open(io.BytesIO(data["mask"][i]["bytes"])) as m:
                     arr = np.asarray(m)
                     mode = m.mode
-                if arr.shape[::-1][:2] != size:
+                if arr.shape[::-1][:2] != img_size:
                     mismatched.append(image_id)
                 if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
                     bad_mask.append(image_id)
                 out.mask_hashes.append(hashlib.sha1(arr.tobytes()).hexdigest())
-    if bad_size:
+    if bad_size and size is not None:
         result.problems.append(
-            f"{where}: {len(bad_size)} image(s) are not 224x224, e.g. {bad_size[:EXAMPLES]}"
+            f"{where}: {len(bad_size)} image(s) are not {size[0]}x{size[1]}, "
+            f"e.g. {bad_size[:EXAMPLES]}"
         )
     if mismatched:
         result.problems.append(
@@ -175,29 +191,36 @@ def _check_balance(
 
 
 def _check_backgrounds(
-    variant: str, split: _Split, spec: BenchmarkSpec, where: str, result
+    variant: str,
+    split: _Split,
+    spec: BenchmarkSpec,
+    layout: BuiltLayout,
+    where: str,
+    result: ValidationResult,
 ) -> None:
+    """Each recorded background follows the variant's rule and is not the row's own photo."""
+    rule = layout.backgrounds.get(variant)
+    rows = zip(split.ids, split.labels, split.bg_ids, split.bg_labels, strict=True)
+    recorded = [(i, y, bid, b) for i, y, bid, b in rows if b not in (None, -1) or bid]
+    if rule is None or not recorded:
+        return
+    own = [i for i, _, bid, _ in recorded if bid == i]
+    if own:
+        result.problems.append(
+            f"{where}: {len(own)} row(s) use their own photo as background, not "
+            f"{RULE_TEXT[rule]}, e.g. {own[:EXAMPLES]}"
+        )
     present = sorted({y for y in split.labels if y is not None})
-    pairs = [
-        (i, y, b)
-        for i, y, b in zip(split.ids, split.labels, split.bg_labels, strict=True)
-        if b not in (None, -1)
-    ]
-    if not pairs:
-        return
-    if variant == "mixed_same":
-        wrong = [i for i, y, b in pairs if b != y]
-        rule = "the same class"
-    elif variant == "mixed_next":
-        from hf_bgbench.builders.in9 import next_class
-
-        wrong = [i for i, y, b in pairs if b != next_class(y, present, spec.num_classes)]
-        rule = "class (y + 1) mod C"
+    if rule == SAME_CLASS:
+        wrong = [i for i, y, _, b in recorded if b != y]
+    elif rule == NEXT_CLASS:
+        wrong = [i for i, y, _, b in recorded if b != next_class(y, present, spec.num_classes)]
     else:
-        return
+        wrong = []
     if wrong:
         result.problems.append(
-            f"{where}: {len(wrong)} background(s) not from {rule}, e.g. {wrong[:EXAMPLES]}"
+            f"{where}: {len(wrong)} background(s) not from {RULE_TEXT[rule]}, "
+            f"e.g. {wrong[:EXAMPLES]}"
         )
 
 
@@ -227,6 +250,7 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
         )
         return result
     result.benchmark = spec.name
+    layout = layout_for(spec)
     missing = [v for v in spec.variants if v not in entries]
     if missing:
         result.problems.append(f"configs missing from the card: {', '.join(missing)}")
@@ -244,12 +268,18 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
                 result.problems.append(
                     f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
                 )
-            scanned = _scan_split(paths, where, result, variant=name in spec.variants)
+            is_variant = name in spec.variants
+            size = layout.image_size if layout is not None and is_variant else None
+            scanned = _scan_split(paths, where, result, size)
             result.rows.setdefault(name, {})[split] = len(scanned.ids)
+            if not scanned.ids:
+                result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
+                continue
             _check_labels(scanned, spec, where, result)
             _check_balance(scanned, spec, where, result)
-            if name in spec.variants:
-                _check_backgrounds(name, scanned, spec, where, result)
+            if is_variant:
+                if layout is not None:
+                    _check_backgrounds(name, scanned, spec, layout, where, result)
                 by_split[split][name] = scanned
 
     for split, variants in by_split.items():

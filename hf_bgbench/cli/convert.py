@@ -26,6 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(image bytes unchanged, masks as PNG, one config per variant, split 'test').",
     )
     rel.add_argument("src", type=Path, help="the release folder (bg_challenge or its parent)")
-    rel.add_argument("output", type=Path, help="the Hub repo folder to write")
+    rel.add_argument("output", metavar="OUTPUT", type=Path, help="the Hub repo folder to write")
     rel.add_argument("--overwrite", action="store_true", help="replace data/ in the output")
     rel.set_defaults(func=run_in9_release)

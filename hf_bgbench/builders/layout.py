@@ -1,0 +1,50 @@
+"""What a built benchmark's variants hold, per benchmark name: the one table the builder
+writes by and ``bgbench validate`` checks against.
+
+The benchmark spec (:mod:`hf_bgbench.benchmarks`) says which variants exist; this table
+adds what only the builder knows: the size of every variant image and, for the mixed
+variants, where the background photo must come from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.builders.geometry import CROP
+
+SAME_CLASS = "same_class"
+"""Another photo of the foreground's class (mixed_same)."""
+ANY_CLASS = "any_class"
+"""Another photo of any class (mixed_rand)."""
+NEXT_CLASS = "next_class"
+"""A photo of class (y + 1) mod C, skipping classes with no photo in the build (mixed_next)."""
+
+RULE_TEXT = {
+    SAME_CLASS: "another photo of the same class",
+    ANY_CLASS: "another photo of any class",
+    NEXT_CLASS: "a photo of class (y + 1) mod C",
+}
+
+
+@dataclass(frozen=True)
+class BuiltLayout:
+    image_size: tuple[int, int]
+    """(width, height) of every variant image."""
+    backgrounds: Mapping[str, str] = field(default_factory=dict)
+    """Mixed variant -> the rule its background photo follows (never the photo itself)."""
+
+
+IN9_LAYOUT = BuiltLayout(
+    image_size=(CROP, CROP),
+    backgrounds={"mixed_same": SAME_CLASS, "mixed_rand": ANY_CLASS, "mixed_next": NEXT_CLASS},
+)
+
+LAYOUTS: dict[str, BuiltLayout] = {"in9": IN9_LAYOUT, "in9_full": IN9_LAYOUT}
+"""Benchmark name -> its built layout (benchmarks without a builder have no entry)."""
+
+
+def layout_for(spec: BenchmarkSpec) -> BuiltLayout | None:
+    """The built layout of ``spec``, or None when no builder makes this benchmark."""
+    return LAYOUTS.get(spec.name)

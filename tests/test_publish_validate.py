@@ -226,6 +226,18 @@ def test_validate_checks_the_image_size_of_the_benchmark_layout(copy):
     assert f"only_bg_b/test: 1 image(s) are not {width}x{height}" in problems
 
 
+def test_validate_tells_an_unknown_hub_dataset_from_an_unreachable_hub(monkeypatch):
+    import huggingface_hub
+
+    def missing(**kwargs):
+        raise KeyError("404: repository not found")  # an answer, not a network failure
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", missing)
+    with pytest.raises(FileNotFoundError, match="Check the id") as info:
+        validate_dataset("bgbench/no-such-dataset")
+    assert "cannot be reached" not in str(info.value)
+
+
 def test_validate_unknown_target_is_clear(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder nor a Hub dataset id"):
         validate_dataset(tmp_path / "a" / "b" / "c")

@@ -34,6 +34,7 @@ from hf_bgbench.builders.layout import (
     layout_for,
 )
 from hf_bgbench.data import hub
+from hf_bgbench.hub_errors import is_hub_unreachable
 
 EXAMPLES = 3
 
@@ -67,9 +68,17 @@ def resolve_folder(target: str | Path) -> Path:
     try:
         return Path(snapshot_download(repo_id=str(target), repo_type="dataset"))
     except Exception as err:  # offline, unknown repo, no access: all mean "cannot read it"
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        if is_hub_unreachable(err):
+            raise DatasetNotFoundError(
+                f"{target}: not a local folder, and the Hugging Face Hub cannot be reached to "
+                f"fetch it ({type(err).__name__}: {first}). Offline (HF_HUB_OFFLINE=1) only "
+                "cached repos work: fetch it once online, or pass a local folder."
+            ) from None
         raise DatasetNotFoundError(
-            f"{target}: not a local folder, and the Hub dataset could not be fetched "
-            f"({type(err).__name__}: {err}). Offline (HF_HUB_OFFLINE=1) only cached repos work."
+            f"{target}: not a local folder, and not a Hub dataset you can read "
+            f"({type(err).__name__}: {first}). Check the id, or log in (`hf auth login`) if "
+            "it is private or gated."
         ) from None
 
 

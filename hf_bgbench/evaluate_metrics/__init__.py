@@ -1,8 +1,8 @@
 """The four ``evaluate`` metric modules: ``bg_gap``, ``bg_challenge``, ``rfs`` and
 ``dropped_accuracy``.
 
-They ship inside the package, in ``generated/<name>/`` (module, metric card, Space app and
-requirements), and load offline::
+They are generated from the installed package on first use (into the bgbench cache, keyed
+by the content, so a new core never meets an old module) and load offline::
 
     import hf_bgbench
 
@@ -22,26 +22,39 @@ from typing import Any
 METRIC_NAMES = ("bg_gap", "bg_challenge", "rfs", "dropped_accuracy")
 
 
-def packaged_metrics_dir() -> Path:
-    """The folder inside the installed package that holds one folder per metric."""
-    return Path(__file__).resolve().parent / "generated"
-
-
 def metric_dir(name: str) -> Path:
-    """The packaged folder of metric ``name`` (``<name>.py``, ``README.md``, ...)."""
-    if name not in METRIC_NAMES:
-        raise ValueError(f"Unknown metric {name!r}; choose from {', '.join(METRIC_NAMES)}.")
-    folder = packaged_metrics_dir() / name
-    if not (folder / f"{name}.py").is_file():
-        raise FileNotFoundError(
-            f"{folder / f'{name}.py'} is missing from this installation; regenerate it with "
-            "`python -m hf_bgbench.evaluate_metrics.generate`."
-        )
+    """A folder holding the generated metric ``name`` (``<name>.py``, ``README.md``, ...):
+    ``<cache root>/evaluate_metrics/<content hash>/<name>`` (``evaluate.load`` wants the
+    folder named as the module), written once."""
+    import hashlib
+    import os
+    import tempfile
+
+    from hf_bgbench.cache import cache_root
+    from hf_bgbench.evaluate_metrics.generate import metric_files
+
+    files = metric_files(name)  # raises a ValueError naming the metrics for an unknown name
+    digest = hashlib.sha256(
+        "".join(f"{k}\0{v}\0" for k, v in sorted(files.items())).encode()
+    ).hexdigest()[:16]
+    root = cache_root() / "evaluate_metrics" / digest
+    folder = root / name
+    if not folder.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+        for file_name, text in files.items():
+            (staging / file_name).write_bytes(text.encode("utf-8"))
+        try:
+            os.replace(staging, folder)
+        except OSError:  # another process finished first: its folder is identical
+            import shutil
+
+            shutil.rmtree(staging, ignore_errors=True)
     return folder
 
 
 def load_metric(name: str, config_name: str | None = None, **kwargs: Any) -> Any:
-    """``evaluate.load`` of the packaged metric module ``name``: works offline, with the
+    """``evaluate.load`` of the generated metric module ``name``: works offline, with the
     same module that ``evaluate.load("bgbench/<name>")`` fetches once the Spaces are
     published (``bgbench publish-metrics``). ``config_name`` and ``kwargs`` go to
     ``evaluate.load`` (e.g. ``load_metric("bg_gap", "with_ids")``).
@@ -51,4 +64,4 @@ def load_metric(name: str, config_name: str | None = None, **kwargs: Any) -> Any
     return evaluate.load(str(metric_dir(name)), config_name, **kwargs)
 
 
-__all__ = ["METRIC_NAMES", "load_metric", "metric_dir", "packaged_metrics_dir"]
+__all__ = ["METRIC_NAMES", "load_metric", "metric_dir"]

@@ -9,11 +9,11 @@ Every folder ``<name>/`` holds exactly four files:
 - ``app.py``: the Space's form, with :mod:`hf_bgbench.metric_widget` inlined;
 - ``requirements.txt``: :data:`REQUIREMENTS` (never ``hf-bgbench``, which is not on PyPI).
 
-The same bytes are written to ``hf_bgbench/evaluate_metrics/generated/`` (shipped inside the
-package: what :func:`hf_bgbench.load_metric` loads) and, in a source checkout, to the
-top-level ``metrics/`` folder. After changing the metric core, a wrapper, a card or the widget,
-run ``python -m hf_bgbench.evaluate_metrics.generate``; ``--check`` lists stale files and
-exits 1 (a test does the same, so the copies cannot drift).
+In a source checkout they are written to the top-level ``metrics/`` folder (the metric
+Spaces); :func:`hf_bgbench.load_metric` generates the same bytes into the cache on first use.
+After changing the metric core, a wrapper, a card or the widget, run
+``python -m hf_bgbench.evaluate_metrics.generate``; ``--check`` lists stale files and exits 1
+(a test does the same, so ``metrics/`` cannot drift).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hf_bgbench.evaluate_metrics import METRIC_NAMES, packaged_metrics_dir
+from hf_bgbench.evaluate_metrics import METRIC_NAMES
 from hf_bgbench.evaluate_metrics.inline import inline_module, module_path, relative_source
 
 WRAPPERS = "hf_bgbench.evaluate_metrics.wrappers"
@@ -113,9 +113,8 @@ def checkout_metrics_dir() -> Path | None:
 
 
 def default_targets() -> list[Path]:
-    targets = [packaged_metrics_dir()]
     checkout = checkout_metrics_dir()
-    return targets + ([checkout] if checkout is not None else [])
+    return [checkout] if checkout is not None else []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,8 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         action="append",
-        help="folder to write the metric folders into (repeatable; default: the packaged "
-        "copy and, in a source checkout, metrics/)",
+        help="folder to write the metric folders into (repeatable; default: metrics/ of the "
+        "source checkout)",
     )
     parser.add_argument(
         "--check", action="store_true", help="write nothing; list stale files and exit 1"

@@ -215,10 +215,21 @@ def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
         ]
         errors = [lo, hi]
     bars = ax.bar(labels, values, color="#4C72B0", yerr=errors, capsize=3, ecolor="#333333")
-    texts = [f"{v:.1f}" for v in values]
+    texts = [f"{v:.1f}" if v is not None else "—" for v in fig_spec["values"]]
     if fig_spec.get("counts"):
         texts = [f"{t}\nn={n}" for t, n in zip(texts, fig_spec["counts"], strict=True)]
-    ax.bar_label(bars, labels=texts, fontsize=7, label_type="center", color="white")
+    tops = [v + (errors[1][i] if errors else 0.0) for i, v in enumerate(values)]
+    for bar, top, text in zip(bars, tops, texts, strict=True):
+        # above the bar and its interval, so a zero bar still shows its value
+        ax.annotate(
+            text,
+            (bar.get_x() + bar.get_width() / 2, top),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
     if fig_spec.get("reference"):
         value, label = fig_spec["reference"]
         ax.axhline(value, color="gray", ls="--", lw=1, label=label)

@@ -64,7 +64,12 @@ def add_in9_arguments(p: argparse.ArgumentParser) -> None:
         help="val: photos are ImageNet val, written as split 'test'; train: written as split "
         "'train', plus the in9l config (IN-9L; --label-space in9 only)",
     )
-    p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg")
+    p.add_argument(
+        "--image-format",
+        choices=("jpeg", "png"),
+        default="jpeg",
+        help="encoding of the variant images: jpeg (quality 95, 4:4:4) or png (lossless)",
+    )
     p.add_argument("--shard-size", type=int, default=1000, help="images per Parquet shard")
     p.add_argument(
         "--limit-per-class",
@@ -79,7 +84,9 @@ def add_in9_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--overwrite", action="store_true", help="replace an earlier build of the split")
     p.add_argument("--keep-work", action="store_true", help="keep the stage-1 cache afterwards")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars"
+    )
 
 
 def run_in9(args: argparse.Namespace) -> int:
@@ -104,7 +111,7 @@ def run_in9(args: argparse.Namespace) -> int:
             variants=variants,
             keep_work=args.keep_work,
             overwrite=args.overwrite,
-            progress=not args.no_progress,
+            progress=not args.quiet,
         )
     )
     for line in summary_lines(report):

@@ -49,7 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("folder", type=Path, help="the repo folder (e.g. a bgbench build output)")
     p.add_argument("--repo-id", required=True, help="owner/name, e.g. bgbench/in9")
-    p.add_argument("--repo-type", choices=("dataset", "space", "model"), default="dataset")
+    p.add_argument(
+        "--repo-type",
+        choices=("dataset", "space", "model"),
+        default="dataset",
+        help="the kind of Hub repo; a dataset is validated before upload",
+    )
     p.add_argument(
         "--benchmark",
         default=None,

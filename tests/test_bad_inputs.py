@@ -125,9 +125,9 @@ CASES = [
     (
         "task-not-in-benchmark",
         _release,
-        ["challenge", "tf_efficientnet_lite0", "--benchmark", "in9_full", "--data", "{data}"],
+        ["challenge", "tf_efficientnet_lite0", "--benchmark", "rival10", "--data", "{data}"],
         2,
-        "in9_full",
+        "does not apply to benchmark 'rival10'",
     ),
 ]
 

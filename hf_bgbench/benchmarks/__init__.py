@@ -47,6 +47,15 @@ class BenchmarkSpec:
     # returning the folder of an earlier download (or None), and the command that downloads.
     cached_download: str = ""
     download_command: str = ""
+    # The variant whose rows carry the object (foreground) mask, and its column: what the
+    # noise and saliency tasks use (IN-9: original / mask; RIVAL10: ordinary / object_mask).
+    mask_variant: str = ""
+    mask_column: str = "mask"
+    # How a model's outputs become benchmark labels by default: "model" (its own classes,
+    # mapped through label_maps or by name) or "probe" (a linear head on frozen features,
+    # fitted on ``train_split``; RIVAL10's protocol).
+    default_label_map: str = "model"
+    train_split: str = "train"
     # True when the benchmark's images are already cropped to the evaluation size, so only
     # resizing to the model's input size and normalising is applied (the published protocol).
     images_precropped: bool = True
@@ -119,4 +128,4 @@ def unregister(name: str) -> None:
 
 def _load_builtin() -> None:
     # Importing the modules registers their specs (once).
-    from hf_bgbench.benchmarks import in9, in9_full  # noqa: F401
+    from hf_bgbench.benchmarks import in9, in9_full, rival10  # noqa: F401

@@ -50,6 +50,34 @@ def mask_uint8(image: Image.Image) -> torch.Tensor:
     return pil_to_tensor(image if image.mode == "L" else image.convert("L"))
 
 
+@dataclass(frozen=True)
+class Geometry:
+    """One resize + centre crop applied alike to an image and its masks, so they stay
+    aligned: the image with the model's interpolation, masks with nearest neighbour (a mask
+    stays binary). ``resize``: int = shorter side, (H, W) = exact; ``crop``: (H, W) or None.
+    Build it from a model's preprocessing with ``Geometry.of(preprocessing)``."""
+
+    resize: int | tuple[int, int]
+    crop: tuple[int, int] | None
+    interpolation: str = "bilinear"
+
+    @classmethod
+    def of(cls, preprocessing: Any) -> Geometry:
+        crop = preprocessing.crop
+        if crop is None and isinstance(preprocessing.resize, int):
+            crop = tuple(preprocessing.input_size)
+        return cls(preprocessing.resize, crop, preprocessing.interpolation)
+
+    def __call__(self, image: Image.Image, *, mask: bool = False) -> Image.Image:
+        import torchvision.transforms.functional as F
+        from torchvision.transforms import InterpolationMode
+
+        mode = InterpolationMode.NEAREST if mask else InterpolationMode(self.interpolation)
+        size = [self.resize] if isinstance(self.resize, int) else list(self.resize)
+        image = F.resize(image, size, interpolation=mode)
+        return F.center_crop(image, list(self.crop)) if self.crop is not None else image
+
+
 @dataclass
 class Batch:
     """One batch: ``images`` uint8 (N, 3, H, W), ``labels`` int64 (N,), ``ids``, the other
@@ -78,7 +106,11 @@ class DecodedRows(torch.utils.data.Dataset):
         *,
         columns: Sequence[str] = (),
         image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
+        geometry: Geometry | None = None,
     ):
+        if geometry is not None and image_transform is not None:
+            raise ValueError("give either image_transform or geometry, not both")
+        self.geometry = geometry
         self.extra = [c for c in columns if c not in (IMAGE, LABEL, ID)]
         missing = [c for c in self.extra if c not in ds.column_names]
         if missing:
@@ -100,9 +132,15 @@ class DecodedRows(torch.utils.data.Dataset):
         item: dict[str, Any] = {ID: row[ID], LABEL: row[LABEL], "error": None}
         column = IMAGE
         try:
-            item[IMAGE] = self.image_transform(self.decoder.decode_example(row[IMAGE]))
+            image = self.decoder.decode_example(row[IMAGE])
+            if self.geometry is not None:
+                image = self.geometry(to_rgb(image))
+            item[IMAGE] = self.image_transform(image)
             for column in self.image_columns:
-                item[column] = mask_uint8(self.decoder.decode_example(row[column]))
+                mask = self.decoder.decode_example(row[column])
+                if self.geometry is not None:
+                    mask = self.geometry(mask.convert("L"), mask=True)
+                item[column] = mask_uint8(mask)
         except Exception as err:  # corrupt or unreadable file: counted and reported
             prefix = "" if column == IMAGE else f"{column}: "
             item["error"] = f"{prefix}{type(err).__name__}: {err}"
@@ -163,18 +201,21 @@ def decode_loader(
     *,
     columns: Sequence[str] = (),
     image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
+    geometry: Geometry | None = None,
     batch_size: int = 32,
     num_workers: int = 0,
     pin_memory: bool = False,
     prefetch_factor: int = 4,
 ) -> torch.utils.data.DataLoader:
     """A DataLoader over rows ``indices`` (default: all) of ``ds`` yielding :class:`Batch`
-    (or a problem message); iterate it with :func:`iterate`."""
+    (or a problem message); iterate it with :func:`iterate`. ``geometry`` resizes and crops
+    the image and its mask columns alike (photos of different sizes, e.g. RIVAL10)."""
     rows = DecodedRows(
         ds,
         range(len(ds)) if indices is None else indices,
         columns=columns,
         image_transform=image_transform,
+        geometry=geometry,
     )
     return torch.utils.data.DataLoader(
         rows,

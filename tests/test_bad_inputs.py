@@ -195,3 +195,17 @@ def test_ctrl_c_says_what_is_cached_and_exits_130(tmp_path, monkeypatch, capsys)
     assert code == 130
     assert "interrupted; 4 image(s) cached, re-run the same command to resume" in err
     assert "Traceback" not in err
+
+
+def test_two_folders_with_the_same_name_never_share_rows(tmp_path):
+    """datasets 5.2 caches a local folder by its name: the second "hub" folder would load the
+    first one's 17 rows. Each folder must give its own."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.data.sources import load_variant
+
+    spec = get_benchmark("in9")
+    short = _drop_a_mixed_rand_row(tmp_path / "a")
+    full = _hub_folder(tmp_path / "b")
+    assert short.name == full.name == "hub"
+    assert len(load_variant(short, "mixed_rand", spec)) == 17
+    assert len(load_variant(full, "mixed_rand", spec)) == 18

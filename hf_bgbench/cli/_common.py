@@ -92,6 +92,15 @@ def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
         "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
     )
     p.add_argument(
+        "--label-map",
+        choices=("auto", "model", "imagenet", "probe"),
+        default="auto",
+        help="how the model's outputs become benchmark labels: auto = the benchmark's "
+        "protocol (IN-9: the model's ImageNet classes mapped; RIVAL10: a linear probe on "
+        "frozen features); model / imagenet = the model's own classes mapped (imagenet: "
+        "zero-shot from ImageNet-1k); probe = a linear head fitted on the train split",
+    )
+    p.add_argument(
         "--resize-to-model-input",
         action="store_true",
         help="resize the benchmark's images to the model's input size (a protocol deviation, "

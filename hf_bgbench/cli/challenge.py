@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         max_backgrounds=args.max_backgrounds,
         full_matrix=args.full_matrix,
         resize_to_model_input=args.resize_to_model_input,
+        label_map=args.label_map,
         restrict_to_benchmark=args.restrict_to_benchmark_classes,
         batch_size=args.batch_size,
         num_workers=args.workers,

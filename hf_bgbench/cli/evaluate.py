@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         checkpoint=args.checkpoint,
         restrict_to_benchmark=args.restrict_to_benchmark_classes,
         resize_to_model_input=args.resize_to_model_input,
+        label_map=args.label_map,
         allow_mismatched_ids=args.allow_mismatched_ids,
         batch_size=args.batch_size,
         num_workers=args.workers,

@@ -7,6 +7,7 @@ A repo folder is ``README.md`` (YAML front matter with ``configs:``) plus
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Mapping
@@ -141,9 +142,36 @@ class HubFolder(Reader):
         return cls(str(path.resolve()), known + [c for c in configs if c not in known], spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
-        return _load_split(self.location, variant, split, hub=False)
+        self._check_data_files(variant)
+        # Measured with datasets 5.2: two local folders with the same name share one cache
+        # entry, so the second folder silently loads the first one's rows. A cache folder of
+        # its own, keyed by this folder's path and files, makes that impossible.
+        key = hashlib.sha256(f"{self.location}|{self._signature(None)}".encode()).hexdigest()
+        cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
+        return _load_split(self.location, variant, split, hub=False, cache_dir=str(cache))
 
-    def _signature(self, ds: datasets.Dataset) -> str:
+    def _check_data_files(self, variant: str) -> None:
+        """Every split the card declares for ``variant`` must have its files: checked here
+        because ``datasets``, offline, may quietly reuse a cached copy of another folder's
+        config of the same name instead of failing."""
+        folder = Path(self.location)
+        for entry in read_card_metadata(folder).get("configs", []):
+            if entry.get("config_name") != variant:
+                continue
+            files = entry.get("data_files") or []
+            files = [files] if isinstance(files, (str, dict)) else files
+            for item in files:
+                patterns = item.get("path") if isinstance(item, dict) else item
+                for pattern in [patterns] if isinstance(patterns, str) else patterns:
+                    if not list(folder.glob(pattern)):
+                        raise DataSourceError(
+                            f"{self.location} [{variant}]: the README.md declares config "
+                            f"{variant!r} with data files '{pattern}', but none are there. "
+                            f"Rebuild or re-download the dataset, or leave {variant!r} out "
+                            "with --variants."
+                        )
+
+    def _signature(self, ds: datasets.Dataset | None) -> str:
         parts = []
         for p in sorted(Path(self.location).rglob("*")):
             if p.is_file() and (p.suffix == ".parquet" or p.name == "README.md"):
@@ -220,14 +248,16 @@ def _offline() -> bool:
     )
 
 
-def _load_split(location: str, variant: str, split: str, *, hub: bool) -> datasets.Dataset:
+def _load_split(
+    location: str, variant: str, split: str, *, hub: bool, cache_dir: str | None = None
+) -> datasets.Dataset:
     from datasets.exceptions import DatasetGenerationError
     from datasets.utils.info_utils import NonMatchingSplitsSizesError
 
     from hf_bgbench.hub_errors import is_hub_unreachable
 
     try:
-        dsd = datasets.load_dataset(location, variant)
+        dsd = datasets.load_dataset(location, variant, cache_dir=cache_dir)
     except NonMatchingSplitsSizesError as err:
         raise DataSourceError(
             f"{location} [{variant}]: the number of rows in the data files differs from the "

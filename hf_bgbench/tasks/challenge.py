@@ -34,7 +34,6 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError, decode_loader, iterate, size_message
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.engine import default_num_workers
-from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
@@ -47,7 +46,13 @@ from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
-from hf_bgbench.tasks.common import input_geometry, load_model, open_data, run_header, write_run
+from hf_bgbench.tasks.common import (
+    classifier_and_mapper,
+    input_geometry,
+    open_data,
+    run_header,
+    write_run,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +101,7 @@ def run_challenge(
     output_dir: str | Path | None = None,
     num_workers: int | None = None,
     restrict_to_benchmark: bool = False,
+    label_map: str = "auto",
     checkpoint: str | None = None,
 ) -> dict[str, Any]:
     """Run the Backgrounds Challenge for ``model`` (a model id or a loaded classifier).
@@ -119,8 +125,16 @@ def run_challenge(
     fg_idx = _subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
     bg_idx = _subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
 
-    classifier = load_model(model, checkpoint, None if device is None else str(device))
-    mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
+    classifier, mapper = classifier_and_mapper(
+        model,
+        spec,
+        reader,
+        label_map=label_map,
+        restrict_to_benchmark=restrict_to_benchmark,
+        checkpoint=checkpoint,
+        device=None if device is None else str(device),
+        progress=progress,
+    )
     step = ModelStep(classifier, mapper, device)
     workers = default_num_workers() if num_workers is None else num_workers
     try:

@@ -67,6 +67,49 @@ def load_model(model: Any, checkpoint: str | None = None, device: str | None = N
     return load_classifier(model, checkpoint=checkpoint, device=device)
 
 
+LABEL_MAPS = ("auto", "model", "imagenet", "probe")
+
+
+def classifier_and_mapper(
+    model: Any,
+    spec: BenchmarkSpec,
+    reader: Reader,
+    *,
+    label_map: str = "auto",
+    restrict_to_benchmark: bool = False,
+    checkpoint: str | None = None,
+    device: str | None = None,
+    **probe_options: Any,
+) -> tuple[Any, LabelMapper]:
+    """The classifier every task scores, and how its outputs become benchmark labels.
+
+    ``label_map``: ``auto`` = the benchmark's default (``spec.default_label_map``);
+    ``model`` = the model's own classes, mapped through the spec's label maps or by name
+    (IN-9's published protocol); ``imagenet`` = the same, insisting on a 1000-class ImageNet
+    model (RIVAL10 zero-shot through its 20 source classes); ``probe`` = a linear head on the
+    model's frozen penultimate features, fitted on the benchmark's train split (RIVAL10's
+    protocol; :mod:`hf_bgbench.probe`). A model trained on the benchmark's own classes is
+    always scored directly.
+    """
+    if label_map not in LABEL_MAPS:
+        raise ValueError(f"--label-map {label_map!r}: choose one of {', '.join(LABEL_MAPS)}.")
+    classifier = load_model(model, checkpoint, device)
+    choice = spec.default_label_map if label_map == "auto" else label_map
+    own_classes = classifier.label_space.kind == spec.label_space.kind
+    if choice == "imagenet" and classifier.label_space.kind != "imagenet-1k":
+        raise ValueError(
+            f"--label-map imagenet maps an ImageNet-1k model's classes onto {spec.name}, but "
+            f"this model has {classifier.label_space.num_classes} classes "
+            f"({classifier.label_space.kind}); use --label-map probe."
+        )
+    if choice == "probe" and not own_classes:
+        from hf_bgbench.probe import probed_classifier
+
+        classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
+    mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
+    return classifier, mapper
+
+
 def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
     """Whether the model runs on images of size ``hw`` as they are (CNNs, ViTs with a
     dynamic input size) -- probed with one forward of a blank image."""

@@ -24,14 +24,19 @@ from hf_bgbench.engine import (
     default_cache_dir,
     predict,
 )
-from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Table, check_writable, make_document
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
 from hf_bgbench.tasks import Task, register_task
-from hf_bgbench.tasks.common import input_geometry, load_model, open_data, run_header, write_run
+from hf_bgbench.tasks.common import (
+    classifier_and_mapper,
+    input_geometry,
+    open_data,
+    run_header,
+    write_run,
+)
 
 # Keys a reader wants first in results.json (after the header).
 RESULT_KEYS = [
@@ -64,6 +69,7 @@ def evaluate_model(
     output_dir: str | Path | None = None,
     checkpoint: str | None = None,
     restrict_to_benchmark: bool = False,
+    label_map: str = "auto",
     resize_to_model_input: bool = False,
     allow_mismatched_ids: bool = False,
     batch_size: int = 32,
@@ -91,8 +97,16 @@ def evaluate_model(
             f"{reader.location} does not provide variant(s) {missing}; it offers "
             f"{', '.join(reader.variants)}."
         )
-    classifier = load_model(model, checkpoint, device)
-    mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
+    classifier, mapper = classifier_and_mapper(
+        model,
+        spec,
+        reader,
+        label_map=label_map,
+        restrict_to_benchmark=restrict_to_benchmark,
+        checkpoint=checkpoint,
+        device=device,
+        progress=progress,
+    )
     datasets_by_variant = {v: reader.load(v) for v in chosen}
     mismatch = _check_aligned_ids(spec, datasets_by_variant, allow_mismatched_ids)
     if mismatch:

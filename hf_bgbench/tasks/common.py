@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.loader import Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.model_step import ModelStep
@@ -143,6 +144,33 @@ def input_geometry(
     if accepts_size(step, hw):
         return None, []
     return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
+
+
+def first_image_size(ds: Any) -> tuple[int, int]:
+    """(H, W) of the first readable image of ``ds`` (the benchmark's working size)."""
+    from hf_bgbench.data.loader import DecodedRows
+
+    for i in range(min(len(ds), 8)):
+        item = DecodedRows(ds, [i])[0]
+        if item["error"] is None:
+            return tuple(item["image"].shape[-2:])
+    raise DataSourceError("none of the first images of the data can be read.")
+
+
+def masked_geometry(
+    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
+) -> tuple[Geometry | None, list[str]]:
+    """How a task that works on images *and their masks* (noise, saliency) sizes them:
+    (geometry for the decode loader, protocol deviations), and ``step.resize_to`` set.
+
+    Benchmark images already at their evaluation size (IN-9's 224x224) stay at that size
+    with their masks; the model step resizes the batch on the device only when the model
+    cannot take it (or when asked), as :func:`input_geometry` decides. Raw photos (RIVAL10)
+    get the model's own eval resize + centre crop, applied alike to image and mask."""
+    if not (spec.images_precropped and reader.precropped):
+        return Geometry.of(step.classifier.preprocessing), []
+    step.resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)
+    return None, deviations
 
 
 def run_header(

@@ -32,6 +32,7 @@ from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metr
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
     classifier_and_mapper,
+    first_image_size,
     input_geometry,
     open_data,
     run_header,
@@ -181,21 +182,11 @@ def _image_transform(step, spec, reader: Reader, datasets_by_variant, resize_to_
     if not (spec.images_precropped and reader.precropped):
         # Raw photos: the model's own eval transform (resize + centre crop), no deviation.
         return pre.full_transform(normalize=False), [], "full"
-    hw = _image_size(next(iter(datasets_by_variant.values())))
+    hw = first_image_size(next(iter(datasets_by_variant.values())))
     resize_to, deviations = input_geometry(step, hw, resize_to_model_input)
     if resize_to is None:
         return None, deviations, "precropped"  # fed at their own size (published protocol)
     return pre.precropped_transform(normalize=False), deviations, "precropped+resized"
-
-
-def _image_size(ds) -> tuple[int, int]:
-    from hf_bgbench.data.loader import DecodedRows
-
-    for i in range(min(len(ds), 8)):
-        item = DecodedRows(ds, [i])[0]
-        if item["error"] is None:
-            return tuple(item["image"].shape[-2:])
-    raise DataSourceError("none of the first images of the data can be read.")
 
 
 def _check_aligned_ids(spec: BenchmarkSpec, dss: dict, allow: bool) -> dict[str, Any] | None:

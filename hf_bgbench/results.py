@@ -177,15 +177,8 @@ def write_json(doc: Mapping[str, Any], path: Path) -> None:
 
 def check_writable(directory: str | Path, flag: str = "--output") -> Path:
     """Create ``directory`` if needed and check that files can be written there, before any
-    work starts; raise a ValueError naming ``flag`` otherwise."""
-    directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".bgbench-write-test-"):
-            pass
-    except OSError as err:
-        raise ValueError(
-            f"{flag} {directory}: cannot write there ({err.strerror or err}); pass a folder "
-            f"you can write to with {flag}."
-        ) from None
-    return directory
+    work starts (an error names ``flag``); see :func:`hf_bgbench.files.ensure_writable_dir`."""
+    from hf_bgbench.files import ensure_writable_dir
+
+    ensure_writable_dir(directory, flag)
+    return Path(directory)

@@ -27,10 +27,10 @@ import pyarrow as pa
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
 from hf_bgbench.data.sources import Reader
+from hf_bgbench.files import IMAGE_SUFFIXES
 from hf_bgbench.labels import UNMAPPED, imagenet_index_of
 
 log = logging.getLogger(__name__)
-IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png", ".bmp", ".webp"}
 _WNID = re.compile(r"^(n\d{8})")
 
 

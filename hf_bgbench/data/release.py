@@ -19,11 +19,11 @@ import numpy as np
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features, encode_mask
 from hf_bgbench.data.sources import Reader
+from hf_bgbench.files import IMAGE_SUFFIXES
 
 RELEASE_DIRNAME = "bg_challenge"
 RELEASE_SPLIT = "val"
 MASK_DIRNAME = "fg_mask"
-IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
 
 
 class ReleaseLayoutError(ValueError):

@@ -76,24 +76,23 @@ def _ordered(configs: dict[str, Any], spec: BenchmarkSpec) -> list[str]:
     return sorted(configs, key=lambda c: (order.index(c) if c in order else len(order), c))
 
 
-def _size_category(n: int) -> str:
+def size_category(n: int) -> str:
     for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
         if n < limit:
             return name
     return "100K<n<1M" if n < 1_000_000 else "1M<n<10M"
 
 
-def card_metadata(spec: BenchmarkSpec, info: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    names = _ordered(info, spec)
-    largest = max((sum(n for n, _ in i["splits"].values()) for i in info.values()), default=0)
-    dataset_info = []
+def dataset_info_entries(info: dict[str, dict[str, Any]], names: list[str]) -> list[dict]:
+    """The card's ``dataset_info`` list (features and split sizes) for configs ``names``."""
+    entries = []
     for name in names:
         entry = info[name]
         splits = [
             {"name": split, "num_bytes": nbytes, "num_examples": rows}
             for split, (rows, nbytes) in entry["splits"].items()
         ]
-        dataset_info.append(
+        entries.append(
             {
                 "config_name": name,
                 "features": entry["features"]._to_yaml_list(),
@@ -102,6 +101,16 @@ def card_metadata(spec: BenchmarkSpec, info: dict[str, dict[str, Any]]) -> dict[
                 "dataset_size": sum(s["num_bytes"] for s in splits),
             }
         )
+    return entries
+
+
+def largest_config(info: dict[str, dict[str, Any]]) -> int:
+    """Rows of the largest config (all splits), for ``size_categories``."""
+    return max((sum(n for n, _ in i["splits"].values()) for i in info.values()), default=0)
+
+
+def card_metadata(spec: BenchmarkSpec, info: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    names = _ordered(info, spec)
     return {
         "pretty_name": spec.title,
         "license": "other",
@@ -109,13 +118,13 @@ def card_metadata(spec: BenchmarkSpec, info: dict[str, dict[str, Any]]) -> dict[
         "license_link": "https://image-net.org/download",
         "task_categories": ["image-classification"],
         "tags": TAGS,
-        "size_categories": [_size_category(largest)],
+        "size_categories": [size_category(largest_config(info))],
         "configs": hub.configs_yaml({n: list(info[n]["splits"]) for n in names}),
-        "dataset_info": dataset_info,
+        "dataset_info": dataset_info_entries(info, names),
     }
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -134,7 +143,7 @@ def _counts_section(split: str, rep: dict[str, Any], spec: BenchmarkSpec) -> str
     if len(per_class) <= 20:
         parts += [
             "",
-            _table(
+            markdown_table(
                 ["label", "class", "images"],
                 [
                     [spec.classes.index(k), k, v]
@@ -158,7 +167,7 @@ def _counts_section(split: str, rep: dict[str, Any], spec: BenchmarkSpec) -> str
             "",
         ]
         parts.append(
-            _table(
+            markdown_table(
                 ["reason", "images"],
                 [
                     [DROP_TEXT.get(k, k), dropped[k]]
@@ -239,7 +248,7 @@ def render_in9_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | P
         "",
         "## Configs",
         "",
-        _table(
+        markdown_table(
             ["config", "what the image holds", "splits"],
             [[f"`{c}`", VARIANT_TEXT.get(c, ""), ", ".join(info[c]["splits"])] for c in configs],
         ),

@@ -1,9 +1,12 @@
-"""``bgbench convert in9-release SRC DIR``: the official release -> the Hub layout."""
+"""``bgbench convert in9-release SRC DIR`` and ``bgbench convert rival10 SRC DIR``: an official
+release -> the Hub layout."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+from hf_bgbench.cli._common import add_progress_argument, positive_int
 
 
 def run_in9_release(args: argparse.Namespace) -> int:
@@ -13,6 +16,52 @@ def run_in9_release(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{k} {v}" for k, v in report["per_class"].items())
     print(f"converted {report['kept']} images per variant ({counts}) into {args.output}")
     return 0
+
+
+def run_rival10(args: argparse.Namespace) -> int:
+    import os
+
+    from hf_bgbench.builders.rival10 import convert_rival10_release, summary_lines
+
+    workers = args.workers or min(4, os.cpu_count() or 1)
+    report = convert_rival10_release(
+        args.src,
+        args.output,
+        workers=workers,
+        shard_size=args.shard_size,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+        keep_work=args.keep_work,
+    )
+    for line in summary_lines(report):
+        print(line)
+    print(f"wrote {args.output} (card: README.md, report: build_report.json)")
+    return 0
+
+
+def add_rival10_arguments(p: argparse.ArgumentParser) -> None:
+    """SRC, OUTPUT and the options of ``bgbench convert rival10`` (also dataset_scripts)."""
+    p.add_argument("src", type=Path, help="the release folder (RIVAL10, or its parent)")
+    p.add_argument("output", metavar="OUTPUT", type=Path, help="the Hub repo folder to write")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="worker processes, one shard each (default: one per CPU, at most 4)",
+    )
+    p.add_argument("--shard-size", type=positive_int, default=1000, help="rows per Parquet shard")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace another conversion or build in OUTPUT (an interrupted conversion of the "
+        "same release resumes without it)",
+    )
+    p.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep OUTPUT/.bgbench-work/rival10 (per-shard reports) after success",
+    )
+    add_progress_argument(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,3 +78,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     rel.add_argument("output", metavar="OUTPUT", type=Path, help="the Hub repo folder to write")
     rel.add_argument("--overwrite", action="store_true", help="replace data/ in the output")
     rel.set_defaults(func=run_in9_release)
+    rival = sources.add_parser(
+        "rival10",
+        help="the official RIVAL10 release (RIVAL10/{train,test}/ordinary/...)",
+        description="Convert RIVAL10/{train,test}/ordinary/ (images, _attr_labels.npy, "
+        "_merged_mask.JPEG, _attr_dict.pkl) into a Hub dataset repo folder: config "
+        "'ordinary' (default) with splits train and test; image bytes unchanged; object, "
+        "attribute and merged masks as 0/255 PNGs at the image's size (foreground = any "
+        "channel != 0); 18 named attributes. Unreadable images are skipped and reported; a "
+        "pickle that asks for code stops the conversion. Interrupted conversions resume.",
+    )
+    add_rival10_arguments(rival)
+    rival.set_defaults(func=run_rival10)

@@ -1,9 +1,10 @@
-"""What a built benchmark's variants hold, per benchmark name: the one table the builder
-writes by and ``bgbench validate`` checks against.
+"""What a built (or converted) benchmark's variants hold, per benchmark name: the one table
+the builders write by and ``bgbench validate`` checks against.
 
 The benchmark spec (:mod:`hf_bgbench.benchmarks`) says which variants exist; this table
-adds what only the builder knows: the size of every variant image and, for the mixed
-variants, where the background photo must come from.
+adds what only the builder knows: the size of every variant image, the mask column, which
+splits every variant has, whether classes are balanced, benchmark-specific row checks and,
+for the mixed variants, where the background photo must come from.
 """
 
 from __future__ import annotations
@@ -30,10 +31,19 @@ RULE_TEXT = {
 
 @dataclass(frozen=True)
 class BuiltLayout:
-    image_size: tuple[int, int]
-    """(width, height) of every variant image."""
+    image_size: tuple[int, int] | None
+    """(width, height) of every variant image; None: each image keeps its own size."""
     backgrounds: Mapping[str, str] = field(default_factory=dict)
     """Mixed variant -> the rule its background photo follows (never the photo itself)."""
+    mask_column: str = "mask"
+    """The binary foreground mask ("L", 0/255, the image's size) checked on every row."""
+    balanced: bool = True
+    """Every class has the same number of images in each split."""
+    splits: tuple[str, ...] = ()
+    """Splits every variant config must have, non-empty (empty: whatever the card lists)."""
+    row_checks: str | None = None
+    """``"module:function"`` run on each config/split as ``function(files, where, result)``
+    for what only this benchmark has (e.g. RIVAL10's attributes and attribute masks)."""
 
 
 IN9_LAYOUT = BuiltLayout(
@@ -41,7 +51,19 @@ IN9_LAYOUT = BuiltLayout(
     backgrounds={"mixed_same": SAME_CLASS, "mixed_rand": ANY_CLASS, "mixed_next": NEXT_CLASS},
 )
 
-LAYOUTS: dict[str, BuiltLayout] = {"in9": IN9_LAYOUT, "in9_full": IN9_LAYOUT}
+RIVAL10_LAYOUT = BuiltLayout(
+    image_size=None,
+    mask_column="object_mask",
+    balanced=False,
+    splits=("train", "test"),
+    row_checks="hf_bgbench.builders.validate_rival10:check_rival10_split",
+)
+
+LAYOUTS: dict[str, BuiltLayout] = {
+    "in9": IN9_LAYOUT,
+    "in9_full": IN9_LAYOUT,
+    "rival10": RIVAL10_LAYOUT,
+}
 """Benchmark name -> its built layout (benchmarks without a builder have no entry)."""
 
 

@@ -1,20 +1,27 @@
 """Check a benchmark dataset repo (a local folder or a Hub id) against what it needs.
 
 What is checked comes from the benchmark spec (its variants and classes) and, for built
-benchmarks, from :mod:`hf_bgbench.builders.layout` (image size, background rules):
-the card declares every variant config and their files exist; no variant is empty; label
-names and ranges; the same ids, in the same order, in every variant of a split; balanced
-classes; each mask is an "L" 0/255 image of the image's size and is the same in every
+benchmarks, from :mod:`hf_bgbench.builders.layout` (image size, mask column, required
+splits, balance, background rules, benchmark row checks such as RIVAL10's attributes):
+the card declares every variant config (with the layout's splits) and their files exist;
+no variant is empty; split sizes match the card; label names and ranges; unique ids, the
+same, in the same order, in every variant of a split; balanced classes (where the layout
+says so); each mask is an "L" 0/255 image of the image's size and is the same in every
 variant; every variant image has the layout's size; each mixed variant's background follows
-its rule and is never the row's own photo. Reads the Parquet shards directly (no
+its rule and is never the row's own photo. The benchmark is ``--benchmark``, else the one
+``build_report.json`` or the card's tags name, else the one whose class names the labels
+carry. Reads the Parquet shards directly (no
 ``datasets`` cache copy), so it is cheap to run after every build.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
+import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +89,22 @@ def resolve_folder(target: str | Path) -> Path:
         ) from None
 
 
+def _card_benchmark(folder: Path, meta: dict[str, Any]) -> BenchmarkSpec | None:
+    """The benchmark a folder says it holds: ``build_report.json``'s ``benchmark``, else the
+    card's tags (a benchmark name among them)."""
+    names = list_benchmarks()
+    report = folder / "build_report.json"
+    if report.is_file():
+        try:
+            name = json.loads(report.read_text(encoding="utf-8")).get("benchmark")
+        except (ValueError, AttributeError):
+            name = None
+        if name in names:
+            return get_benchmark(name)
+    tagged = [t for t in meta.get("tags") or [] if t in names]
+    return get_benchmark(tagged[0]) if len(tagged) == 1 else None
+
+
 def _infer_spec(features: datasets.Features) -> BenchmarkSpec | None:
     label = features.get("label")
     if not isinstance(label, datasets.ClassLabel):
@@ -115,15 +138,21 @@ class _Split:
 
 
 def _scan_split(
-    files: list[Path], where: str, result: ValidationResult, size: tuple[int, int] | None
+    files: list[Path],
+    where: str,
+    result: ValidationResult,
+    size: tuple[int, int] | None,
+    mask_column: str = "mask",
 ) -> _Split:
-    """Read one config/split; ``size``: what every image must measure (None: not checked)."""
+    """Read one config/split; ``size``: what every image must measure (None: not checked);
+    ``mask_column``: the foreground mask column (checked when present)."""
     out = _Split()
     bad_size, bad_mask, mismatched = [], [], []
+    wanted = ("id", "label", "image", mask_column, "bg_id", "bg_label")
     for path in files:
         parquet = pq.ParquetFile(path)
         names = parquet.schema_arrow.names
-        columns = [c for c in ("id", "label", "image", "mask", "bg_id", "bg_label") if c in names]
+        columns = [c for c in wanted if c in names]
         for batch in parquet.iter_batches(batch_size=256, columns=columns):
             data = batch.to_pydict()
             for i, image_id in enumerate(data["id"]):
@@ -135,10 +164,10 @@ def _scan_split(
                     img_size = img.size
                 if size is not None and img_size != size:
                     bad_size.append(image_id)
-                if "mask" not in data or data["mask"][i] is None:
+                if mask_column not in data or data[mask_column][i] is None:
                     out.mask_hashes.append("")
                     continue
-                with Image.open(io.BytesIO(data["mask"][i]["bytes"])) as m:
+                with Image.open(io.BytesIO(data[mask_column][i]["bytes"])) as m:
                     arr = np.asarray(m)
                     mode = m.mode
                 if arr.shape[::-1][:2] != img_size:
@@ -233,6 +262,13 @@ def _check_backgrounds(
         )
 
 
+def _row_checks(layout: BuiltLayout | None) -> Callable | None:
+    if layout is None or layout.row_checks is None:
+        return None
+    module, _, name = layout.row_checks.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def validate_dataset(target: str | Path, benchmark: str | None = None) -> ValidationResult:
     """Run every check on a Hub-layout folder or Hub dataset id; never raises on bad data."""
     folder = resolve_folder(target)
@@ -250,7 +286,10 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
         result.problems.append(f"{folder}: no Parquet file matches the card's data_files")
         return result
     features = datasets.Features.from_arrow_schema(pq.read_schema(first))
-    spec = get_benchmark(benchmark) if benchmark else _infer_spec(features)
+    if benchmark:
+        spec = get_benchmark(benchmark)
+    else:
+        spec = _card_benchmark(folder, meta) or _infer_spec(features)
     if spec is None:
         label = features.get("label")
         result.problems.append(
@@ -263,6 +302,20 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
     missing = [v for v in spec.variants if v not in entries]
     if missing:
         result.problems.append(f"configs missing from the card: {', '.join(missing)}")
+    for name in (v for v in spec.variants if v in files and layout is not None):
+        absent = [s for s in layout.splits if s not in files[name]]
+        if absent:
+            result.problems.append(
+                f"{name}: split(s) {', '.join(absent)} missing from the card "
+                f"({spec.name} has {', '.join(layout.splits)})"
+            )
+    row_checks = _row_checks(layout)
+    declared_rows = {
+        (info.get("config_name"), sp.get("name")): sp.get("num_examples")
+        for info in meta.get("dataset_info") or []
+        if isinstance(info, dict)
+        for sp in info.get("splits") or []
+    }
 
     by_split: dict[str, dict[str, _Split]] = defaultdict(dict)
     for name, splits in files.items():
@@ -279,13 +332,23 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
                 )
             is_variant = name in spec.variants
             size = layout.image_size if layout is not None and is_variant else None
-            scanned = _scan_split(paths, where, result, size)
+            mask_column = layout.mask_column if layout is not None else "mask"
+            scanned = _scan_split(paths, where, result, size, mask_column)
             result.rows.setdefault(name, {})[split] = len(scanned.ids)
+            declared = declared_rows.get((name, split))
+            if declared is not None and declared != len(scanned.ids):
+                result.problems.append(
+                    f"{where}: the card declares {declared} rows but the files hold "
+                    f"{len(scanned.ids)} (load_dataset would fail; rewrite the card or rebuild)"
+                )
             if not scanned.ids:
                 result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
                 continue
             _check_labels(scanned, spec, where, result)
-            _check_balance(scanned, spec, where, result)
+            if layout is None or layout.balanced:
+                _check_balance(scanned, spec, where, result)
+            if row_checks is not None and is_variant:
+                row_checks(paths, where, result)
             if is_variant:
                 if layout is not None:
                     _check_backgrounds(name, scanned, spec, layout, where, result)

@@ -1,4 +1,5 @@
-"""``bgbench validate DIR_OR_ID``: is this IN-9 dataset complete and consistent?"""
+"""``bgbench validate DIR_OR_ID``: is this benchmark dataset (IN-9, RIVAL10) complete and
+consistent?"""
 
 from __future__ import annotations
 
@@ -28,13 +29,19 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate",
-        help="check a dataset folder or Hub id (configs, ids, balance, masks, labels)",
-        description="Check that every variant config is present, ids are identical across "
-        "variants, classes are balanced, masks match image sizes and labels are in range. "
-        "Exit code 1 if anything is wrong.",
+        help="check a dataset folder or Hub id (configs, splits, ids, masks, labels, ...)",
+        description="Check a dataset against its benchmark: every variant config (and, for "
+        "RIVAL10, both splits) present and non-empty, split sizes as the card declares, "
+        "labels in range, unique ids identical across variants, masks binary and of the "
+        "image's size; IN-9: balanced classes, 224x224 images, mixed backgrounds by their "
+        "rule; RIVAL10: the 18 attribute names, attribute masks only for present attributes, "
+        "merged masks, wnids matching labels. Exit code 1 if anything is wrong.",
     )
     p.add_argument("target", help="local Hub-layout folder or Hub dataset id (owner/name)")
     p.add_argument(
-        "--benchmark", default=None, help="benchmark name (default: inferred from the labels)"
+        "--benchmark",
+        default=None,
+        help="benchmark name (default: from build_report.json or the card's tags, else "
+        "inferred from the label names)",
     )
     p.set_defaults(func=run)

@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_IN9_URL",
     "DownloadError",
     "In9Download",
+    "ReleaseDownload",
     "cached_in9_release",
     "default_cache_root",
     "download_in9",
@@ -73,8 +74,8 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class In9Download:
-    """Where the converted dataset is and what it was made from."""
+class ReleaseDownload:
+    """Where a converted release is and what it was made from (IN-9, RIVAL10)."""
 
     path: Path  # the Hub-layout folder: load_dataset(str(path), "mixed_rand", split="test")
     sha256: str  # of the archive that was converted
@@ -84,6 +85,9 @@ class In9Download:
 
     def __fspath__(self) -> str:
         return str(self.path)
+
+
+In9Download = ReleaseDownload
 
 
 def default_cache_root() -> Path:
@@ -168,8 +172,8 @@ def check_release_tree(top: Path, archive: Path) -> Path:
     return root
 
 
-def _record_source(folder: Path, source: dict[str, Any]) -> None:
-    """source.json, the build report's ``source_archive`` and a card section."""
+def record_source_json(folder: Path, source: dict[str, Any]) -> None:
+    """source.json and the build report's ``source_archive`` of a downloaded release."""
     from hf_bgbench.builders.in9 import REPORT_NAME
 
     (folder / SOURCE_NAME).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
@@ -178,6 +182,11 @@ def _record_source(folder: Path, source: dict[str, Any]) -> None:
         report = json.loads(report_path.read_text(encoding="utf-8"))
         report["source_archive"] = source
         report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def _record_source(folder: Path, source: dict[str, Any]) -> None:
+    """source.json, the build report's ``source_archive`` and a card section."""
+    record_source_json(folder, source)
     card = folder / "README.md"
     section = (
         "## Source archive\n\n"
@@ -225,7 +234,7 @@ def download_in9(
     progress: bool = True,
     force: bool = False,
     keep_archive: bool = True,
-) -> In9Download:
+) -> ReleaseDownload:
     """Download, verify, unpack and convert the official release; returns where it is.
 
     A finished conversion in the cache is returned at once (unless ``force``, or ``sha256``
@@ -239,7 +248,7 @@ def download_in9(
     known = read_source(folder) if cached_in9_release(cache_dir) else None
     if known and not force and expected in (None, known.get("sha256")):
         archive = folder.parent.parent / "downloads" / str(known.get("archive", ""))
-        return In9Download(folder, known["sha256"], known["url"], _existing(archive), True)
+        return ReleaseDownload(folder, known["sha256"], known["url"], _existing(archive), True)
 
     name = Path(urllib.parse.urlparse(url).path).name or "backgrounds_challenge_data.tar.gz"
     archive = folder.parent.parent / "downloads" / name
@@ -293,7 +302,7 @@ def download_in9(
         shutil.rmtree(partial, ignore_errors=True)
     if not keep_archive:
         archive.unlink(missing_ok=True)
-    return In9Download(folder, digest, url, _existing(archive), False)
+    return ReleaseDownload(folder, digest, url, _existing(archive), False)
 
 
 def _convert(root: Path, output: Path, progress: bool) -> None:
@@ -338,7 +347,7 @@ def _replace_folder(new: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def describe(result: In9Download) -> str:
+def describe(result: ReleaseDownload) -> str:
     """What the CLI prints: where the dataset is, its checksum, and how to score it."""
     state = "already downloaded" if result.reused else "ready"
     lines = [

@@ -1,12 +1,14 @@
-"""``bgbench download in9``: fetch the official release and convert it for scoring."""
+"""``bgbench download in9`` / ``bgbench download rival10``: fetch an official release and
+convert it for scoring."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_progress_argument
+from hf_bgbench.cli._common import add_progress_argument, positive_int
 from hf_bgbench.download import DEFAULT_IN9_URL
+from hf_bgbench.download_rival10 import DEFAULT_RIVAL10_URL
 
 
 def run_in9(args: argparse.Namespace) -> int:
@@ -24,6 +26,51 @@ def run_in9(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_rival10(args: argparse.Namespace) -> int:
+    from hf_bgbench.download_rival10 import describe_rival10, download_rival10
+
+    result = download_rival10(
+        args.url,
+        args.cache_dir,
+        sha256=args.sha256,
+        progress=not args.quiet,
+        force=args.force,
+        keep_archive=not args.delete_archive,
+        workers=args.workers,
+    )
+    print(describe_rival10(result))
+    return 0
+
+
+def _add_common(p: argparse.ArgumentParser, url: str, dirname: str, what: str) -> None:
+    p.add_argument(
+        "--url",
+        default=url,
+        help=f"where to get the archive: http(s)://, file:///path/to/{what} or a local path "
+        "(default: the authors' release, %(default)s)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="cache root (default: $HF_BGBENCH_CACHE, else ~/.cache/hf_bgbench); the dataset "
+        f"goes to <cache-dir>/datasets/{dirname}",
+    )
+    p.add_argument(
+        "--sha256",
+        default=None,
+        help="expected sha256 of the archive; a mismatch deletes the download and fails "
+        "(the authors publish none; the sha256 of what was downloaded is always recorded)",
+    )
+    add_progress_argument(p)
+    p.add_argument("--force", action="store_true", help="download and convert again even if cached")
+    p.add_argument(
+        "--delete-archive",
+        action="store_true",
+        help="delete the archive once converted (its sha256 stays recorded)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "download",
@@ -39,32 +86,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "convert it into a Hub-layout dataset folder in the cache. A finished conversion is "
         "reused. Needs about 3 GB of free disk.",
     )
-    in9.add_argument(
-        "--url",
-        default=DEFAULT_IN9_URL,
-        help="where to get the archive: http(s)://, file:///path/to/archive.tar.gz or a local "
-        "path (default: the authors' release, %(default)s)",
-    )
-    in9.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="cache root (default: $HF_BGBENCH_CACHE, else ~/.cache/hf_bgbench); the dataset "
-        "goes to <cache-dir>/datasets/in9-release",
-    )
-    in9.add_argument(
-        "--sha256",
-        default=None,
-        help="expected sha256 of the archive; a mismatch deletes the download and fails "
-        "(the authors publish none; the sha256 of what was downloaded is always recorded)",
-    )
-    add_progress_argument(in9)
-    in9.add_argument(
-        "--force", action="store_true", help="download and convert again even if cached"
-    )
-    in9.add_argument(
-        "--delete-archive",
-        action="store_true",
-        help="delete the ~1 GB archive once converted (its sha256 stays recorded)",
-    )
+    _add_common(in9, DEFAULT_IN9_URL, "in9-release", "archive.tar.gz")
     in9.set_defaults(func=run_in9)
+    rival = datasets.add_parser(
+        "rival10",
+        help="the RIVAL10 release (rival10.zip; non-commercial research only), converted",
+        description="Download the authors' rival10.zip (resuming a partial download), record "
+        "its sha256, unzip it safely (no absolute paths, '..' or links), check the layout "
+        "(RIVAL10/{train,test}/ordinary/...) and convert it with `bgbench convert rival10` "
+        "into a Hub-layout folder in the cache. A finished conversion is reused. The licence "
+        "allows non-commercial research only and forbids redistribution.",
+    )
+    _add_common(rival, DEFAULT_RIVAL10_URL, "rival10-release", "rival10.zip")
+    rival.add_argument(
+        "--workers", type=positive_int, default=1, help="conversion worker processes"
+    )
+    rival.set_defaults(func=run_rival10)

@@ -34,6 +34,7 @@ from hf_bgbench.tasks.common import (
     classifier_and_mapper,
     first_image_size,
     input_geometry,
+    load_model,
     open_data,
     run_header,
     write_run,
@@ -90,6 +91,7 @@ def evaluate_model(
     spec = get_benchmark(benchmark)
     if output_dir is not None:
         check_writable(output_dir, "--output")
+    model = load_model(model, checkpoint, device)  # a wrong model id first: it is cheap to say
     reader = open_data(data, spec)
     chosen = spec.check_variants(list(variants)) if variants else list(reader.variants)
     missing = [v for v in chosen if v not in reader.variants]
@@ -155,6 +157,13 @@ def evaluate_model(
         computed_images=sum(r.computed for r in runs.values()),
         reused_images=sum(r.reused for r in runs.values()),
     )
+    # The linear probe that scored the model (RIVAL10's protocol, hf_bgbench.probe): recipe,
+    # seed, chosen l2, held-out accuracy, train size and cache path.
+    if getattr(classifier, "probe_record", None) is not None:
+        from hf_bgbench.probe import probe_note
+
+        header["probe"] = classifier.probe_record
+        report.notes.append(probe_note(classifier.probe_record))
     report.notes.append(_protocol_note(header, body))
     for figure in report.figures:
         figure.title = f"{header['model']} on {spec.name}: {figure.title}"

@@ -190,12 +190,23 @@ def render_model_index(doc: Mapping[str, Any]) -> str:
 
 
 def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
-    """Draw one figure of a results document (:class:`hf_bgbench.results.Figure`)."""
+    """Draw one figure of a results document (:class:`hf_bgbench.results.Figure`, any kind)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    kind = fig_spec.get("kind") or "bars"
+    if kind not in _DRAW:
+        raise ValueError(f"Figure kind {kind!r} is unknown; use one of {', '.join(_DRAW)}.")
+    fig = _DRAW[kind](plt, fig_spec)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path.name
+
+
+def _bars(plt, fig_spec: Mapping[str, Any]):
     hist = fig_spec.get("histogram")
     panels = 2 if hist else 1
     labels = list(fig_spec["labels"])
@@ -203,17 +214,7 @@ def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
     fig, axes = plt.subplots(1, panels, figsize=(width + 5 * (panels - 1), 3.8), squeeze=False)
     ax = axes[0, 0]
     values = [v if v is not None else 0.0 for v in fig_spec["values"]]
-    errors = None
-    if fig_spec.get("intervals"):
-        lo = [
-            max(0.0, v - iv[0]) if iv else 0.0
-            for v, iv in zip(values, fig_spec["intervals"], strict=True)
-        ]
-        hi = [
-            max(0.0, iv[1] - v) if iv else 0.0
-            for v, iv in zip(values, fig_spec["intervals"], strict=True)
-        ]
-        errors = [lo, hi]
+    errors = _error_bars(values, fig_spec.get("intervals"))
     bars = ax.bar(labels, values, color="#4C72B0", yerr=errors, capsize=3, ecolor="#333333")
     texts = [f"{v:.1f}" if v is not None else "—" for v in fig_spec["values"]]
     if fig_spec.get("counts"):
@@ -230,13 +231,8 @@ def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
             va="bottom",
             fontsize=7,
         )
-    if fig_spec.get("reference"):
-        value, label = fig_spec["reference"]
-        ax.axhline(value, color="gray", ls="--", lw=1, label=label)
-        ax.legend(loc="lower left", fontsize=8)
-    ax.set_ylim(*fig_spec.get("ylim", (0, 105)))
-    ax.set_ylabel(fig_spec["ylabel"])
-    ax.set_title(fig_spec["title"], fontsize=10)
+    _reference(ax, fig_spec, "lower left")
+    _axes(ax, fig_spec, default_ylim=(0, 105))
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     if hist:
         ax2 = axes[0, 1]
@@ -244,7 +240,119 @@ def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
         ax2.set_xlabel(hist["xlabel"])
         ax2.set_ylabel(hist["ylabel"])
         ax2.set_title(hist["title"], fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path.name
+    return fig
+
+
+def _scatter(plt, fig_spec: Mapping[str, Any]):
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    x_iv, y_iv = fig_spec.get("x_intervals"), fig_spec.get("intervals")
+    keep = [
+        i
+        for i, (x, y) in enumerate(zip(fig_spec["x"], fig_spec["values"], strict=True))
+        if x is not None and y is not None
+    ]
+    points = [(fig_spec["labels"][i], fig_spec["x"][i], fig_spec["values"][i]) for i in keep]
+    xs, ys = [p[1] for p in points], [p[2] for p in points]
+    ax.errorbar(
+        xs,
+        ys,
+        xerr=_error_bars(xs, [x_iv[i] for i in keep] if x_iv else None),
+        yerr=_error_bars(ys, [y_iv[i] for i in keep] if y_iv else None),
+        fmt="o",
+        color="#4C72B0",
+        ecolor="#999999",
+        capsize=2,
+        lw=1,
+    )
+    for label, x, y in points:
+        ax.annotate(label, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    if fig_spec.get("diagonal"):
+        lo, hi = fig_spec.get("xlim") or fig_spec.get("ylim") or (0.0, 1.0)
+        ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=1, label="y = x")
+        ax.legend(loc="lower right", fontsize=8)
+    _axes(ax, fig_spec)
+    return fig
+
+
+def _lines(plt, fig_spec: Mapping[str, Any]):
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    x = list(fig_spec["x"])
+    for series in fig_spec.get("series") or []:
+        ys = [float("nan") if v is None else v for v in series["values"]]
+        (line,) = ax.plot(x, ys, marker="o", ms=4, label=series["label"])
+        if series.get("intervals"):
+            lo = [iv[0] if iv else float("nan") for iv in series["intervals"]]
+            hi = [iv[1] if iv else float("nan") for iv in series["intervals"]]
+            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+    if fig_spec.get("labels"):
+        ax.set_xticks(x, list(fig_spec["labels"]))
+    _reference(ax, fig_spec, None)
+    if fig_spec.get("series"):
+        ax.legend(fontsize=8)
+    _axes(ax, fig_spec)
+    return fig
+
+
+def _histograms(plt, fig_spec: Mapping[str, Any]):
+    panels = list(fig_spec.get("series") or [])
+    cols = max(1, min(5, len(panels)))
+    rows = max(1, math.ceil(len(panels) / cols))
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.6 * cols, 2.3 * rows + 0.5), squeeze=False, sharex=True
+    )
+    edges = fig_spec.get("x")  # given: the series hold counts per bin
+    for ax, series in zip(axes.flat, panels, strict=False):
+        values = [v for v in series["values"] if v is not None]
+        if edges:
+            ax.stairs(values, edges, fill=True, color="#dd8452")
+            title = f"{series['label']} (n={sum(values):g})"
+        else:
+            ax.hist(
+                values, bins=fig_spec.get("bins") or 20, range=fig_spec.get("xlim"), color="#dd8452"
+            )
+            title = f"{series['label']} (n={len(values)})"
+            if values:
+                ax.axvline(sum(values) / len(values), color="#333333", ls="--", lw=1)
+        ax.set_title(title, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if fig_spec.get("xlim"):
+            ax.set_xlim(*fig_spec["xlim"])
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel(fig_spec.get("xlabel", ""), fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(fig_spec["ylabel"], fontsize=8)
+    fig.suptitle(fig_spec["title"], fontsize=10)
+    return fig
+
+
+def _error_bars(values: list[float], intervals: list | None) -> list[list[float]] | None:
+    """matplotlib's [below, above] error lengths from (lo, hi) intervals."""
+    if not intervals:
+        return None
+    lo = [max(0.0, v - iv[0]) if iv else 0.0 for v, iv in zip(values, intervals, strict=True)]
+    hi = [max(0.0, iv[1] - v) if iv else 0.0 for v, iv in zip(values, intervals, strict=True)]
+    return [lo, hi]
+
+
+def _reference(ax, fig_spec: Mapping[str, Any], legend_loc: str | None) -> None:
+    if fig_spec.get("reference"):
+        value, label = fig_spec["reference"]
+        ax.axhline(value, color="gray", ls="--", lw=1, label=label)
+        if legend_loc:
+            ax.legend(loc=legend_loc, fontsize=8)
+
+
+def _axes(ax, fig_spec: Mapping[str, Any], default_ylim: tuple[float, float] | None = None) -> None:
+    ylim = fig_spec.get("ylim") or default_ylim
+    if ylim:
+        ax.set_ylim(*ylim)
+    if fig_spec.get("xlim"):
+        ax.set_xlim(*fig_spec["xlim"])
+    ax.set_xlabel(fig_spec.get("xlabel", ""))
+    ax.set_ylabel(fig_spec["ylabel"])
+    ax.set_title(fig_spec["title"], fontsize=10)
+
+
+_DRAW = {"bars": _bars, "scatter": _scatter, "lines": _lines, "histograms": _histograms}

@@ -68,9 +68,34 @@ class Table:
 
 
 @dataclass
+class Series:
+    """One named sequence of a figure: a line (``values`` at the figure's ``x``, optional
+    95% ``intervals``) or a histogram panel (``values`` = the samples)."""
+
+    label: str
+    values: list[float | None]
+    intervals: list[list[float] | None] | None = None
+
+
+FIGURE_KINDS = ("bars", "scatter", "lines", "histograms")
+
+
+@dataclass
 class Figure:
-    """A bar chart: one bar per label, optional 95% interval per bar (lo, hi) and a dashed
-    reference line (value, label). Values are in the figure's unit (e.g. percent)."""
+    """A plot, drawn by :func:`hf_bgbench.render.plot_figure`. Values are in the figure's
+    unit (e.g. percent). ``kind``:
+
+    * ``"bars"`` (default): one bar per label (``values``), optional 95% interval per bar
+      (lo, hi), n under each bar (``counts``), a dashed ``reference`` line (value, label)
+      and an optional second panel ``histogram``;
+    * ``"scatter"``: one labelled point per label at (``x[i]``, ``values[i]``), optional
+      ``x_intervals`` / ``intervals`` as error bars, ``diagonal`` draws y = x;
+    * ``"lines"``: each of ``series`` over the shared ``x`` (tick labels ``labels`` when
+      given), its intervals as a band; ``reference`` as a dashed horizontal line;
+    * ``"histograms"``: one small panel per ``series``: its samples in ``bins`` bins over
+      ``xlim`` (the panel's mean marked), or, when ``x`` holds bin edges, its counts per bin
+      (already binned: a results file keeps 20 counts instead of every sample).
+    """
 
     file: str
     title: str
@@ -80,9 +105,23 @@ class Figure:
     intervals: list[list[float] | None] | None = None
     reference: tuple[float, str] | None = None
     counts: list[int] | None = None  # n under each bar, when it differs between bars
-    ylim: tuple[float, float] = (0.0, 105.0)
+    ylim: tuple[float, float] | None = (0.0, 105.0)  # None: matplotlib's choice
     # a second panel: {"values": [...], "xlabel", "ylabel", "title"} drawn as a histogram
     histogram: dict[str, Any] | None = None
+    kind: str = "bars"
+    x: list[float] | None = None  # scatter: x per point; lines: shared x; histograms: edges
+    xlabel: str = ""
+    xlim: tuple[float, float] | None = None
+    x_intervals: list[list[float] | None] | None = None
+    series: list[Series] | None = None
+    diagonal: bool = False
+    bins: int = 20
+
+    def __post_init__(self) -> None:
+        if self.kind not in FIGURE_KINDS:
+            raise ValueError(
+                f"Figure kind {self.kind!r} is unknown; use one of {', '.join(FIGURE_KINDS)}."
+            )
 
 
 @dataclass

@@ -17,6 +17,7 @@ COMMANDS = [
     "challenge",
     "download",
     "list_benchmarks",
+    "noise",
 ]
 
 

@@ -32,7 +32,7 @@ class Task:
 
 
 _TASKS: dict[str, Task] = {}
-_BUILTIN = ("hf_bgbench.tasks.evaluate", "hf_bgbench.tasks.challenge")
+_BUILTIN = ("hf_bgbench.tasks.evaluate", "hf_bgbench.tasks.challenge", "hf_bgbench.tasks.noise")
 
 
 def register_task(task: Task) -> Task:

@@ -1,0 +1,251 @@
+"""The report section of a noise-analysis run: headline scores, tables per level and per
+class, and the four plots (rendered by :mod:`hf_bgbench.render` like every task's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hf_bgbench.render import pct
+from hf_bgbench.results import Figure, Report, Score, Series, Table
+from hf_bgbench.tasks.noise_summary import IRFS_BIN_EDGES
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _ci(interval: list[float] | None, as_pct: bool) -> str:
+    if not interval:
+        return "—"
+    lo, hi = interval
+    return f"[{pct(lo)}, {pct(hi)}]" if as_pct else f"[{lo:+.3f}, {hi:+.3f}]"
+
+
+def _level_name(norm: str) -> str:
+    return "σ x 255" if norm == "linf" else "ε (ℓ2)"
+
+
+def noise_report_section(body: dict[str, Any], spec: Any) -> Report:
+    norm, variant = body["norm"], body["variant"]
+    levels = [lv["level"] for lv in body["levels"]]
+    level_text = ", ".join(f"{lv:g}" for lv in levels)
+    sizes = f"σ ∈ {{{level_text}}}/255" if norm == "linf" else f"ℓ2 ε ∈ {{{level_text}}}"
+    scores = [
+        Score(
+            "rfs",
+            "RFS (relative foreground sensitivity)",
+            body["rfs"],
+            unit="",
+            ci95=body["rfs_ci95"],
+            n=body["n_images"],
+            config=variant,
+            headline=True,
+            short="RFS",
+            description=(
+                f"(a_bg and a_fg pooled over {sizes} and {body['trials']} trials: RFS = "
+                "(a_bg − a_fg) / (2 min(ā, 1 − ā)) in [−1, 1]; +1 = only noise on the object "
+                "hurts, −1 = only noise on the background)."
+            ),
+        ),
+        Score(
+            "accuracy_fg_noise",
+            "Accuracy, noise on the object",
+            body["a_fg"],
+            ci95=body["a_fg_ci95"],
+            n=body["n_images"],
+            config=variant,
+            short="a_fg",
+        ),
+        Score(
+            "accuracy_bg_noise",
+            "Accuracy, noise on the background",
+            body["a_bg"],
+            ci95=body["a_bg_ci95"],
+            n=body["n_images"],
+            config=variant,
+            short="a_bg",
+        ),
+        Score(
+            "accuracy",
+            f"Clean accuracy ({variant})",
+            body["clean_accuracy"],
+            ci95=body["clean_accuracy_ci95"],
+            n=body["n_images"],
+            config=variant,
+            short="Clean acc.",
+        ),
+        Score("irfs", "Mean iRFS", body["irfs_mean"], unit="", config=variant, short="iRFS"),
+        Score(
+            "rfs_mean_over_levels",
+            "RFS, mean over noise levels",
+            body["rfs_mean_over_levels"],
+            unit="",
+            config=variant,
+            latex=False,
+        ),
+    ]
+    level_rows = [
+        [
+            f"{lv['level']:g}",
+            pct(lv["a_fg"]),
+            _ci(lv["a_fg_ci95"], True),
+            pct(lv["a_bg"]),
+            _ci(lv["a_bg_ci95"], True),
+            pct(lv["mean_accuracy"]),
+            _num(lv["rfs"]),
+            _ci(lv["rfs_ci95"], False),
+            _num(lv["irfs_mean"]),
+        ]
+        for lv in body["levels"]
+    ]
+    level_rows.append(
+        [
+            "all",
+            pct(body["a_fg"]),
+            _ci(body["a_fg_ci95"], True),
+            pct(body["a_bg"]),
+            _ci(body["a_bg_ci95"], True),
+            pct(body["mean_accuracy"]),
+            _num(body["rfs"]),
+            _ci(body["rfs_ci95"], False),
+            _num(body["irfs_mean"]),
+        ]
+    )
+    classes = body["per_class"]
+    tables = [
+        Table(
+            "levels",
+            "Per noise level:",
+            [
+                _level_name(norm),
+                "a_fg (%)",
+                "95% CI",
+                "a_bg (%)",
+                "95% CI",
+                "ā (%)",
+                "RFS",
+                "95% CI",
+                "mean iRFS",
+            ],
+            level_rows,
+            note=(
+                f"a_fg / a_bg: accuracy with noise on the object / on the background "
+                f"({body['n_images']} images x {body['trials']} trials per level; clean "
+                f"accuracy {pct(body['clean_accuracy'])}%). 95% intervals: percentile "
+                "bootstrap over images (the trials of an image resampled together)."
+            ),
+        ),
+        Table(
+            "per_class",
+            "Per class (all levels):",
+            ["Class", "n", "Clean (%)", "a_fg (%)", "a_bg (%)", "RFS", "95% CI", "mean iRFS"],
+            [
+                [
+                    name,
+                    str(c["n_images"]),
+                    pct(c["clean_accuracy"]),
+                    pct(c["a_fg"]),
+                    pct(c["a_bg"]),
+                    _num(c["rfs"]),
+                    _ci(c["rfs_ci95"], False),
+                    _num(c["irfs_mean"]),
+                ]
+                for name, c in classes.items()
+            ],
+        ),
+        Table(
+            "class_levels",
+            f"RFS per class and noise level ({_level_name(norm)}):",
+            ["Class", *(f"{lv:g}" for lv in levels)],
+            [[name, *(_num(lv["rfs"]) for lv in c["levels"])] for name, c in classes.items()],
+        ),
+    ]
+    return Report(scores, tables, _figures(body, norm, levels, classes), _notes(body))
+
+
+def _figures(body: dict[str, Any], norm: str, levels: list[float], classes: dict) -> list:
+    model, x = body["model"], [float(lv) for lv in levels]
+    xlabel = "noise σ (x 1/255)" if norm == "linf" else "noise ε (ℓ2 norm per region)"
+    per_level = body["levels"]
+
+    def pct_series(label: str, key: str) -> Series:
+        return Series(
+            label,
+            [100 * lv[key] for lv in per_level],
+            [[100 * v for v in lv[f"{key}_ci95"]] for lv in per_level],
+        )
+
+    return [
+        Figure(
+            file="noise_accuracy.png",
+            title=f"{model}: accuracy under noise ({norm})",
+            labels=[f"{lv:g}" for lv in levels],
+            values=[],
+            ylabel="accuracy (%) with 95% CI",
+            kind="lines",
+            x=x,
+            xlabel=xlabel,
+            series=[
+                pct_series("noise on the object (a_fg)", "a_fg"),
+                pct_series("noise on the background (a_bg)", "a_bg"),
+            ],
+            reference=(100 * body["clean_accuracy"], "clean"),
+            ylim=(0.0, 105.0),
+        ),
+        Figure(
+            file="noise_rfs.png",
+            title=f"{model}: RFS per noise level ({norm})",
+            labels=[f"{lv:g}" for lv in levels],
+            values=[],
+            ylabel="RFS with 95% CI",
+            kind="lines",
+            x=x,
+            xlabel=xlabel,
+            series=[
+                Series("RFS", [lv["rfs"] for lv in per_level], [lv["rfs_ci95"] for lv in per_level])
+            ],
+            reference=(0.0, "RFS = 0"),
+            ylim=(-1.05, 1.05),
+        ),
+        Figure(
+            file="noise_classes.png",
+            title=f"{model}: a_fg vs a_bg per class (all levels)",
+            labels=list(classes),
+            values=[100 * c["a_bg"] for c in classes.values()],
+            ylabel="accuracy, noise on the background (%)",
+            kind="scatter",
+            x=[100 * c["a_fg"] for c in classes.values()],
+            xlabel="accuracy, noise on the object (%)",
+            intervals=[[100 * v for v in c["a_bg_ci95"]] for c in classes.values()],
+            x_intervals=[[100 * v for v in c["a_fg_ci95"]] for c in classes.values()],
+            diagonal=True,
+            xlim=(0.0, 100.0),
+            ylim=(0.0, 100.0),
+        ),
+        Figure(
+            file="noise_irfs.png",
+            title=f"{model}: iRFS per class (one value per image and level)",
+            labels=list(classes),
+            values=[],
+            ylabel="images x levels",
+            kind="histograms",
+            x=IRFS_BIN_EDGES.tolist(),
+            series=[
+                Series(f"{name}, mean {c['irfs_mean']:+.2f}", c["irfs_histogram"]["counts"])
+                for name, c in classes.items()
+            ],
+            xlabel="iRFS",
+            xlim=(-1.0, 1.0),
+            ylim=None,
+        ),
+    ]
+
+
+def _notes(body: dict[str, Any]) -> list[str]:
+    return [
+        f"Noise: {body['noise']['generator']}; seed {body['seed']}; the same noise tensor "
+        "for the object and the background copy of a trial.",
+        "RFS is 0 where min(ā, 1 − ā) = 0 (both accuracies 0 or both 1); iRFS uses the "
+        "true-class probability averaged over trials, per image and level.",
+        f"Per image and level: {body['per_image_file']}.",
+    ]

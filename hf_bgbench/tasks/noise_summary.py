@@ -1,0 +1,182 @@
+"""What a noise-analysis run reports: its numbers (all from :mod:`hf_bgbench.metrics.noise`),
+its per-image table and its report section (rendered by :mod:`hf_bgbench.render`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hf_bgbench.metrics.intervals import wilson_interval
+from hf_bgbench.metrics.noise import instance_rfs, rfs_bootstrap_intervals, rfs_report
+from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
+
+RESULT_KEYS = [
+    "norm",
+    "rfs",
+    "rfs_ci95",
+    "a_fg",
+    "a_fg_ci95",
+    "a_bg",
+    "a_bg_ci95",
+    "mean_accuracy",
+    "rfs_mean_over_levels",
+    "irfs_mean",
+    "clean_accuracy",
+    "clean_accuracy_ci95",
+    "n_images",
+    "trials",
+    "seed",
+    "levels",
+    "per_class",
+]
+PER_IMAGE_FILE = "noise_images.parquet"
+FG, BG = 0, 1
+IRFS_BIN_EDGES = np.linspace(-1.0, 1.0, 21)  # iRFS histograms: 20 bins of width 0.1
+
+
+def level_key(norm: str) -> str:
+    """The name of a level's noise size in results: σ (linf) or ε (l2)."""
+    return "sigma" if norm == "linf" else "epsilon"
+
+
+def level_size(level: float, norm: str) -> float:
+    """σ in [0, 1] pixel units (level / 255) for linf, ε (= level) for l2."""
+    return level / 255 if norm == "linf" else level
+
+
+def _stats(
+    out: dict[str, Any],
+    irfs: np.ndarray,
+    images: np.ndarray,
+    levels: list[int],
+    num_classes: int,
+    seed: int,
+    with_ci: bool = True,
+) -> dict[str, Any]:
+    """a_fg, a_bg, ā, RFS (+ bootstrap intervals over images) and mean iRFS of the rows of
+    ``images`` (bool[N]) at the level indices ``levels``, trials pooled."""
+    pred = out["pred"][images][:, levels]  # (n, l, 2, T)
+    labels = out["labels"][images]
+    ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
+    report = rfs_report(
+        pred[:, :, FG].ravel(), pred[:, :, BG].ravel(), ref.ravel(), num_classes=num_classes
+    )
+    a_fg, a_bg = report["accuracy_fg_noise"], report["accuracy_bg_noise"]
+    stats: dict[str, Any] = {
+        "n_images": int(images.sum()),
+        "a_fg": a_fg,
+        "a_bg": a_bg,
+        "mean_accuracy": (a_fg + a_bg) / 2,
+        "rfs": report["rfs"],
+        "irfs_mean": float(irfs[images][:, levels].mean()),
+    }
+    if with_ci:
+        correct = pred == labels[:, None, None, None]
+        per_image = correct.mean(axis=(1, 3))  # (n, 2): share of noisy copies right
+        ci = rfs_bootstrap_intervals(
+            per_image[:, FG], per_image[:, BG], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
+        )
+        stats["a_fg_ci95"] = list(ci["accuracy_fg_noise"])
+        stats["a_bg_ci95"] = list(ci["accuracy_bg_noise"])
+        stats["rfs_ci95"] = list(ci["rfs"])
+    return stats
+
+
+def summarize(
+    spec: Any, out: dict[str, Any], levels: list[float], norm: str, trials: int, seed: int
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """(the run's numbers for results.json, the per-image table: one row per image and
+    level) from the per-copy predictions and true-class probabilities of ``out``."""
+    labels = out["labels"]
+    n = len(labels)
+    # iRFS per (image, level): true-class probabilities averaged over the trials (core).
+    p_fg = out["prob"][:, :, FG].mean(axis=-1)
+    p_bg = out["prob"][:, :, BG].mean(axis=-1)
+    irfs = instance_rfs(p_fg.ravel(), p_bg.ravel()).reshape(n, len(levels))
+    everyone = np.ones(n, bool)
+    all_levels = list(range(len(levels)))
+    key = level_key(norm)
+    overall = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed)
+    per_level = [
+        {"level": lv, key: level_size(lv, norm)}
+        | _stats(out, irfs, everyone, [i], spec.num_classes, seed)
+        | {"n_trials": trials}
+        for i, lv in enumerate(levels)
+    ]
+    clean_right = out["clean_pred"] == labels
+    per_class = {}
+    for c, name in enumerate(spec.classes):
+        mine = labels == c
+        if not mine.any():
+            continue
+        per_class[name] = _stats(out, irfs, mine, all_levels, spec.num_classes, seed) | {
+            "clean_accuracy": float(clean_right[mine].mean()),
+            "irfs_histogram": {  # one value per image and level, as the authors plot it
+                "edges": IRFS_BIN_EDGES.tolist(),
+                "counts": np.histogram(irfs[mine], bins=IRFS_BIN_EDGES)[0].tolist(),
+            },
+            "levels": [
+                {"level": lv, key: level_size(lv, norm)}
+                | _stats(out, irfs, mine, [i], spec.num_classes, seed, with_ci=False)
+                for i, lv in enumerate(levels)
+            ],
+        }
+    n_right = int(clean_right.sum())
+    body = {
+        "norm": norm,
+        **{k: overall[k] for k in ("rfs", "rfs_ci95", "a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95")},
+        "mean_accuracy": overall["mean_accuracy"],
+        "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
+        "irfs_mean": overall["irfs_mean"],
+        "clean_accuracy": n_right / n,
+        "clean_accuracy_ci95": list(wilson_interval(n_right, n)),
+        "n_images": n,
+        "trials": trials,
+        "seed": seed,
+        "levels": per_level,
+        "per_class": per_class,
+        "noise": {
+            "norm": norm,
+            "levels_given_as": "sigma x 255 (sigma = level / 255)"
+            if norm == "linf"
+            else "epsilon, the l2 norm of each region's noise (pixels in [0, 1])",
+            "same_noise_for_fg_and_bg": True,
+            "generator": "torch.Generator on the device per (seed, norm, level, image id), "
+            "seeded with sha256; all trials of an image drawn in one call",
+        },
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "image"},
+        "per_image_file": PER_IMAGE_FILE,
+    }
+    return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
+
+
+def _per_image_frame(
+    spec: Any,
+    out: dict[str, Any],
+    levels: list[float],
+    norm: str,
+    p_fg: np.ndarray,
+    p_bg: np.ndarray,
+    irfs: np.ndarray,
+) -> pd.DataFrame:
+    n, n_levels = p_fg.shape
+    labels = out["labels"]
+    correct = out["pred"] == labels[:, None, None, None]
+    return pd.DataFrame(
+        {
+            "id": np.repeat(np.asarray(out["ids"], dtype=object), n_levels),
+            "label": np.repeat(labels, n_levels),
+            "class": np.repeat(np.asarray(spec.classes, dtype=object)[labels], n_levels),
+            "level": np.tile(np.asarray(levels, float), n),
+            level_key(norm): np.tile([level_size(lv, norm) for lv in levels], n),
+            "accuracy_fg": correct[:, :, FG].mean(axis=-1).ravel(),
+            "accuracy_bg": correct[:, :, BG].mean(axis=-1).ravel(),
+            "p_fg": p_fg.ravel(),
+            "p_bg": p_bg.ravel(),
+            "irfs": irfs.ravel(),
+            "clean_correct": np.repeat(out["clean_pred"] == labels, n_levels),
+            "clean_p": np.repeat(out["clean_prob"], n_levels),
+        }
+    )

@@ -1,0 +1,298 @@
+"""The noise analysis (hf_bgbench.tasks.noise) on the synthetic IN-9 of in9_fixture.py.
+
+Hand computation for the two region models below (``original`` images: a square object at
+BOX -- class colour for k=0, GREY for k=1 -- and its mask; see in9_fixture.scene):
+
+* ``RegionRule("fg")`` reads only the inside of the object. Clean: the 9 k=0 images are right,
+  the 9 grey ones say "outside IN-9" -> 9/18. Noise on the background leaves what it reads
+  untouched -> a_bg = 1/2 at every level; noise on the object (σ >= 30/255 moves most pixels
+  more than 0.1 from their colour) makes it say "outside" -> a_fg = 0. ā = 1/4, so RFS =
+  (1/2 - 0) / (2 * 1/4) = +1 exactly.
+* ``RegionRule("bg")`` reads only the background. Clean: the background is the class colour
+  except for k=1 of primate and fish (misleading) -> 16/18 = a_fg (object noise is unseen);
+  a_bg = 0. ā = 8/18, RFS = (0 - 16/18) / (2 * 8/18) = -1 exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+from hf_bgbench.cli import main
+from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
+from hf_bgbench.metrics.noise import relative_foreground_sensitivity, rfs_bootstrap_intervals
+from hf_bgbench.tasks.noise import NoiseError, NoiseSettings, check_levels, run_noise
+from tests.in9_fixture import BOX, PALETTE, SIZE, _Preprocessing, write_release
+
+OUTPUTS = {
+    "noise.json",
+    "noise.md",
+    "noise_model_index.yaml",
+    "noise_images.parquet",
+    "noise_accuracy.png",
+    "noise_rfs.png",
+    "noise_classes.png",
+    "noise_irfs.png",
+}
+
+
+class _Tiny:
+    """What the model step needs: ``model``, ``preprocessing`` (identity normalisation),
+    ``label_space``, ``fingerprint``, ``to`` and ``logits``."""
+
+    def __init__(self, name: str, label_space: LabelSpace):
+        self.model = torch.nn.Identity()
+        self.model_id = self.resolved = name
+        self.preprocessing = _Preprocessing()
+        self.label_space = label_space
+        self.fingerprint = hashlib.sha256(name.encode()).hexdigest()[:16]
+        self.palette = torch.tensor(PALETTE / 255.0, dtype=torch.float32)
+        self.forward_images = 0
+
+    def to(self, device):
+        return self
+
+
+class RegionRule(_Tiny):
+    """The class whose colour covers >= 90% of one region's pixels (within 0.1), else an
+    ImageNet class outside IN-9. ``fg``: the object's inside (BOX inset by 8 px); ``bg``:
+    everything 8 px or more away from BOX (JPEG edges stay out of both)."""
+
+    def __init__(self, region: str):
+        super().__init__(f"region-rule-{region}", imagenet_label_space())
+        table = imagenet_to_in9()
+        self.rep = [int(np.flatnonzero(table == c)[0]) for c in range(9)]
+        self.outside = int(np.flatnonzero(table == -1)[0])
+        x0, y0, x1, y1 = BOX
+        self.sel = torch.zeros(SIZE, SIZE, dtype=torch.bool)
+        if region == "fg":
+            self.sel[y0 + 8 : y1 - 8, x0 + 8 : x1 - 8] = True
+        else:
+            self.sel[:] = True
+            self.sel[y0 - 8 : y1 + 8, x0 - 8 : x1 + 8] = False
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        self.forward_images += len(x)
+        pixels = x[:, :, self.sel].transpose(1, 2)  # (N, P, 3)
+        share = (torch.cdist(pixels, self.palette.expand(len(x), -1, -1)) < 0.1).float()
+        share = share.mean(dim=1)  # (N, 9)
+        out = torch.zeros(len(x), 1000)
+        for i, (best, ok) in enumerate(
+            zip(share.argmax(1).tolist(), (share.max(1).values >= 0.9).tolist(), strict=True)
+        ):
+            out[i, self.rep[best] if ok else self.outside] = 10.0
+        return out
+
+
+class MeanColour(_Tiny):
+    """A 9-class model with smooth outputs: logits = -20 x distance of the image's mean
+    colour to each class colour (every noise draw moves its probabilities)."""
+
+    def __init__(self):
+        super().__init__("mean-colour", LabelSpace("in9", tuple(in9_classes()[0])))
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        self.forward_images += len(x)
+        return -20 * torch.cdist(x.mean(dim=(2, 3)), self.palette)
+
+
+def _run(release, model, **kw):
+    kw.setdefault("progress", False)
+    kw.setdefault("num_workers", 0)
+    kw.setdefault("device", "cpu")
+    return run_noise(model, release, **kw)
+
+
+def test_background_only_model_has_rfs_minus_one(in9_release, tmp_path):
+    model = RegionRule("bg")
+    r = _run(in9_release, model, levels=[30, 120, 210], trials=2, output_dir=tmp_path)
+    assert r["clean_accuracy"] == pytest.approx(16 / 18)
+    assert r["a_fg"] == pytest.approx(16 / 18) and r["a_bg"] == 0.0
+    assert r["rfs"] == -1.0
+    assert [lv["rfs"] for lv in r["levels"]] == [-1.0, -1.0, -1.0]
+    assert r["irfs_mean"] < -0.8
+    # one forward per noisy copy (18 images x 3 levels x 2 regions x 2 trials) + the clean 18
+    assert model.forward_images == 18 * 3 * 2 * 2 + 18 == r["timing"]["noisy_images"] + 18
+    assert set(p.name for p in tmp_path.iterdir()) == OUTPUTS
+
+
+def test_foreground_only_model_has_rfs_plus_one(in9_release):
+    r = _run(in9_release, RegionRule("fg"), levels=[30, 210], trials=2)
+    assert r["clean_accuracy"] == 0.5
+    assert (r["a_fg"], r["a_bg"], r["rfs"]) == (0.0, 0.5, 1.0)
+    assert [lv["rfs"] for lv in r["levels"]] == [1.0, 1.0]
+    assert r["rfs_ci95"] == [1.0, 1.0]
+    # k=0 images: iRFS ≈ 1 (p_bg ≈ 0.96, p_fg ≈ 0.005: the true class sums the probabilities
+    # of its ImageNet classes); grey ones: p_fg = p_bg -> 0
+    assert r["irfs_mean"] == pytest.approx(0.5, abs=0.01)
+    dog = r["per_class"]["dog"]
+    assert (dog["a_fg"], dog["a_bg"], dog["rfs"], dog["n_images"]) == (0.0, 0.5, 1.0, 2)
+
+
+def test_numbers_follow_the_formula_and_the_per_image_table(in9_release, tmp_path):
+    levels = [60, 150, 240]
+    r = _run(in9_release, MeanColour(), levels=levels, trials=3, output_dir=tmp_path)
+    frame = pd.read_parquet(tmp_path / "noise_images.parquet")
+    assert len(frame) == 18 * len(levels)
+    assert list(frame["sigma"].unique()) == pytest.approx([v / 255 for v in levels])
+    for lv in r["levels"]:
+        rows = frame[frame["level"] == lv["level"]]
+        assert lv["sigma"] == pytest.approx(lv["level"] / 255)
+        assert lv["a_fg"] == pytest.approx(rows["accuracy_fg"].mean())
+        assert lv["a_bg"] == pytest.approx(rows["accuracy_bg"].mean())
+        mean = (lv["a_fg"] + lv["a_bg"]) / 2
+        expected = (
+            0.0
+            if min(mean, 1 - mean) == 0
+            else (lv["a_bg"] - lv["a_fg"]) / (2 * min(mean, 1 - mean))
+        )
+        assert lv["rfs"] == pytest.approx(expected)
+        assert lv["irfs_mean"] == pytest.approx(rows["irfs"].mean())
+        assert lv["a_fg_ci95"][0] <= lv["a_fg"] <= lv["a_fg_ci95"][1]
+    assert r["a_fg"] == pytest.approx(frame["accuracy_fg"].mean())
+    assert r["rfs"] == pytest.approx(relative_foreground_sensitivity(r["a_fg"], r["a_bg"]))
+    assert r["rfs_mean_over_levels"] == pytest.approx(np.mean([lv["rfs"] for lv in r["levels"]]))
+    # iRFS per row: the formula on the trial-averaged true-class probabilities
+    mean = (frame["p_fg"] + frame["p_bg"]) / 2
+    denom = 2 * np.minimum(mean, 1 - mean)
+    irfs = np.where(denom > 0, (frame["p_bg"] - frame["p_fg"]) / denom.where(denom > 0, 1), 0)
+    assert frame["irfs"].to_numpy() == pytest.approx(irfs)
+    for name, c in r["per_class"].items():
+        rows = frame[frame["class"] == name]
+        assert c["a_bg"] == pytest.approx(rows["accuracy_bg"].mean())
+        assert sum(c["irfs_histogram"]["counts"]) == len(rows)
+        assert [lv["level"] for lv in c["levels"]] == levels
+    saved = json.loads((tmp_path / "noise.json").read_text())
+    assert saved["levels"][0]["sigma"] == pytest.approx(60 / 255, abs=1e-9)
+    assert saved["per_image_file"] == "noise_images.parquet"
+    markdown = (tmp_path / "noise.md").read_text()
+    assert "RFS =" in markdown and "Per class" in markdown
+    for name in ("noise_accuracy.png", "noise_classes.png", "noise_irfs.png"):
+        assert Image.open(tmp_path / name).size[0] > 300
+
+
+def test_same_seed_same_numbers_other_seed_other_noise(in9_release, tmp_path):
+    kw = {"levels": [90], "trials": 2}
+    a = _run(in9_release, MeanColour(), seed=1, output_dir=tmp_path / "a", **kw)
+    b = _run(in9_release, MeanColour(), seed=1, batch_size=5, output_dir=tmp_path / "b", **kw)
+    c = _run(in9_release, MeanColour(), seed=2, output_dir=tmp_path / "c", **kw)
+    frames = {k: pd.read_parquet(tmp_path / k / "noise_images.parquet") for k in "abc"}
+    # batch size 5 vs 64: the noise of an image does not depend on its batch (the model's
+    # float arithmetic may, by a few 1e-6)
+    pd.testing.assert_frame_equal(frames["a"], frames["b"], check_exact=False, atol=1e-4)
+    assert (a["a_fg"], a["a_bg"], a["rfs"], a["seed"]) == (b["a_fg"], b["a_bg"], b["rfs"], 1)
+    again = _run(in9_release, MeanColour(), seed=1, **kw)  # same seed, same batch: identical
+    assert again["levels"] == a["levels"] and again["per_class"] == a["per_class"]
+    assert not np.allclose(frames["a"]["p_fg"], frames["c"]["p_fg"])
+    assert c["seed"] == 2 and c["bootstrap"]["seed"] == 2
+
+
+def test_noise_draw_is_per_image_and_level():
+    noise = NoiseSettings((30.0, 60.0), trials=3, seed=7)
+    both = noise.draw(["a", "b"], (3, 4, 4), 30.0, torch.device("cpu"))
+    alone = noise.draw(["b"], (3, 4, 4), 30.0, torch.device("cpu"))
+    assert both.shape == (2, 3, 3, 4, 4)
+    assert torch.equal(both[1], alone[0])  # independent of the other images in the batch
+    assert not torch.equal(both[0], both[1])
+    assert not torch.equal(alone, noise.draw(["b"], (3, 4, 4), 60.0, torch.device("cpu")))
+    other = NoiseSettings((30.0,), trials=3, seed=8).draw(["b"], (3, 4, 4), 30.0, "cpu")
+    assert not torch.equal(alone, other)
+    assert not torch.equal(both[0, 0], both[0, 1])  # trials differ
+
+
+def test_composites_are_the_spec_formula():
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(2, 3, 8, 8, generator=g)
+    m = torch.zeros(2, 1, 8, 8)
+    m[:, :, 2:6, 2:6] = 1
+    m[1] = 0  # an image whose object is empty
+    z = torch.randn(2, 4, 3, 8, 8, generator=g)
+    out = NoiseSettings((90.0,), trials=4).copies(x, m, z, 90.0)
+    n = z * 90 / 255
+    assert torch.allclose(out[:, 0], (x[:, None] + n * m[:, None]).clamp(0, 1), atol=1e-6)
+    assert torch.allclose(out[:, 1], (x[:, None] + n * (1 - m[:, None])).clamp(0, 1), atol=1e-6)
+    # l2: each region's noise has norm ε (no clipping at mid-grey), none outside it
+    grey = torch.full_like(x, 0.5)
+    l2 = NoiseSettings((0.5,), trials=4, norm="l2").copies(grey, m, z, 0.5) - 0.5
+    assert float(l2.abs().max()) < 0.5  # nothing clipped
+    assert torch.allclose(l2[0, 0].flatten(1).norm(dim=1), torch.full((4,), 0.5))
+    assert torch.allclose(l2[0, 1].flatten(1).norm(dim=1), torch.full((4,), 0.5))
+    assert float((l2[0, 0] * (1 - m[0])).abs().max()) == 0.0
+    assert float(l2[1, 0].abs().max()) == 0.0  # empty object: no noise, no NaN
+    assert torch.allclose(l2[1, 1].flatten(1).norm(dim=1), torch.full((4,), 0.5))
+
+
+def test_bootstrap_intervals_of_the_core():
+    fg = np.array([0.0, 0.2, 0.5, 0.4, 0.1])
+    bg = np.array([1.0, 0.9, 0.8, 1.0, 0.7])
+    ci = rfs_bootstrap_intervals(fg, bg, n_resamples=200, seed=3)
+    assert ci == rfs_bootstrap_intervals(fg, bg, n_resamples=200, seed=3)
+    assert ci["accuracy_fg_noise"][0] <= fg.mean() <= ci["accuracy_fg_noise"][1]
+    assert -1 <= ci["rfs"][0] <= ci["rfs"][1] <= 1
+    with pytest.raises(ValueError, match="n_resamples"):
+        rfs_bootstrap_intervals(fg, bg, n_resamples=0)
+    with pytest.raises(ValueError, match="same length|entries|length"):
+        rfs_bootstrap_intervals(fg, bg[:3])
+    with pytest.raises(ValueError, match="outside"):
+        rfs_bootstrap_intervals(fg + 1, bg)
+
+
+@pytest.mark.parametrize(
+    ("levels", "norm", "message"),
+    [
+        (["abc"], "linf", "not a number"),
+        ([-30], "linf", "positive"),
+        ([0], "l2", "positive"),
+        ([math.nan], "linf", "positive"),
+        ([30, 30], "linf", "each level once"),
+        ([0.2], "linf", "did you mean 51"),
+        ([], "linf", "at least one"),
+        ([30], "l1", "linf, l2"),
+    ],
+)
+def test_bad_levels_are_clear_errors(levels, norm, message):
+    with pytest.raises(NoiseError, match=message):
+        check_levels(levels, norm)
+
+
+def test_levels_defaults_and_order():
+    assert check_levels(None, "linf") == [30, 60, 90, 120, 150, 180, 210]
+    assert check_levels(None, "l2") == [25, 50, 75, 100, 125, 150, 175, 200]
+    assert check_levels(["90", "30"], "linf") == [30.0, 90.0]
+
+
+def test_bad_trials_and_missing_masks_are_clear_errors(in9_release, tmp_path):
+    with pytest.raises(NoiseError, match="--trials"):
+        _run(in9_release, MeanColour(), trials=0)
+    root = write_release(tmp_path, variants=("original",))
+    shutil.rmtree(root / "bg_challenge" / "fg_mask")
+    with pytest.raises(NoiseError, match="mask"):
+        _run(root, MeanColour(), levels=[30], trials=1)
+
+
+def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["noise", "tf_efficientnet_lite0", "--data", str(in9_release), "--levels", "60,180"]
+    args += ["--trials", "2", "--max-images", "6", "--batch-size", "16", "--workers", "0"]
+    code = main([*args, "--device", "cpu", "--output", str(out), "--quiet"])
+    assert code == 0
+    assert set(p.name for p in out.iterdir()) == OUTPUTS
+    printed = capsys.readouterr().out
+    assert "RFS (relative foreground sensitivity)" in printed and "noise_images.parquet" in printed
+    saved = json.loads((out / "noise.json").read_text())
+    assert [lv["level"] for lv in saved["levels"]] == [60.0, 180.0]
+    assert saved["n_images"] == 6 and len(saved["image_ids"]) == 6
+    assert saved["timing"]["noisy_images"] == 6 * 2 * 2 * 2
+    assert -1 <= saved["rfs"] <= 1
+    with pytest.raises(SystemExit):
+        main(["noise", "--trials", "0"])
+    assert main(["noise", "--data", str(in9_release), "--levels", "x", "--quiet"]) == 2
+    assert "--levels: 'x' is not a number" in capsys.readouterr().err

@@ -16,15 +16,8 @@ an interrupted conversion is simply redone on the next call.
 
 from __future__ import annotations
 
-import errno
-import json
-import os
 import shlex
-import shutil
-import sys
 import urllib.parse
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +27,19 @@ from hf_bgbench.fetch import (
     ChecksumError,
     DownloadError,
     by_hand_hint,
-    fetch,
-    normalize_sha256,
     safe_extract,
-    sha256_file,
-    write_sha256,
 )
+from hf_bgbench.release_download import (
+    ReleaseDownload,
+    ReleaseRecipe,
+    cached_release,
+    fetch_release,
+    read_source,
+    record_source_json,
+    release_folder,
+)
+
+In9Download = ReleaseDownload
 
 DEFAULT_IN9_URL = (
     "https://github.com/MadryLab/backgrounds_challenge/releases/download/data/"
@@ -49,8 +49,6 @@ RELEASE_PAGE = "https://github.com/MadryLab/backgrounds_challenge"
 # The authors publish no checksum, so none is pinned; pass ``sha256=`` to verify a known one.
 IN9_SHA256: str | None = None
 DATASET_DIRNAME = "in9-release"
-SOURCE_NAME = "source.json"
-SOURCE_FORMAT = "bgbench-download/1"
 RELEASE_TOP = "bg_challenge"
 RELEASE_SPLIT = "val"
 MASK_DIRNAME = "fg_mask"
@@ -73,23 +71,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ReleaseDownload:
-    """Where a converted release is and what it was made from (IN-9, RIVAL10)."""
-
-    path: Path  # the Hub-layout folder: load_dataset(str(path), "mixed_rand", split="test")
-    sha256: str  # of the archive that was converted
-    url: str  # where the archive came from
-    archive: Path | None  # the cached archive (None once deleted)
-    reused: bool  # True when an earlier finished conversion was returned as it was
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
-
-In9Download = ReleaseDownload
-
-
 def default_cache_root() -> Path:
     """``$HF_BGBENCH_CACHE``, else ``$XDG_CACHE_HOME/hf_bgbench``, else ``~/.cache/hf_bgbench``."""
     return cache_root()
@@ -97,18 +78,7 @@ def default_cache_root() -> Path:
 
 def in9_release_folder(cache_dir: str | Path | None = None) -> Path:
     """Where the converted release lives (whether or not it is there yet)."""
-    root = Path(cache_dir).expanduser() if cache_dir else default_cache_root()
-    return root.absolute() / "datasets" / DATASET_DIRNAME
-
-
-def read_source(folder: str | Path) -> dict[str, Any] | None:
-    """The ``source.json`` of a downloaded dataset (url, sha256, bytes, dates), or None."""
-    path = Path(folder) / SOURCE_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("format") == SOURCE_FORMAT else None
+    return release_folder(DATASET_DIRNAME, cache_dir)
 
 
 def cached_in9_release(cache_dir: str | Path | None = None) -> Path | None:
@@ -117,23 +87,11 @@ def cached_in9_release(cache_dir: str | Path | None = None) -> Path | None:
     For callers that fall back to it when ``bgbench/in9`` cannot be had from the Hub; use
     :func:`read_source` for the archive's sha256.
     """
-    folder = in9_release_folder(cache_dir)
-    complete = (folder / "README.md").is_file() and read_source(folder) is not None
-    return folder if complete else None
+    return cached_release(DATASET_DIRNAME, cache_dir)
 
 
 def evaluate_command(folder: str | Path, model: str = EVALUATE_MODEL) -> str:
     return f"bgbench evaluate {model} --data {shlex.quote(str(folder))}"
-
-
-def _normalize_url(url: str) -> str:
-    """A bare local path becomes a file:// URL."""
-    if urllib.parse.urlparse(url).scheme.lower() in ("http", "https", "file"):
-        return url
-    path = Path(url).expanduser()
-    if path.exists() or not urllib.parse.urlparse(url).scheme:
-        return path.resolve().as_uri()
-    return url  # an unsupported scheme: fetch() says so
 
 
 def check_release_tree(top: Path, archive: Path) -> Path:
@@ -172,18 +130,6 @@ def check_release_tree(top: Path, archive: Path) -> Path:
     return root
 
 
-def record_source_json(folder: Path, source: dict[str, Any]) -> None:
-    """source.json and the build report's ``source_archive`` of a downloaded release."""
-    from hf_bgbench.builders.in9 import REPORT_NAME
-
-    (folder / SOURCE_NAME).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
-    report_path = folder / REPORT_NAME
-    if report_path.is_file():
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        report["source_archive"] = source
-        report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-
-
 def _record_source(folder: Path, source: dict[str, Any]) -> None:
     """source.json, the build report's ``source_archive`` and a card section."""
     record_source_json(folder, source)
@@ -201,29 +147,9 @@ def _record_source(folder: Path, source: dict[str, Any]) -> None:
     card.write_text(text, encoding="utf-8")
 
 
-def _say(progress: bool, message: str) -> None:
-    if progress:
-        print(message, file=sys.stderr, flush=True)
-
-
-def _archive_sha256(archive: Path, url: str, expected: str | None, progress: bool) -> str:
-    """The sha256 of ``archive``: reuse a finished download of the same URL, else fetch."""
-    url_file = archive.with_name(archive.name + ".url")
-    same_source = url_file.is_file() and url_file.read_text(encoding="utf-8").strip() == url
-    if not same_source:
-        for stale in (archive, archive.with_name(archive.name + ".part")):
-            stale.unlink(missing_ok=True)
-    if archive.is_file():
-        _say(progress, f"using the archive downloaded earlier: {archive}")
-        digest = sha256_file(archive)
-        if expected is None or digest == expected:
-            write_sha256(archive, digest)
-            return digest
-        archive.unlink()  # not the file the user asked for: fetch it again
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    url_file.write_text(url + "\n", encoding="utf-8")
-    _say(progress, f"downloading {url}")
-    return fetch(url, archive, expected_sha256=expected, progress=progress)
+def _unpack_in9(archive: Path, dest: Path) -> Path:
+    safe_extract(archive, dest)
+    return check_release_tree(dest, archive)
 
 
 def download_in9(
@@ -235,74 +161,28 @@ def download_in9(
     force: bool = False,
     keep_archive: bool = True,
 ) -> ReleaseDownload:
-    """Download, verify, unpack and convert the official release; returns where it is.
-
-    A finished conversion in the cache is returned at once (unless ``force``, or ``sha256``
-    names a different archive). ``sha256`` (64 hex digits) is checked when given; the sha256
-    of what was downloaded is always written next to the archive, into the dataset's
-    ``source.json``, ``build_report.json`` and card, and returned.
-    """
-    expected = normalize_sha256(sha256)
-    url = _normalize_url(url)
-    folder = in9_release_folder(cache_dir)
-    known = read_source(folder) if cached_in9_release(cache_dir) else None
-    if known and not force and expected in (None, known.get("sha256")):
-        archive = folder.parent.parent / "downloads" / str(known.get("archive", ""))
-        return ReleaseDownload(folder, known["sha256"], known["url"], _existing(archive), True)
-
-    name = Path(urllib.parse.urlparse(url).path).name or "backgrounds_challenge_data.tar.gz"
-    archive = folder.parent.parent / "downloads" / name
-    digest = _archive_sha256(archive, url, expected, progress)
-    downloaded_at = datetime.fromtimestamp(archive.stat().st_mtime, timezone.utc)
-    source = {
-        "format": SOURCE_FORMAT,
-        "benchmark": "in9",
-        "url": url,
-        "archive": archive.name,
-        "bytes": archive.stat().st_size,
-        "sha256": digest,
-        "sha256_verified": expected is not None,
-        "downloaded_at": downloaded_at.isoformat(timespec="seconds"),
-    }
-    extracted = archive.with_name(archive.name + ".extracted")
-    partial = folder.with_name(f".{folder.name}.partial")
-    try:
-        for stale in (extracted, partial):
-            shutil.rmtree(stale, ignore_errors=True)  # left by an interrupted run
-        _say(progress, f"unpacking {archive}")
-        try:
-            safe_extract(archive, extracted)
-            root = check_release_tree(extracted, archive)
-        except ArchiveError as err:
-            for path in (archive, archive.with_name(archive.name + ".url")):
-                path.unlink(missing_ok=True)
-            fix = _bad_archive_fix(url, archive)
-            raise ArchiveError(f"{err} (downloaded from {url}) {fix}") from None
-        _say(progress, f"converting to the Hub layout in {folder}")
-        try:
-            _convert(root, partial, progress)
-        except ValueError as err:  # the converter's layout errors
-            raise ArchiveError(
-                f"the release in {archive} (from {url}) could not be converted: {err} The "
-                "archive is kept; if it is the official one, please report this."
-            ) from None
-        source["converted_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        _record_source(partial, source)
-        _replace_folder(partial, folder)
-    except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(err):
-            raise DownloadError(
-                f"disk full while unpacking/converting in {folder.parent.parent}: {err}. The "
-                "release needs about 3 GB there (archive, unpacked files, Parquet); free some "
-                "space or pass --cache-dir DIR on a bigger disk."
-            ) from None
-        raise
-    finally:
-        shutil.rmtree(extracted, ignore_errors=True)
-        shutil.rmtree(partial, ignore_errors=True)
-    if not keep_archive:
-        archive.unlink(missing_ok=True)
-    return ReleaseDownload(folder, digest, url, _existing(archive), False)
+    """Download, verify, unpack and convert the official release; returns where it is
+    (:func:`fetch_release`; the sha256 also goes into the dataset's ``source.json``,
+    ``build_report.json`` and card)."""
+    recipe = ReleaseRecipe(
+        benchmark="in9",
+        dirname=DATASET_DIRNAME,
+        archive_name="backgrounds_challenge_data.tar.gz",
+        unpack=_unpack_in9,
+        convert=lambda root, out, progress, _sha: _convert(root, out, progress),
+        record=_record_source,
+        bad_archive_fix=_bad_archive_fix,
+        disk_hint="The release needs about 3 GB there (archive, unpacked files, Parquet); ",
+    )
+    return fetch_release(
+        recipe,
+        url,
+        cache_dir,
+        sha256=sha256,
+        progress=progress,
+        force=force,
+        keep_archive=keep_archive,
+    )
 
 
 def _convert(root: Path, output: Path, progress: bool) -> None:
@@ -331,20 +211,6 @@ def _bad_archive_fix(url: str, archive: Path) -> str:
         f"The cached copy {archive} was deleted: run the same command again to download it "
         f"afresh, or {by_hand_hint(url)}."
     )
-
-
-def _existing(path: Path) -> Path | None:
-    return path if path.is_file() else None
-
-
-def _replace_folder(new: Path, target: Path) -> None:
-    """Put ``new`` at ``target``; an older ``target`` is moved aside, then deleted."""
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(new, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def describe(result: ReleaseDownload) -> str:

@@ -15,28 +15,22 @@ download stays on this machine (publish a copy only private or gated; see the ca
 
 from __future__ import annotations
 
-import errno
 import shutil
 import stat
 import zipfile
 import zlib
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from hf_bgbench.download import (
-    SOURCE_FORMAT,
+from hf_bgbench.download import evaluate_command
+from hf_bgbench.fetch import ArchiveError, by_hand_hint
+from hf_bgbench.release_download import (
     ReleaseDownload,
-    _archive_sha256,
-    _existing,
-    _normalize_url,
-    _replace_folder,
-    _say,
-    default_cache_root,
-    evaluate_command,
-    read_source,
+    ReleaseRecipe,
+    cached_release,
+    fetch_release,
     record_source_json,
+    release_folder,
 )
-from hf_bgbench.fetch import ArchiveError, DownloadError, by_hand_hint, normalize_sha256
 
 DEFAULT_RIVAL10_URL = (
     "https://app.box.com/index.php?rm=box_download_shared_file"
@@ -49,15 +43,12 @@ SKIPPED_PREFIXES = ("__MACOSX/",)  # macOS resource forks some zips carry
 
 def rival10_release_folder(cache_dir: str | Path | None = None) -> Path:
     """Where the converted release lives (whether or not it is there yet)."""
-    root = Path(cache_dir).expanduser() if cache_dir else default_cache_root()
-    return root.absolute() / "datasets" / DATASET_DIRNAME
+    return release_folder(DATASET_DIRNAME, cache_dir)
 
 
 def cached_rival10_release(cache_dir: str | Path | None = None) -> Path | None:
     """The converted release folder if a finished download is cached, else None."""
-    folder = rival10_release_folder(cache_dir)
-    complete = (folder / "README.md").is_file() and read_source(folder) is not None
-    return folder if complete else None
+    return cached_release(DATASET_DIRNAME, cache_dir)
 
 
 def _unsafe(info: zipfile.ZipInfo) -> str | None:
@@ -103,6 +94,29 @@ def safe_unzip(archive: str | Path, dest: str | Path) -> None:
         ) from None
 
 
+def _unpack(archive: Path, dest: Path) -> Path:
+    from hf_bgbench.data.rival10_release import Rival10LayoutError, find_rival10_root
+
+    safe_unzip(archive, dest)
+    try:
+        return find_rival10_root(dest)
+    except Rival10LayoutError as err:
+        raise ArchiveError(f"{archive}: {err}") from None
+
+
+def _convert(root: Path, output: Path, progress: bool, sha256: str, workers: int) -> None:
+    from hf_bgbench.builders.rival10 import convert_rival10_release
+
+    convert_rival10_release(root, output, workers=workers, progress=progress, source_sha256=sha256)
+
+
+def _bad_archive_fix(url: str, archive: Path) -> str:
+    return (
+        f"The cached copy {archive} was deleted: run the same command again to download it "
+        f"afresh, or {by_hand_hint(url)}."
+    )
+
+
 def download_rival10(
     url: str = DEFAULT_RIVAL10_URL,
     cache_dir: str | Path | None = None,
@@ -113,73 +127,31 @@ def download_rival10(
     keep_archive: bool = True,
     workers: int = 1,
 ) -> ReleaseDownload:
-    """Download, verify, unpack and convert the RIVAL10 release; returns where it is.
+    """Download, verify, unzip and convert the RIVAL10 release; returns where it is.
 
     A finished conversion in the cache is returned at once (unless ``force``, or ``sha256``
     names a different archive). The sha256 of what was downloaded is always recorded (next
     to the archive, in ``source.json``, ``build_report.json`` and the card) and returned.
     """
-    from hf_bgbench.builders.rival10 import convert_rival10_release
-    from hf_bgbench.data.rival10_release import find_rival10_root
-
-    expected = normalize_sha256(sha256)
-    url = _normalize_url(url)
-    folder = rival10_release_folder(cache_dir)
-    known = read_source(folder) if cached_rival10_release(cache_dir) else None
-    if known and not force and expected in (None, known.get("sha256")):
-        archive = folder.parent.parent / "downloads" / str(known.get("archive", ""))
-        return ReleaseDownload(folder, known["sha256"], known["url"], _existing(archive), True)
-
-    archive = folder.parent.parent / "downloads" / ARCHIVE_NAME
-    digest = _archive_sha256(archive, url, expected, progress)
-    source = {
-        "format": SOURCE_FORMAT,
-        "benchmark": "rival10",
-        "url": url,
-        "archive": archive.name,
-        "bytes": archive.stat().st_size,
-        "sha256": digest,
-        "sha256_verified": expected is not None,
-        "downloaded_at": datetime.fromtimestamp(archive.stat().st_mtime, timezone.utc).isoformat(
-            timespec="seconds"
-        ),
-    }
-    extracted = archive.with_name(archive.name + ".extracted")
-    partial = folder.with_name(f".{folder.name}.partial")
-    try:
-        for stale in (extracted, partial):
-            shutil.rmtree(stale, ignore_errors=True)  # left by an interrupted run
-        _say(progress, f"unpacking {archive}")
-        try:
-            safe_unzip(archive, extracted)
-            root = find_rival10_root(extracted)
-        except (ArchiveError, ValueError) as err:
-            for path in (archive, archive.with_name(archive.name + ".url")):
-                path.unlink(missing_ok=True)
-            raise ArchiveError(
-                f"{err} (downloaded from {url}). The cached copy {archive} was deleted: run "
-                f"the same command again to download it afresh, or {by_hand_hint(url)}."
-            ) from None
-        _say(progress, f"converting to the Hub layout in {folder}")
-        convert_rival10_release(
-            root, partial, workers=workers, progress=progress, source_sha256=digest
-        )
-        source["converted_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        record_source_json(partial, source)
-        _replace_folder(partial, folder)
-    except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(err):
-            raise DownloadError(
-                f"disk full while unpacking/converting in {folder.parent.parent}: {err}. Free "
-                "some space or pass --cache-dir DIR on a bigger disk."
-            ) from None
-        raise
-    finally:
-        shutil.rmtree(extracted, ignore_errors=True)
-        shutil.rmtree(partial, ignore_errors=True)
-    if not keep_archive:
-        archive.unlink(missing_ok=True)
-    return ReleaseDownload(folder, digest, url, _existing(archive), False)
+    recipe = ReleaseRecipe(
+        benchmark="rival10",
+        dirname=DATASET_DIRNAME,
+        archive_name=ARCHIVE_NAME,
+        unpack=_unpack,
+        convert=lambda root, out, progress, sha: _convert(root, out, progress, sha, workers),
+        record=record_source_json,
+        bad_archive_fix=_bad_archive_fix,
+        fixed_name=True,  # the Box URL's path is index.php
+    )
+    return fetch_release(
+        recipe,
+        url,
+        cache_dir,
+        sha256=sha256,
+        progress=progress,
+        force=force,
+        keep_archive=keep_archive,
+    )
 
 
 def describe_rival10(result: ReleaseDownload) -> str:

@@ -11,34 +11,27 @@ from hf_bgbench.download import DEFAULT_IN9_URL
 from hf_bgbench.download_rival10 import DEFAULT_RIVAL10_URL
 
 
-def run_in9(args: argparse.Namespace) -> int:
-    from hf_bgbench.download import describe, download_in9
+def run(args: argparse.Namespace) -> int:
+    if args.dataset == "rival10":
+        from hf_bgbench.download_rival10 import describe_rival10 as describe
+        from hf_bgbench.download_rival10 import download_rival10 as download
 
-    result = download_in9(
+        extra = {"workers": args.workers}
+    else:
+        from hf_bgbench.download import describe
+        from hf_bgbench.download import download_in9 as download
+
+        extra = {}
+    result = download(
         args.url,
         args.cache_dir,
         sha256=args.sha256,
         progress=not args.quiet,
         force=args.force,
         keep_archive=not args.delete_archive,
+        **extra,
     )
     print(describe(result))
-    return 0
-
-
-def run_rival10(args: argparse.Namespace) -> int:
-    from hf_bgbench.download_rival10 import describe_rival10, download_rival10
-
-    result = download_rival10(
-        args.url,
-        args.cache_dir,
-        sha256=args.sha256,
-        progress=not args.quiet,
-        force=args.force,
-        keep_archive=not args.delete_archive,
-        workers=args.workers,
-    )
-    print(describe_rival10(result))
     return 0
 
 
@@ -87,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "reused. Needs about 3 GB of free disk.",
     )
     _add_common(in9, DEFAULT_IN9_URL, "in9-release", "archive.tar.gz")
-    in9.set_defaults(func=run_in9)
+    in9.set_defaults(func=run)
     rival = datasets.add_parser(
         "rival10",
         help="the RIVAL10 release (rival10.zip; non-commercial research only), converted",
@@ -101,4 +94,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     rival.add_argument(
         "--workers", type=positive_int, default=1, help="conversion worker processes"
     )
-    rival.set_defaults(func=run_rival10)
+    rival.set_defaults(func=run)

@@ -45,7 +45,7 @@ IN9_METRICS = (
         {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
     ),
 )
-IN9_TASKS = ("evaluate", "challenge", "noise")
+IN9_TASKS = ("evaluate", "challenge", "noise", "saliency")
 IN9_READERS = ("hf_bgbench.data.release:BackgroundsChallengeRelease",)
 
 IN9 = register(

@@ -12,7 +12,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec, register
 from hf_bgbench.labels import imagenet_to_rival10, rival10_label_space
 
 RIVAL10_VARIANTS = ("ordinary",)
-RIVAL10_TASKS = ("evaluate", "noise")
+RIVAL10_TASKS = ("evaluate", "noise", "saliency")
 RIVAL10_READERS = ("hf_bgbench.data.rival10_release:Rival10Release",)
 OBJECT_MASK = "object_mask"
 

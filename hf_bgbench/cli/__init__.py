@@ -18,6 +18,7 @@ COMMANDS = [
     "download",
     "list_benchmarks",
     "noise",
+    "saliency",
 ]
 
 

@@ -119,3 +119,40 @@ def saliency_alignment(
         out[name] = float(values[valid].mean()) if valid.any() else float("nan")
         out[f"num_undefined_{name}"] = int((~valid).sum())
     return out
+
+
+def bootstrap_mean_interval(
+    values: np.ndarray,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of per-image ``values`` (NaNs, the undefined
+    images, are left out first); None when no value is defined. Seeded: the seed and the
+    number of resamples belong in the output."""
+    try:
+        vals = np.asarray(values, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise ValueError("`values` must hold numbers.") from None
+    if np.any(np.isinf(vals)):
+        raise ValueError("`values` holds infinite values.")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
+    if n_resamples < 1:
+        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"`confidence` must be in (0, 1), got {confidence}.")
+    vals = vals[~np.isnan(vals)]
+    if vals.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // vals.size)  # bounded memory for large runs
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, vals.size, size=(stop - start, vals.size))
+        means[start:stop] = vals[idx].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(lo), float(hi)

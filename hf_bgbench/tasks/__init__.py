@@ -32,7 +32,12 @@ class Task:
 
 
 _TASKS: dict[str, Task] = {}
-_BUILTIN = ("hf_bgbench.tasks.evaluate", "hf_bgbench.tasks.challenge", "hf_bgbench.tasks.noise")
+_BUILTIN = (
+    "hf_bgbench.tasks.evaluate",
+    "hf_bgbench.tasks.challenge",
+    "hf_bgbench.tasks.noise",
+    "hf_bgbench.tasks.saliency",
+)
 
 
 def register_task(task: Task) -> Task:

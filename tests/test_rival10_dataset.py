@@ -306,6 +306,17 @@ def test_reader_names_an_unreadable_file(release, tmp_path):
         reader.load("ordinary", columns=["object_mask"], split="train")
 
 
+def test_reader_fingerprint_follows_the_masks(release, tmp_path):
+    copy = _copy(release, tmp_path)
+    reader = resolve_source(str(copy), SPEC)
+    ds = reader.load("ordinary", split="test")
+    before = reader.fingerprint(ds, "ordinary")
+    assert reader.fingerprint(ds, "ordinary") == before
+    pkl = sorted((copy / "test" / "ordinary").glob("*_attr_dict.pkl"))[0]
+    pkl.write_bytes(pkl.read_bytes() + b".")  # a different mask file, same images
+    assert reader.fingerprint(ds, "ordinary") != before
+
+
 def test_fixture_release_is_the_official_layout(tmp_path):
     root = write_rival10_release(tmp_path)
     assert root.name == "RIVAL10"

@@ -42,7 +42,7 @@ from hf_bgbench.builders.in9 import (
 from hf_bgbench.builders.rival10_card import write_rival10_card
 from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, write_shard
 from hf_bgbench.data import hub
-from hf_bgbench.data.rival10_items import ItemError, ItemFiles, read_item
+from hf_bgbench.data.rival10_items import COMPANION_SUFFIXES, ItemError, ItemFiles, read_item
 from hf_bgbench.data.rival10_release import (
     SPLITS,
     VARIANT_DIRNAME,
@@ -95,10 +95,8 @@ def convert_shard(task: ShardTask) -> tuple[dict[str, list], dict[str, Any]]:
 def _items_digest(items: list[ItemFiles]) -> str:
     h = hashlib.sha256()
     for it in items:
-        sizes = [os.path.getsize(it.image)] + [
-            os.path.getsize(it.companion(s))
-            for s in ("_attr_labels.npy", "_merged_mask.JPEG", "_attr_dict.pkl")
-        ]
+        sizes = [os.path.getsize(it.image)]
+        sizes += [os.path.getsize(it.companion(s)) for s in COMPANION_SUFFIXES]
         h.update(f"{it.stem}\t{it.label}\t{sizes}\n".encode())
     return h.hexdigest()
 

@@ -15,6 +15,7 @@ then id. How a row is read: :mod:`hf_bgbench.data.rival10_items`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -202,3 +203,15 @@ class Rival10Release(Reader):
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
         return load_rival10_split(self.location, split, self.spec, columns)
+
+    def _signature(self, ds: datasets.Dataset) -> str:
+        """The images' names, sizes and mtimes, and those of their companion files (masks
+        and attributes change what the noise and saliency tasks compute)."""
+        from hf_bgbench.data.imagefolder import image_paths
+
+        parts = [super()._signature(ds)]
+        for path in filter(None, image_paths(ds)):
+            for suffix in COMPANION_SUFFIXES:
+                st = Path(path).with_name(Path(path).stem + suffix).stat()
+                parts.append(f"{suffix}|{st.st_size}|{st.st_mtime_ns}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()

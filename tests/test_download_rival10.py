@@ -121,3 +121,17 @@ def test_not_a_zip_or_not_rival10_fails_clearly_and_drops_the_copy(tmp_path):
     with pytest.raises(ArchiveError, match="not the RIVAL10 release"):
         download_rival10(other.as_uri(), tmp_path / "c2", progress=False)
     assert not (tmp_path / "c2" / "downloads" / "rival10.zip").exists()
+
+
+def test_no_data_falls_back_to_the_download(archive, tmp_path, monkeypatch):
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.data.hub import HubFolder
+    from hf_bgbench.tasks.common import open_data
+
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path))
+    spec = get_benchmark("rival10")
+    with pytest.raises(ValueError, match="bgbench download rival10"):
+        open_data(None, spec)  # offline, nothing downloaded: the error names the command
+    result = download_rival10(archive.as_uri(), progress=False)
+    reader = open_data(None, spec)
+    assert isinstance(reader, HubFolder) and reader.location == str(result.path)

@@ -323,3 +323,24 @@ def test_fixture_release_is_the_official_layout(tmp_path):
     names = {p.name for p in (root / "test" / "ordinary").iterdir()}
     assert len(names) == 80  # 20 images x (image, npy, merged mask, pickle)
     assert np.load(next((root / "test" / "ordinary").glob("*.npy"))).shape == (2, 18)
+
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "LA", "P", "1", "I;16"])
+def test_mask_rule_any_colour_channel_whatever_the_mode(mode):
+    import io
+
+    from PIL import Image
+
+    from hf_bgbench.data.rival10_items import binarise
+
+    mask = np.zeros((8, 16), bool)
+    mask[2:5, 3:9] = True
+    img = Image.fromarray(mask.astype(np.uint8) * 255, "L").convert(mode)
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    got, resized = binarise(buf.getvalue(), (16, 8), "x")
+    np.testing.assert_array_equal(got, mask)
+    assert not resized
+    got, resized = binarise(buf.getvalue(), (32, 16), "x")  # another size: nearest
+    np.testing.assert_array_equal(got, mask.repeat(2, 0).repeat(2, 1))
+    assert resized

@@ -27,7 +27,7 @@ from hf_bgbench.data.rival10_items import (
     UNREADABLE,
 )
 from hf_bgbench.data.rival10_release import VARIANT_DIRNAME
-from hf_bgbench.labels import rival10_attributes
+from hf_bgbench.labels import rival10_attributes, rival10_classes
 
 RELEASE_URL = (
     "https://app.box.com/index.php?rm=box_download_shared_file"
@@ -58,7 +58,7 @@ COLUMNS = [
     ["`image`", "the photograph (the release's JPEG bytes, unchanged)"],
     [
         "`label`",
-        "class (ClassLabel: " + "truck, car, plane, ship, cat, dog, equine, deer, frog, bird)",
+        f"class (ClassLabel: {', '.join(rival10_classes())})",
     ],
     ["`object_mask`", "object segmentation (`entire-object`), 'L' PNG 0/255, image size"],
     ["`attributes`", "18 named booleans: attribute present (row 0 of `_attr_labels.npy`)"],

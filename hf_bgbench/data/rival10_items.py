@@ -127,11 +127,15 @@ def load_attr_dict(path: str | Path) -> dict[str, bytes]:
 def binarise(data: bytes, size: tuple[int, int], where: str) -> tuple[np.ndarray, bool]:
     """An encoded mask image -> (bool mask of ``size`` = (width, height), was it resized).
 
-    Decoded by content; foreground = any channel != 0 (the authors' rule)."""
+    Decoded by content; foreground = any colour channel != 0 (the authors' rule; a
+    palette image is read as its colours, an alpha channel is not a mask channel)."""
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.load()
-            arr = np.asarray(img)
+            if img.mode == "P":  # palette indices mean nothing: their colours do
+                img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+            colour = img.mode.replace("A", "") or "L"  # alpha is not a mask channel
+            arr = np.asarray(img.convert(colour) if colour != img.mode else img)
     except (UnidentifiedImageError, OSError, ValueError) as err:
         raise ItemError(UNREADABLE, f"{where}: not a decodable image ({err})") from None
     mask = arr.reshape(arr.shape[0], arr.shape[1], -1).any(axis=-1)

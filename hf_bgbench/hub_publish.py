@@ -183,6 +183,15 @@ def publish_folder(
     if problems:
         raise CardError(f"{folder} is not ready to publish:\n  - " + "\n  - ".join(problems))
     validated = _validate_dataset(folder, benchmark) if repo_type == "dataset" else None
+    if validated and not private:
+        from hf_bgbench.benchmarks import get_benchmark
+
+        if get_benchmark(validated).publish_private_only:
+            raise ValueError(
+                f"{folder} is {validated}, whose licence forbids redistribution: publish it "
+                "only as a private repository (add --private; gate it on the Hub if you share "
+                "it with others under the same terms)."
+            )
     files = upload_plan(folder)
     result = PublishResult(
         repo_id=repo_id, repo_type=repo_type, files=files, dry_run=dry_run, benchmark=validated

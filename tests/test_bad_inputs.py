@@ -209,3 +209,13 @@ def test_two_folders_with_the_same_name_never_share_rows(tmp_path):
     assert short.name == full.name == "hub"
     assert len(load_variant(short, "mixed_rand", spec)) == 17
     assert len(load_variant(full, "mixed_rand", spec)) == 18
+
+
+def test_rival10_is_never_published_publicly(tmp_path, capsys):
+    from tests.rival10_fixture import write_rival10_hub
+
+    hub = write_rival10_hub(tmp_path / "rival10")
+    argv = ["publish", str(hub), "--repo-id", "someone/rival10", "--dry-run"]
+    assert main(argv) == 2
+    assert "licence forbids redistribution" in capsys.readouterr().err
+    assert main([*argv, "--private"]) == 0

@@ -56,6 +56,8 @@ class BenchmarkSpec:
     # fitted on ``train_split``; RIVAL10's protocol).
     default_label_map: str = "model"
     train_split: str = "train"
+    # The data's licence forbids public redistribution: `bgbench publish` refuses a public repo.
+    publish_private_only: bool = False
     # True when the benchmark's images are already cropped to the evaluation size, so only
     # resizing to the model's input size and normalising is applied (the published protocol).
     images_precropped: bool = True
@@ -128,4 +130,4 @@ def unregister(name: str) -> None:
 
 def _load_builtin() -> None:
     # Importing the modules registers their specs (once).
-    from hf_bgbench.benchmarks import in9, in9_full, rival10  # noqa: F401
+    from hf_bgbench.benchmarks import imagenet_e, in9, in9_full, rival10  # noqa: F401

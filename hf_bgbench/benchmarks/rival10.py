@@ -46,6 +46,7 @@ RIVAL10 = register(
         mask_column=OBJECT_MASK,
         default_label_map="probe",
         train_split="train",
+        publish_private_only=True,  # the release's licence forbids redistribution (SPEC §2)
         cached_download="hf_bgbench.download_rival10:cached_rival10_release",
         download_command="bgbench download rival10",
     )

@@ -303,6 +303,7 @@ IMAGENET_E_EDITS = (
     "bg_complex",  # λ = +20
     "bg_complex_adv",  # λ = +20 with adversarial guidance
     "bg_random",  # background replaced by a random one
+    "bg_texture",  # background replaced by an OOD texture (checker, stripes, noise; CPU build)
     "size_full",  # object pixel rate "Full" (object re-pasted at its size)
     "size_0.1",
     "size_0.08",
@@ -310,7 +311,8 @@ IMAGENET_E_EDITS = (
     "position",  # random position, from the size-0.05 images
     "rotation",  # random rotation
 )
-"""Edit names accepted by default: ``original`` plus the 11 ImageNet-E edits (SPEC §3)."""
+"""Edit names accepted by default: ``original`` plus the 11 ImageNet-E edits (SPEC §3)
+and the CPU build's OOD-texture background ``bg_texture``."""
 
 
 def dropped_accuracy(

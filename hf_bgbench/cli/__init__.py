@@ -19,6 +19,7 @@ COMMANDS = [
     "list_benchmarks",
     "noise",
     "saliency",
+    "edit",
 ]
 
 

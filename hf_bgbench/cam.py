@@ -289,9 +289,19 @@ class CamRunner(AbstractContextManager):
         self._cam = None
 
     def __enter__(self) -> CamRunner:
-        import pytorch_grad_cam
+        try:
+            import pytorch_grad_cam
+        except ImportError:
+            raise RuntimeError(
+                "saliency maps need the grad-cam package: pip install grad-cam"
+            ) from None
 
         self._grad_flags = [(p, p.requires_grad) for p in self.module.parameters()]
+        if not self._grad_flags:
+            raise ValueError(
+                "Grad-CAM needs a model with weights (grad-cam finds the device from them); "
+                "this model has none."
+            )
         for p, _ in self._grad_flags:
             p.requires_grad_(False)
         # registered before grad-cam's hooks, so they see the leaf

@@ -279,6 +279,9 @@ def test_a_wrong_target_layer_is_a_clear_error():
     assert _choice(model, name="layer3").name == "layer3"
     vit = timm.create_model("test_vit", pretrained=False)
     assert _choice(vit, name="blocks.-1.norm1").name == f"blocks.{len(vit.blocks) - 1}.norm1"
+    mlp = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 9))
+    with pytest.raises(TargetLayerError, match="cannot be chosen automatically.*--target-layer"):
+        _choice(mlp, size=8)
 
 
 def test_bootstrap_mean_interval():

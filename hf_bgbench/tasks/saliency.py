@@ -206,10 +206,10 @@ def _load_masked(reader: Any, spec: Any) -> Any:
 
 def _target_rule(target: str, restrict: bool) -> str:
     if target == "true":
-        return "the highest-scoring model class among those mapped to the true class"
+        return "the true class (the highest-scoring model class mapped to it)"
     if restrict:
-        return "the highest-scoring model class among those mapped to the benchmark"
-    return "the model's predicted class (argmax over all its classes)"
+        return "the predicted class (the highest-scoring model class mapped to the benchmark)"
+    return "the predicted class (the model's argmax over all its classes)"
 
 
 def _describe_geometry(geometry: Geometry) -> dict[str, Any]:

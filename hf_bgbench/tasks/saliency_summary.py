@@ -185,8 +185,8 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
             ]
         ],
         note=(
-            f"{body['method']} at {body['target_layer']['name']} on the "
-            f"{body['target']} class ({body['settings']['target_rule']}); {config} images, "
+            f"{body['method']} at {body['target_layer']['name']} on "
+            f"{body['settings']['target_rule']}; {config} images, "
             f"accuracy {pct(body['accuracy'])}%"
             + _subset_note(body["subset"])
             + ". Intervals: percentile bootstrap over images "

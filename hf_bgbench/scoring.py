@@ -7,8 +7,12 @@ numbers come from the pure core in :mod:`hf_bgbench.metrics`; this module only a
 prediction frames (id, label, pred, ...) by image id and labels the results.
 
 Kinds: :class:`PairedGap` (acc(a) − acc(b) with a paired bootstrap interval),
-:class:`PredictionCategories` (the Table 3 buckets of the IN-9 paper) and
-:class:`FrameMetric` (any function of the frames, for a benchmark's own metric).
+:class:`PredictionCategories` (the Table 3 buckets of the IN-9 paper),
+:class:`FrameMetric` (any function of the frames, for a benchmark's own metric), and the
+drops against one reference variant (ImageNet-E): :class:`MeanDrop` (mean of the drops over
+the variants present, with an interval and a bars figure), :class:`PerClassDrops` (the
+classes that drop most) and :class:`AccuracyCurve` (accuracy along an ordered set of
+variants, e.g. object size).
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from hf_bgbench.metrics import paired_bootstrap_difference, prediction_categories
 from hf_bgbench.render import pct
-from hf_bgbench.results import Report, Score, Table
+from hf_bgbench.results import Figure, Report, Score, Series, Table
 
 BOOTSTRAP_RESAMPLES = 1000
 Frames = Mapping[str, pd.DataFrame]  # variant -> predictions (id, label, pred, ...)
@@ -198,6 +203,198 @@ class FrameMetric:
             description=self.description,
         )
         return MetricOutput({self.name: value}, Report([score]))
+
+
+def _correct(frame: pd.DataFrame) -> pd.Series:
+    return (frame["pred"] == frame["label"]).set_axis(frame["id"])
+
+
+@dataclass(frozen=True)
+class MeanDrop:
+    """``name`` = mean over the ``others`` present of acc(``reference``) − acc(other) (the
+    per-variant accuracies over all their images); ``<name>_ci95``: a seeded bootstrap over
+    the ids every one of them shares; ``<name>_variants``: what was averaged. Also a bars
+    figure of each drop with its paired-bootstrap interval (``figure`` names the file)."""
+
+    name: str
+    reference: str
+    others: tuple[str, ...]
+    label: str
+    figure: str = ""
+    figure_title: str = "drop per variant"
+    headline: bool = False
+    short: str = ""
+    description: str = ""
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (self.reference,)
+
+    def missing(self) -> dict[str, Any]:
+        return {self.name: None, f"{self.name}_ci95": None, f"{self.name}_variants": []}
+
+    def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
+        present = [v for v in self.others if v in frames and v != self.reference]
+        if not present:
+            return MetricOutput(self.missing())
+        ref = float(ctx.accuracies[self.reference])
+        drops = [ref - float(ctx.accuracies[v]) for v in present]
+        value = float(np.mean(drops))
+        correct = pd.concat(
+            [_correct(frames[v]).rename(v) for v in (self.reference, *present)], axis=1
+        ).dropna()
+        interval = None
+        if len(correct):
+            per_id = correct[self.reference].astype(float) - correct[present].astype(float).mean(
+                axis=1
+            )
+            rng = np.random.default_rng(ctx.seed)
+            idx = rng.integers(0, len(per_id), size=(ctx.bootstrap_resamples, len(per_id)))
+            means = per_id.to_numpy()[idx].mean(axis=1)
+            interval = [float(q) for q in np.quantile(means, [0.025, 0.975])]
+        score = Score(
+            key=self.name,
+            label=self.label,
+            value=value,
+            unit="pts",
+            ci95=interval,
+            n=len(correct),
+            headline=self.headline,
+            description=self.description,
+            short=self.short,
+            latex=self.headline,
+        )
+        report = Report([score])
+        if self.figure:
+            intervals = [
+                paired_gap_interval(
+                    frames[self.reference], frames[v], ctx.seed, ctx.bootstrap_resamples
+                )
+                for v in present
+            ]
+            report.figures.append(
+                Figure(
+                    file=self.figure,
+                    title=f"{self.figure_title} (mean {pct(value)} pts)",
+                    labels=present,
+                    values=[100 * d for d in drops],
+                    ylabel=f"acc({self.reference}) − acc(variant), pts, 95% CI",
+                    intervals=[None if iv is None else [100 * x for x in iv] for iv in intervals],
+                    reference=(100 * value, "mean"),
+                    ylim=None,
+                )
+            )
+        values = {self.name: value, f"{self.name}_ci95": interval, f"{self.name}_variants": present}
+        return MetricOutput(values, report)
+
+
+@dataclass(frozen=True)
+class PerClassDrops:
+    """Per class: accuracy on ``reference`` minus the mean accuracy over the ``others``
+    present (``<name>``: class -> drop, for the classes with images), and a table of the
+    ``top`` classes that drop most, with each one's worst variant."""
+
+    name: str
+    reference: str
+    others: tuple[str, ...]
+    top: int = 10
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (self.reference,)
+
+    def missing(self) -> dict[str, Any]:
+        return {self.name: None}
+
+    def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
+        present = [v for v in self.others if v in frames and v != self.reference]
+        if not present:
+            return MetricOutput(self.missing())
+
+        def per_class(frame: pd.DataFrame) -> pd.Series:
+            return (frame["pred"] == frame["label"]).groupby(frame["label"]).mean()
+
+        ref = per_class(frames[self.reference])
+        edited = pd.concat([per_class(frames[v]).rename(v) for v in present], axis=1)
+        edited = edited.reindex(ref.index)
+        drops = (ref - edited.mean(axis=1)).dropna().sort_values(ascending=False, kind="stable")
+        counts = frames[self.reference].groupby("label").size()
+        rows = []
+        for label, drop in drops.head(self.top).items():
+            worst = (ref[label] - edited.loc[label]).idxmax()
+            rows.append(
+                [
+                    ctx.classes[int(label)],
+                    str(int(counts[label])),
+                    pct(ref[label]),
+                    pct(edited.loc[label].mean()),
+                    pct(drop),
+                    f"{worst} ({pct(ref[label] - edited.loc[label, worst])})",
+                ]
+            )
+        table = Table(
+            key=self.name,
+            title=f"Classes that drop most ({self.reference} − mean over {len(present)} "
+            "variants, points):",
+            columns=["class", "n", f"{self.reference} (%)", "variants (%)", "drop", "worst"],
+            rows=rows,
+        )
+        values = {self.name: {ctx.classes[int(k)]: float(v) for k, v in drops.items()}}
+        return MetricOutput(values, Report(tables=[table]))
+
+
+@dataclass(frozen=True)
+class AccuracyCurve:
+    """Accuracy (with its Wilson interval, recomputed here) along ``points`` -- (variant,
+    tick label) in order -- as a lines figure; ``reference`` is drawn as a dashed line.
+    ``<name>``: {"variants", "ticks", "accuracy"} for the variants present."""
+
+    name: str
+    points: tuple[tuple[str, str], ...]
+    reference: str
+    title: str
+    xlabel: str
+    figure: str
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (self.reference,)
+
+    def missing(self) -> dict[str, Any]:
+        return {self.name: None}
+
+    def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
+        from hf_bgbench.metrics import wilson_interval
+
+        present = [(v, tick) for v, tick in self.points if v in frames]
+        if not present:
+            return MetricOutput(self.missing())
+        accs = [float(ctx.accuracies[v]) for v, _ in present]
+        intervals = []
+        for v, _ in present:
+            correct = _correct(frames[v])
+            lo, hi = wilson_interval(int(correct.sum()), len(correct))
+            intervals.append([100 * lo, 100 * hi])
+        figure = Figure(
+            file=self.figure,
+            title=self.title,
+            labels=[tick for _, tick in present],
+            values=[100 * a for a in accs],
+            ylabel="top-1 accuracy (%) with 95% CI",
+            kind="lines",
+            x=[float(i) for i in range(len(present))],
+            xlabel=self.xlabel,
+            series=[Series("accuracy", [100 * a for a in accs], intervals)],
+            reference=(100 * float(ctx.accuracies[self.reference]), self.reference),
+        )
+        values = {
+            self.name: {
+                "variants": [v for v, _ in present],
+                "ticks": [t for _, t in present],
+                "accuracy": accs,
+            }
+        }
+        return MetricOutput(values, Report(figures=[figure]))
 
 
 def compute_metrics(

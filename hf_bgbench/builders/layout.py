@@ -44,6 +44,10 @@ class BuiltLayout:
     row_checks: str | None = None
     """``"module:function"`` run on each config/split as ``function(files, where, result)``
     for what only this benchmark has (e.g. RIVAL10's attributes and attribute masks)."""
+    masks_shared: bool = True
+    """One mask per image, the same in every variant (False: an edit moves the object)."""
+    required_variants: tuple[str, ...] | None = None
+    """Variants the card must declare (None: all of the benchmark's; the others are noted)."""
 
 
 IN9_LAYOUT = BuiltLayout(
@@ -59,10 +63,20 @@ RIVAL10_LAYOUT = BuiltLayout(
     row_checks="hf_bgbench.builders.validate_rival10:check_rival10_split",
 )
 
+IMAGENET_E_LAYOUT = BuiltLayout(
+    image_size=None,
+    balanced=False,
+    splits=("test",),
+    row_checks="hf_bgbench.builders.validate_imagenet_e:check_imagenet_e_split",
+    masks_shared=False,  # the mask is the object's after the edit
+    required_variants=("original",),  # a release or a CPU build holds a subset of the edits
+)
+
 LAYOUTS: dict[str, BuiltLayout] = {
     "in9": IN9_LAYOUT,
     "in9_full": IN9_LAYOUT,
     "rival10": RIVAL10_LAYOUT,
+    "imagenet-e": IMAGENET_E_LAYOUT,
 }
 """Benchmark name -> its built layout (benchmarks without a builder have no entry)."""
 

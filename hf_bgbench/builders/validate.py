@@ -105,15 +105,21 @@ def _card_benchmark(folder: Path, meta: dict[str, Any]) -> BenchmarkSpec | None:
     return get_benchmark(tagged[0]) if len(tagged) == 1 else None
 
 
-def _infer_spec(features: datasets.Features) -> BenchmarkSpec | None:
+def _infer_spec(features: datasets.Features, configs: list[str]) -> BenchmarkSpec | None:
+    """The benchmark whose class names the labels carry; when several share them (Full-IN
+    and ImageNet-E: ImageNet-1k), the one whose variants the configs name most."""
     label = features.get("label")
     if not isinstance(label, datasets.ClassLabel):
         return None
-    for name in list_benchmarks():
-        spec = get_benchmark(name)
-        if [n.lower() for n in spec.classes] == [n.lower() for n in label.names]:
-            return spec
-    return None
+    names = [n.lower() for n in label.names]
+    matches = [
+        spec
+        for spec in map(get_benchmark, list_benchmarks())
+        if [n.lower() for n in spec.classes] == names
+    ]
+    if not matches:
+        return None
+    return max(matches, key=lambda spec: len(set(spec.variants) & set(configs)))
 
 
 def _files(folder: Path, entry: dict[str, Any]) -> dict[str, list[Path]]:
@@ -289,7 +295,7 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
     if benchmark:
         spec = get_benchmark(benchmark)
     else:
-        spec = _card_benchmark(folder, meta) or _infer_spec(features)
+        spec = _card_benchmark(folder, meta) or _infer_spec(features, list(entries))
     if spec is None:
         label = features.get("label")
         result.problems.append(
@@ -300,8 +306,13 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
     result.benchmark = spec.name
     layout = layout_for(spec)
     missing = [v for v in spec.variants if v not in entries]
-    if missing:
-        result.problems.append(f"configs missing from the card: {', '.join(missing)}")
+    required = None if layout is None else layout.required_variants
+    needed = [v for v in missing if required is None or v in required]
+    if needed:
+        result.problems.append(f"configs missing from the card: {', '.join(needed)}")
+    if len(needed) < len(missing):
+        absent = ", ".join(v for v in missing if v not in needed)
+        result.notes.append(f"{spec.name} variants not in this dataset: {absent}")
     for name in (v for v in spec.variants if v in files and layout is not None):
         absent = [s for s in layout.splits if s not in files[name]]
         if absent:
@@ -365,6 +376,8 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
                 result.problems.append(
                     f"{name}/{split}: ids differ from {ref_name}/{split} ({what})"
                 )
+                continue
+            if layout is not None and not layout.masks_shared:
                 continue
             differing = [
                 i

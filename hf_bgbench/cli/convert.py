@@ -1,5 +1,5 @@
-"""``bgbench convert in9-release SRC DIR`` and ``bgbench convert rival10 SRC DIR``: an official
-release -> the Hub layout."""
+"""``bgbench convert in9-release SRC DIR``, ``bgbench convert rival10 SRC DIR`` and ``bgbench
+convert imagenet-e SRC DIR``: an official release -> the Hub layout."""
 
 from __future__ import annotations
 
@@ -64,6 +64,54 @@ def add_rival10_arguments(p: argparse.ArgumentParser) -> None:
     add_progress_argument(p)
 
 
+def run_imagenet_e(args: argparse.Namespace) -> int:
+    from hf_bgbench.builders.imagenet_e_convert import convert_imagenet_e_release, summary_lines
+
+    report = convert_imagenet_e_release(
+        args.src,
+        args.output,
+        original=args.original,
+        shared_only=args.shared_only,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+    )
+    for line in summary_lines(report):
+        print(line)
+    print(f"wrote {args.output} (card: README.md, report: build_report.json)")
+    return 0
+
+
+IMAGENET_E_DESCRIPTION = (
+    "Convert the released ImageNet-E tree -- one folder per edit ('20', '-20', '20-adv', "
+    "'0'/'inversion', 'random_bg', 'full', '0.1', '0.08', '0.05', 'random_pos', 'rot', or our "
+    "names bg_complex, size_0.05, ...) holding ImageNet class folders named by wnid -- into a "
+    "Hub dataset repo folder: one config per edit (split 'test'), image bytes unchanged, "
+    "label = the ImageNet-1k class, id = the file stem (the same in every edit), "
+    "object_pixel_rate (NaN: unknown in the release), edit_params. The folder table is in "
+    "dataset_scripts/README.md."
+)
+
+
+def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
+    """SRC, OUTPUT and the options of ``bgbench convert imagenet-e`` (also dataset_scripts)."""
+    p.add_argument("src", type=Path, help="the release folder (the edit folders, or its parent)")
+    p.add_argument("output", metavar="OUTPUT", type=Path, help="the Hub repo folder to write")
+    p.add_argument(
+        "--original",
+        type=Path,
+        default=None,
+        help="the unedited photos (ImageNet val in wnid class folders), when the release has "
+        "no 'original' folder; only the ids the edits hold are kept",
+    )
+    p.add_argument(
+        "--shared-only",
+        action="store_true",
+        help="keep only the ids every edit holds (default: edits that differ are an error)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace data/ in the output")
+    add_progress_argument(p)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert a downloaded release into the Hub layout")
     sources = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -90,3 +138,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_rival10_arguments(rival)
     rival.set_defaults(func=run_rival10)
+    imagenet_e = sources.add_parser(
+        "imagenet-e",
+        help="the released ImageNet-E tree (<edit>/<wnid>/<image>)",
+        description=IMAGENET_E_DESCRIPTION,
+    )
+    add_imagenet_e_arguments(imagenet_e)
+    imagenet_e.set_defaults(func=run_imagenet_e)

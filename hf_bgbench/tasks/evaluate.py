@@ -322,7 +322,7 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
     return Report(
         scores=[*headline, *accuracy_scores, *others],
         tables=tables,
-        figures=[figure],
+        figures=[figure, *metrics.figures],  # a benchmark metric may add its own plots
     )
 
 

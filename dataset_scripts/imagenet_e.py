@@ -1,0 +1,35 @@
+#!/usr/bin/env python
+"""Convert the released ImageNet-E tree into a Hub dataset folder.
+
+The same as ``bgbench convert imagenet-e``; kept as a script because that is where dataset
+users look. Example (the archive from the authors, unpacked to ``ImageNet-E/``)::
+
+    python dataset_scripts/imagenet_e.py ImageNet-E/ imagenet-e
+    bgbench validate imagenet-e
+    bgbench evaluate tf_efficientnet_lite0 --benchmark imagenet-e --data imagenet-e
+
+The folder holds one config per edit (split ``test``) with the ids shared across edits; the
+layout and the folder-name table are in dataset_scripts/README.md ("ImageNet-E").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hf_bgbench.cli.convert import add_imagenet_e_arguments, run_imagenet_e
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="imagenet_e.py", description=__doc__.split("\n\n")[0])
+    add_imagenet_e_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_imagenet_e(args)
+    except (ValueError, OSError) as err:
+        print(f"imagenet_e.py: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,7 @@ import datasets
 from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
-from hf_bgbench.builders.imagenet_e_card import write_imagenet_e_card
+from hf_bgbench.builders.imagenet_e_release_card import write_release_card
 from hf_bgbench.builders.in9 import REPORT_FORMAT, REPORT_NAME, write_json
 from hf_bgbench.data import hub
 from hf_bgbench.data.imagenet_e_release import (
@@ -166,7 +166,7 @@ def convert_imagenet_e_release(
         "notes": notes,
     }
     write_json(output / REPORT_NAME, report)
-    write_imagenet_e_card(output, spec, report)
+    write_release_card(output, spec, report)
     return report
 
 

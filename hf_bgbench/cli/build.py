@@ -131,3 +131,83 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_in9_arguments(in9)
     in9.set_defaults(func=run_in9)
+    edits = datasets.add_parser(
+        "imagenet-e",
+        help="ImageNet-E-style edits of masked images, on the CPU",
+        description="Apply the CPU ImageNet-E edit set (backgrounds of other images by "
+        "complexity, OOD textures, object size, position, rotation) to masked images and write "
+        "one config per edit as a Hub dataset repo folder.",
+    )
+    add_imagenet_e_arguments(edits)
+    edits.set_defaults(func=run_imagenet_e)
+
+
+def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
+    from hf_bgbench.edits.apply import CPU_EDITS
+
+    p.add_argument("--images", type=Path, default=None, help="ImageNet photos (<wnid>/ folders)")
+    p.add_argument("--masks", type=Path, default=None, help="their masks, <stem>.png")
+    p.add_argument(
+        "--from",
+        dest="source",
+        nargs=2,
+        metavar=("KIND", "DIR"),
+        default=None,
+        help="instead of --images/--masks: 'in9 DIR' (an IN-9 build: original + mask) or "
+        "'rival10 DIR' (RIVAL10 Hub folder: ordinary + object_mask)",
+    )
+    p.add_argument("--output", type=Path, required=True, help="the Hub repo folder to write")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    p.add_argument("--workers", type=int, default=_default_workers(), help="worker processes")
+    p.add_argument("--size", type=int, default=224, help="side of the square edited images")
+    p.add_argument("--inpaint", choices=("telea", "ns"), default="telea", help="inpainting")
+    p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg", help="encoding")
+    p.add_argument("--shard-size", type=int, default=500, help="images per Parquet shard")
+    p.add_argument("--max-angle", type=float, default=180.0, help="rotation: θ ~ U[-a, a]")
+    p.add_argument("--edits", default=",".join(CPU_EDITS), help="comma-separated edits to write")
+    p.add_argument("--overwrite", action="store_true", help="replace a different earlier build")
+    p.add_argument("--keep-work", action="store_true", help="keep the per-image cache")
+    p.add_argument(
+        "--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars"
+    )
+
+
+def run_imagenet_e(args: argparse.Namespace) -> int:
+    from hf_bgbench.builders.imagenet_e_build import EditBuildOptions, build_imagenet_e
+    from hf_bgbench.builders.imagenet_e_sources import from_folders, from_hub
+
+    if args.source is not None:
+        if args.images is not None or args.masks is not None:
+            raise ValueError("Give either --images/--masks or --from KIND DIR, not both.")
+        source = from_hub(args.source[0], Path(args.source[1]))
+    elif args.images is None or args.masks is None:
+        raise ValueError("Give --images DIR and --masks DIR, or --from in9|rival10 DIR.")
+    else:
+        source = from_folders(args.images, args.masks)
+    report = build_imagenet_e(
+        source,
+        EditBuildOptions(
+            output=args.output,
+            seed=args.seed,
+            workers=args.workers,
+            size=args.size,
+            method=args.inpaint,
+            image_format=args.image_format,
+            shard_size=args.shard_size,
+            max_angle=args.max_angle,
+            edits=tuple(e.strip() for e in args.edits.split(",") if e.strip()),
+            overwrite=args.overwrite,
+            keep_work=args.keep_work,
+            progress=not args.quiet,
+        ),
+    )
+    rows = report["complexity"]["rows_per_edit"]
+    print(
+        f"kept {report['kept']} images ({len(report['per_class'])} classes); rows per edit: "
+        + ", ".join(f"{e} {n}" for e, n in rows.items())
+    )
+    skipped = {**report["skipped"], **report["dropped"]}
+    if any(skipped.values()):
+        print("skipped: " + ", ".join(f"{k} {v}" for k, v in skipped.items() if v))
+    print(f"wrote {args.output} (card README.md, build_report.json)")
+    return 0

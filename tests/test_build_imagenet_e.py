@@ -1,0 +1,122 @@
+"""`bgbench build imagenet-e`: the CPU edit set of masked images, as a Hub folder."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasets import load_dataset
+from PIL import Image
+
+from hf_bgbench.cli import main
+from hf_bgbench.data.hub import card_configs, read_card_metadata
+from hf_bgbench.edits.apply import CPU_EDITS
+from hf_bgbench.labels import in9_classes
+
+COLUMNS = ["image", "label", "id", "mask", "object_pixel_rate", "edit_params"]
+
+
+@pytest.fixture(scope="module")
+def in9_build(in9_release, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("in9_src") / "in9"
+    args = ["convert", "in9-release", str(in9_release), str(out)]
+    assert main(args) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(in9_build, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("imagenet_e") / "e"
+    args = ["build", "imagenet-e", "--from", "in9", str(in9_build), "--output", str(out)]
+    assert main([*args, "--workers", "1", "--quiet", "--shard-size", "10"]) == 0
+    return out
+
+
+def _shard_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
+
+
+def test_every_cpu_edit_loads_with_the_schema(built):
+    assert card_configs(built) == list(CPU_EDITS)
+    assert read_card_metadata(built)["label_space"] == "in9"
+    ids = None
+    for edit in CPU_EDITS:
+        ds = load_dataset(str(built), edit, split="test")
+        assert ds.column_names == COLUMNS and len(ds) == 18
+        assert ds.features["label"].names == in9_classes()[0]
+        assert ds.features["object_pixel_rate"].dtype == "float32"
+        ids = ids or ds["id"]
+        assert ds["id"] == ids
+        row = ds[0]
+        mask = np.asarray(row["mask"]) > 0
+        assert row["mask"].mode == "L" and row["image"].size == (224, 224)
+        assert row["object_pixel_rate"] == pytest.approx(mask.mean(), abs=1e-6)
+        params = json.loads(row["edit_params"])
+        assert params["edit"] == edit and params["seed"] == 0
+        if edit.startswith("size_0"):
+            rate = float(edit.split("_")[1])
+            assert all(abs(r - rate) <= 0.05 * rate for r in ds["object_pixel_rate"])
+        if edit in ("bg_random", "bg_simpler", "bg_complex"):
+            assert all(
+                json.loads(p)["background_id"] not in ("", i)
+                for p, i in zip(ds["edit_params"], ds["id"], strict=True)
+            )
+            assert {"L_c", "glcm_contrast", "glcm_dissimilarity", "complexity_bin"} <= params.keys()
+        if edit == "bg_simpler":
+            assert {json.loads(p)["complexity_bin"] for p in ds["edit_params"]} == {0}
+        if edit == "bg_texture":
+            assert params["texture"] in ("checker", "stripes", "noise")
+        if edit == "position":
+            assert all(r == pytest.approx(0.05, rel=0.05) for r in ds["object_pixel_rate"])
+    report = json.loads((built / "build_report.json").read_text())
+    assert report["kept"] == 18 and not any(report["dropped"].values())
+
+
+def test_byte_identical_whatever_the_workers_and_resumable(in9_build, built, tmp_path):
+    out = tmp_path / "e2"
+    args = ["build", "imagenet-e", "--from", "in9", str(in9_build), "--output", str(out)]
+    assert main([*args, "--workers", "2", "--quiet", "--shard-size", "10"]) == 0
+    assert _shard_bytes(out) == _shard_bytes(built)
+    shard = next((out / "data" / "rotation").glob("*.parquet"))
+    shard.unlink()
+    assert main([*args, "--workers", "1", "--quiet", "--shard-size", "10"]) == 0
+    assert _shard_bytes(out) == _shard_bytes(built)
+    assert main([*args, "--quiet", "--shard-size", "10", "--seed", "1"]) == 2  # other options
+
+
+def test_photo_folders_with_masks_use_imagenet_labels(tmp_path):
+    images, masks = tmp_path / "images" / "n01440764", tmp_path / "masks"
+    images.mkdir(parents=True)
+    masks.mkdir()
+    for k in range(3):
+        photo = np.full((200, 300, 3), 30 + 60 * k, np.uint8)
+        photo[60:140, 100:200] = (200, 30, 30)
+        mask = np.zeros((200, 300), np.uint8)
+        mask[60:140, 100:200] = 255
+        Image.fromarray(photo).save(images / f"n01440764_{k}.JPEG")
+        Image.fromarray(mask).save(masks / f"n01440764_{k}.png")
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(images / "n01440764_9.JPEG")  # no mask
+    out = tmp_path / "out"
+    args = ["build", "imagenet-e", "--images", str(images.parent), "--masks", str(masks)]
+    assert main([*args, "--output", str(out), "--workers", "1", "--quiet"]) == 0
+    ds = load_dataset(str(out), "size_0.05", split="test")
+    assert len(ds) == 3 and set(ds["label"]) == {0} and len(ds.features["label"].names) == 1000
+    report = json.loads((out / "build_report.json").read_text())
+    assert report["skipped"] == {"no_mask": 1} and report["label_space"] == "imagenet-1k"
+    image = Image.open(io.BytesIO(ds.data.column("image")[0].as_py()["bytes"]))
+    assert image.size == (224, 224)
+
+
+def test_clear_errors(tmp_path, capsys):
+    assert (
+        main(
+            ["build", "imagenet-e", "--from", "in9", str(tmp_path), "--output", str(tmp_path / "o")]
+        )
+        == 2
+    )
+    assert "data/original/test-*.parquet" in capsys.readouterr().err
+    assert main(["build", "imagenet-e", "--output", str(tmp_path / "o")]) == 2
+    assert "--images DIR and --masks DIR" in capsys.readouterr().err

@@ -15,7 +15,6 @@ import yaml
 from PIL import Image
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.builders.imagenet_e_card import write_imagenet_e_card
 from hf_bgbench.builders.imagenet_e_convert import convert_imagenet_e_release
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
@@ -168,7 +167,9 @@ def test_validate_knows_imagenet_e(converted, tmp_path):
         }
         ds = datasets.Dataset.from_dict(rows, features=imagenet_e_features(spec.classes, True))
         hub.write_parquet_shards(ds, tmp_path / "built", edit, "test")
-    write_imagenet_e_card(tmp_path / "built", spec, {"source": "a test"})
+    configs = hub.configs_yaml({"original": ["test"], "size_0.05": ["test"]})
+    card = hub.render_card({"tags": ["imagenet-e"], "configs": configs}, "a CPU-build-like folder")
+    (tmp_path / "built" / "README.md").write_text(card)
     result = validate_dataset(tmp_path / "built")
     assert result.benchmark == "imagenet-e"
     assert len(result.problems) == 1 and "size_0.05/test" in result.problems[0]

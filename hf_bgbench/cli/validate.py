@@ -1,5 +1,5 @@
-"""``bgbench validate DIR_OR_ID``: is this benchmark dataset (IN-9, RIVAL10) complete and
-consistent?"""
+"""``bgbench validate DIR_OR_ID``: is this benchmark dataset (IN-9, RIVAL10, ImageNet-E)
+complete and consistent?"""
 
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "labels in range, unique ids identical across variants, masks binary and of the "
         "image's size; IN-9: balanced classes, 224x224 images, mixed backgrounds by their "
         "rule; RIVAL10: the 18 attribute names, attribute masks only for present attributes, "
-        "merged masks, wnids matching labels. Exit code 1 if anything is wrong.",
+        "merged masks, wnids matching labels; ImageNet-E: 'original' present (absent edits "
+        "noted), ids shared across edits, object_pixel_rate in [0, 1] and equal to the mask's "
+        "foreground share, edit_params JSON. Exit code 1 if anything is wrong.",
     )
     p.add_argument("target", help="local Hub-layout folder or Hub dataset id (owner/name)")
     p.add_argument(

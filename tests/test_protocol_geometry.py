@@ -31,9 +31,7 @@ def _evaluate(release, out, *extra):
     return json.loads((out / "results.json").read_text())
 
 
-def test_non_224_model_gets_the_published_protocol_by_default(
-    photo_release, shared_data, tmp_path
-):
+def test_non_224_model_gets_the_published_protocol_by_default(photo_release, shared_data, tmp_path):
     results = _evaluate(photo_release, tmp_path / "out")
     assert results["protocol_deviations"] == []
     assert results["preprocessing"]["input_size"] == [260, 260]

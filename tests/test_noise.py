@@ -29,19 +29,14 @@ from PIL import Image
 from hf_bgbench.cli import main
 from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
 from hf_bgbench.metrics.noise import relative_foreground_sensitivity, rfs_bootstrap_intervals
-from hf_bgbench.tasks.noise import NoiseError, NoiseSettings, check_levels, run_noise
+from hf_bgbench.tasks.noise import (
+    NOISE_OUTPUTS,
+    NoiseError,
+    NoiseSettings,
+    check_levels,
+    run_noise,
+)
 from tests.in9_fixture import BOX, PALETTE, SIZE, _Preprocessing, write_release
-
-OUTPUTS = {
-    "noise.json",
-    "noise.md",
-    "noise_model_index.yaml",
-    "noise_images.parquet",
-    "noise_accuracy.png",
-    "noise_rfs.png",
-    "noise_classes.png",
-    "noise_irfs.png",
-}
 
 
 class _Tiny:
@@ -121,7 +116,7 @@ def test_background_only_model_has_rfs_minus_one(in9_release, tmp_path):
     assert r["irfs_mean"] < -0.8
     # one forward per noisy copy (18 images x 3 levels x 2 regions x 2 trials) + the clean 18
     assert model.forward_images == 18 * 3 * 2 * 2 + 18 == r["timing"]["noisy_images"] + 18
-    assert set(p.name for p in tmp_path.iterdir()) == OUTPUTS
+    assert set(p.name for p in tmp_path.iterdir()) == set(NOISE_OUTPUTS)
 
 
 def test_foreground_only_model_has_rfs_plus_one(in9_release):
@@ -284,7 +279,7 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
     args += ["--trials", "2", "--max-images", "6", "--batch-size", "16", "--workers", "0"]
     code = main([*args, "--device", "cpu", "--output", str(out), "--quiet"])
     assert code == 0
-    assert set(p.name for p in out.iterdir()) == OUTPUTS
+    assert set(p.name for p in out.iterdir()) == set(NOISE_OUTPUTS)
     printed = capsys.readouterr().out
     assert "RFS (relative foreground sensitivity)" in printed and "noise_images.parquet" in printed
     saved = json.loads((out / "noise.json").read_text())
@@ -296,3 +291,71 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
         main(["noise", "--trials", "0"])
     assert main(["noise", "--data", str(in9_release), "--levels", "x", "--quiet"]) == 2
     assert "--levels: 'x' is not a number" in capsys.readouterr().err
+
+
+class Recorder(_Tiny):
+    """An ImageNet-1k model that keeps every input (RIVAL10 geometry: resize 256, crop 224,
+    identity normalisation) and answers class 0."""
+
+    def __init__(self):
+        super().__init__("recorder", imagenet_label_space())
+        from hf_bgbench.models.preprocessing import Preprocessing
+
+        self.preprocessing = Preprocessing(
+            (224, 224), 256, (224, 224), "bilinear", (0,) * 3, (1,) * 3
+        )
+        self.inputs: list[torch.Tensor] = []
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        self.inputs.append(x.clone())
+        return torch.zeros(len(x), 1000)
+
+
+def test_rival10_noise_follows_the_object_mask(tmp_path):
+    """RIVAL10: the test split of ``ordinary`` with its object_mask, both through the model's
+    resize + crop; the object copy differs from the clean image only inside the mask, the
+    background copy only outside."""
+    from hf_bgbench.data.loader import Geometry
+    from tests.rival10_fixture import fixture_items, write_rival10_release
+
+    release = write_rival10_release(tmp_path)
+    model = Recorder()
+    # batch size 2, one trial, one level: each image is decoded alone and the stream of
+    # inputs is clean, object copy, background copy for every image in order
+    r = _run(
+        release,
+        model,
+        benchmark="rival10",
+        label_map="imagenet",
+        levels=[120],
+        trials=1,
+        batch_size=2,
+        output_dir=tmp_path / "out",
+    )
+    items = {item.stem: item for item in fixture_items() if item.split == "test"}
+    assert r["variant"] == "ordinary" and r["mask_column"] == "object_mask"
+    assert r["n_images"] == len(items) and len(r["per_class"]) == 10
+    assert r["settings"]["geometry"] == {
+        "resize": 256,
+        "crop": [224, 224],
+        "interpolation": "bilinear",
+    }
+    stream = torch.cat(model.inputs)
+    assert stream.shape == (3 * len(items), 3, 224, 224)
+    ids = pd.read_parquet(tmp_path / "out" / "noise_images.parquet")["id"].tolist()
+    geometry = Geometry.of(model.preprocessing)
+    for i, stem in enumerate(ids):
+        mask = (
+            np.asarray(
+                geometry(Image.fromarray(items[stem].object_mask.astype(np.uint8) * 255), mask=True)
+            )
+            >= 128
+        )
+        inside = torch.from_numpy(mask)
+        clean, fg, bg = stream[3 * i], stream[3 * i + 1], stream[3 * i + 2]
+        assert float((fg - clean)[:, ~inside].abs().max()) == 0.0, stem
+        assert float((bg - clean)[:, inside].abs().max()) == 0.0, stem
+        if inside.any():
+            assert float((fg - clean)[:, inside].abs().max()) > 0.1, stem
+        if (~inside).any():
+            assert float((bg - clean)[:, ~inside].abs().max()) > 0.1, stem

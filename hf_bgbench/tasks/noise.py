@@ -297,7 +297,7 @@ def run_noise(
             "num_workers": workers,
             "amp": step.cuda,
             "resized_to": list(step.resize_to) if step.resize_to else None,
-            "geometry": None if geometry is None else asdict(geometry),
+            "geometry": None if geometry is None else _plain(asdict(geometry)),
             "mask_threshold": MASK_THRESHOLD,
         },
         timing={
@@ -307,11 +307,16 @@ def run_noise(
             "noisy_images_per_second": round(noisy / max(noise_seconds, 1e-9), 2),
         },
     )
-    doc = make_document("noise", body, noise_report_section(body, spec), head=RESULT_KEYS)
+    doc = make_document("noise", body, noise_report_section(body), head=RESULT_KEYS)
     if output_dir is not None:
         extra = {"noise_images.parquet": lambda path: frame.to_parquet(path, index=False)}
         write_run(doc, output_dir, "noise", extra, outputs=NOISE_OUTPUTS)
     return doc
+
+
+def _plain(values: dict[str, Any]) -> dict[str, Any]:
+    """Tuples as lists: the document in memory equals the one read back from noise.json."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
 def _run_images(

@@ -21,11 +21,29 @@ def _ci(interval: list[float] | None, as_pct: bool) -> str:
     return f"[{pct(lo)}, {pct(hi)}]" if as_pct else f"[{lo:+.3f}, {hi:+.3f}]"
 
 
+def _level_row(name: str, stats: dict[str, Any]) -> list[str]:
+    """One row of the per-level table (a level's numbers, or the pooled ones)."""
+    return [
+        name,
+        pct(stats["a_fg"]),
+        _ci(stats["a_fg_ci95"], True),
+        pct(stats["a_bg"]),
+        _ci(stats["a_bg_ci95"], True),
+        pct(stats["mean_accuracy"]),
+        _num(stats["rfs"]),
+        _ci(stats["rfs_ci95"], False),
+        _num(stats["irfs_mean"]),
+    ]
+
+
 def _level_name(norm: str) -> str:
     return "σ x 255" if norm == "linf" else "ε (ℓ2)"
 
 
-def noise_report_section(body: dict[str, Any], spec: Any) -> Report:
+def noise_report_section(body: dict[str, Any]) -> Report:
+    """Headline RFS, a_fg, a_bg, clean accuracy and iRFS; tables per level, per class and per
+    class x level; the four figures (accuracy and RFS per level, the per-class scatter with
+    its diagonal, iRFS histograms per class)."""
     norm, variant = body["norm"], body["variant"]
     levels = [lv["level"] for lv in body["levels"]]
     level_text = ", ".join(f"{lv:g}" for lv in levels)
@@ -47,32 +65,21 @@ def noise_report_section(body: dict[str, Any], spec: Any) -> Report:
                 "hurts, −1 = only noise on the background)."
             ),
         ),
-        Score(
-            "accuracy_fg_noise",
-            "Accuracy, noise on the object",
-            body["a_fg"],
-            ci95=body["a_fg_ci95"],
-            n=body["n_images"],
-            config=variant,
-            short="a_fg",
-        ),
-        Score(
-            "accuracy_bg_noise",
-            "Accuracy, noise on the background",
-            body["a_bg"],
-            ci95=body["a_bg_ci95"],
-            n=body["n_images"],
-            config=variant,
-            short="a_bg",
-        ),
-        Score(
-            "accuracy",
-            f"Clean accuracy ({variant})",
-            body["clean_accuracy"],
-            ci95=body["clean_accuracy_ci95"],
-            n=body["n_images"],
-            config=variant,
-            short="Clean acc.",
+        *(
+            Score(
+                key,
+                label,
+                body[value],
+                ci95=body[f"{value}_ci95"],
+                n=body["n_images"],
+                config=variant,
+                short=short,
+            )
+            for key, label, value, short in (
+                ("accuracy_fg_noise", "Accuracy, noise on the object", "a_fg", "a_fg"),
+                ("accuracy_bg_noise", "Accuracy, noise on the background", "a_bg", "a_bg"),
+                ("accuracy", f"Clean accuracy ({variant})", "clean_accuracy", "Clean acc."),
+            )
         ),
         Score("irfs", "Mean iRFS", body["irfs_mean"], unit="", config=variant, short="iRFS"),
         Score(
@@ -84,33 +91,8 @@ def noise_report_section(body: dict[str, Any], spec: Any) -> Report:
             latex=False,
         ),
     ]
-    level_rows = [
-        [
-            f"{lv['level']:g}",
-            pct(lv["a_fg"]),
-            _ci(lv["a_fg_ci95"], True),
-            pct(lv["a_bg"]),
-            _ci(lv["a_bg_ci95"], True),
-            pct(lv["mean_accuracy"]),
-            _num(lv["rfs"]),
-            _ci(lv["rfs_ci95"], False),
-            _num(lv["irfs_mean"]),
-        ]
-        for lv in body["levels"]
-    ]
-    level_rows.append(
-        [
-            "all",
-            pct(body["a_fg"]),
-            _ci(body["a_fg_ci95"], True),
-            pct(body["a_bg"]),
-            _ci(body["a_bg_ci95"], True),
-            pct(body["mean_accuracy"]),
-            _num(body["rfs"]),
-            _ci(body["rfs_ci95"], False),
-            _num(body["irfs_mean"]),
-        ]
-    )
+    level_rows = [_level_row(f"{lv['level']:g}", lv) for lv in body["levels"]]
+    level_rows.append(_level_row("all", body))
     classes = body["per_class"]
     tables = [
         Table(

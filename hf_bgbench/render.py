@@ -127,7 +127,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         "```",
         "",
     ]
-    out += [n for n in report["notes"]] + [f"hf_bgbench {doc.get('hf_bgbench_version', '')}.", ""]
+    probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
+    out += probe + list(report["notes"])
+    out += [f"hf_bgbench {doc.get('hf_bgbench_version', '')}.", ""]
     return "\n".join(out)
 
 

@@ -6,8 +6,9 @@
 - ``--from in9 DIR``: an IN-9 build (Hub layout): config ``original`` and its ``mask``;
 - ``--from rival10 DIR``: a RIVAL10 Hub folder: config ``ordinary`` and its ``object_mask``.
 
-The label space is the source's own: ImageNet-1k for photo folders, the classes of the
-Hub folder's ``label`` ClassLabel otherwise (e.g. the nine IN-9 classes).
+Labels are ImageNet-1k indices, as the ImageNet-E protocol scores them: from the wnid of
+photo folders, and for IN-9 / RIVAL10 Hub folders from the wnid each id starts with; a Hub
+folder whose ids carry no wnid keeps its own classes (recorded as ``label_space``).
 """
 
 from __future__ import annotations
@@ -125,5 +126,30 @@ def from_hub(kind: str, folder: Path) -> Source:
                 )
             )
     items.sort(key=lambda i: (i.label, i.id))
+    if len(names) != 1000:
+        relabelled = _imagenet_labels(items)
+        if relabelled is not None:
+            # The ImageNet-E protocol scores the fine ImageNet-1k class: IN-9 and RIVAL10 ids
+            # start with the source photo's wnid, which gives it exactly.
+            from hf_bgbench.benchmarks.in9_full import full_imagenet_label_space
+
+            names = list(full_imagenet_label_space().names)
+            return Source(kind, str(folder), relabelled, names, "imagenet-1k", dict(skipped))
     space = "imagenet-1k" if len(names) == 1000 else kind
     return Source(kind, str(folder), items, names, space, dict(skipped))
+
+
+def _imagenet_labels(items: list[SourceItem]) -> list[SourceItem] | None:
+    """``items`` labelled with the ImageNet-1k index of the wnid their id starts with, or
+    None when some id carries no ImageNet wnid (then the source's own labels are kept)."""
+    from hf_bgbench.labels import imagenet_wnid_index
+
+    index = imagenet_wnid_index()
+    heads = [item.id.split("_")[0] for item in items]
+    if not items or not all(WNID.match(h) and h in index for h in heads):
+        return None
+    out = [
+        SourceItem(item.id, index[head], item.image, item.mask)
+        for item, head in zip(items, heads, strict=True)
+    ]
+    return sorted(out, key=lambda i: (i.label, i.id))

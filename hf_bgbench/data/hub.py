@@ -8,6 +8,7 @@ A repo folder is ``README.md`` (YAML front matter with ``configs:``) plus
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import os
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ import yaml
 from datasets.table import embed_table_storage
 
 from hf_bgbench.data.sources import DataSourceError, Reader
+
+log = logging.getLogger(__name__)
 
 MAX_SHARD_BYTES = 500 * 1024**2
 
@@ -296,8 +299,12 @@ def _load_split(
         raise
     if split in dsd:
         return dsd[split]
-    if len(dsd) == 1:
-        return next(iter(dsd.values()))
+    if split == "test" and len(dsd) == 1:
+        # A one-split dataset is scored whatever its split is called; any other request (the
+        # probe's "train") must never quietly get the images it will be scored on.
+        (only,) = dsd
+        log.warning("%s [%s]: no 'test' split; scoring its only split %r", location, variant, only)
+        return dsd[only]
     raise DataSourceError(
         f"{location} [{variant}] has no split {split!r}; splits: {', '.join(dsd)}."
     )

@@ -222,6 +222,7 @@ class PhotoFolder(Reader):
         return cls(str(path.resolve()), (spec.reference_variant,), spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        self._test_split_only(split)
         return load_image_folder(self.location, self.spec)
 
     def _missing_variant_hint(self) -> str:

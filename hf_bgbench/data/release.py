@@ -153,4 +153,5 @@ class BackgroundsChallengeRelease(Reader):
         return cls(str(root.resolve()), release_variants(root, spec), spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
+        self._test_split_only(split)
         return load_release_variant(self.location, variant, self.spec, with_mask=MASK in columns)

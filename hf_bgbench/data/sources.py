@@ -100,6 +100,14 @@ class Reader:
     def _missing_variant_hint(self) -> str:
         return ""
 
+    def _test_split_only(self, split: str) -> None:
+        """For layouts that hold one split of test images: refuse any other split by name
+        (the probe asks for "train"; it must never get the test images instead)."""
+        if split != "test":
+            raise DataSourceError(
+                f"{self.location} ({self.kind}) holds test images only; it has no {split!r} split."
+            )
+
     def fingerprint(self, ds: datasets.Dataset, variant: str) -> str:
         """A stable identity of the data behind ``ds`` (for the prediction cache).
 

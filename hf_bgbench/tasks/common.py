@@ -177,7 +177,7 @@ def run_header(
     classifier: Any, model: Any, spec: BenchmarkSpec, reader: Reader, mapper: LabelMapper
 ) -> dict[str, Any]:
     """The header keys every task writes (see :mod:`hf_bgbench.results`)."""
-    return {
+    header = {
         "model": getattr(classifier, "model_id", str(model)),
         "model_resolved": getattr(classifier, "resolved", None),
         "benchmark": spec.name,
@@ -185,6 +185,16 @@ def run_header(
         "label_protocol": mapper.protocol,
         "data": reader.describe(),
     }
+    record = getattr(classifier, "probe_record", None)
+    if record is not None:  # RIVAL10's protocol: a linear probe on frozen features
+        from hf_bgbench.probe import probe_note
+
+        header["label_protocol"] = (
+            "linear probe on frozen penultimate features, fitted on the train split; argmax "
+            "over the benchmark's classes"
+        )
+        header["probe"] = {**record, "note": probe_note(record)}
+    return header
 
 
 def write_run(

@@ -109,6 +109,8 @@ def evaluate_model(
         checkpoint=checkpoint,
         device=device,
         progress=progress,
+        batch_size=batch_size,
+        num_workers=num_workers,
     )
     datasets_by_variant = {v: reader.load(v) for v in chosen}
     mismatch = _check_aligned_ids(spec, datasets_by_variant, allow_mismatched_ids)
@@ -157,13 +159,6 @@ def evaluate_model(
         computed_images=sum(r.computed for r in runs.values()),
         reused_images=sum(r.reused for r in runs.values()),
     )
-    # The linear probe that scored the model (RIVAL10's protocol, hf_bgbench.probe): recipe,
-    # seed, chosen l2, held-out accuracy, train size and cache path.
-    if getattr(classifier, "probe_record", None) is not None:
-        from hf_bgbench.probe import probe_note
-
-        header["probe"] = classifier.probe_record
-        report.notes.append(probe_note(classifier.probe_record))
     report.notes.append(_protocol_note(header, body))
     for figure in report.figures:
         figure.title = f"{header['model']} on {spec.name}: {figure.title}"

@@ -15,10 +15,22 @@ Hand computation (tests/in9_fixture.py, ColourRuleClassifier):
   background of another colour -> all 9 are vulnerable. Challenge accuracy = 9/18 = 0.5, and
   0.5 in every class (one robust k=0, one vulnerable k=1 each).
 * Clean accuracy (uncomposited originals) = EXPECTED_ACCURACY["original"] = 16/18.
-* Early stop, batch 4: k=0 foregrounds try all 18 backgrounds (9 x 18 = 162); a k=1
-  foreground of class y is fooled in the first batch (backgrounds 0..3 have colours 0,0,1,1:
-  y=0 is fooled by index 2, y>=1 by index 0) -> 9 x 4 = 36. Total 198 composites (+18 clean
-  forwards); the full matrix needs 18 x 18 = 324.
+* Minimal composites: 9 robust x 18 backgrounds + 9 vulnerable x 1 = 171.
+* Early stop, batch 4 (tasks/challenge_schedule.py): 4 foregrounds active, one composite
+  each per batch, each background's fooling rate so far deciding the order. A k=0
+  foreground tries all 18 whatever the order. A grey k=1 foreground of class y is fooled by
+  every background whose colour is not y, so it costs 1 composite + 1 per background of its
+  own colour it meets first: at most 1 + 3 (colours 2 and 5 fill 3 backgrounds each), so any
+  order costs between 171 and 162 + 9 + 18 = 189. This run (seed 0; tie-break order
+  ``tiebreak_rank(18, 0)`` starts with background 0 = (0,0), colour 0): batch 1 gives all
+  four active foregrounds background 0, so (0,1) meets its own colour (1 wasted composite)
+  while (1,1) is fooled into 0. From then on the backgrounds with the highest fooling rate
+  are 8 = (4,0) (colour 4) and 16 = (8,0) (colour 8): every later grey foreground meets one
+  of them first, and only (4,1) (meets 8) and (8,1) (meets 16) waste one more each. Per
+  foreground: k=0 18; (0,1), (4,1), (8,1) 2; the other six grey ones 1. Total
+  162 + 3 x 2 + 6 x 1 = 174 = minimal + 3 (+18 clean forwards); the reference order
+  (dataset order, batches of 4, stop at the first fooling batch) took 9 x 18 + 9 x 4 = 198;
+  the full matrix needs 18 x 18 = 324.
 * ASR of background j (label L, colour C) = share of the 16 other-class foregrounds predicted
   L. k=0 foregrounds say their own class (never L); k=1 ones say C. If C == L, the 8 k=1
   foregrounds of other classes are flipped into L -> 8/16 = 0.5 (15 backgrounds). For (6,1),
@@ -40,48 +52,55 @@ from PIL import Image
 
 from hf_bgbench.cli import main
 from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
+from hf_bgbench.tasks.challenge_schedule import tiebreak_rank
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release
 
 BG_COLOURS = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 2, 7, 8, 8, 5]
 BG_IDS = [image_id(y, k) for y in range(9) for k in (0, 1)]
 
 
-def _run(release, **kw):
+def _run(release, clf=None, **kw):
     kw.setdefault("progress", False)
     kw.setdefault("num_workers", 0)
-    clf = ColourRuleClassifier()
+    kw.setdefault("use_cache", False)  # the session's cache would serve later tests
+    clf = clf or ColourRuleClassifier()
     return clf, run_challenge(clf, release, **kw)
 
 
 def test_early_stop_matches_hand_computation(in9_release, tmp_path):
+    assert np.argsort(tiebreak_rank(18, 0))[0] == 0  # the docstring's first background
     clf, r = _run(in9_release, batch_size=4, output_dir=tmp_path)
     assert r["mode"] == "early_stop"
     assert r["challenge_accuracy"] == 0.5
     assert set(r["challenge_accuracy_per_class"].values()) == {0.5}
     assert r["clean_accuracy"] == pytest.approx(EXPECTED_ACCURACY["original"])
     assert (r["n_foregrounds"], r["n_backgrounds"], r["n_vulnerable"]) == (18, 18, 9)
-    assert r["composites_evaluated"] == 9 * 18 + 9 * 4 == 198
+    assert r["composites_minimal"] == 9 * 18 + 9 == 171
+    assert r["composites_evaluated"] == r["composites_computed"] == 162 + 3 * 2 + 6 == 174
+    assert 171 <= r["composites_evaluated"] <= 189  # any order
     assert r["composites_total"] == 324
-    assert clf.forward_images == 198 + 18  # composites + the clean foregrounds
+    assert clf.forward_images == 174 + 18  # composites + the clean foregrounds
+    assert r["settings"]["schedule"]["tiebreak_seed"] == 0
     assert "attack_success" not in r
 
     frame = pd.read_parquet(tmp_path / "vulnerable.parquet").set_index("id")
     assert frame["vulnerable"].to_dict() == {
         image_id(y, k): k == 1 for y in range(9) for k in (0, 1)
     }
-    first = frame[frame["vulnerable"]]
-    # class 0 grey: backgrounds 0, 1 are colour 0, index 2 = (1, 0) is colour 1
-    assert first.loc[image_id(0, 1), "fooling_bg_id"] == image_id(1, 0)
-    assert first.loc[image_id(0, 1), "pred"] == 1
-    for y in range(1, 9):  # other grey foregrounds: the very first background (colour 0)
-        assert first.loc[image_id(y, 1), "fooling_bg_id"] == image_id(0, 0)
-        assert first.loc[image_id(y, 1), "pred"] == 0
+    grey = frame[frame["vulnerable"]]
+    colour = dict(zip(BG_IDS, BG_COLOURS, strict=True))
+    for y in range(9):  # a fooling background has another colour; the prediction is it
+        fooling = grey.loc[image_id(y, 1), "fooling_bg_id"]
+        assert colour[fooling] != y and grey.loc[image_id(y, 1), "pred"] == colour[fooling]
+        wasted = 1 if y in (0, 4, 8) else 0
+        assert grey.loc[image_id(y, 1), "composites"] == 1 + wasted
+    assert grey.loc[image_id(1, 1), "fooling_bg_id"] == image_id(0, 0)  # batch 1
     assert frame["fooling_bg_id"][~frame["vulnerable"]].isna().all()
     assert set(frame.loc[~frame["vulnerable"], "composites"]) == {18}
-    assert set(frame.loc[frame["vulnerable"], "composites"]) == {4}
 
     saved = json.loads((tmp_path / "challenge.json").read_text())
     assert saved["challenge_accuracy"] == 0.5
+    assert saved["memory"]["peak_rss_mb"] > 0
     assert "| colour-rule-imagenet-1k | 50.0 |" in (tmp_path / "challenge.md").read_text()
     assert Image.open(tmp_path / "challenge.png").size[0] > 100
     assert not (tmp_path / "fooling_matrix.npz").exists()
@@ -91,7 +110,7 @@ def test_full_matrix_attack_success_rates(in9_release, tmp_path):
     clf, r = _run(in9_release, full_matrix=True, batch_size=5, output_dir=tmp_path)
     assert r["mode"] == "full_matrix"
     assert r["challenge_accuracy"] == 0.5
-    assert r["composites_evaluated"] == 324 > 198  # early stop evaluates fewer
+    assert r["composites_evaluated"] == r["composites_minimal"] == 324 > 174
     assert clf.forward_images == 324 + 18
 
     npz = np.load(tmp_path / "fooling_matrix.npz")

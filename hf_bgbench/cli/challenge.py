@@ -16,9 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Paste every test foreground (image + fg_mask) on every only_bg_t background, of "
             "every class, and count the foregrounds no background can flip (challenge "
-            "accuracy). --full-matrix scores every composite and adds per-background attack "
-            "success rates. Writes challenge.json, challenge.md, vulnerable.parquet, "
-            "challenge.png (and fooling_matrix.npz) to --output."
+            "accuracy). Each foreground stops at its first fooling background, the most "
+            "fooling backgrounds tried first; --full-matrix scores every composite and adds "
+            "per-background attack success rates. Decided foregrounds are cached: rerun the "
+            "same command after an interruption to resume. Writes challenge.json, challenge.md, "
+            "vulnerable.parquet, challenge.png (and fooling_matrix.npz) to --output."
         ),
     )
     p.add_argument(
@@ -39,7 +41,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="score every composite (no early stop) for attack success rates per background",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the subsets (recorded)")
+    p.add_argument(
+        "--max-device-backgrounds",
+        type=positive_int,
+        default=None,
+        help="backgrounds held on the device at once; more are streamed in chunks of this "
+        "size, same results (default: all that fit in half the free device memory)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where decided foregrounds are cached, so an interrupted run resumes (default: "
+        "<cache root>/challenge)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="recompute every foreground")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the subsets and of the schedule's tie-breaks (recorded)",
+    )
     p.add_argument("--output", type=Path, default=Path("bgbench_challenge"), help="output folder")
     add_model_arguments(p, batch_size=64)
     p.set_defaults(func=run)
@@ -65,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         seed=args.seed,
         checkpoint=args.checkpoint,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        max_device_backgrounds=args.max_device_backgrounds,
         progress=not args.quiet,
         output_dir=args.output,
     )

@@ -25,14 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import datasets
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.data.loader import DataError, decode_loader, iterate, size_message
+from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
+from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.metrics import (
     FoolingMatrix,
@@ -45,9 +44,13 @@ from hf_bgbench.metrics import (
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
+from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
+from hf_bgbench.tasks.challenge_run import LoopOptions, peak_memory, run_pairs
+from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
 from hf_bgbench.tasks.common import (
     classifier_and_mapper,
+    first_image_size,
     input_geometry,
     open_data,
     run_header,
@@ -76,7 +79,6 @@ CHALLENGE_OUTPUTS = (
     "fooling_matrix.npz",
 )
 TOP_BACKGROUNDS = 3  # most fooling backgrounds listed per class in the results
-FOREGROUND_CHUNK = 16  # foregrounds decoded (and scored clean) per DataLoader batch
 
 
 class ChallengeError(ValueError):
@@ -103,17 +105,26 @@ def run_challenge(
     restrict_to_benchmark: bool = False,
     label_map: str = "auto",
     checkpoint: str | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    max_device_backgrounds: int | None = None,
 ) -> dict[str, Any]:
     """Run the Backgrounds Challenge for ``model`` (a model id or a loaded classifier).
 
     ``max_foregrounds`` / ``max_backgrounds`` pick a seeded random subset (``seed``; the ids
     used are recorded) so a quick run stays reproducible; the published number uses all.
+    ``seed`` also breaks ties in the early-stop background order. Decided foregrounds are
+    cached under ``cache_dir`` (default ``<cache root>/challenge``; ``use_cache=False``
+    computes everything), so an interrupted run resumes. ``max_device_backgrounds`` caps the
+    backgrounds held on the device at once (default: all that fit in half the free memory).
     Returns the results document; with ``output_dir`` also writes challenge.json,
     challenge.md, challenge_model_index.yaml, vulnerable.parquet, challenge.png and (full
     matrix) fooling_matrix.npz.
     """
     if batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {batch_size}.")
+    if max_device_backgrounds is not None and max_device_backgrounds < 1:
+        raise ValueError(f"--max-device-backgrounds must be >= 1, got {max_device_backgrounds}.")
     started = time.perf_counter()
     spec = get_benchmark(benchmark)
     spec.check_task("challenge")
@@ -136,28 +147,49 @@ def run_challenge(
         progress=progress,
     )
     step = ModelStep(classifier, mapper, device)
+    if step.cuda:
+        torch.cuda.reset_peak_memory_stats(step.device)
     workers = default_num_workers() if num_workers is None else num_workers
+    mode = "full_matrix" if full_matrix else "early_stop"
     try:
-        bgs, bg_labels, bg_ids, bg_skipped = decode_backgrounds(
-            bg_ds,
-            bg_idx,
-            step.device,
+        if not len(bg_idx):
+            raise ChallengeError(f"{reader.location} [{background_variant}]: no background.")
+        hw = first_image_size(bg_ds.select(bg_idx[:8]))
+        step.resize_to, deviations = input_geometry(step, hw, resize_to_model_input)
+        chunk = background_chunk(len(bg_idx), hw, step.device, max_device_backgrounds)
+        identity = CacheIdentity(
+            classifier.fingerprint,
+            reader.fingerprint(fg_ds, foreground_variant),
+            reader.fingerprint(bg_ds, background_variant),
+            foreground_variant,
+            background_variant,
+            mapper.protocol,
+            "x".join(map(str, step.resize_to)) if step.resize_to else "none",
+            mode,
+        )
+        opts = LoopOptions(
+            full_matrix=full_matrix,
             batch_size=batch_size,
             num_workers=workers,
+            chunk_size=chunk,
+            seed=seed,
+            num_classes=spec.num_classes,
             progress=progress,
+            cache_root=(Path(cache_dir) if cache_dir else default_challenge_cache_dir())
+            if use_cache
+            else None,
+            identity=identity,
         )
-        if len(bg_ids) == 0:
-            raise ChallengeError(
-                f"{reader.location} [{background_variant}]: no readable background."
-            )
-        step.resize_to, deviations = input_geometry(step, bgs.shape[-2:], resize_to_model_input)
         t0 = time.perf_counter()
-        out = _run_foregrounds(fg_ds, fg_idx, bgs, step, full_matrix, batch_size, workers, progress)
-    except DataError as err:
+        out = run_pairs(fg_ds, fg_idx, bg_ds, bg_idx, step, opts)
+    except (DataError, DataSourceError) as err:
         raise ChallengeError(
             f"The Backgrounds Challenge composites pixel by pixel: {err}"
         ) from None
     challenge_seconds = time.perf_counter() - t0
+    bg_ids, bg_labels = out["bg_ids"], out["bg_labels"]
+    if not bg_ids:
+        raise ChallengeError(f"{reader.location} [{background_variant}]: no readable background.")
     if not out["ids"]:
         raise ChallengeError(f"{reader.location} [{foreground_variant}]: no readable foreground.")
 
@@ -167,7 +199,7 @@ def run_challenge(
         protocol_deviations=deviations,
         foreground_variant=foreground_variant,
         background_variant=background_variant,
-        mode="full_matrix" if full_matrix else "early_stop",
+        mode=mode,
         seed=seed,
         subset={
             "seed": seed,
@@ -176,7 +208,7 @@ def run_challenge(
             "foreground_ids": out["ids"] if max_foregrounds is not None else None,
             "background_ids": bg_ids if max_backgrounds is not None else None,
         },
-        skipped={"foregrounds": out["skipped"], "backgrounds": bg_skipped},
+        skipped={"foregrounds": out["skipped"], "backgrounds": out["bg_skipped"]},
         settings={
             "batch_size": batch_size,
             "device": str(step.device),
@@ -184,12 +216,25 @@ def run_challenge(
             "amp": step.cuda,
             "composite": "x = bg * (1 - mask) + fg * mask in [0, 1], then normalise",
             "resized_to": list(step.resize_to) if step.resize_to else None,
+            "schedule": (
+                {"order": "dataset order, batches filled across foregrounds"}
+                if full_matrix
+                else {"order": ORDER_DESCRIPTION, "tiebreak_seed": seed}
+            ),
+            "max_device_backgrounds": max_device_backgrounds,
+            "background_chunk_size": chunk,
+            "background_chunks": out["chunks"],
+            "cache": str(opts.cache_root) if opts.cache_root else None,
         },
         timing={
             "challenge_seconds": round(challenge_seconds, 3),
+            "background_decode_seconds": round(out["decode_seconds"], 3),
             "total_seconds": round(time.perf_counter() - started, 3),
-            "composites_per_second": round(out["composites"] / max(challenge_seconds, 1e-9), 2),
+            "composites_per_second": round(
+                out["composites_computed"] / max(challenge_seconds, 1e-9), 2
+            ),
         },
+        memory=peak_memory(step.device),
     )
     doc = make_document(
         "challenge", body, challenge_report_section(body, spec, out.get("asr")), head=RESULT_KEYS
@@ -200,38 +245,33 @@ def run_challenge(
     return doc
 
 
-def decode_backgrounds(
-    ds: datasets.Dataset,
-    indices: Sequence[int],
-    device: torch.device,
-    *,
-    batch_size: int = 64,
-    num_workers: int = 0,
-    progress: bool = False,
-) -> tuple[torch.Tensor, np.ndarray, list[str], list[dict[str, Any]]]:
-    """Decode rows ``indices`` of ``ds`` once into a uint8 (N, 3, H, W) tensor on ``device``
-    (uint8 keeps 4,050 backgrounds at 0.6 GB). Returns (images, labels, ids, unreadable rows).
+def background_chunk(
+    n: int, hw: Sequence[int], device: torch.device, limit: int | None = None
+) -> int:
+    """Backgrounds held on the device at once: ``limit`` when given, else all ``n`` when
+    they fit in half the device's free memory (uint8, 3 x H x W each), else as many as do."""
+    if limit is not None:
+        return max(1, min(n, limit))
+    free = free_memory(device)
+    if free is None:
+        return n
+    per_background = 3 * int(hw[0]) * int(hw[1])
+    return max(1, min(n, free // 2 // per_background))
 
-    Images are not resized: the challenge composites at the data's own size (224x224)."""
-    loader = decode_loader(ds, indices, batch_size=batch_size, num_workers=num_workers)
-    chunks, labels, ids, skipped = [], [], [], []
-    bar = tqdm(total=len(indices), desc="decode backgrounds", unit="img", disable=not progress)
-    for batch in iterate(loader):
-        skipped.extend(batch.skipped)
-        if batch.images is not None:
-            chunks.append(batch.images.to(device))
-            labels.extend(batch.labels.tolist())
-            ids.extend(batch.ids)
-        bar.update(len(batch) + len(batch.skipped))
-    bar.close()
-    if skipped:
-        log.warning("%d background(s) could not be read and were skipped.", len(skipped))
-    if not chunks:
-        return torch.empty(0, 3, 0, 0, dtype=torch.uint8), np.zeros(0, np.int64), [], skipped
-    sizes = {tuple(c.shape[-2:]) for c in chunks}
-    if len(sizes) > 1:
-        raise DataError(size_message("background images", sizes))
-    return torch.cat(chunks), np.asarray(labels, np.int64), ids, skipped
+
+def free_memory(device: torch.device) -> int | None:
+    """Free bytes on ``device`` (CUDA: the driver's count; CPU: MemAvailable), or None."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    if device.type != "cpu":
+        return None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:
@@ -245,95 +285,6 @@ def _subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> 
         raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
     rng = np.random.default_rng([seed, stream])
     return sorted(rng.choice(n, size=limit, replace=False).tolist())
-
-
-def _run_foregrounds(
-    fg_ds: datasets.Dataset,
-    fg_idx: list[int],
-    bgs: torch.Tensor,
-    step: ModelStep,
-    full_matrix: bool,
-    batch_size: int,
-    workers: int,
-    progress: bool,
-) -> dict[str, Any]:
-    hw = tuple(bgs.shape[-2:])
-    loader = decode_loader(
-        fg_ds,
-        fg_idx,
-        columns=(MASK,),
-        batch_size=FOREGROUND_CHUNK,
-        num_workers=workers,
-        prefetch_factor=2,
-    )
-    out: dict[str, Any] = {
-        "ids": [],
-        "labels": [],
-        "clean_pred": [],
-        "vulnerable": [],
-        "first_bg": [],  # index of the first fooling background, -1 if none
-        "first_pred": [],  # prediction on that composite
-        "composites_per_fg": [],
-        "rows": [],  # full matrix rows
-        "skipped": [],
-        "composites": 0,
-    }
-    bar = tqdm(total=len(fg_idx), desc="challenge", unit="fg", disable=not progress)
-    for batch in iterate(loader):
-        out["skipped"].extend(batch.skipped)
-        if batch.images is not None:
-            if tuple(batch.images.shape[-2:]) != hw:
-                raise DataError(
-                    size_message(
-                        "foregrounds and backgrounds", {tuple(batch.images.shape[-2:]), hw}
-                    )
-                )
-            images = batch.images.to(step.device)
-            masks = batch.columns[MASK].to(step.device)
-            clean = step.predict(images.float().div(255), batch.labels).pred
-            out["clean_pred"].extend(clean.tolist())
-            for image, mask, label in zip(images, masks, batch.labels.tolist(), strict=True):
-                preds = _one_foreground(image, mask, label, bgs, step, batch_size, full_matrix)
-                wrong = np.flatnonzero(preds != label)
-                out["vulnerable"].append(bool(len(wrong)))
-                out["first_bg"].append(int(wrong[0]) if len(wrong) else -1)
-                out["first_pred"].append(int(preds[wrong[0]]) if len(wrong) else None)
-                out["composites_per_fg"].append(len(preds))
-                out["composites"] += len(preds)
-                if full_matrix:
-                    out["rows"].append(preds)
-            out["ids"].extend(batch.ids)
-            out["labels"].extend(batch.labels.tolist())
-        bar.update(len(batch) + len(batch.skipped))
-    bar.close()
-    if out["skipped"]:
-        log.warning("%d foreground(s) could not be read and were skipped.", len(out["skipped"]))
-    return out
-
-
-def _one_foreground(
-    image: torch.Tensor,
-    mask: torch.Tensor,
-    label: int,
-    bgs: torch.Tensor,
-    step: ModelStep,
-    batch_size: int,
-    full_matrix: bool,
-) -> np.ndarray:
-    """Predictions of ``image`` pasted on the backgrounds, in order; without ``full_matrix``
-    the list ends with the first batch holding a wrong prediction (the reference's stop)."""
-    m = mask.float().div(255)  # (1, H, W); the release's masks are binary (0/255)
-    fg_part = image.float().div(255) * m  # fg * mask, the same for every background
-    keep = 1 - m  # (1 - mask)
-    preds = []
-    for start in range(0, len(bgs), batch_size):
-        bg = bgs[start : start + batch_size].float().div(255)
-        x = bg * keep + fg_part  # x = bg * (1 - mask) + fg * mask  (SPEC §1)
-        p = step.predict(x, label).pred
-        preds.append(p)
-        if not full_matrix and bool((p != label).any()):
-            break
-    return np.concatenate(preds)
 
 
 def summarize(
@@ -356,8 +307,18 @@ def summarize(
         "n_foregrounds_per_class": {
             n: int((labels == c).sum()) for c, n in enumerate(spec.classes)
         },
+        # composites the verdicts took (cached foregrounds count what they took when computed)
         "composites_evaluated": int(out["composites"]),
+        # the least any order can take: every background for a robust foreground, one
+        # composite for a vulnerable one (full matrix: every pair)
+        "composites_minimal": n_fg * n_bg
+        if full_matrix
+        else int((~vulnerable).sum()) * n_bg + int(vulnerable.sum()),
         "composites_total": n_fg * n_bg,
+        "composites_computed": int(out["composites_computed"]),  # by this run
+        "clean_forwards": int(out["clean_forwards"]),  # clean foregrounds scored by this run
+        "computed_rows": int(out["rows_computed"]),  # (foreground, background chunk) verdicts
+        "reused_rows": int(out["rows_reused"]),  # ... taken from the cache
     }
     if full_matrix:
         matrix = FoolingMatrix.from_arrays(

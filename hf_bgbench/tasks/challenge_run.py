@@ -1,0 +1,417 @@
+"""The Backgrounds Challenge loop: backgrounds in device-sized chunks, foregrounds streamed
+through the decode loader into the schedule (:mod:`hf_bgbench.tasks.challenge_schedule`),
+composites built on the device, every decided foreground cached on disk
+(:mod:`hf_bgbench.tasks.challenge_cache`).
+
+Backgrounds are decoded once per run, ``chunk_size`` at a time, into one uint8 tensor on the
+device (all of them when they fit, the default). With several chunks, the foregrounds not yet
+fooled meet chunk 1, then chunk 2, ...: a foreground is robust after it survives every chunk,
+vulnerable as soon as one fools it -- the verdicts are those of one chunk. Each chunk has a
+cache key of its own (its backgrounds' ids), so an interrupted run resumes chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from hf_bgbench.data.loader import Batch, DataError, decode_loader, iterate, size_message
+from hf_bgbench.data.schema import ID, MASK
+from hf_bgbench.engine import Interrupted
+from hf_bgbench.model_step import ModelStep
+from hf_bgbench.tasks.challenge_cache import CachedRow, CacheIdentity, ChallengeCache
+from hf_bgbench.tasks.challenge_schedule import FoolingStats, Outcome, Schedule
+
+log = logging.getLogger(__name__)
+
+FOREGROUND_CHUNK = 16  # foregrounds decoded (and scored clean) per DataLoader batch
+FLUSH_EVERY = 64  # decided foregrounds written to the cache per part
+
+
+@dataclass
+class LoopOptions:
+    full_matrix: bool
+    batch_size: int
+    num_workers: int
+    chunk_size: int  # backgrounds on the device at once
+    seed: int  # tie-break rank of the schedule
+    num_classes: int
+    progress: bool = False
+    cache_root: Path | None = None  # None: no cache
+    identity: CacheIdentity | None = None
+
+
+@dataclass
+class _Foreground:
+    """What is known of one foreground so far (over the chunks it met)."""
+
+    id: str
+    label: int
+    clean_pred: int
+    vulnerable: bool = False
+    fooling: int = -1  # position in the requested background list, -1 if none
+    pred: int | None = None
+    composites: int = 0
+    rows: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
+class _Counts:
+    computed: int = 0  # (foreground, chunk) rows computed by this run
+    reused: int = 0  # ... taken from the cache
+    composites: int = 0  # composites this run evaluated
+    clean: int = 0  # clean foreground forwards
+    decode_seconds: float = 0.0
+
+
+def run_pairs(
+    fg_ds: datasets.Dataset,
+    fg_idx: Sequence[int],
+    bg_ds: datasets.Dataset,
+    bg_idx: Sequence[int],
+    step: ModelStep,
+    opts: LoopOptions,
+) -> dict[str, Any]:
+    """Every foreground of ``fg_idx`` against the backgrounds of ``bg_idx``: the per-foreground
+    outcome (in foreground order) and what it cost. Ctrl-C raises
+    :class:`~hf_bgbench.engine.Interrupted` with the number of rows safe in the cache."""
+    loop = _Loop(fg_ds, list(fg_idx), step, opts)
+    try:
+        return loop.run(bg_ds, list(bg_idx))
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        cached = loop.counts.reused + loop.counts.computed if opts.cache_root else 0
+        raise Interrupted(cached) from None
+
+
+class _Loop:
+    """One challenge run: what is known of each foreground and what it cost so far."""
+
+    def __init__(self, fg_ds: datasets.Dataset, fg_idx: list[int], step: ModelStep, opts):
+        self.fg_ds, self.fg_idx, self.step, self.opts = fg_ds, fg_idx, step, opts
+        self.fg_ids = _ids(fg_ds, fg_idx)
+        self.known: dict[int, _Foreground] = {}  # by position in fg_idx
+        self.counts = _Counts()
+        self.fg_skipped: list[dict[str, Any]] = []
+
+    def run(self, bg_ds: datasets.Dataset, bg_idx: list[int]) -> dict[str, Any]:
+        opts = self.opts
+        requested = _ids(bg_ds, bg_idx)
+        pending = list(range(len(self.fg_idx)))
+        bg_ids: list[str] = []
+        bg_labels: list[int] = []
+        bg_positions: list[int] = []
+        bg_skipped: list[dict[str, Any]] = []
+        hw: tuple[int, int] | None = None
+        starts = list(range(0, len(bg_idx), opts.chunk_size))
+        for number, start in enumerate(starts, 1):
+            chunk = list(range(start, min(start + opts.chunk_size, len(bg_idx))))
+            t0 = time.perf_counter()
+            rows = [bg_idx[p] for p in chunk]
+            device = self.step.device
+            bgs, labels, ids, skipped = decode_backgrounds(
+                bg_ds, rows, device, opts.batch_size, opts.num_workers
+            )
+            self.counts.decode_seconds += time.perf_counter() - t0
+            bg_skipped.extend(skipped)
+            if not ids:
+                continue
+            if hw is not None and tuple(bgs.shape[-2:]) != hw:
+                raise DataError(size_message("background images", {hw, tuple(bgs.shape[-2:])}))
+            hw = tuple(bgs.shape[-2:])
+            where = {requested[p]: p for p in chunk}
+            candidates = np.asarray([where[i] for i in ids], np.int64)
+            bg_ids.extend(ids)
+            bg_labels.extend(labels.tolist())
+            bg_positions.extend(candidates.tolist())
+            stats = FoolingStats(opts.num_classes, len(bg_idx), opts.seed)
+            desc = "challenge" if len(starts) == 1 else f"challenge [{number}/{len(starts)}]"
+            self._chunk(pending, bgs, candidates, ids, stats, desc)
+            del bgs
+            pending = [
+                p
+                for p in pending
+                if p in self.known and (opts.full_matrix or not self.known[p].vulnerable)
+            ]
+        if self.fg_skipped:
+            log.warning(
+                "%d foreground(s) could not be read and were skipped.", len(self.fg_skipped)
+            )
+        if bg_skipped:
+            log.warning("%d background(s) could not be read and were skipped.", len(bg_skipped))
+        out = _collect(self.known, len(self.fg_idx), bg_positions)
+        out.update(
+            skipped=self.fg_skipped,
+            bg_ids=bg_ids,
+            bg_labels=np.asarray(bg_labels, np.int64),
+            bg_skipped=bg_skipped,
+            composites_computed=self.counts.composites,
+            clean_forwards=self.counts.clean,
+            rows_computed=self.counts.computed,
+            rows_reused=self.counts.reused,
+            decode_seconds=self.counts.decode_seconds,
+            chunks=len(starts),
+        )
+        return out
+
+    def _chunk(self, pending, bgs, candidates, bg_ids, stats: FoolingStats, desc: str) -> None:
+        """The foregrounds ``pending`` against one chunk of backgrounds: cached rows first
+        (they also seed the fooling counts), then the rest through the schedule."""
+        opts = self.opts
+        schedule = Schedule(candidates, opts.batch_size, full_matrix=opts.full_matrix, stats=stats)
+        cache = None
+        cached: dict[str, CachedRow] = {}
+        if opts.cache_root is not None and opts.identity is not None:
+            cache = ChallengeCache(opts.cache_root, opts.identity.key(bg_ids))
+            cached = cache.load()
+        local = {b: j for j, b in enumerate(bg_ids)}
+        todo = []
+        for p in pending:
+            row = cached.get(self.fg_ids[p])
+            if row is None:
+                todo.append(p)
+                continue
+            fooling = local.get(row.fooling_bg, -1) if row.fooling_bg is not None else -1
+            outcome = Outcome(
+                p, row.label, row.vulnerable, fooling, row.pred, row.composites, row.row
+            )
+            self._apply(p, row.clean_pred, outcome, candidates)
+            if not opts.full_matrix:  # the schedule starts from what cached rows imply
+                _replay(stats, row, candidates)
+            self.counts.reused += 1
+        if not todo:
+            return
+        unsaved: dict[str, CachedRow] = {}
+        bar = tqdm(total=len(todo), desc=desc, unit="fg", disable=not opts.progress)
+        try:
+            for outcome in self._decide(todo, bgs, schedule):
+                fg = self._apply(outcome.key, None, outcome, candidates)
+                self.counts.computed += 1
+                fooling_id = bg_ids[outcome.fooling] if outcome.fooling >= 0 else None
+                unsaved[fg.id] = CachedRow(
+                    fg.label,
+                    fg.clean_pred,
+                    outcome.vulnerable,
+                    fooling_id,
+                    outcome.pred,
+                    outcome.composites,
+                    row=outcome.row,
+                    tried=outcome.tried,
+                    fooled=outcome.fooled,
+                )
+                if cache is not None and len(unsaved) >= FLUSH_EVERY:
+                    cache.append(unsaved)
+                    unsaved = {}
+                bar.update(1)
+        finally:
+            if cache is not None:  # whatever was decided is kept: a rerun resumes from it
+                cache.append(unsaved)
+            bar.close()
+
+    def _decide(self, todo: list[int], bgs: torch.Tensor, schedule: Schedule):
+        """Yield each foreground's :class:`Outcome` as the schedule decides it."""
+        step = self.step
+        loader = decode_loader(
+            self.fg_ds,
+            [self.fg_idx[p] for p in todo],
+            columns=(MASK,),
+            batch_size=FOREGROUND_CHUNK,
+            num_workers=self.opts.num_workers,
+            prefetch_factor=2,
+        )
+        batches = iterate(loader)
+        position = {self.fg_ids[p]: p for p in todo}
+        pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
+        waiting: deque[tuple[int, torch.Tensor, torch.Tensor, int]] = deque()
+        exhausted = False
+        while True:
+            while schedule.wants() and (waiting or not exhausted):
+                if not waiting:
+                    batch = next(batches, None)
+                    if batch is None:
+                        exhausted = True
+                    else:
+                        waiting.extend(self._arrivals(batch, position, bgs))
+                    continue
+                p, image, mask, label = waiting.popleft()
+                pool.put(p, image, mask)
+                schedule.admit(p, label)
+            if not len(schedule):
+                return
+            keys, positions = schedule.next_batch()
+            slots = torch.as_tensor(pool.slots(keys), device=step.device)
+            bg = bgs[torch.as_tensor(positions, device=step.device)]
+            x = pool.composite(slots, bg)
+            labels = torch.as_tensor([schedule.active[k].label for k in keys.tolist()])
+            preds = step.predict(x, labels).pred
+            self.counts.composites += len(keys)
+            for outcome in schedule.record(keys, positions, preds):
+                pool.release(outcome.key)
+                yield outcome
+
+    def _arrivals(self, batch: Batch, position: dict[str, int], bgs: torch.Tensor):
+        """(position, image, mask, label) of a decoded foreground batch; scores the clean
+        images of foregrounds seen for the first time."""
+        self.fg_skipped.extend(batch.skipped)
+        if batch.images is None:
+            return []
+        if tuple(batch.images.shape[-2:]) != tuple(bgs.shape[-2:]):
+            sizes = {tuple(batch.images.shape[-2:]), tuple(bgs.shape[-2:])}
+            raise DataError(size_message("foregrounds and backgrounds", sizes))
+        ps = [position[i] for i in batch.ids]
+        fresh = [j for j, p in enumerate(ps) if p not in self.known]
+        if fresh:
+            index = torch.as_tensor(fresh)
+            clean = self.step.predict(batch.images[index], batch.labels[index]).pred
+            self.counts.clean += len(fresh)
+            for j, pred in zip(fresh, clean.tolist(), strict=True):
+                self.known[ps[j]] = _Foreground(batch.ids[j], int(batch.labels[j]), int(pred))
+        masks = batch.columns[MASK]
+        labels = batch.labels.tolist()
+        return [(p, batch.images[j], masks[j], labels[j]) for j, p in enumerate(ps)]
+
+    def _apply(self, p: int, clean_pred, outcome: Outcome, candidates) -> _Foreground:
+        """Add one chunk's ``outcome`` to what is known of foreground ``p``."""
+        fg = self.known.get(p)
+        if fg is None:
+            fg = self.known[p] = _Foreground(self.fg_ids[p], outcome.label, int(clean_pred))
+        fg.composites += outcome.composites
+        if outcome.row is not None:
+            fg.rows.append(outcome.row)
+        if outcome.vulnerable and not fg.vulnerable:
+            fg.vulnerable = True
+            fg.fooling = int(candidates[outcome.fooling]) if outcome.fooling >= 0 else -1
+            fg.pred = outcome.pred
+        return fg
+
+
+def _replay(stats: FoolingStats, row: CachedRow, candidates: np.ndarray) -> None:
+    """Count a cached early-stop row's composites as the live run counted them."""
+    if row.vulnerable and row.tried is None:
+        return  # a row without its trials (nothing to replay)
+    tried = np.arange(len(candidates)) if row.tried is None else row.tried
+    fooled = np.isin(tried, row.fooled)
+    stats.observe(np.full(len(tried), row.label), candidates[tried], fooled)
+
+
+class _Pool:
+    """Device slots for the foregrounds the schedule holds (uint8 images and masks)."""
+
+    def __init__(self, capacity: int, hw: tuple[int, int], device: torch.device):
+        self.images = torch.zeros(capacity, 3, *hw, dtype=torch.uint8, device=device)
+        self.masks = torch.zeros(capacity, 1, *hw, dtype=torch.uint8, device=device)
+        self.binary = torch.ones(capacity, dtype=torch.bool)  # mask only 0 / 255
+        self.free = list(range(capacity - 1, -1, -1))
+        self.slot: dict[int, int] = {}
+
+    def put(self, key: int, image: torch.Tensor, mask: torch.Tensor) -> None:
+        s = self.free.pop()
+        self.images[s].copy_(image)
+        self.masks[s].copy_(mask)
+        self.binary[s] = bool(((mask == 0) | (mask == 255)).all())
+        self.slot[key] = s
+
+    def slots(self, keys: np.ndarray) -> list[int]:
+        return [self.slot[k] for k in keys.tolist()]
+
+    def release(self, key: int) -> None:
+        self.free.append(self.slot.pop(key))
+
+    def composite(self, slots: torch.Tensor, bg: torch.Tensor) -> torch.Tensor:
+        """``x = bg * (1 - mask) + fg * mask`` (SPEC §1) for the foregrounds in ``slots`` on
+        the uint8 backgrounds ``bg``. With binary masks that is, bit for bit, the foreground
+        pixel where the mask is 1 and the background pixel elsewhere: picked in uint8 (the
+        model step divides by 255 as it would the float formula's operands); other masks
+        take the float formula."""
+        fg = self.images[slots]  # advanced indexing: much faster than index_select on uint8
+        mask = self.masks[slots]
+        if bool(self.binary[slots.cpu()].all()):
+            return torch.where(mask.bool(), fg, bg)
+        m = mask.float().div(255)
+        return bg.float().div(255) * (1 - m) + fg.float().div(255) * m
+
+
+def decode_backgrounds(
+    ds: datasets.Dataset,
+    indices: Sequence[int],
+    device: torch.device,
+    batch_size: int = 64,
+    num_workers: int = 0,
+) -> tuple[torch.Tensor, np.ndarray, list[str], list[dict[str, Any]]]:
+    """Decode rows ``indices`` of ``ds`` once into a uint8 (N, 3, H, W) tensor on ``device``
+    (uint8 keeps 4,050 backgrounds at 0.6 GB). Returns (images, labels, ids, unreadable rows).
+    Images are not resized: the challenge composites at the data's own size (224x224)."""
+    loader = decode_loader(ds, indices, batch_size=batch_size, num_workers=num_workers)
+    chunks, labels, ids, skipped = [], [], [], []
+    for batch in iterate(loader):
+        skipped.extend(batch.skipped)
+        if batch.images is not None:
+            chunks.append(batch.images.to(device))
+            labels.extend(batch.labels.tolist())
+            ids.extend(batch.ids)
+    if not chunks:
+        return torch.empty(0, 3, 0, 0, dtype=torch.uint8), np.zeros(0, np.int64), [], skipped
+    sizes = {tuple(c.shape[-2:]) for c in chunks}
+    if len(sizes) > 1:
+        raise DataError(size_message("background images", sizes))
+    return torch.cat(chunks), np.asarray(labels, np.int64), ids, skipped
+
+
+def _ids(ds: datasets.Dataset, indices: Sequence[int]) -> list[str]:
+    column = ds.select_columns([ID])[ID] if len(ds) else []
+    return [column[i] for i in indices]
+
+
+def _collect(known: dict[int, _Foreground], n_fg: int, bg_positions: list[int]):
+    """Per-foreground outputs in foreground order; fooling backgrounds as output indices."""
+    final = {p: j for j, p in enumerate(bg_positions)}  # requested position -> output index
+    names = ("ids", "labels", "clean_pred", "vulnerable", "first_bg", "first_pred")
+    out: dict[str, Any] = {k: [] for k in (*names, "composites_per_fg", "rows")}
+    for p in range(n_fg):
+        fg = known.get(p)
+        if fg is None:  # unreadable
+            continue
+        out["ids"].append(fg.id)
+        out["labels"].append(fg.label)
+        out["clean_pred"].append(fg.clean_pred)
+        out["vulnerable"].append(fg.vulnerable)
+        out["first_bg"].append(final[fg.fooling] if fg.fooling >= 0 else -1)
+        out["first_pred"].append(fg.pred)
+        out["composites_per_fg"].append(fg.composites)
+        if fg.rows:
+            out["rows"].append(np.concatenate(fg.rows))
+    out["composites"] = int(sum(out["composites_per_fg"]))
+    return out
+
+
+def peak_memory(device: torch.device) -> dict[str, float | None]:
+    """Peak resident memory of this process and of its (decode worker) children, in MB
+    (``resource.getrusage``; the process's lifetime peak), and on CUDA the peak memory
+    torch allocated on the device."""
+    rss = children = None
+    try:
+        import resource
+
+        scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale / 2**20
+    except (ImportError, OSError):  # no resource module (Windows)
+        pass
+    cuda = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
+    return {
+        "peak_rss_mb": None if rss is None else round(rss, 1),
+        "peak_rss_workers_mb": None if children is None else round(children, 1),
+        "cuda_max_allocated_mb": None if cuda is None else round(cuda, 1),
+    }

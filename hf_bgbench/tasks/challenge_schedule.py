@@ -1,0 +1,297 @@
+"""Which (foreground, background) composites the Backgrounds Challenge evaluates next.
+
+The verdicts never depend on this module: a foreground is *vulnerable* as soon as one
+background fools it and *robust* only after every background has been tried without a
+mistake, whatever the order. What the schedule decides is how many composites it takes to
+get there. A robust foreground costs every background in any order (the floor); a
+vulnerable one costs the backgrounds tried before the first fooling one, plus that one. The
+minimum is therefore ``robust x n_backgrounds + vulnerable``, reached when every
+vulnerable foreground is fooled by the first background it meets.
+
+Early stop (the default):
+
+* **Many foregrounds per batch, one composite each.** Up to ``batch_size`` foregrounds are
+  active at once; while that many are active every batch holds exactly one composite per
+  active foreground, so a foreground is dropped the moment it is decided and never pays for
+  the rest of a batch. When fewer are active (the end of the data, or fewer foregrounds than
+  the batch size), spare slots go only to foregrounds that are most likely robust -- they
+  survived half the backgrounds and more than any vulnerable foreground needed so far -- for
+  which extra composites cost nothing (a robust foreground needs every background anyway);
+  otherwise the batch is shorter.
+* **Most fooling backgrounds first.** Every composite is counted: per background, how often
+  it was tried and how often it fooled, per foreground class and overall. A foreground of
+  class ``c`` tries next the untried background with the highest fooling rate on class
+  ``c``, shrunk towards its rate on all classes (``CLASS_PRIOR`` pseudo-composites), itself
+  shrunk towards the rate of all backgrounds (``OVERALL_PRIOR``); ties go by a seeded
+  random rank (``tiebreak_rank``, the run's seed, recorded). Within one batch each pick
+  counts as a miss for the later picks, so backgrounds with thin evidence are spread over
+  the batch while a proven one is given to everyone.
+* The recorded fooling background is *a* fooling background: the first one found by this
+  schedule (within one batch, the one earliest in the foreground's order), not necessarily
+  the first in dataset order.
+* Deterministic: the same foregrounds, backgrounds, seed, batch size and starting counts give
+  the same pairs. A run resumed from a cache starts from the counts of its cached
+  foregrounds (:meth:`FoolingStats.observe` of every composite they took), so two resumes
+  from the same cache evaluate the same composites and record the same fooling backgrounds.
+  Foregrounds that were undecided when the run stopped start over, so a resumed run's pass
+  count and recorded fooling backgrounds can differ from an uninterrupted run's; its
+  verdicts cannot.
+
+Full matrix: every pair, in dataset order per foreground, batches filled across foregrounds.
+
+Pure numpy (no model): :mod:`hf_bgbench.tasks.challenge_run` feeds it predictions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+TIEBREAK_STREAM = 2  # seed stream of the tie-break rank (0, 1: the fg / bg subsets)
+OVERALL_PRIOR = 1.0  # pseudo-trials pulling a background's rate to the rate of all backgrounds
+CLASS_PRIOR = 4.0  # pseudo-trials pulling its rate on one class to its overall rate
+ORDER_DESCRIPTION = (
+    "untried backgrounds by how often they fooled the foreground's class so far (a rate, "
+    "shrunk towards how often they fooled any class), highest first; each pick counts as a "
+    "miss for the rest of its batch; ties by a seeded random rank"
+)
+
+
+def tiebreak_rank(n: int, seed: int) -> np.ndarray:
+    """rank[j] of background j among ``n``: a seeded random permutation (ties broken by it)."""
+    rank = np.empty(n, np.int64)
+    rank[np.random.default_rng([seed, TIEBREAK_STREAM]).permutation(n)] = np.arange(n)
+    return rank
+
+
+class FoolingStats:
+    """How often each background (index ``0..n_backgrounds-1``) was tried and how often it
+    fooled, per foreground class and overall, plus the seeded tie-break rank."""
+
+    def __init__(self, num_classes: int, n_backgrounds: int, seed: int):
+        self.fools = np.zeros(n_backgrounds)
+        self.tries = np.zeros(n_backgrounds)
+        self.class_fools = np.zeros((num_classes, n_backgrounds))
+        self.class_tries = np.zeros((num_classes, n_backgrounds))
+        self.rank = tiebreak_rank(n_backgrounds, seed)
+
+    def observe(self, labels: np.ndarray, backgrounds: np.ndarray, fooled: np.ndarray) -> None:
+        """Composites of foregrounds of class ``labels`` on ``backgrounds``, ``fooled`` or not."""
+        labels, backgrounds = np.asarray(labels, np.int64), np.asarray(backgrounds, np.int64)
+        fooled = np.asarray(fooled, float)
+        np.add.at(self.tries, backgrounds, 1.0)
+        np.add.at(self.fools, backgrounds, fooled)
+        np.add.at(self.class_tries, (labels, backgrounds), 1.0)
+        np.add.at(self.class_fools, (labels, backgrounds), fooled)
+
+    def base_rate(self) -> float:
+        """Share of all composites so far that fooled their foreground."""
+        total = self.tries.sum()
+        return float(self.fools.sum() / total) if total else 0.0
+
+    def scores(
+        self,
+        backgrounds: np.ndarray,
+        base: float,
+        virtual: np.ndarray | float = 0.0,
+        class_virtual: np.ndarray | float = 0.0,
+    ) -> np.ndarray:
+        """(classes, backgrounds): each background's fooling rate per foreground class,
+        shrunk towards its rate over all classes, itself shrunk towards ``base``;
+        ``virtual`` / ``class_virtual`` count extra misses (picks of the batch being built)."""
+        overall = (self.fools[backgrounds] + OVERALL_PRIOR * base) / (
+            self.tries[backgrounds] + virtual + OVERALL_PRIOR
+        )
+        return (self.class_fools[:, backgrounds] + CLASS_PRIOR * overall) / (
+            self.class_tries[:, backgrounds] + class_virtual + CLASS_PRIOR
+        )
+
+
+@dataclass
+class Outcome:
+    """A decided foreground (within the schedule's backgrounds)."""
+
+    key: int  # the caller's key of the foreground
+    label: int
+    vulnerable: bool
+    fooling: int  # position (in ``candidates``) of the recorded fooling background, or -1
+    pred: int | None  # the prediction on that composite
+    composites: int  # composites evaluated for this foreground
+    row: np.ndarray | None = None  # full matrix: predictions over ``candidates``
+    tried: np.ndarray | None = None  # early stop, vulnerable: positions tried, in order
+    fooled: list[int] = field(default_factory=list)  # ... of those, the ones that fooled it
+
+
+@dataclass
+class _Active:
+    label: int
+    admitted: int
+    tried: np.ndarray  # bool over candidates
+    n_tried: int = 0
+    order: list[int] = field(default_factory=list)  # positions, in the order tried
+    row: np.ndarray | None = None
+    fooled: list[tuple[int, int]] = field(default_factory=list)  # (position, prediction)
+
+
+class Schedule:
+    """The pairs to evaluate for foregrounds admitted with :meth:`admit`, over the
+    backgrounds ``candidates`` (indices into ``stats``; their positions are what
+    :meth:`next_batch` returns and :meth:`record` takes)."""
+
+    def __init__(
+        self,
+        candidates: np.ndarray,
+        batch_size: int,
+        *,
+        full_matrix: bool = False,
+        stats: FoolingStats | None = None,
+    ):
+        if batch_size < 1:
+            raise ValueError(f"batch size must be >= 1, got {batch_size}.")
+        self.candidates = np.asarray(candidates, np.int64)
+        if not len(self.candidates):
+            raise ValueError("a schedule needs at least one background.")
+        if not full_matrix and stats is None:
+            raise ValueError("early stop orders backgrounds by FoolingStats; pass stats=.")
+        self.batch_size = batch_size
+        self.full_matrix = full_matrix
+        self.stats = stats
+        n = len(self.candidates)
+        self.capacity = -(-batch_size // n) + 1 if full_matrix else batch_size
+        self.active: dict[int, _Active] = {}
+        self._admitted = 0
+        self._longest_vulnerable = 0  # most composites a vulnerable foreground needed
+
+    def __len__(self) -> int:
+        return len(self.active)
+
+    def wants(self) -> int:
+        """How many more foregrounds to admit now."""
+        return max(0, self.capacity - len(self.active))
+
+    def admit(self, key: int, label: int) -> None:
+        if key in self.active:
+            raise ValueError(f"foreground {key} is already scheduled.")
+        n = len(self.candidates)
+        row = np.full(n, -2, np.int64) if self.full_matrix else None
+        self.active[key] = _Active(int(label), self._admitted, np.zeros(n, bool), row=row)
+        self._admitted += 1
+
+    # ------------------------------------------------------------------ choosing pairs
+
+    def next_batch(self) -> tuple[np.ndarray, np.ndarray]:
+        """(foreground keys, background positions) of the next batch, at most ``batch_size``
+        pairs; empty when nothing is active."""
+        if self.full_matrix:
+            return self._next_full()
+        stats = self.stats
+        assert stats is not None
+        base = stats.base_rate()
+        scores = stats.scores(self.candidates, base)
+        rank = stats.rank[self.candidates]
+        virtual = np.zeros(len(self.candidates))
+        class_virtual = np.zeros_like(scores)
+        keys, positions = [], []
+        for key, k in self._allocate().items():
+            state = self.active[key]
+            taken = state.tried.copy() if k > 1 else state.tried
+            for _ in range(k):
+                score = np.where(taken, -np.inf, scores[state.label])
+                ties = np.flatnonzero(score == score.max())
+                j = int(ties[np.argmin(rank[ties])])
+                keys.append(key)
+                positions.append(j)
+                if k > 1:
+                    taken[j] = True
+                # the rest of the batch counts this pick as a miss: a batch spreads over
+                # backgrounds only while the evidence for them is thin
+                virtual[j] += 1
+                class_virtual[state.label, j] += 1
+                g = self.candidates[j : j + 1]
+                scores[:, j] = stats.scores(g, base, virtual[j], class_virtual[:, j : j + 1])[:, 0]
+        return np.asarray(keys, np.int64), np.asarray(positions, np.int64)
+
+    def _allocate(self) -> dict[int, int]:
+        """Composites per active foreground: one each. Spare slots (fewer active foregrounds
+        than the batch size) go to the foregrounds most likely robust -- those that survived
+        half the backgrounds and more than any vulnerable foreground needed so far."""
+        alloc = {key: 1 for key in self.active}
+        spare = self.batch_size - len(alloc)
+        n = len(self.candidates)
+        threshold = max(self._longest_vulnerable, n // 2)
+        for key in sorted(self.active, key=lambda k: (-self.active[k].n_tried, k)):
+            state = self.active[key]
+            if spare <= 0 or state.n_tried < threshold:
+                break
+            extra = min(spare, n - state.n_tried - 1)
+            alloc[key] += extra
+            spare -= extra
+        return alloc
+
+    def _next_full(self) -> tuple[np.ndarray, np.ndarray]:
+        keys, positions = [], []
+        room = self.batch_size
+        for key, state in self.active.items():  # admission order
+            start = state.n_tried  # full matrix: positions are tried in order
+            take = min(room, len(self.candidates) - start)
+            keys.extend([key] * take)
+            positions.extend(range(start, start + take))
+            room -= take
+            if room == 0:
+                break
+        return np.asarray(keys, np.int64), np.asarray(positions, np.int64)
+
+    # ------------------------------------------------------------------ results
+
+    def record(self, keys: np.ndarray, positions: np.ndarray, preds: np.ndarray) -> list[Outcome]:
+        """Feed the predictions of a batch from :meth:`next_batch`; returns the foregrounds
+        it decides (in admission order), which leave the schedule."""
+        touched: dict[int, _Active] = {}
+        labels = []
+        for key, pos, pred in zip(keys.tolist(), positions.tolist(), preds.tolist(), strict=True):
+            state = self.active[key]
+            if state.tried[pos]:
+                raise RuntimeError(f"background {pos} was scheduled twice for foreground {key}")
+            state.tried[pos] = True
+            state.n_tried += 1
+            state.order.append(pos)
+            labels.append(state.label)
+            touched[key] = state
+            if self.full_matrix:
+                state.row[pos] = pred
+            elif pred != state.label:
+                state.fooled.append((pos, pred))  # the first is the first in its order
+        if not self.full_matrix:
+            labels_arr = np.asarray(labels, np.int64)
+            self.stats.observe(
+                labels_arr, self.candidates[positions], np.asarray(preds) != labels_arr
+            )
+        decided = []
+        for key, state in sorted(touched.items(), key=lambda kv: kv[1].admitted):
+            outcome = self._outcome(key, state)
+            if outcome is not None:
+                decided.append(outcome)
+                del self.active[key]
+        return decided
+
+    def _outcome(self, key: int, state: _Active) -> Outcome | None:
+        n = len(self.candidates)
+        if self.full_matrix:
+            if state.n_tried < n:
+                return None
+            wrong = np.flatnonzero(state.row != state.label)
+            first = int(wrong[0]) if len(wrong) else -1
+            pred = int(state.row[first]) if len(wrong) else None
+            return Outcome(key, state.label, bool(len(wrong)), first, pred, n, state.row)
+        if state.fooled:
+            pos, pred = state.fooled[0]
+            self._longest_vulnerable = max(self._longest_vulnerable, state.n_tried)
+            tried = np.asarray(state.order, np.int64)
+            fooled = [p for p, _ in state.fooled]
+            return Outcome(
+                key, state.label, True, pos, int(pred), state.n_tried, None, tried, fooled
+            )
+        if state.n_tried == n:
+            return Outcome(key, state.label, False, -1, None, n)
+        return None

@@ -2,118 +2,274 @@
 
 A thin shell over the library: the benchmarks and their tasks come from the registry
 (:mod:`hf_bgbench.benchmarks`, :mod:`hf_bgbench.tasks`), the numbers from the tasks, the
-report from the one renderer. On a GPU Space the model step runs CUDA with AMP.
+report from the one renderer, the checks on what a visitor enters from
+:mod:`hf_bgbench.space_safety` and the leaderboard from :mod:`hf_bgbench.space_leaderboard`.
+
+Operator settings (environment variables): ``BGBENCH_SPACE_DATASETS`` (the allow-list,
+``NAME=TARGET,...``; default: each benchmark's Hub dataset), ``BGBENCH_LEADERBOARD_DIR``,
+``BGBENCH_LEADERBOARD_REPO``, ``BGBENCH_SPACE_JOB_SECONDS`` (per-job limit, default 1200),
+``BGBENCH_SPACE_CONCURRENCY`` (jobs at once, default 1), ``BGBENCH_SPACE_QUEUE`` (waiting
+jobs, default 20), ``BGBENCH_SPACE_MAX_PARAMS`` (default 400M), ``BGBENCH_SPACE_MAX_GB``
+(weights, default 2), ``BGBENCH_SPACE_FOREGROUNDS`` / ``BGBENCH_SPACE_BACKGROUNDS``
+(challenge subset, default 100 / 200; 0 = all) and ``BGBENCH_SPACE_MAX_IMAGES`` (noise and
+saliency subset, default 200; 0 = all).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.cache import cache_root
 from hf_bgbench.render import render_markdown
-from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.challenge import run_challenge
-from hf_bgbench.tasks.evaluate import evaluate_model
+from hf_bgbench.space_leaderboard import (
+    LEADERBOARD_DIR_ENV,
+    LEADERBOARD_REPO_ENV,
+    NotEligible,
+    append_result,
+    read_rows,
+    table,
+)
+from hf_bgbench.space_safety import (
+    DATASETS_ENV,
+    AllowedDataset,
+    check_model_id,
+    check_model_size,
+    datasets_for,
+    parse_allowlist,
+    resolve_dataset,
+    run_with_time_limit,
+    visitor_message,
+)
+from hf_bgbench.tasks import get_task, run_task
+
+try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is
+    import spaces  # type: ignore[import-not-found]
+
+    # a checkout's own spaces/ folder imports as a namespace package without GPU
+    HAVE_SPACES = callable(getattr(spaces, "GPU", None))
+except ImportError:
+    spaces = None
+    HAVE_SPACES = False
 
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
-# Shared hardware: the challenge runs on a seeded subset (recorded in the results).
-CHALLENGE_FOREGROUNDS = 100
-CHALLENGE_BACKGROUNDS = 200
+ALL = "all"
+
+
+def _int_env(name: str, default: int) -> int:
+    try:
+        return int(float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+JOB_SECONDS = _int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
+CONCURRENCY = _int_env("BGBENCH_SPACE_CONCURRENCY", 1)
+QUEUE_SIZE = _int_env("BGBENCH_SPACE_QUEUE", 20)
+
+
+def _cap(name: str, default: int) -> int | None:
+    value = _int_env(name, default)
+    return value if value > 0 else None
+
+
+def allowed() -> dict[str, AllowedDataset]:
+    """The operator's allow-list (read at each call, so it follows the environment)."""
+    return parse_allowlist(
+        os.environ.get(DATASETS_ENV), {b: get_benchmark(b).hub_repo for b in list_benchmarks()}
+    )
+
+
+def leaderboard_dir() -> Path:
+    return Path(os.environ.get(LEADERBOARD_DIR_ENV) or cache_root() / "space_leaderboard")
+
+
+def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
+    """What the Space passes to a task besides model, benchmark, data and output: never a
+    checkpoint, label map or remote code; subsets on shared hardware (recorded)."""
+    options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": False}
+    if task == "evaluate":
+        options["variants"] = list(variants)
+    elif task == "challenge":
+        options["max_foregrounds"] = _cap("BGBENCH_SPACE_FOREGROUNDS", 100)
+        options["max_backgrounds"] = _cap("BGBENCH_SPACE_BACKGROUNDS", 200)
+    elif task in ("noise", "saliency"):
+        options["max_images"] = _cap("BGBENCH_SPACE_MAX_IMAGES", 200)
+    return options
+
+
+def run_job(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The GPU-bound part: load the model and run the task (``spaces.GPU`` on a Space)."""
+    return run_task(task, model_id, **options)
+
+
+if HAVE_SPACES:
+    run_job = spaces.GPU(duration=JOB_SECONDS)(run_job)
+
+
+def execute(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Run the job within the time limit: on ZeroGPU ``spaces.GPU(duration=...)`` enforces
+    it; elsewhere the job runs in a separate process that is stopped at the limit."""
+    if HAVE_SPACES:
+        return run_job(task, model_id, options)
+    kwargs = dict(options)
+    benchmark = kwargs.pop("benchmark")
+    return run_with_time_limit(
+        run_task, (task, model_id), {"benchmark": benchmark, **kwargs}, seconds=JOB_SECONDS
+    )
 
 
 def score(
-    model_id: str,
+    model_text: str,
     dataset: str,
     variants: list[str],
     restrict: bool,
     benchmark: str = "in9",
     task: str = "evaluate",
-    progress=gr.Progress(),  # noqa: B008 (gradio idiom)
-):
-    """Run ``task`` of ``benchmark``; return the Markdown report, the plot and the JSON file."""
-    if not model_id.strip():
-        raise gr.Error("Enter a model id, e.g. timm/resnet50.a1_in1k or microsoft/resnet-50.")
-    spec = get_benchmark(benchmark)
-    if task == "evaluate" and not variants:
-        raise gr.Error("Pick at least one variant.")
-    out = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
-    progress(0, desc=f"loading {model_id}")
-    common = dict(
-        data=dataset.strip() or spec.hub_repo,
-        benchmark=benchmark,
-        output_dir=out,
-        restrict_to_benchmark=restrict,
-        progress=False,
-    )
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> tuple[str, list[str], str]:
+    """Check the inputs, run ``task`` of ``benchmark`` on the allow-listed ``dataset``,
+    add a full run to the leaderboard; return the Markdown report, the figures and the
+    results JSON. Every failure reaches the visitor as a plain ``gr.Error`` message."""
+    hide: dict[str, str] = {}
     try:
+        model = check_model_id(model_text)
+        spec = get_benchmark(benchmark)
         spec.check_task(task)
-        if task == "challenge":
-            results = run_challenge(
-                model_id.strip(),
-                max_foregrounds=CHALLENGE_FOREGROUNDS,
-                max_backgrounds=CHALLENGE_BACKGROUNDS,
-                **common,
-            )
-        else:
-            results = evaluate_model(model_id.strip(), variants=variants, **common)
-    except (ValueError, OSError, RuntimeError) as err:
-        raise gr.Error(str(err)) from err
-    stem = "challenge" if task == "challenge" else "results"
-    plot = out / results["report"]["figures"][0]["file"]
-    return render_markdown(results), str(plot), str(out / f"{stem}.json")
+        entry = resolve_dataset(dataset, benchmark, allowed())
+        hide = {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
+        if task == "evaluate":
+            if not variants:
+                raise ValueError("Pick at least one variant.")
+            spec.check_variants(list(variants))
+        progress(0, desc=f"checking {model.model_id}")
+        note = check_model_size(
+            model.repo_id,
+            _int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000),
+            int(float(os.environ.get("BGBENCH_SPACE_MAX_GB", 2)) * 2**30),
+        )
+        out = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
+        options = task_options(task, variants, restrict)
+        options.update(benchmark=benchmark, data=entry.target, output_dir=str(out))
+        progress(0.1, desc=f"scoring {model.model_id} ({task})")
+        results = execute(task, model.model_id, options)
+    except Exception as err:
+        raise gr.Error(visitor_message(err, hide), duration=None, print_exception=False) from None
+    stem = "results" if task == "evaluate" else task
+    notes = [n for n in (note, _record(results, entry.name)) if n]
+    report = render_markdown(results).replace(entry.target, entry.name)
+    figures = [str(out / f["file"]) for f in results["report"]["figures"]]
+    report += "".join(f"\n\n> {n}" for n in notes)
+    return report, [f for f in figures if Path(f).is_file()], str(out / f"{stem}.json")
+
+
+def _record(results: dict[str, Any], dataset: str) -> str:
+    try:
+        row = append_result(
+            leaderboard_dir(), results, dataset, os.environ.get(LEADERBOARD_REPO_ENV)
+        )
+    except NotEligible as err:
+        return str(err)
+    except Exception as err:  # the score stands even if the leaderboard cannot be written
+        return f"The leaderboard could not be updated: {visitor_message(err)}"
+    return f"Added to the leaderboard ({row['model']}, {row['task']} on {dataset})."
+
+
+def leaderboard(benchmark: str, task: str, model: str, published: bool) -> gr.Dataframe:
+    headers, rows = table(
+        read_rows(leaderboard_dir()),
+        benchmark=None if benchmark == ALL else benchmark,
+        task=None if task == ALL else task,
+        model=model or "",
+        published=published,
+    )
+    return gr.Dataframe(value=rows, headers=headers)
+
+
+def _task_choices(benchmark: str) -> list[tuple[str, str]]:
+    return [(get_task(t).description, t) for t in get_benchmark(benchmark).tasks]
 
 
 def build_demo() -> gr.Blocks:
     benchmarks = list_benchmarks()
+    names = datasets_for(allowed(), "in9")
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
-            "Scores a timm or transformers ImageNet classifier on the background-reliance "
-            "benchmarks. **BG-GAP** (ImageNet-9) = accuracy on *mixed_same* − *mixed_rand*: "
-            "the points a model loses when the object's background stops matching its class."
+            "Scores a timm or transformers ImageNet classifier from the Hub on the "
+            "background-reliance benchmarks. **BG-GAP** (ImageNet-9) = accuracy on "
+            "*mixed_same* − *mixed_rand*: the points a model loses when the object's "
+            "background stops matching its class."
         )
-        with gr.Row():
-            model_id = gr.Textbox(
-                label="Model (Hub id or timm name)", value="tf_efficientnet_lite0"
+        with gr.Tab("Score a model"):
+            with gr.Row():
+                model_id = gr.Textbox(
+                    label="Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)",
+                    value="tf_efficientnet_lite0",
+                )
+                dataset = gr.Dropdown(names, value=names[0] if names else None, label="Dataset")
+            with gr.Row():
+                benchmark = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
+                task = gr.Radio(_task_choices("in9"), value="evaluate", label="Task")
+            variants = gr.CheckboxGroup(
+                list(get_benchmark("in9").variants), value=DEFAULT_VARIANTS, label="Variants"
             )
-            dataset = gr.Textbox(label="Dataset (Hub id)", value=get_benchmark("in9").hub_repo)
-        with gr.Row():
-            benchmark = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
-            task = gr.Radio(
-                [(get_task(t).description, t) for t in get_benchmark("in9").tasks],
-                value="evaluate",
-                label="Task",
-            )
-        variants = gr.CheckboxGroup(
-            list(get_benchmark("in9").variants), value=DEFAULT_VARIANTS, label="Variants"
-        )
-        restrict = gr.Checkbox(
-            label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
-        )
-
-        def on_benchmark(name: str):
-            spec = get_benchmark(name)
-            return (
-                gr.update(choices=[(get_task(t).description, t) for t in spec.tasks]),
-                gr.update(choices=list(spec.variants), value=list(spec.variants)),
-                gr.update(value=spec.hub_repo),
+            restrict = gr.Checkbox(
+                label="Argmax only over the benchmark's ImageNet classes "
+                "(not the published protocol)"
             )
 
-        benchmark.change(on_benchmark, benchmark, [task, variants, dataset])
-        run = gr.Button("Score", variant="primary")
-        report = gr.Markdown()
-        plot = gr.Image(label="Plot", type="filepath")
-        raw = gr.File(label="results (JSON)")
+            def on_benchmark(name: str) -> tuple[Any, ...]:
+                spec = get_benchmark(name)
+                offered = datasets_for(allowed(), name)
+                return (
+                    gr.update(choices=_task_choices(name), value=spec.tasks[0]),
+                    gr.update(choices=list(spec.variants), value=list(spec.variants)),
+                    gr.update(choices=offered, value=offered[0] if offered else None),
+                )
+
+            benchmark.change(on_benchmark, benchmark, [task, variants, dataset])
+            task.change(lambda t: gr.update(visible=t == "evaluate"), task, variants)
+            run = gr.Button("Score", variant="primary")
+            report = gr.Markdown(elem_id="report")
+            plots = gr.Gallery(label="Plots", type="filepath", columns=2)
+            raw = gr.File(label="results (JSON)")
+        with gr.Tab("Leaderboard"):
+            gr.Markdown(
+                "One row per model, benchmark, task, dataset and package version, added "
+                "when a run scored the full dataset (subset runs are not ranked). Rows "
+                "marked *published* are the paper's numbers. Click a column to sort."
+            )
+            with gr.Row():
+                lb_bench = gr.Dropdown([ALL, *benchmarks], value=ALL, label="Benchmark")
+                lb_task = gr.Dropdown(
+                    [ALL, "evaluate", "challenge", "noise", "saliency"], value=ALL, label="Task"
+                )
+                lb_model = gr.Textbox(label="Model contains")
+                lb_pub = gr.Checkbox(value=True, label="Show published numbers")
+            board = gr.Dataframe(
+                interactive=False, show_search="filter", wrap=True, elem_id="leaderboard"
+            )
+            refresh = gr.Button("Refresh")
+            filters = [lb_bench, lb_task, lb_model, lb_pub]
+            for trigger in (refresh.click, lb_bench.change, lb_task.change, lb_pub.change):
+                trigger(leaderboard, filters, board)
+            lb_model.submit(leaderboard, filters, board)
+        demo.load(leaderboard, filters, board)
         run.click(
-            score, [model_id, dataset, variants, restrict, benchmark, task], [report, plot, raw]
-        )
+            score, [model_id, dataset, variants, restrict, benchmark, task], [report, plots, raw]
+        ).then(leaderboard, filters, board)
+    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 
 
-demo = build_demo()
+if __name__ != "__mp_main__":  # not in a job's process (it imports this file again)
+    demo = build_demo()
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(show_error=True)

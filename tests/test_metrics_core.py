@@ -517,7 +517,8 @@ def test_dropped_accuracy_hand_computed():
 
 
 def test_dropped_accuracy_names_and_errors():
-    assert len(IMAGENET_E_EDITS) == 12  # original + the 11 edits
+    # original + the paper's 11 edits + bg_texture (OOD texture backgrounds, CPU toolkit)
+    assert len(IMAGENET_E_EDITS) == 13 and IMAGENET_E_EDITS[0] == "original"
     with pytest.raises(ValueError, match="`edits` has unknown edit name.*leopard"):
         dropped_accuracy([0, 0], [0, 0], ["original", "leopard"])
     assert dropped_accuracy([0, 1], [0, 0], ["original", "leopard"], known_edits=None) == {

@@ -154,7 +154,7 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
 
     report = {
         "format": REPORT_FORMAT,
-        "benchmark": "imagenet_e",
+        "benchmark": "imagenet-e",
         "parameters": params,
         "source": {"kind": source.kind, "location": source.location},
         "label_space": source.label_space,

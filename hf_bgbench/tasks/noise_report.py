@@ -150,42 +150,44 @@ def _figures(body: dict[str, Any], norm: str, levels: list[float], classes: dict
     xlabel = "noise σ (x 1/255)" if norm == "linf" else "noise ε (ℓ2 norm per region)"
     per_level = body["levels"]
 
-    def pct_series(label: str, key: str) -> Series:
+    def series(label: str, key: str, scale: float) -> Series:
         return Series(
             label,
-            [100 * lv[key] for lv in per_level],
-            [[100 * v for v in lv[f"{key}_ci95"]] for lv in per_level],
+            [scale * lv[key] for lv in per_level],
+            [[scale * v for v in lv[f"{key}_ci95"]] for lv in per_level],
         )
 
-    return [
-        Figure(
-            file="noise_accuracy.png",
-            title=f"{model}: accuracy under noise ({norm})",
+    def over_levels(file: str, what: str, ylabel: str, lines: list[Series], **kw: Any) -> Figure:
+        return Figure(
+            file=file,
+            title=f"{model}: {what} ({norm})",
             labels=[f"{lv:g}" for lv in levels],
             values=[],
-            ylabel="accuracy (%) with 95% CI",
+            ylabel=ylabel,
             kind="lines",
             x=x,
             xlabel=xlabel,
-            series=[
-                pct_series("noise on the object (a_fg)", "a_fg"),
-                pct_series("noise on the background (a_bg)", "a_bg"),
+            series=lines,
+            **kw,
+        )
+
+    return [
+        over_levels(
+            "noise_accuracy.png",
+            "accuracy under noise",
+            "accuracy (%) with 95% CI",
+            [
+                series("noise on the object (a_fg)", "a_fg", 100),
+                series("noise on the background (a_bg)", "a_bg", 100),
             ],
             reference=(100 * body["clean_accuracy"], "clean"),
             ylim=(0.0, 105.0),
         ),
-        Figure(
-            file="noise_rfs.png",
-            title=f"{model}: RFS per noise level ({norm})",
-            labels=[f"{lv:g}" for lv in levels],
-            values=[],
-            ylabel="RFS with 95% CI",
-            kind="lines",
-            x=x,
-            xlabel=xlabel,
-            series=[
-                Series("RFS", [lv["rfs"] for lv in per_level], [lv["rfs_ci95"] for lv in per_level])
-            ],
+        over_levels(
+            "noise_rfs.png",
+            "RFS per noise level",
+            "RFS with 95% CI",
+            [series("RFS", "rfs", 1)],
             reference=(0.0, "RFS = 0"),
             ylim=(-1.05, 1.05),
         ),

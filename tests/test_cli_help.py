@@ -40,6 +40,17 @@ def test_shared_options_have_one_spelling():
     assert {s[0] for s in spellings["workers"]} == {"--workers"}
 
 
+def test_workers_zero_is_accepted_everywhere():
+    refused = []
+    for prog, action in _options():
+        if action.dest == "workers":
+            try:
+                action.type("0") if action.type else 0
+            except argparse.ArgumentTypeError:
+                refused.append(prog)
+    assert refused == []
+
+
 def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--help"])

@@ -67,8 +67,11 @@ class EditBuildOptions:
             raise BuildError(f"Unknown edit(s) {unknown}; the CPU edits are {list(CPU_EDITS)}.")
         if "original" not in self.edits:
             raise BuildError("--edits must include 'original' (dropped accuracy is against it).")
-        if self.workers < 1 or self.shard_size < 1 or self.size < 16:
-            raise BuildError("--workers and --shard-size must be at least 1, --size at least 16.")
+        if self.workers < 0 or self.shard_size < 1 or self.size < 16:
+            raise BuildError(
+                "--workers must be 0 or more (0 or 1: in the main process), --shard-size at "
+                "least 1, --size at least 16."
+            )
         if self.image_format not in ("jpeg", "png"):
             raise BuildError("--image-format must be 'jpeg' or 'png'.")
 

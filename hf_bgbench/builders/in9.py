@@ -95,8 +95,11 @@ class BuildOptions:
                 "Give --boxes (PASCAL-VOC XML folder or CSV file,xmin,ymin,xmax,ymax) or "
                 "--no-boxes (estimate a box for photos without one; rows are flagged)."
             )
-        if self.workers < 1 or self.shard_size < 1:
-            raise BuildError("--workers and --shard-size must be at least 1.")
+        if self.workers < 0 or self.shard_size < 1:
+            raise BuildError(
+                "--workers must be 0 or more (0 or 1: in the main process) and --shard-size at "
+                "least 1."
+            )
         if self.limit_per_class is not None and self.limit_per_class < 1:
             raise BuildError("--limit-per-class must be at least 1.")
         spec = get_benchmark(LABEL_SPACES[self.label_space])

@@ -115,8 +115,10 @@ def convert_rival10_release(
     """Write the release at ``src`` (``RIVAL10`` or its parent) as a Hub folder at ``output``.
 
     Returns the report (also written to ``build_report.json``)."""
-    if workers < 1 or shard_size < 1:
-        raise ConvertError("--workers and --shard-size must be at least 1.")
+    if workers < 0 or shard_size < 1:
+        raise ConvertError(
+            "--workers must be 0 or more (0 or 1: in the main process) and --shard-size at least 1."
+        )
     root = find_rival10_root(src)
     missing = [s for s in SPLITS if s not in release_splits(root)]
     if missing:

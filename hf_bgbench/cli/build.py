@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from hf_bgbench.cli._common import non_negative_int
+
 
 def _default_workers() -> int:
     try:
@@ -47,7 +49,7 @@ def add_in9_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument(
         "--workers",
-        type=int,
+        type=non_negative_int,
         default=_default_workers(),
         help="worker processes (default: the CPUs available, %(default)s)",
     )
@@ -158,7 +160,12 @@ def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--output", type=Path, required=True, help="the Hub repo folder to write")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    p.add_argument("--workers", type=int, default=_default_workers(), help="worker processes")
+    p.add_argument(
+        "--workers",
+        type=non_negative_int,
+        default=_default_workers(),
+        help="worker processes (0 or 1: in the main process)",
+    )
     p.add_argument("--size", type=int, default=224, help="side of the square edited images")
     p.add_argument("--inpaint", choices=("telea", "ns"), default="telea", help="inpainting")
     p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg", help="encoding")

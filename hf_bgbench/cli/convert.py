@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_progress_argument, positive_int
+from hf_bgbench.cli._common import add_progress_argument, non_negative_int, positive_int
 
 
 def run_in9_release(args: argparse.Namespace) -> int:
@@ -45,7 +45,7 @@ def add_rival10_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("output", metavar="OUTPUT", type=Path, help="the Hub repo folder to write")
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=non_negative_int,
         default=None,
         help="worker processes, one shard each (default: one per CPU, at most 4)",
     )

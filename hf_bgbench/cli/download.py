@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_progress_argument, positive_int
+from hf_bgbench.cli._common import add_progress_argument, non_negative_int
 from hf_bgbench.download import DEFAULT_IN9_URL
 from hf_bgbench.download_rival10 import DEFAULT_RIVAL10_URL
 
@@ -92,6 +92,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _add_common(rival, DEFAULT_RIVAL10_URL, "rival10-release", "rival10.zip")
     rival.add_argument(
-        "--workers", type=positive_int, default=1, help="conversion worker processes"
+        "--workers", type=non_negative_int, default=1, help="conversion worker processes"
     )
     rival.set_defaults(func=run)

@@ -301,7 +301,8 @@ def run_with_time_limit(
     ``seconds``: :class:`JobTimeout`. The function's exception is raised here as it was."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs or {}), daemon=True)
+    # not a daemon: the job may start data-loader workers of its own
+    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs or {}), daemon=False)
     proc.start()
     child.close()
     try:

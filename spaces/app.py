@@ -237,7 +237,9 @@ def build_demo() -> gr.Blocks:
             task.change(lambda t: gr.update(visible=t == "evaluate"), task, variants)
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
-            plots = gr.Gallery(label="Plots", type="filepath", columns=2)
+            plots = gr.Gallery(
+                label="Plots", type="filepath", columns=1, object_fit="contain", height="auto"
+            )
             raw = gr.File(label="results (JSON)")
         with gr.Tab("Leaderboard"):
             gr.Markdown(

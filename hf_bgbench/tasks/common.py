@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
@@ -144,6 +145,18 @@ def input_geometry(
     if accepts_size(step, hw):
         return None, []
     return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
+
+
+def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:
+    """All ``n`` rows, or ``limit`` of them drawn with ``seed`` (kept in dataset order), for
+    the ``--max-<what>`` options. Separate ``stream`` numbers keep two subsets of one run
+    independent (changing one limit does not change which rows the other picks)."""
+    if limit is None or limit >= n:
+        return list(range(n))
+    if limit < 1:
+        raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
+    rng = np.random.default_rng([seed, stream])
+    return sorted(rng.choice(n, size=limit, replace=False).tolist())
 
 
 def first_image_size(ds: Any) -> tuple[int, int]:

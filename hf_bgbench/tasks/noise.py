@@ -48,12 +48,12 @@ from hf_bgbench.engine import default_num_workers
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
-from hf_bgbench.tasks.challenge import _subset
 from hf_bgbench.tasks.common import (
     classifier_and_mapper,
     masked_geometry,
     open_data,
     run_header,
+    seeded_subset,
     write_run,
 )
 from hf_bgbench.tasks.noise_report import noise_report_section
@@ -258,7 +258,7 @@ def run_noise(
             f"The noise analysis adds noise inside and outside each object's mask, so it needs "
             f"{spec.mask_variant!r} with its {spec.mask_column!r} column: {err}"
         ) from None
-    idx = _subset(len(ds), max_images, seed, stream=0, what="images")
+    idx = seeded_subset(len(ds), max_images, seed, stream=0, what="images")
     classifier, mapper = classifier_and_mapper(
         model,
         spec,

@@ -37,12 +37,12 @@ from hf_bgbench.metrics.saliency import delta_density, saliency_fraction_inside,
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
-from hf_bgbench.tasks.challenge import _subset
 from hf_bgbench.tasks.common import (
     classifier_and_mapper,
     masked_geometry,
     open_data,
     run_header,
+    seeded_subset,
     write_run,
 )
 from hf_bgbench.tasks.saliency_summary import (
@@ -120,7 +120,7 @@ def run_saliency(
         check_writable(output_dir, "--output")
     reader = open_data(data, spec)
     ds = _load_masked(reader, spec)
-    rows = _subset(len(ds), max_images, seed, stream=0, what="images")
+    rows = seeded_subset(len(ds), max_images, seed, stream=0, what="images")
     classifier, mapper = classifier_and_mapper(
         model,
         spec,

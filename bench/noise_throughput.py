@@ -12,8 +12,9 @@ noise       = ``hf_bgbench.tasks.noise.run_noise`` over the same photos: decodin
               forwards (counted: images x levels x 2 x trials). ``timing.noise_seconds`` is the
               whole loop; the summary (bootstrap, tables) and the model load are reported apart.
 
-Data: an IN-9-like release built in a temp dir from ../shared/data/in9_samples (224 crops as
-``original`` with a centre-ellipse ``fg_mask``), as bench/challenge_throughput.py builds it.
+Data: ``--data`` (any IN-9 folder with masks, e.g. one from ``bgbench build in9``), or by
+default a release built in a temp dir from ../shared/data/in9_samples (224 crops as
+``original`` with a centre-ellipse ``fg_mask``; the content does not change the cost).
 The two measurements alternate for ``--rounds`` rounds and each keeps its best, so machine
 drift (other jobs on the cores) cancels.
 """
@@ -21,23 +22,43 @@ drift (other jobs on the cores) cancels.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
+from torchvision import transforms
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from challenge_throughput import DEFAULT_DATA, build_release  # noqa: E402
+from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.data.loader import decode_loader, iterate
+from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.mapping import LabelMapper
+from hf_bgbench.model_step import ModelStep
+from hf_bgbench.models import load_classifier
+from hf_bgbench.tasks.noise import run_noise
 
-from hf_bgbench.benchmarks import get_benchmark  # noqa: E402
-from hf_bgbench.data.loader import decode_loader, iterate  # noqa: E402
-from hf_bgbench.data.sources import resolve_source  # noqa: E402
-from hf_bgbench.mapping import LabelMapper  # noqa: E402
-from hf_bgbench.model_step import ModelStep  # noqa: E402
-from hf_bgbench.models import load_classifier  # noqa: E402
-from hf_bgbench.tasks.noise import run_noise  # noqa: E402
+PHOTOS = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
+
+
+def ellipse_release(photos_dir: Path, root: Path, n: int) -> Path:
+    """``n`` seeded photos as 224 crops in the official layout (original + fg_mask)."""
+    spec = get_benchmark("in9")
+    photos = load_variant(resolve_source(str(photos_dir), spec), "original", spec)
+    crop = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224)])
+    yy, xx = np.mgrid[:224, :224]
+    ellipse = (((xx - 112) / 70.0) ** 2 + ((yy - 112) / 85.0) ** 2 <= 1).astype(np.uint8)
+    base = root / "bg_challenge"
+    for y, name in enumerate(spec.classes):  # every class folder must exist
+        for part in ("original", "fg_mask"):
+            (base / part / "val" / f"{y:02d}_{name}").mkdir(parents=True, exist_ok=True)
+    for j in np.random.default_rng(0).permutation(len(photos))[:n].tolist():
+        row = photos[j]
+        folder = f"{row['label']:02d}_{spec.classes[row['label']]}"
+        image = crop(row["image"].convert("RGB"))
+        image.save(base / "original" / "val" / folder / f"{row['id']}.JPEG", quality=90)
+        np.save(base / "fg_mask" / "val" / folder / f"{row['id']}.npy", ellipse)
+    return root
 
 
 def raw_forward_rate(step: ModelStep, images: torch.Tensor, labels: torch.Tensor, n: int, bs: int):
@@ -57,8 +78,9 @@ def raw_forward_rate(step: ModelStep, images: torch.Tensor, labels: torch.Tensor
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder of labelled photos")
-    ap.add_argument("--images", type=int, default=8)
+    ap.add_argument("--data", default=None, help="an IN-9 folder with masks (default: built)")
+    ap.add_argument("--photos", default=str(PHOTOS), help="photos to build the default from")
+    ap.add_argument("--images", type=int, default=8, help="images (a seeded subset of --data)")
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--levels", type=float, nargs="+", default=None)
     ap.add_argument("--batch-size", type=int, default=64)
@@ -75,9 +97,10 @@ def main() -> None:
         f"images, {args.trials} trials, batch {args.batch_size}"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        release = build_release(Path(args.data), Path(tmp), args.images, 1)
-        ds = resolve_source(str(release), spec).load("original")
-        batches = list(iterate(decode_loader(ds, batch_size=len(ds))))
+        release = args.data or str(ellipse_release(Path(args.photos), Path(tmp), args.images))
+        ds = resolve_source(release, spec).load("original")
+        rows = np.random.default_rng(0).permutation(len(ds))[: args.images].tolist()
+        batches = list(iterate(decode_loader(ds, rows, batch_size=len(rows))))
         images = batches[0].images.to(device)
         labels = batches[0].labels
         with torch.inference_mode():  # warm-up: neither side pays the first-call cost
@@ -89,7 +112,8 @@ def main() -> None:
             t0 = time.perf_counter()
             doc = run_noise(
                 clf,
-                str(release),
+                release,
+                max_images=args.images if args.data else None,
                 levels=args.levels,
                 trials=args.trials,
                 batch_size=args.batch_size,

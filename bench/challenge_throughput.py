@@ -198,7 +198,8 @@ def main() -> None:
         print(
             f"{args.model} on {device}, {torch.get_num_threads()} torch threads, {n_fg} "
             f"foregrounds x {n_bg} backgrounds; ours batch {args.batch_size}, reference batch "
-            f"{REFERENCE_BATCH}"
+            f"{REFERENCE_BATCH}",
+            flush=True,
         )
         raw_rate(clf, args.batch_size, device, 1)  # warm-up
         ref_s = ours_s = float("inf")
@@ -207,6 +208,7 @@ def main() -> None:
             t0 = time.perf_counter()
             ref_vulnerable, ref_composites = reference_challenge(clf, release, device)
             ref_s = min(ref_s, time.perf_counter() - t0)
+            print(f"  reference: {time.perf_counter() - t0:.1f} s", flush=True)
             raws.append(raw_rate(clf, args.batch_size, device))
             t0 = time.perf_counter()
             ours = run_challenge(
@@ -219,6 +221,7 @@ def main() -> None:
                 output_dir=Path(tmp) / "ours",
             )
             ours_s = min(ours_s, time.perf_counter() - t0)
+            print(f"  ours: {time.perf_counter() - t0:.1f} s", flush=True)
             raws.append(raw_rate(clf, args.batch_size, device))
         frame = pd.read_parquet(Path(tmp) / "ours" / "vulnerable.parquet")
         ours_vulnerable = dict(zip(frame["id"], frame["vulnerable"], strict=True))

@@ -70,8 +70,9 @@ def _cached_rows(cache_dir) -> int:
 @pytest.mark.parametrize("chunk", [None, 7])
 def test_interrupted_run_resumes_to_identical_results(in9_release, tmp_path, chunk):
     kw = {"max_device_backgrounds": chunk}
-    reference = _run(in9_release, ColourRuleClassifier(), use_cache=False, **kw)
-    _run(in9_release, ColourRuleClassifier(), use_cache=False, output_dir=tmp_path / "ref", **kw)
+    reference = _run(
+        in9_release, ColourRuleClassifier(), use_cache=False, output_dir=tmp_path / "ref", **kw
+    )
 
     cache = tmp_path / "cache"
     with pytest.raises(Interrupted) as stop:

@@ -7,13 +7,26 @@ any composite is classified as anything but its class; challenge accuracy is the
 that are not.
 
 The published reference re-reads and re-decodes every background JPEG for every foreground
-(4,050 x 4,050 decodes). Here every background is decoded once by the public decode loader
-into one uint8 tensor kept on the device; a composite then costs one multiply-add, so the
-model's forward pass is the only real cost. Numbers come from :mod:`hf_bgbench.metrics`.
+(4,050 x 4,050 decodes), in batches of 32, and stops a foreground at its first fooling batch.
+Here backgrounds are decoded once by the public decode loader into a uint8 tensor on the
+device (in chunks when they do not fit: :mod:`hf_bgbench.tasks.challenge_memory`); a
+composite is one select per pixel, so the model's forward pass is the only real cost, and
+the schedule (:mod:`hf_bgbench.tasks.challenge_schedule`) spends as few of them as it can:
+many foregrounds share a batch, one composite each, each dropped the moment it is decided,
+and backgrounds are tried most-fooling first. Verdicts do not depend on that order -- a
+foreground is robust only after every background. Decided foregrounds are cached
+(:mod:`hf_bgbench.tasks.challenge_cache`), so an interrupted run resumes
+(:mod:`hf_bgbench.tasks.challenge_run`). Numbers come from :mod:`hf_bgbench.metrics`.
 
-Modes: default (the reference's) stops a foreground at the first batch holding a wrong
-prediction -- exact, since a foreground is declared robust only after every background;
-``full_matrix=True`` scores every composite and adds per-background attack success rates.
+Modes: default (early stop) as above; ``full_matrix=True`` scores every composite (batches
+filled across foregrounds) and adds per-background attack success rates.
+
+Results add to the common header: ``composites_evaluated`` (what the verdicts took),
+``composites_minimal`` (robust x backgrounds + vulnerable: the least any order can take),
+``composites_computed`` / ``clean_forwards`` (by this run; less when resumed),
+``computed_rows`` / ``reused_rows`` (per foreground and background chunk), ``settings``
+(schedule, seed, chunking, cache), ``timing`` and ``memory`` (peak RSS of the process and
+of its decode workers, peak CUDA allocation).
 """
 
 from __future__ import annotations
@@ -21,7 +34,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +57,8 @@ from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
-from hf_bgbench.tasks.challenge_run import LoopOptions, peak_memory, run_pairs
+from hf_bgbench.tasks.challenge_memory import background_chunk, peak_memory
+from hf_bgbench.tasks.challenge_run import LoopOptions, run_pairs
 from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
 from hf_bgbench.tasks.common import (
@@ -243,35 +256,6 @@ def run_challenge(
         extra = write_challenge_files(out, bg_labels, bg_ids)
         write_run(doc, output_dir, "challenge", extra, outputs=CHALLENGE_OUTPUTS)
     return doc
-
-
-def background_chunk(
-    n: int, hw: Sequence[int], device: torch.device, limit: int | None = None
-) -> int:
-    """Backgrounds held on the device at once: ``limit`` when given, else all ``n`` when
-    they fit in half the device's free memory (uint8, 3 x H x W each), else as many as do."""
-    if limit is not None:
-        return max(1, min(n, limit))
-    free = free_memory(device)
-    if free is None:
-        return n
-    per_background = 3 * int(hw[0]) * int(hw[1])
-    return max(1, min(n, free // 2 // per_background))
-
-
-def free_memory(device: torch.device) -> int | None:
-    """Free bytes on ``device`` (CUDA: the driver's count; CPU: MemAvailable), or None."""
-    if device.type == "cuda":
-        return int(torch.cuda.mem_get_info(device)[0])
-    if device.type != "cpu":
-        return None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def _subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:

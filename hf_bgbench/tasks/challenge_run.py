@@ -13,7 +13,6 @@ cache key of its own (its backgrounds' ids), so an interrupted run resumes chunk
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -122,7 +121,7 @@ class _Loop:
             rows = [bg_idx[p] for p in chunk]
             device = self.step.device
             bgs, labels, ids, skipped = decode_backgrounds(
-                bg_ds, rows, device, opts.batch_size, opts.num_workers
+                bg_ds, rows, device, opts.batch_size, opts.num_workers, opts.progress
             )
             self.counts.decode_seconds += time.perf_counter() - t0
             bg_skipped.extend(skipped)
@@ -190,6 +189,8 @@ class _Loop:
             self._apply(p, row.clean_pred, outcome, candidates)
             if not opts.full_matrix:  # the schedule starts from what cached rows imply
                 _replay(stats, row, candidates)
+                if row.vulnerable:
+                    schedule.longest_vulnerable = max(schedule.longest_vulnerable, row.composites)
             self.counts.reused += 1
         if not todo:
             return
@@ -349,24 +350,31 @@ def decode_backgrounds(
     device: torch.device,
     batch_size: int = 64,
     num_workers: int = 0,
+    progress: bool = False,
 ) -> tuple[torch.Tensor, np.ndarray, list[str], list[dict[str, Any]]]:
     """Decode rows ``indices`` of ``ds`` once into a uint8 (N, 3, H, W) tensor on ``device``
     (uint8 keeps 4,050 backgrounds at 0.6 GB). Returns (images, labels, ids, unreadable rows).
     Images are not resized: the challenge composites at the data's own size (224x224)."""
     loader = decode_loader(ds, indices, batch_size=batch_size, num_workers=num_workers)
-    chunks, labels, ids, skipped = [], [], [], []
+    images: torch.Tensor | None = None  # filled in place: the peak is the backgrounds alone
+    labels, ids, skipped = [], [], []
+    bar = tqdm(total=len(indices), desc="decode backgrounds", unit="img", disable=not progress)
     for batch in iterate(loader):
         skipped.extend(batch.skipped)
         if batch.images is not None:
-            chunks.append(batch.images.to(device))
+            hw = tuple(batch.images.shape[-2:])
+            if images is None:
+                images = torch.empty(len(indices), 3, *hw, dtype=torch.uint8, device=device)
+            elif hw != tuple(images.shape[-2:]):
+                raise DataError(size_message("background images", {hw, tuple(images.shape[-2:])}))
+            images[len(ids) : len(ids) + len(batch)].copy_(batch.images)
             labels.extend(batch.labels.tolist())
             ids.extend(batch.ids)
-    if not chunks:
+        bar.update(len(batch) + len(batch.skipped))
+    bar.close()
+    if images is None:
         return torch.empty(0, 3, 0, 0, dtype=torch.uint8), np.zeros(0, np.int64), [], skipped
-    sizes = {tuple(c.shape[-2:]) for c in chunks}
-    if len(sizes) > 1:
-        raise DataError(size_message("background images", sizes))
-    return torch.cat(chunks), np.asarray(labels, np.int64), ids, skipped
+    return images[: len(ids)], np.asarray(labels, np.int64), ids, skipped
 
 
 def _ids(ds: datasets.Dataset, indices: Sequence[int]) -> list[str]:
@@ -394,24 +402,3 @@ def _collect(known: dict[int, _Foreground], n_fg: int, bg_positions: list[int]):
             out["rows"].append(np.concatenate(fg.rows))
     out["composites"] = int(sum(out["composites_per_fg"]))
     return out
-
-
-def peak_memory(device: torch.device) -> dict[str, float | None]:
-    """Peak resident memory of this process and of its (decode worker) children, in MB
-    (``resource.getrusage``; the process's lifetime peak), and on CUDA the peak memory
-    torch allocated on the device."""
-    rss = children = None
-    try:
-        import resource
-
-        scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
-        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale / 2**20
-    except (ImportError, OSError):  # no resource module (Windows)
-        pass
-    cuda = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
-    return {
-        "peak_rss_mb": None if rss is None else round(rss, 1),
-        "peak_rss_workers_mb": None if children is None else round(children, 1),
-        "cuda_max_allocated_mb": None if cuda is None else round(cuda, 1),
-    }

@@ -161,7 +161,7 @@ class Schedule:
         self.capacity = -(-batch_size // n) + 1 if full_matrix else batch_size
         self.active: dict[int, _Active] = {}
         self._admitted = 0
-        self._longest_vulnerable = 0  # most composites a vulnerable foreground needed
+        self.longest_vulnerable = 0  # most composites a vulnerable foreground needed
 
     def __len__(self) -> int:
         return len(self.active)
@@ -219,7 +219,7 @@ class Schedule:
         alloc = {key: 1 for key in self.active}
         spare = self.batch_size - len(alloc)
         n = len(self.candidates)
-        threshold = max(self._longest_vulnerable, n // 2)
+        threshold = max(self.longest_vulnerable, n // 2)
         for key in sorted(self.active, key=lambda k: (-self.active[k].n_tried, k)):
             state = self.active[key]
             if spare <= 0 or state.n_tried < threshold:
@@ -286,7 +286,7 @@ class Schedule:
             return Outcome(key, state.label, bool(len(wrong)), first, pred, n, state.row)
         if state.fooled:
             pos, pred = state.fooled[0]
-            self._longest_vulnerable = max(self._longest_vulnerable, state.n_tried)
+            self.longest_vulnerable = max(self.longest_vulnerable, state.n_tried)
             tried = np.asarray(state.order, np.int64)
             fooled = [p for p, _ in state.fooled]
             return Outcome(

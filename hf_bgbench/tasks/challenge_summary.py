@@ -54,7 +54,8 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
         ],
         note=(
             f"Mode: {body['mode'].replace('_', ' ')}; composites evaluated "
-            f"{body['composites_evaluated']:,} of {body['composites_total']:,}"
+            f"{body['composites_evaluated']:,} of {body['composites_total']:,} (the least "
+            f"any order needs: {body['composites_minimal']:,})"
             + _subset_note(body["subset"])
             + f". Clean accuracy: the uncomposited {body['foreground_variant']} images."
         ),
@@ -128,7 +129,13 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
             else None
         ),
     )
-    notes = [f"Seed {body['seed']}."]
+    notes = [f"Seed {body['seed']} (subsets and the schedule's tie-breaks)."]
+    if body["mode"] == "early_stop":
+        notes.append(
+            "Each foreground stops at its first fooling composite; backgrounds are tried "
+            "most-fooling first, so the fooling background listed in vulnerable.parquet is "
+            "the first one found, not necessarily the first in dataset order."
+        )
     return Report(scores, [summary, classes], [figure], notes)
 
 
@@ -145,7 +152,12 @@ def write_challenge_files(
     out: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
 ) -> dict[str, Callable[[Path], None]]:
     """Writers of vulnerable.parquet (one row per foreground) and, for a full-matrix run,
-    fooling_matrix.npz (every composite's prediction)."""
+    fooling_matrix.npz (every composite's prediction).
+
+    ``fooling_bg_id`` / ``pred`` of a vulnerable foreground name *a* fooling background and
+    the prediction on it: in early stop the first one the schedule found (the most fooling
+    backgrounds are tried first), not necessarily the first in dataset order; in full-matrix
+    mode the first in dataset order. ``composites``: what the foreground took."""
     first = np.asarray(out["first_bg"], np.int64)
     frame = pd.DataFrame(
         {

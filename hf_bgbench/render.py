@@ -347,7 +347,8 @@ def _reference(ax, fig_spec: Mapping[str, Any], legend_loc: str | None) -> None:
 
 
 def _axes(ax, fig_spec: Mapping[str, Any], default_ylim: tuple[float, float] | None = None) -> None:
-    ylim = fig_spec.get("ylim") or default_ylim
+    # An explicit None asks for matplotlib's own limits (e.g. dropped accuracy can be < 0).
+    ylim = fig_spec["ylim"] if "ylim" in fig_spec else default_ylim
     if ylim:
         ax.set_ylim(*ylim)
     if fig_spec.get("xlim"):

@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "evaluate_model": "hf_bgbench.tasks.evaluate",
     "run_challenge": "hf_bgbench.tasks.challenge",
+    "run_noise": "hf_bgbench.tasks.noise",
+    "run_saliency": "hf_bgbench.tasks.saliency",
     "run_task": "hf_bgbench.tasks",
     "list_tasks": "hf_bgbench.tasks",
     "ModelStep": "hf_bgbench.model_step",

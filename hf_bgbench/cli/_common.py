@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 MODEL_HELP = (
     "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
@@ -58,6 +59,21 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments every task takes from :func:`add_model_arguments` (the model
+    itself and ``--benchmark`` excepted): one place maps the flags to the task's names."""
+    return {
+        "checkpoint": args.checkpoint,
+        "batch_size": args.batch_size,
+        "num_workers": args.workers,
+        "device": args.device,
+        "progress": not args.quiet,
+        "restrict_to_benchmark": args.restrict_to_benchmark_classes,
+        "label_map": args.label_map,
+        "resize_to_model_input": args.resize_to_model_input,
+    }
 
 
 def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:

@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments, positive_int, variant_list
+from hf_bgbench.cli._common import add_model_arguments, model_options, positive_int, variant_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,14 +77,7 @@ def run(args: argparse.Namespace) -> int:
         norm=args.norm,
         seed=args.seed,
         max_images=args.max_images,
-        resize_to_model_input=args.resize_to_model_input,
-        label_map=args.label_map,
-        restrict_to_benchmark=args.restrict_to_benchmark_classes,
-        batch_size=args.batch_size,
-        num_workers=args.workers,
-        device=args.device,
-        checkpoint=args.checkpoint,
-        progress=not args.quiet,
+        **model_options(args),
         output_dir=args.output,
     )
     print(render_table(results))

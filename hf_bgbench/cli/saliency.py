@@ -7,7 +7,12 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments, non_negative_int, positive_int
+from hf_bgbench.cli._common import (
+    add_model_arguments,
+    model_options,
+    non_negative_int,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,14 +84,7 @@ def run(args: argparse.Namespace) -> int:
         max_images=args.max_images,
         seed=args.seed,
         gallery=args.gallery,
-        resize_to_model_input=args.resize_to_model_input,
-        label_map=args.label_map,
-        restrict_to_benchmark=args.restrict_to_benchmark_classes,
-        batch_size=args.batch_size,
-        num_workers=args.workers,
-        device=args.device,
-        checkpoint=args.checkpoint,
-        progress=not args.quiet,
+        **model_options(args),
         output_dir=args.output,
     )
     print(render_table(results))

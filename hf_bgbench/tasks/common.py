@@ -17,7 +17,7 @@ from hf_bgbench.data.loader import Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.model_step import ModelStep
-from hf_bgbench.results import write_json, write_run_folder
+from hf_bgbench.results import check_writable, write_json, write_run_folder
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,46 @@ def classifier_and_mapper(
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
     return classifier, mapper
+
+
+def start_task(
+    task: str, benchmark: str, data: str | Path | None, output_dir: str | Path | None
+) -> tuple[BenchmarkSpec, Reader]:
+    """The benchmark's spec (refusing a task it does not declare) and its data, after checking
+    that ``output_dir`` can be written, so a typo in --output fails before any work."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    spec = get_benchmark(benchmark)
+    spec.check_task(task)
+    if output_dir is not None:
+        check_writable(output_dir, "--output")
+    return spec, open_data(data, spec)
+
+
+def model_step_for(
+    model: Any,
+    spec: BenchmarkSpec,
+    reader: Reader,
+    *,
+    label_map: str = "auto",
+    restrict_to_benchmark: bool = False,
+    checkpoint: str | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> tuple[Any, LabelMapper, ModelStep]:
+    """The classifier, its label mapping (:func:`classifier_and_mapper`) and the
+    :class:`ModelStep` that runs it on ``device``."""
+    classifier, mapper = classifier_and_mapper(
+        model,
+        spec,
+        reader,
+        label_map=label_map,
+        restrict_to_benchmark=restrict_to_benchmark,
+        checkpoint=checkpoint,
+        device=None if device is None else str(device),
+        progress=progress,
+    )
+    return classifier, mapper, ModelStep(classifier, mapper, device)
 
 
 def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:

@@ -42,18 +42,17 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError, decode_loader, iterate
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.model_step import ModelStep
-from hf_bgbench.results import check_writable, make_document
+from hf_bgbench.results import make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
-    classifier_and_mapper,
     masked_geometry,
-    open_data,
+    model_step_for,
     run_header,
     seeded_subset,
+    start_task,
     write_run,
 )
 from hf_bgbench.tasks.noise_report import noise_report_section
@@ -244,13 +243,9 @@ def run_noise(
         raise NoiseError(f"--batch-size must be >= 1, got {batch_size}.")
     noise = NoiseSettings(tuple(check_levels(levels, norm)), trials, norm, seed)
     started = time.perf_counter()
-    spec = get_benchmark(benchmark)
-    spec.check_task("noise")
+    spec, reader = start_task("noise", benchmark, data, output_dir)
     if not spec.mask_variant:
         raise NoiseError(f"{spec.name} declares no variant with object masks (mask_variant).")
-    if output_dir is not None:
-        check_writable(output_dir, "--output")
-    reader = open_data(data, spec)
     try:
         ds = reader.load(spec.mask_variant, columns=(spec.mask_column,), split="test")
     except (ValueError, FileNotFoundError) as err:  # no such variant, no masks, ...
@@ -259,17 +254,16 @@ def run_noise(
             f"{spec.mask_variant!r} with its {spec.mask_column!r} column: {err}"
         ) from None
     idx = seeded_subset(len(ds), max_images, seed, stream=0, what="images")
-    classifier, mapper = classifier_and_mapper(
+    classifier, mapper, step = model_step_for(
         model,
         spec,
         reader,
         label_map=label_map,
         restrict_to_benchmark=restrict_to_benchmark,
         checkpoint=checkpoint,
-        device=None if device is None else str(device),
+        device=device,
         progress=progress,
     )
-    step = ModelStep(classifier, mapper, device)
     geometry, deviations = masked_geometry(step, spec, reader, ds, resize_to_model_input)
     workers = default_num_workers() if num_workers is None else num_workers
     t0 = time.perf_counter()

@@ -28,21 +28,20 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.cam import METHODS, CamRunner, ClassTarget, LayerChoice, choose_target_layer
 from hf_bgbench.data.loader import DataError, Geometry, decode_loader, iterate
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.metrics.saliency import delta_density, saliency_fraction_inside, saliency_iou
 from hf_bgbench.model_step import ModelStep
-from hf_bgbench.results import check_writable, make_document
+from hf_bgbench.results import make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
-    classifier_and_mapper,
     masked_geometry,
-    open_data,
+    model_step_for,
     run_header,
     seeded_subset,
+    start_task,
     write_run,
 )
 from hf_bgbench.tasks.saliency_summary import (
@@ -114,24 +113,19 @@ def run_saliency(
     if gallery < 0:
         raise ValueError(f"--gallery must be 0 (none) or more, got {gallery}.")
     started = time.perf_counter()
-    spec = get_benchmark(benchmark)
-    spec.check_task("saliency")
-    if output_dir is not None:
-        check_writable(output_dir, "--output")
-    reader = open_data(data, spec)
+    spec, reader = start_task("saliency", benchmark, data, output_dir)
     ds = _load_masked(reader, spec)
     rows = seeded_subset(len(ds), max_images, seed, stream=0, what="images")
-    classifier, mapper = classifier_and_mapper(
+    classifier, mapper, step = model_step_for(
         model,
         spec,
         reader,
         label_map=label_map,
         restrict_to_benchmark=restrict_to_benchmark,
         checkpoint=checkpoint,
-        device=None if device is None else str(device),
+        device=device,
         progress=progress,
     )
-    step = ModelStep(classifier, mapper, device)
     geometry, deviations = masked_geometry(step, spec, reader, ds, resize_to_model_input)
     workers = default_num_workers() if num_workers is None else num_workers
     columns = [c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]

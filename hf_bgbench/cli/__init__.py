@@ -14,6 +14,7 @@ COMMANDS = [
     "publish",
     "validate",
     "publish_metrics",
+    "publish_space",
     "challenge",
     "download",
     "list_benchmarks",

@@ -116,7 +116,26 @@ class Reader:
         """
         h = hashlib.sha256(f"{self.kind}|{self.location}|{variant}|{len(ds)}".encode())
         h.update(self._signature(ds).encode())
-        return h.hexdigest()[:20]
+        value = h.hexdigest()[:20]
+        # remembered, so the results header can name the data the task actually scored
+        self.__dict__.setdefault("_fingerprints", {})[variant] = value
+        return value
+
+    def data_fingerprint(self) -> str:
+        """The identity of the data this reader served (``data.fingerprint`` in results):
+        a hash of its kind, location and the fingerprint of every variant fingerprinted so
+        far -- the variants a task scored -- or, when none was, of the reference variant."""
+        seen: dict[str, str] = self.__dict__.get("_fingerprints", {})
+        if not seen:
+            variant = (
+                self.spec.reference_variant
+                if self.spec.reference_variant in self.variants
+                else self.variants[0]
+            )
+            self.fingerprint(self.load(variant), variant)
+            seen = self.__dict__["_fingerprints"]
+        parts = [self.kind, self.location, *(f"{v}={seen[v]}" for v in sorted(seen))]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
     def _signature(self, ds: datasets.Dataset) -> str:
         from hf_bgbench.data.imagefolder import files_signature
@@ -124,7 +143,12 @@ class Reader:
         return files_signature(ds)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "location": self.location, "variants": list(self.variants)}
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "variants": list(self.variants),
+            "fingerprint": self.data_fingerprint(),
+        }
 
 
 def _reader_class(path: str) -> type[Reader]:
@@ -140,10 +164,15 @@ def readers_for(spec: BenchmarkSpec) -> list[type[Reader]]:
     return [HubFolder, *(_reader_class(p) for p in spec.readers), PhotoFolder, HubDataset]
 
 
-def resolve_source(data: str | Path, spec: BenchmarkSpec) -> Reader:
-    """Work out what ``data`` is; raise a DataSourceError saying what was expected if unknown."""
+def resolve_source(data: str | Path, spec: BenchmarkSpec, *, hub_only: bool = False) -> Reader:
+    """Work out what ``data`` is; raise a DataSourceError saying what was expected if unknown.
+
+    ``hub_only``: ``data`` is a Hub dataset id and nothing else -- never read as a local
+    folder, even when one of that name exists (a public Space must not read its own disk)."""
     if isinstance(data, Reader):
         return data
+    if hub_only:
+        return _hub_dataset(str(data), spec)
     path = Path(data).expanduser()
     if path.exists() and not path.is_dir():
         raise DataSourceError(
@@ -165,6 +194,24 @@ def resolve_source(data: str | Path, spec: BenchmarkSpec) -> Reader:
         f"--data {data}: no such folder, and not a Hub dataset id of the form 'owner/name' "
         f"(e.g. {spec.hub_repo!r})."
     )
+
+
+def _hub_dataset(repo_id: str, spec: BenchmarkSpec) -> Reader:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    from hf_bgbench.data.hub import HubDataset
+
+    try:
+        validate_repo_id(repo_id)
+        valid = repo_id.count("/") == 1
+    except HFValidationError:
+        valid = False
+    if not valid:
+        raise DataSourceError(
+            f"{repo_id!r} is not a Hub dataset id: owner/name (letters, digits, '.', '_', '-'), "
+            f"e.g. {spec.hub_repo!r}."
+        )
+    return HubDataset(repo_id, spec.variants, spec)
 
 
 def load_variant(

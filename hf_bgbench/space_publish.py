@@ -5,7 +5,7 @@ hf-bgbench is not on PyPI, so the Space carries its own wheel. The folder upload
     README.md          spaces/README.md, its front matter completed (sdk gradio, sdk_version
                        = the gradio installed here, app_file, suggested_hardware)
     app.py             spaces/app.py
-    requirements.txt   the wheel (by its address in the Space repo) + gradio + spaces
+    requirements.txt   the wheel (by its address in the Space repo) + gradio
     wheels/hf_bgbench-<version>-py3-none-any.whl
 
 Why the wheel is named by URL and not by relative path: a Gradio-SDK Space installs
@@ -134,16 +134,17 @@ def space_card(template: str | Path, hardware: str = DEFAULT_HARDWARE) -> str:
 
 
 def requirements_text(repo_id: str, wheel_name: str, gradio_version: str | None) -> str:
-    """requirements.txt of the Space: the bundled wheel, gradio at the card's sdk_version,
-    and ``spaces`` (ZeroGPU's helper; the app works without it)."""
+    """requirements.txt of the Space: the bundled wheel and gradio at the card's
+    sdk_version. ``spaces`` (ZeroGPU's helper) is not listed: the Gradio-SDK build installs
+    it with gradio, and the app runs without it."""
     wheel = f"{WHEELS_DIR}/{wheel_name}"
     lines = [
         "# hf-bgbench is not on PyPI: this Space installs the wheel uploaded with it",
-        f"# ({wheel}). The Space build installs this file before it copies the",
-        "# repository, so the wheel is named by its address in this Space repository.",
+        f"# ({wheel}). The Space build installs this file before it",
+        "# copies the repository, so the wheel is named by its address in this Space repo.",
         f"hf-bgbench @ {wheel_url(repo_id, wheel)}",
+        "# gradio at the card's sdk_version (the build also installs it and `spaces`)",
         f"gradio=={gradio_version}" if gradio_version else "gradio",
-        "spaces",
     ]
     return "\n".join(lines) + "\n"
 

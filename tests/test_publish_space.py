@@ -121,8 +121,9 @@ def test_the_requirements_install_from_the_bundled_wheel_in_a_fresh_venv(staged,
     )
     assert install.returncode == 0, install.stdout + install.stderr
     assert "Successfully installed hf-bgbench-" in install.stdout
+    code = "import hf_bgbench, hf_bgbench.space_safety; print(hf_bgbench.__file__)"
     probe = subprocess.run(
-        [str(python), "-c", "import hf_bgbench, hf_bgbench.space_safety; print(hf_bgbench.__file__)"],
+        [str(python), "-c", code],
         capture_output=True,
         text=True,
         env=env,

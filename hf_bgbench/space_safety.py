@@ -7,13 +7,15 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
   anything loads; paths, URLs, ``local-dir:``/``file:`` ids and odd characters are refused.
 * :func:`parse_allowlist` / :func:`resolve_dataset` — datasets come only from the
   operator's allow-list (``BGBENCH_SPACE_DATASETS="in9=bgbench/in9,in9-local=/data/in9"``);
-  a visitor picks a *name*, never a path.
+  a visitor picks a *name*, never a path; a Hub id in the list is read from the Hub only
+  (:func:`allowed_data`), never as a folder of the same name.
 * :func:`check_model_size` — parameters / weight bytes from the Hub metadata before download,
   and Hub repos with pickled weights only are refused (skipped offline, with a note).
 * :func:`visitor_message` — any exception as one complete, plain sentence-level message for
   a web visitor: CLI flags become words, commands and tracebacks are dropped, server paths
   hidden.
-* :func:`run_with_time_limit` — a job in a separate process, killed at its time limit.
+* :func:`run_with_time_limit` — a job in a separate process, killed at its time limit, its
+  progress bars reported back as they advance.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +127,23 @@ class AllowedDataset:
     name: str
     target: str
     benchmark: str | None
+
+    @property
+    def is_hub(self) -> bool:
+        """Whether ``target`` is a Hub dataset id (``owner/name``); anything else (``/srv/in9``,
+        ``./in9``) is a folder on the server."""
+        return bool(HUB_ID.match(self.target))
+
+
+def allowed_data(entry: AllowedDataset, spec: Any) -> Any:
+    """What a task reads for an allow-listed dataset: for a Hub id, a Hub dataset reader that
+    never looks at the server's disk (a relative folder of the same name is ignored); for a
+    server folder, its path."""
+    if not entry.is_hub:
+        return entry.target
+    from hf_bgbench.data.sources import resolve_source
+
+    return resolve_source(entry.target, spec, hub_only=True)
 
 
 def parse_allowlist(value: str | None, benchmarks: Mapping[str, str]) -> dict[str, AllowedDataset]:
@@ -281,9 +301,18 @@ def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -
     return message
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: bool) -> None:
+    from hf_bgbench.space_progress import track_tqdm
+
+    def report(desc: str, n: int, total: int | None) -> None:
+        conn.send(("progress", (desc, n, total)))
+
     try:
-        result: tuple[str, Any] = ("ok", fn(*args, **kwargs))
+        if track:
+            with track_tqdm(report):
+                result: tuple[str, Any] = ("ok", fn(*args, **kwargs))
+        else:
+            result = ("ok", fn(*args, **kwargs))
     except BaseException as err:  # sent back whole; the parent decides what to show
         try:
             pickle.dumps(err)
@@ -295,29 +324,47 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None
 
 
 def run_with_time_limit(
-    fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *, seconds: float
+    fn: Callable[..., Any],
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    seconds: float,
+    on_progress: Callable[[str, int, int | None], None] | None = None,
 ) -> Any:
     """``fn(*args, **kwargs)`` in a fresh process (``fn`` importable by name), killed after
-    ``seconds``: :class:`JobTimeout`. The function's exception is raised here as it was."""
+    ``seconds``: :class:`JobTimeout`. The function's exception is raised here as it was.
+    ``on_progress(desc, n, total)`` receives the job's progress bars as they advance
+    (:func:`hf_bgbench.space_progress.track_tqdm` in the job process)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     # not a daemon: the job may start data-loader workers of its own
-    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs or {}), daemon=False)
+    proc = ctx.Process(
+        target=_child,
+        args=(child, fn, args, kwargs or {}, on_progress is not None),
+        daemon=False,
+    )
     proc.start()
     child.close()
+    deadline = time.monotonic() + seconds
     try:
-        if not parent.poll(seconds):
-            raise JobTimeout(
-                f"The job took longer than this Space's limit of {seconds:g} seconds and was "
-                "stopped. Try a smaller model or fewer variants."
-            )
-        try:
-            status, value = parent.recv()
-        except EOFError:
-            raise SpaceRefusal(
-                "The job stopped without a result (it may have run out of memory). Try a "
-                "smaller model."
-            ) from None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not parent.poll(left):
+                raise JobTimeout(
+                    f"The job took longer than this Space's limit of {seconds:g} seconds and "
+                    "was stopped. Try a smaller model or fewer variants."
+                )
+            try:
+                status, value = parent.recv()
+            except EOFError:
+                raise SpaceRefusal(
+                    "The job stopped without a result (it may have run out of memory). Try a "
+                    "smaller model."
+                ) from None
+            if status != "progress":
+                break
+            if on_progress is not None:
+                on_progress(*value)
     finally:
         if proc.is_alive():
             proc.kill()

@@ -1,22 +1,21 @@
 """bgbench Space: score a Hub image classifier on the background-reliance benchmarks.
 
-A thin shell over the library: the benchmarks and their tasks come from the registry
-(:mod:`hf_bgbench.benchmarks`, :mod:`hf_bgbench.tasks`), the numbers from the tasks, the
+A thin shell over the library. Tabs: *Score a model* (a task of a benchmark on an allow-listed
+dataset: report, plots, results file, the predictions on a few images per variant),
+*Explore* (one image in every variant with the model's prediction and confidence),
+*Leaderboard*. Benchmarks and tasks come from the registries, the numbers from the tasks, the
 report from the one renderer, the checks on what a visitor enters from
-:mod:`hf_bgbench.space_safety` and the leaderboard from :mod:`hf_bgbench.space_leaderboard`.
+:mod:`hf_bgbench.space_safety`, the galleries from :mod:`hf_bgbench.space_explore`, the live
+progress from :mod:`hf_bgbench.space_progress`, the rows from :mod:`hf_bgbench.space_leaderboard`.
 
-Operator settings (environment variables): ``BGBENCH_SPACE_DATASETS`` (the allow-list,
-``NAME=TARGET,...``; default: each benchmark's Hub dataset), ``BGBENCH_LEADERBOARD_DIR``,
-``BGBENCH_LEADERBOARD_REPO``, ``BGBENCH_SPACE_JOB_SECONDS`` (per-job limit, default 1200),
-``BGBENCH_SPACE_CONCURRENCY`` (jobs at once, default 1), ``BGBENCH_SPACE_QUEUE`` (waiting
-jobs, default 20), ``BGBENCH_SPACE_MAX_PARAMS`` (default 400M), ``BGBENCH_SPACE_MAX_GB``
-(weights, default 2), ``BGBENCH_SPACE_FOREGROUNDS`` / ``BGBENCH_SPACE_BACKGROUNDS``
-(challenge subset, default 100 / 200; 0 = all) and ``BGBENCH_SPACE_MAX_IMAGES`` (noise and
-saliency subset, default 200; 0 = all).
+Operator settings (environment variables) are listed in this folder's README.md:
+``BGBENCH_SPACE_DATASETS`` (the allow-list), the leaderboard's folder and Hub repo, the job
+and Explore time limits, concurrency, queue, model-size limits and the subset caps.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -27,6 +26,13 @@ import gradio as gr
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.cache import cache_root
 from hf_bgbench.render import render_markdown
+from hf_bgbench.space_explore import (
+    explore_image,
+    explore_summary,
+    image_choices,
+    prediction_gallery,
+    read_predictions,
+)
 from hf_bgbench.space_leaderboard import (
     LEADERBOARD_DIR_ENV,
     LEADERBOARD_REPO_ENV,
@@ -35,9 +41,11 @@ from hf_bgbench.space_leaderboard import (
     read_rows,
     table,
 )
+from hf_bgbench.space_progress import ProgressReport, page_progress, track_tqdm
 from hf_bgbench.space_safety import (
     DATASETS_ENV,
     AllowedDataset,
+    allowed_data,
     check_model_id,
     check_model_size,
     datasets_for,
@@ -57,6 +65,7 @@ except ImportError:
     spaces = None
     HAVE_SPACES = False
 
+MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
 ALL = "all"
 
@@ -69,6 +78,7 @@ def _int_env(name: str, default: int) -> int:
 
 
 JOB_SECONDS = _int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
+EXPLORE_SECONDS = _int_env("BGBENCH_SPACE_EXPLORE_SECONDS", 300)
 CONCURRENCY = _int_env("BGBENCH_SPACE_CONCURRENCY", 1)
 QUEUE_SIZE = _int_env("BGBENCH_SPACE_QUEUE", 20)
 
@@ -92,7 +102,8 @@ def leaderboard_dir() -> Path:
 def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
     """What the Space passes to a task besides model, benchmark, data and output: never a
     checkpoint, label map or remote code; subsets on shared hardware (recorded)."""
-    options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": False}
+    # progress bars on: their counts are what the page shows while the job runs
+    options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": True}
     if task == "evaluate":
         options["variants"] = list(variants)
     elif task == "challenge":
@@ -108,20 +119,62 @@ def run_job(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]
     return run_task(task, model_id, **options)
 
 
+def run_explore(model_id: str, options: dict[str, Any]) -> list[Any]:
+    """The GPU-bound part of the Explore tab: one image through the model in every variant."""
+    return explore_image(model_id, **options)
+
+
 if HAVE_SPACES:
     run_job = spaces.GPU(duration=JOB_SECONDS)(run_job)
+    run_explore = spaces.GPU(duration=EXPLORE_SECONDS)(run_explore)
 
 
-def execute(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]:
+def execute(
+    task: str, model_id: str, options: dict[str, Any], on_progress: ProgressReport | None = None
+) -> dict[str, Any]:
     """Run the job within the time limit: on ZeroGPU ``spaces.GPU(duration=...)`` enforces
-    it; elsewhere the job runs in a separate process that is stopped at the limit."""
+    it; elsewhere the job runs in a separate process that is stopped at the limit. The
+    task's progress bars reach ``on_progress(desc, n, total)``."""
     if HAVE_SPACES:
-        return run_job(task, model_id, options)
+        with track_tqdm(on_progress or (lambda *_: None)):
+            return run_job(task, model_id, options)
     kwargs = dict(options)
     benchmark = kwargs.pop("benchmark")
     return run_with_time_limit(
-        run_task, (task, model_id), {"benchmark": benchmark, **kwargs}, seconds=JOB_SECONDS
+        run_task,
+        (task, model_id),
+        {"benchmark": benchmark, **kwargs},
+        seconds=JOB_SECONDS,
+        on_progress=on_progress,
     )
+
+
+def execute_explore(model_id: str, options: dict[str, Any]) -> list[Any]:
+    """:func:`explore_image` within the Explore tab's time limit (as :func:`execute`)."""
+    if HAVE_SPACES:
+        return run_explore(model_id, options)
+    return run_with_time_limit(explore_image, (model_id,), options, seconds=EXPLORE_SECONDS)
+
+
+def _checked(model_text: str, dataset: str, benchmark: str) -> tuple[Any, AllowedDataset, str]:
+    """The visitor's model and dataset, refused unless safe: (model, dataset entry, note on
+    the size check)."""
+    model = check_model_id(model_text)
+    get_benchmark(benchmark)
+    entry = resolve_dataset(dataset, benchmark, allowed())
+    note = check_model_size(
+        model.repo_id,
+        _int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000),
+        int(float(os.environ.get("BGBENCH_SPACE_MAX_GB", 2)) * 2**30),
+    )
+    return model, entry, note
+
+
+def _hidden(entry: AllowedDataset | None) -> dict[str, str]:
+    """Server paths of ``entry`` -> its allow-list name, for messages."""
+    if entry is None:
+        return {}
+    return {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
 
 
 def score(
@@ -132,40 +185,90 @@ def score(
     benchmark: str = "in9",
     task: str = "evaluate",
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
-) -> tuple[str, list[str], str]:
+) -> tuple[str, list[str], str, list[tuple[Any, str]]]:
     """Check the inputs, run ``task`` of ``benchmark`` on the allow-listed ``dataset``,
-    add a full run to the leaderboard; return the Markdown report, the figures and the
-    results JSON. Every failure reaches the visitor as a plain ``gr.Error`` message."""
-    hide: dict[str, str] = {}
+    add a full run to the leaderboard; return the Markdown report, the figures, the results
+    JSON and (evaluate) a few images per variant captioned with the model's predictions.
+    Every failure reaches the visitor as a plain ``gr.Error`` message."""
+    entry = None
     try:
-        model = check_model_id(model_text)
         spec = get_benchmark(benchmark)
         spec.check_task(task)
-        entry = resolve_dataset(dataset, benchmark, allowed())
-        hide = {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
         if task == "evaluate":
             if not variants:
                 raise ValueError("Pick at least one variant.")
             spec.check_variants(list(variants))
-        progress(0, desc=f"checking {model.model_id}")
-        note = check_model_size(
-            model.repo_id,
-            _int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000),
-            int(float(os.environ.get("BGBENCH_SPACE_MAX_GB", 2)) * 2**30),
-        )
+        progress(0, desc="checking the model and dataset")
+        model, entry, note = _checked(model_text, dataset, benchmark)
+        data = allowed_data(entry, spec)
         out = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
         options = task_options(task, variants, restrict)
-        options.update(benchmark=benchmark, data=entry.target, output_dir=str(out))
-        progress(0.1, desc=f"scoring {model.model_id} ({task})")
-        results = execute(task, model.model_id, options)
+        options.update(benchmark=benchmark, data=data, output_dir=str(out))
+        progress(0.05, desc=f"loading {model.model_id}")
+        results = execute(task, model.model_id, options, page_progress(progress))
+        gallery = []
+        if task == "evaluate" and (out / "predictions").is_dir():
+            progress(None, desc="drawing the predictions on a few images")
+            gallery = prediction_gallery(data, benchmark, read_predictions(out / "predictions"))
     except Exception as err:
-        raise gr.Error(visitor_message(err, hide), duration=None, print_exception=False) from None
+        raise gr.Error(
+            visitor_message(err, _hidden(entry)), duration=None, print_exception=False
+        ) from None
     stem = "results" if task == "evaluate" else task
     notes = [n for n in (note, _record(results, entry.name)) if n]
     report = render_markdown(results).replace(entry.target, entry.name)
     figures = [str(out / f["file"]) for f in results["report"]["figures"]]
     report += "".join(f"\n\n> {n}" for n in notes)
-    return report, [f for f in figures if Path(f).is_file()], str(out / f"{stem}.json")
+    figures = [f for f in figures if Path(f).is_file()]
+    return report, figures, str(out / f"{stem}.json"), gallery
+
+
+def images_of(dataset: str, benchmark: str) -> Any:
+    """The Explore tab's image list for an allow-listed dataset (empty when it cannot be
+    read; the reason is shown when the visitor asks for an image)."""
+    try:
+        entry = resolve_dataset(dataset, benchmark, allowed())
+        choices = _choices(entry, benchmark)
+    except Exception:
+        choices = []
+    return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+
+@functools.lru_cache(maxsize=8)
+def _choices(entry: AllowedDataset, benchmark: str) -> list[tuple[str, str]]:
+    return image_choices(allowed_data(entry, get_benchmark(benchmark)), benchmark)
+
+
+def explore(
+    model_text: str,
+    dataset: str,
+    benchmark: str,
+    image_id: str,
+    restrict: bool = False,
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> tuple[list[tuple[Any, str]], str]:
+    """One image of an allow-listed dataset in each of its variants, with the model's
+    prediction and confidence: (gallery items, a one-paragraph summary)."""
+    entry = None
+    try:
+        if not image_id:
+            raise ValueError("Pick an image from the list.")
+        spec = get_benchmark(benchmark)
+        progress(0, desc="checking the model and dataset")
+        model, entry, _ = _checked(model_text, dataset, benchmark)
+        options = {
+            "benchmark": benchmark,
+            "data": allowed_data(entry, spec),
+            "image_id": str(image_id),
+            "restrict_to_benchmark": bool(restrict),
+        }
+        progress(0.2, desc=f"running {model.model_id} on every variant")
+        shown = execute_explore(model.model_id, options)
+    except Exception as err:
+        raise gr.Error(
+            visitor_message(err, _hidden(entry)), duration=None, print_exception=False
+        ) from None
+    return [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
 
 
 def _record(results: dict[str, Any], dataset: str) -> str:
@@ -195,9 +298,15 @@ def _task_choices(benchmark: str) -> list[tuple[str, str]]:
     return [(get_task(t).description, t) for t in get_benchmark(benchmark).tasks]
 
 
+def _datasets_update(benchmark: str) -> Any:
+    offered = datasets_for(allowed(), benchmark)
+    return gr.update(choices=offered, value=offered[0] if offered else None)
+
+
 def build_demo() -> gr.Blocks:
     benchmarks = list_benchmarks()
     names = datasets_for(allowed(), "in9")
+    first = names[0] if names else None
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
@@ -208,11 +317,8 @@ def build_demo() -> gr.Blocks:
         )
         with gr.Tab("Score a model"):
             with gr.Row():
-                model_id = gr.Textbox(
-                    label="Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)",
-                    value="tf_efficientnet_lite0",
-                )
-                dataset = gr.Dropdown(names, value=names[0] if names else None, label="Dataset")
+                model_id = gr.Textbox(label=MODEL_LABEL, value="tf_efficientnet_lite0")
+                dataset = gr.Dropdown(names, value=first, label="Dataset")
             with gr.Row():
                 benchmark = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
                 task = gr.Radio(_task_choices("in9"), value="evaluate", label="Task")
@@ -226,21 +332,51 @@ def build_demo() -> gr.Blocks:
 
             def on_benchmark(name: str) -> tuple[Any, ...]:
                 spec = get_benchmark(name)
-                offered = datasets_for(allowed(), name)
                 return (
                     gr.update(choices=_task_choices(name), value=spec.tasks[0]),
                     gr.update(choices=list(spec.variants), value=list(spec.variants)),
-                    gr.update(choices=offered, value=offered[0] if offered else None),
+                    _datasets_update(name),
                 )
 
             benchmark.change(on_benchmark, benchmark, [task, variants, dataset])
             task.change(lambda t: gr.update(visible=t == "evaluate"), task, variants)
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
+            samples = gr.Gallery(
+                label="The model's predictions on a few images (the same images in each variant)",
+                columns=6,
+                object_fit="contain",
+                height="auto",
+                elem_id="samples",
+            )
             plots = gr.Gallery(
                 label="Plots", type="filepath", columns=1, object_fit="contain", height="auto"
             )
             raw = gr.File(label="results (JSON)")
+        with gr.Tab("Explore"):
+            gr.Markdown(
+                "Pick an image and see it in every variant of the dataset (ImageNet-9: the "
+                "object on its own background, on none, on another class's; ImageNet-E: each "
+                "edit) with the model's prediction and confidence on each."
+            )
+            with gr.Row():
+                ex_model = gr.Textbox(label=MODEL_LABEL, value="tf_efficientnet_lite0")
+                ex_bench = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
+                ex_data = gr.Dropdown(names, value=first, label="Dataset")
+            with gr.Row(equal_height=True):
+                ex_image = gr.Dropdown([], label="Image (class · id)", filterable=True, scale=4)
+                ex_run = gr.Button("Show every variant", variant="primary", scale=1)
+            ex_summary = gr.Markdown(elem_id="explore-summary")
+            ex_gallery = gr.Gallery(
+                label="The image in every variant: ✓/✗ prediction (model's class) confidence",
+                columns=4,
+                object_fit="contain",
+                height="auto",
+                elem_id="explore-gallery",
+            )
+            ex_bench.change(_datasets_update, ex_bench, ex_data)
+            ex_data.change(images_of, [ex_data, ex_bench], ex_image)
+            ex_run.click(explore, [ex_model, ex_data, ex_bench, ex_image], [ex_gallery, ex_summary])
         with gr.Tab("Leaderboard"):
             gr.Markdown(
                 "One row per model, benchmark, task, dataset and package version, added "
@@ -263,8 +399,11 @@ def build_demo() -> gr.Blocks:
                 trigger(leaderboard, filters, board)
             lb_model.submit(leaderboard, filters, board)
         demo.load(leaderboard, filters, board)
+        demo.load(images_of, [ex_data, ex_bench], ex_image)
         run.click(
-            score, [model_id, dataset, variants, restrict, benchmark, task], [report, plots, raw]
+            score,
+            [model_id, dataset, variants, restrict, benchmark, task],
+            [report, plots, raw, samples],
         ).then(leaderboard, filters, board)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo

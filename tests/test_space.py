@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def _colour_rule(app, monkeypatch, calls=None):
     from hf_bgbench.tasks.evaluate import evaluate_model as real
     from tests.in9_fixture import ColourRuleClassifier
 
-    def fake(task, model_id, options):
+    def fake(task, model_id, options, on_progress=None):
         if calls is not None:
             calls.append((task, model_id, options))
         return real(ColourRuleClassifier(), **options | {"use_cache": False})
@@ -50,7 +51,7 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
 
     calls: list = []
     _colour_rule(space, monkeypatch, calls)
-    report, plots, results_json = space.score(
+    report, plots, results_json, samples = space.score(
         "any/model", "in9-local", ["mixed_same", "mixed_rand"], False, progress=_quiet
     )
     assert "BG-GAP = 22.2 points" in report
@@ -62,6 +63,16 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     assert options["data"] == str(in9_release) and "checkpoint" not in options
     headers, rows = space.table(space.read_rows(space.leaderboard_dir()), published=False)
     assert [dict(zip(headers, r, strict=True))["BG-GAP"] for r in rows] == [pytest.approx(22.22)]
+    # a few images per variant, the same ones in each, captioned with the run's predictions
+    assert len(samples) == 12 and all(image.shape == (224, 224, 3) for image, _ in samples)
+    captions = [caption for _, caption in samples]
+    assert [c.split(":")[0] for c in captions] == ["mixed_same"] * 6 + ["mixed_rand"] * 6
+    assert all(re.search(r"[✓✗] predicted \w+, true \w+ \(p\(true\) \d+%\)", c) for c in captions)
+    truths = [c.split("true ")[1] for c in captions]
+    assert truths[:6] == truths[6:]
+    predictions = space.read_predictions(Path(results_json).parent / "predictions")
+    wrong = (predictions["mixed_rand"]["pred"] != predictions["mixed_rand"]["label"]).sum()
+    assert wrong > 0  # the colour rule is fooled by some backgrounds: not every mark is ✓
 
 
 def test_space_reports_errors_to_the_user(space):
@@ -108,7 +119,7 @@ def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
 def test_library_errors_reach_the_visitor_in_plain_words(space, in9_release, monkeypatch):
     import gradio as gr
 
-    def fails(task, model_id, options):
+    def fails(task, model_id, options, on_progress=None):
         raise ValueError(
             f"{options['data']} has no variant 'mixed_next'. Pass another folder with --data, "
             "or run `bgbench download in9`."
@@ -127,12 +138,12 @@ def test_subset_runs_are_not_ranked(space, monkeypatch):
     from hf_bgbench.tasks.evaluate import evaluate_model as real
     from tests.in9_fixture import ColourRuleClassifier
 
-    def capped(task, model_id, options):
+    def capped(task, model_id, options, on_progress=None):
         doc = real(ColourRuleClassifier(), **options | {"use_cache": False})
         return doc | {"max_images": 5}
 
     monkeypatch.setattr(space, "execute", capped)
-    report, _, _ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
+    report, _, _, _ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
     assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in report
     assert space.read_rows(space.leaderboard_dir()) == []
 
@@ -141,3 +152,83 @@ def test_queue_limits_concurrency(space):
     demo = space.build_demo()
     assert demo._queue.default_concurrency_limit == space.CONCURRENCY == 1
     assert space.JOB_SECONDS > 0
+
+
+def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
+    from hf_bgbench.tasks.evaluate import evaluate_model as real
+    from tests.in9_fixture import ColourRuleClassifier
+
+    def reports(task, model_id, options, on_progress=None):
+        on_progress("in9/original", 9, 18)
+        return real(ColourRuleClassifier(), **options | {"use_cache": False, "progress": False})
+
+    shown = []
+    monkeypatch.setattr(space, "execute", reports)
+    space.score(
+        "any/model",
+        "in9-local",
+        ["original"],
+        False,
+        progress=lambda value, desc=None, **kw: shown.append((value, desc)),
+    )
+    assert ((9, 18), "in9/original") in shown
+    assert space.task_options("evaluate", ["original"], False)["progress"] is True
+
+
+def _explore_in_process(space, monkeypatch):
+    from hf_bgbench.space_explore import explore_image
+    from tests.in9_fixture import ColourRuleClassifier
+
+    def fake(model_id, options):
+        return explore_image(ColourRuleClassifier(), **options)
+
+    monkeypatch.setattr(space, "execute_explore", fake)
+
+
+def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeypatch):
+    from tests.in9_fixture import VARIANTS
+
+    update = space.images_of("in9-local", "in9")
+    choices = update["choices"]
+    assert len(choices) == 18 and update["value"] == choices[0][1]
+    shown_label, image_id = choices[-1]
+    assert shown_label.endswith(f" · {image_id}")
+    _explore_in_process(space, monkeypatch)
+    gallery, summary = space.explore("any/model", "in9-local", "in9", image_id, progress=_quiet)
+    assert [caption.split(":")[0] for _, caption in gallery] == list(VARIANTS)
+    assert all(re.search(r": [✓✗] .+ \d+%$", caption) for _, caption in gallery)
+    assert all(image.shape == (224, 224, 3) for image, _ in gallery)
+    assert image_id in summary and f"of {len(VARIANTS)} variants" in summary
+
+
+@pytest.mark.parametrize(
+    ("model", "dataset", "image", "said"),
+    [
+        ("/etc/passwd", "in9-local", "x", "paths and links are refused"),
+        ("tf_efficientnet_lite0", "/etc", "x", "Pick a dataset from the list"),
+        ("tf_efficientnet_lite0", "in9-local", "", "Pick an image from the list"),
+        ("tf_efficientnet_lite0", "in9-local", "no-such-id", "holds an image with id"),
+    ],
+)
+def test_explore_refuses_what_it_must(space, monkeypatch, model, dataset, image, said):
+    import gradio as gr
+
+    _explore_in_process(space, monkeypatch)
+    with pytest.raises(gr.Error, match=said):
+        space.explore(model, dataset, "in9", image, progress=_quiet)
+
+
+def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypatch):
+    (tmp_path / "acme" / "in9").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", "in9=acme/in9")
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    app = _load_app()
+    calls: list = []
+    _colour_rule(app, monkeypatch, calls)
+    import gradio as gr
+
+    with pytest.raises(gr.Error, match="not in the local Hugging Face cache"):
+        app.score("any/model", "in9", ["original"], False, progress=_quiet)
+    ((_, _, options),) = calls
+    assert options["data"].kind == "hub" and options["data"].location == "acme/in9"

@@ -193,3 +193,47 @@ def test_jobs_are_stopped_at_the_time_limit():
     assert run_with_time_limit(math.factorial, (5,), seconds=60) == 120
     with pytest.raises(ValueError, match="invalid literal"):
         run_with_time_limit(int, ("x",), seconds=60)
+
+
+def counted_with_bars(steps: int) -> int:
+    """A job with two progress bars, as the tasks report (module level: the job process
+    imports it by name)."""
+    from tqdm.auto import tqdm
+
+    for name in ("in9/original", "in9/mixed_rand"):
+        bar = tqdm(total=steps, desc=name)
+        for _ in range(steps):
+            time.sleep(0.01)
+            bar.update(1)
+        bar.close()
+    return steps
+
+
+def test_a_jobs_progress_bars_reach_the_page_while_it_runs():
+    seen: list[tuple[str, int, int | None]] = []
+    assert (
+        run_with_time_limit(
+            counted_with_bars, (60,), seconds=120, on_progress=lambda *a: seen.append(a)
+        )
+        == 60
+    )
+    bars = {desc for desc, _, _ in seen}
+    assert bars == {"in9/original", "in9/mixed_rand"}
+    assert ("in9/original", 60, 60) in seen and ("in9/mixed_rand", 60, 60) in seen
+    # reported as it ran (throttled), not only at the end
+    assert any(n < 60 for desc, n, _ in seen if desc == "in9/original")
+    assert all(total == 60 for _, _, total in seen)
+
+
+def test_hub_ids_in_the_allow_list_are_read_from_the_hub_only(tmp_path, monkeypatch):
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.space_safety import allowed_data
+
+    (tmp_path / "acme" / "in9").mkdir(parents=True)  # a folder named like the Hub id
+    monkeypatch.chdir(tmp_path)
+    entries = parse_allowlist("in9=acme/in9,in9-local=./acme/in9", BENCHMARKS)
+    spec = get_benchmark("in9")
+    hub = allowed_data(entries["in9"], spec)
+    assert entries["in9"].is_hub and hub.kind == "hub" and hub.location == "acme/in9"
+    assert not entries["in9-local"].is_hub  # ./ marks a server folder
+    assert allowed_data(entries["in9-local"], spec) == "./acme/in9"

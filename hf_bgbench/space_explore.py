@@ -1,0 +1,217 @@
+"""What the Space shows image by image: one image across its variants (or edits) with the
+model's prediction and confidence on each, and a few images per variant after a scoring run.
+
+Built on the public library only: the readers (:mod:`hf_bgbench.data.sources`), the model
+and label mapping of every task (:func:`hf_bgbench.tasks.common.classifier_and_mapper`), the
+geometry of the noise and saliency tasks (:func:`~hf_bgbench.tasks.common.masked_geometry`:
+benchmark images at their own size, raw photos through the model's resize and crop) and the
+model step (:class:`hf_bgbench.model_step.ModelStep`).
+
+* :func:`image_choices` -- the images a visitor can pick (the reference variant's);
+* :func:`explore_image` -- run in the Space's job process: that image in every variant that
+  holds it, with the prediction, its confidence and whether it is right;
+* :func:`prediction_gallery` -- after an ``evaluate`` run: the same few seeded images in each
+  scored variant, captioned with the true label and the prediction the run recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.data.schema import ID, IMAGE, LABEL
+from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
+
+THUMBNAIL = 224  # longest side of an image shown in a gallery
+
+
+@dataclass
+class VariantPrediction:
+    """One variant of the explored image and what the model says about it."""
+
+    variant: str
+    image: np.ndarray  # uint8 (H, W, 3), as the model saw it
+    label: str  # true benchmark class
+    prediction: str  # predicted benchmark class ("outside <benchmark>" for an unmapped class)
+    model_class: str  # the model's own argmax class
+    confidence: float  # probability of the predicted class (summed over its model classes)
+    correct: bool
+
+    @property
+    def caption(self) -> str:
+        mark = "✓" if self.correct else "✗"
+        via = f" ({self.model_class})" if self.model_class != self.prediction else ""
+        return f"{self.variant}: {mark} {self.prediction}{via} {100 * self.confidence:.0f}%"
+
+
+def _reader(data: Reader | str | Path, spec: BenchmarkSpec) -> Reader:
+    return data if isinstance(data, Reader) else resolve_source(data, spec)
+
+
+def _class_name(spec: BenchmarkSpec, label: int) -> str:
+    return spec.classes[label] if 0 <= label < spec.num_classes else f"outside {spec.name}"
+
+
+def image_choices(data: Reader | str | Path, benchmark: str) -> list[tuple[str, str]]:
+    """(shown label "class · id", id) of every image of the benchmark's reference variant
+    (or the data's first variant), in dataset order."""
+    spec = get_benchmark(benchmark)
+    reader = _reader(data, spec)
+    variant = (
+        spec.reference_variant if spec.reference_variant in reader.variants else reader.variants[0]
+    )
+    rows = reader.load(variant).select_columns([ID, LABEL])
+    return [
+        (f"{_class_name(spec, int(y))} · {i}", str(i))
+        for i, y in zip(rows[ID], rows[LABEL], strict=True)
+    ]
+
+
+def _row_index(ds: Any, image_id: str) -> int | None:
+    ids = ds.select_columns([ID])[ID]
+    try:
+        return ids.index(image_id)
+    except ValueError:
+        return None
+
+
+def explore_image(
+    model: Any,
+    benchmark: str,
+    data: Reader | str | Path,
+    image_id: str,
+    *,
+    variants: Sequence[str] | None = None,
+    restrict_to_benchmark: bool = False,
+    device: str | None = None,
+) -> list[VariantPrediction]:
+    """The image ``image_id`` in each of ``variants`` (default: all the data offers) that
+    holds it, with ``model``'s prediction and confidence, the benchmark's protocol applied
+    (label mapping, input geometry). A DataSourceError if no variant holds the image."""
+    import torch
+
+    from hf_bgbench.data.loader import DecodedRows
+    from hf_bgbench.model_step import ModelStep
+    from hf_bgbench.tasks.common import classifier_and_mapper, masked_geometry
+
+    spec = get_benchmark(benchmark)
+    reader = _reader(data, spec)
+    chosen = [v for v in (variants or reader.variants) if v in reader.variants]
+    found: dict[str, tuple[Any, int]] = {}
+    for variant in chosen:
+        ds = reader.load(variant)
+        index = _row_index(ds, image_id)
+        if index is not None:
+            found[variant] = (ds, index)
+    if not found:
+        raise DataSourceError(f"No variant of the data holds an image with id {image_id!r}.")
+    classifier, mapper = classifier_and_mapper(
+        model, spec, reader, restrict_to_benchmark=restrict_to_benchmark, device=device
+    )
+    step = ModelStep(classifier, mapper, device)
+    first_ds = next(iter(found.values()))[0]
+    geometry, _ = masked_geometry(step, spec, reader, first_ds, False)
+    names = list(getattr(classifier.label_space, "names", ()))
+    out = []
+    for variant, (ds, index) in found.items():
+        item = DecodedRows(ds, [index], geometry=geometry)[0]
+        if item["error"] is not None:
+            raise DataSourceError(f"{variant} image {image_id!r} cannot be read: {item['error']}")
+        image, label = item[IMAGE], int(item[LABEL])
+        logits = step.logits(image.unsqueeze(0)).float().cpu()
+        pred, pred_model, _ = mapper(logits, torch.tensor([label]))
+        predicted, model_index = int(pred[0]), int(pred_model[0])
+        if predicted >= 0:  # P(predicted benchmark class): its model classes summed
+            confidence = float(mapper(logits, torch.tensor([predicted]))[2][0])
+        else:
+            confidence = float(logits.softmax(dim=1)[0, model_index])
+        out.append(
+            VariantPrediction(
+                variant=variant,
+                image=image.permute(1, 2, 0).numpy().copy(),
+                label=_class_name(spec, label),
+                prediction=_class_name(spec, predicted),
+                model_class=names[model_index] if model_index < len(names) else str(model_index),
+                confidence=confidence,
+                correct=predicted == label,
+            )
+        )
+    return out
+
+
+def explore_summary(shown: Sequence[VariantPrediction], model_id: str, image_id: str) -> str:
+    """One Markdown paragraph: on how many variants ``model_id`` is right, and where wrong."""
+    right = [v.variant for v in shown if v.correct]
+    wrong = [f"{v.variant} ({v.prediction})" for v in shown if not v.correct]
+    return (
+        f"**{shown[0].label}** image `{image_id}`: {model_id} is right on {len(right)} of "
+        f"{len(shown)} variants"
+        + (f"; wrong on {', '.join(wrong)}." if wrong else ".")
+        + " Confidence: the model's probability of the class it predicts."
+    )
+
+
+def _thumbnail(image: Any) -> np.ndarray:
+    from PIL import Image
+
+    picture = image if isinstance(image, Image.Image) else Image.fromarray(image)
+    picture = picture.convert("RGB")
+    picture.thumbnail((THUMBNAIL, THUMBNAIL))
+    return np.asarray(picture)
+
+
+def prediction_gallery(
+    data: Reader | str | Path,
+    benchmark: str,
+    predictions: Mapping[str, Any],
+    *,
+    per_variant: int = 6,
+    seed: int = 0,
+) -> list[tuple[np.ndarray, str]]:
+    """(thumbnail, caption) for ``per_variant`` images of each variant of ``predictions``
+    (variant -> the run's prediction table: id, label, pred, prob_true). The same images in
+    every variant (drawn with ``seed`` among the ids all of them scored), so a row of the
+    gallery compares one image's variants."""
+    spec = get_benchmark(benchmark)
+    reader = _reader(data, spec)
+    order = {v: i for i, v in enumerate(spec.variants)}
+    tables = {
+        v: predictions[v].set_index("id")
+        for v in sorted(predictions, key=lambda v: order.get(v, len(order)))
+        if len(predictions[v])
+    }
+    if not tables:
+        return []
+    shared = sorted(set.intersection(*(set(t.index) for t in tables.values())))
+    rng = np.random.default_rng(seed)
+    picked = [shared[i] for i in sorted(rng.permutation(len(shared))[:per_variant])]
+    gallery = []
+    for variant, table in tables.items():
+        ds = reader.load(variant)
+        ids = ds.select_columns([ID])[ID]
+        where = {image_id: i for i, image_id in enumerate(ids)}
+        for image_id in picked:
+            if image_id not in where:
+                continue
+            row = table.loc[image_id]
+            label, pred = int(row["label"]), int(row["pred"])
+            mark = "✓" if pred == label else "✗"
+            caption = (
+                f"{variant}: {mark} predicted {_class_name(spec, pred)}, true "
+                f"{_class_name(spec, label)} (p(true) {100 * float(row['prob_true']):.0f}%)"
+            )
+            gallery.append((_thumbnail(ds[where[image_id]][IMAGE]), caption))
+    return gallery
+
+
+def read_predictions(folder: str | Path) -> dict[str, Any]:
+    """The per-variant prediction tables ``evaluate`` wrote (``predictions/<variant>.parquet``)."""
+    import pandas as pd
+
+    folder = Path(folder)
+    return {p.stem: pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}

@@ -1,5 +1,6 @@
-"""What the Space shows image by image: one image across its variants (or edits) with the
-model's prediction and confidence on each, and a few images per variant after a scoring run.
+"""What the Space shows beside the numbers: one image across its variants (or edits) with the
+model's prediction and confidence on each, a few images per variant after a scoring run, and
+the report with its paste-ready extras set apart.
 
 Built on the public library only: the readers (:mod:`hf_bgbench.data.sources`), the model
 and label mapping of every task (:func:`hf_bgbench.tasks.common.classifier_and_mapper`), the
@@ -11,7 +12,8 @@ model step (:class:`hf_bgbench.model_step.ModelStep`).
 * :func:`explore_image` -- run in the Space's job process: that image in every variant that
   holds it, with the prediction, its confidence and whether it is right;
 * :func:`prediction_gallery` -- after an ``evaluate`` run: the same few seeded images in each
-  scored variant, captioned with the true label and the prediction the run recorded.
+  scored variant, captioned with the true label and the prediction the run recorded;
+* :func:`split_report` -- the report's LaTeX row and model-index block apart from the rest.
 """
 
 from __future__ import annotations
@@ -174,9 +176,9 @@ def prediction_gallery(
     seed: int = 0,
 ) -> list[tuple[np.ndarray, str]]:
     """(thumbnail, caption) for ``per_variant`` images of each variant of ``predictions``
-    (variant -> the run's prediction table: id, label, pred, prob_true). The same images in
-    every variant (drawn with ``seed`` among the ids all of them scored), so a row of the
-    gallery compares one image's variants."""
+    (variant -> the run's prediction table: id, label, pred), variant after variant. The same
+    images in every variant (drawn with ``seed`` among the ids all of them scored), so in a
+    gallery of ``per_variant`` columns each row is a variant and each column one image."""
     spec = get_benchmark(benchmark)
     reader = _reader(data, spec)
     order = {v: i for i, v in enumerate(spec.variants)}
@@ -200,11 +202,11 @@ def prediction_gallery(
                 continue
             row = table.loc[image_id]
             label, pred = int(row["label"]), int(row["pred"])
-            mark = "✓" if pred == label else "✗"
-            caption = (
-                f"{variant}: {mark} predicted {_class_name(spec, pred)}, true "
-                f"{_class_name(spec, label)} (p(true) {100 * float(row['prob_true']):.0f}%)"
-            )
+            # short enough for a six-column gallery: the true class only when it was missed
+            predicted, truth = _class_name(spec, pred), _class_name(spec, label)
+            caption = f"{variant}: ✓ {predicted}"
+            if pred != label:
+                caption = f"{variant}: ✗ {predicted} (true {truth})"
             gallery.append((_thumbnail(ds[where[image_id]][IMAGE]), caption))
     return gallery
 
@@ -215,3 +217,20 @@ def read_predictions(folder: str | Path) -> dict[str, Any]:
 
     folder = Path(folder)
     return {p.stem: pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
+
+
+REPORT_EXTRAS = ("LaTeX row (columns:", "Model card (`model-index`")
+
+
+def split_report(markdown: str) -> tuple[str, str]:
+    """(the report a visitor reads, its paste-ready extras): the LaTeX row and the
+    model-index block of :func:`hf_bgbench.render.render_markdown` moved out of the way, so
+    the notes after them follow the tables. ``(markdown, "")`` when it has no extras."""
+    starts = [markdown.find(marker) for marker in REPORT_EXTRAS if marker in markdown]
+    if not starts:
+        return markdown, ""
+    start = min(starts)
+    fence = markdown.find("```yaml", start)
+    end = markdown.find("```\n", fence + len("```yaml")) if fence >= 0 else -1
+    end = len(markdown) if end < 0 else end + len("```\n")
+    return markdown[:start] + markdown[end:].lstrip("\n"), markdown[start:end].strip()

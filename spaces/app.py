@@ -24,7 +24,6 @@ from typing import Any
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.cache import cache_root
 from hf_bgbench.render import render_markdown
 from hf_bgbench.space_explore import (
     explore_image,
@@ -32,9 +31,9 @@ from hf_bgbench.space_explore import (
     image_choices,
     prediction_gallery,
     read_predictions,
+    split_report,
 )
 from hf_bgbench.space_leaderboard import (
-    LEADERBOARD_DIR_ENV,
     LEADERBOARD_REPO_ENV,
     NotEligible,
     append_result,
@@ -43,16 +42,24 @@ from hf_bgbench.space_leaderboard import (
 )
 from hf_bgbench.space_progress import ProgressReport, page_progress, track_tqdm
 from hf_bgbench.space_safety import (
-    DATASETS_ENV,
     AllowedDataset,
     allowed_data,
     check_model_id,
     check_model_size,
     datasets_for,
-    parse_allowlist,
     resolve_dataset,
     run_with_time_limit,
     visitor_message,
+)
+from hf_bgbench.space_settings import (
+    CONCURRENCY,
+    EXPLORE_SECONDS,
+    JOB_SECONDS,
+    QUEUE_SIZE,
+    allowed,
+    leaderboard_dir,
+    model_limits,
+    task_options,
 )
 from hf_bgbench.tasks import get_task, run_task
 
@@ -68,50 +75,6 @@ except ImportError:
 MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
 ALL = "all"
-
-
-def _int_env(name: str, default: int) -> int:
-    try:
-        return int(float(os.environ.get(name, default)))
-    except ValueError:
-        return default
-
-
-JOB_SECONDS = _int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
-EXPLORE_SECONDS = _int_env("BGBENCH_SPACE_EXPLORE_SECONDS", 300)
-CONCURRENCY = _int_env("BGBENCH_SPACE_CONCURRENCY", 1)
-QUEUE_SIZE = _int_env("BGBENCH_SPACE_QUEUE", 20)
-
-
-def _cap(name: str, default: int) -> int | None:
-    value = _int_env(name, default)
-    return value if value > 0 else None
-
-
-def allowed() -> dict[str, AllowedDataset]:
-    """The operator's allow-list (read at each call, so it follows the environment)."""
-    return parse_allowlist(
-        os.environ.get(DATASETS_ENV), {b: get_benchmark(b).hub_repo for b in list_benchmarks()}
-    )
-
-
-def leaderboard_dir() -> Path:
-    return Path(os.environ.get(LEADERBOARD_DIR_ENV) or cache_root() / "space_leaderboard")
-
-
-def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
-    """What the Space passes to a task besides model, benchmark, data and output: never a
-    checkpoint, label map or remote code; subsets on shared hardware (recorded)."""
-    # progress bars on: their counts are what the page shows while the job runs
-    options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": True}
-    if task == "evaluate":
-        options["variants"] = list(variants)
-    elif task == "challenge":
-        options["max_foregrounds"] = _cap("BGBENCH_SPACE_FOREGROUNDS", 100)
-        options["max_backgrounds"] = _cap("BGBENCH_SPACE_BACKGROUNDS", 200)
-    elif task in ("noise", "saliency"):
-        options["max_images"] = _cap("BGBENCH_SPACE_MAX_IMAGES", 200)
-    return options
 
 
 def run_job(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -162,11 +125,7 @@ def _checked(model_text: str, dataset: str, benchmark: str) -> tuple[Any, Allowe
     model = check_model_id(model_text)
     get_benchmark(benchmark)
     entry = resolve_dataset(dataset, benchmark, allowed())
-    note = check_model_size(
-        model.repo_id,
-        _int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000),
-        int(float(os.environ.get("BGBENCH_SPACE_MAX_GB", 2)) * 2**30),
-    )
+    note = check_model_size(model.repo_id, *model_limits())
     return model, entry, note
 
 
@@ -185,10 +144,11 @@ def score(
     benchmark: str = "in9",
     task: str = "evaluate",
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
-) -> tuple[str, list[str], str, list[tuple[Any, str]]]:
+) -> tuple[str, list[str], str, list[tuple[Any, str]], str]:
     """Check the inputs, run ``task`` of ``benchmark`` on the allow-listed ``dataset``,
     add a full run to the leaderboard; return the Markdown report, the figures, the results
-    JSON and (evaluate) a few images per variant captioned with the model's predictions.
+    JSON, (evaluate) a few images per variant captioned with the model's predictions, and
+    the report's LaTeX row and model-index block.
     Every failure reaches the visitor as a plain ``gr.Error`` message."""
     entry = None
     try:
@@ -216,11 +176,11 @@ def score(
         ) from None
     stem = "results" if task == "evaluate" else task
     notes = [n for n in (note, _record(results, entry.name)) if n]
-    report = render_markdown(results).replace(entry.target, entry.name)
+    report, extras = split_report(render_markdown(results).replace(entry.target, entry.name))
+    report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
     figures = [str(out / f["file"]) for f in results["report"]["figures"]]
-    report += "".join(f"\n\n> {n}" for n in notes)
     figures = [f for f in figures if Path(f).is_file()]
-    return report, figures, str(out / f"{stem}.json"), gallery
+    return report, figures, str(out / f"{stem}.json"), gallery, extras
 
 
 def images_of(dataset: str, benchmark: str) -> Any:
@@ -317,7 +277,9 @@ def build_demo() -> gr.Blocks:
         )
         with gr.Tab("Score a model"):
             with gr.Row():
-                model_id = gr.Textbox(label=MODEL_LABEL, value="tf_efficientnet_lite0")
+                model_id = gr.Textbox(
+                    label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="score-model"
+                )
                 dataset = gr.Dropdown(names, value=first, label="Dataset")
             with gr.Row():
                 benchmark = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
@@ -343,7 +305,7 @@ def build_demo() -> gr.Blocks:
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
             samples = gr.Gallery(
-                label="The model's predictions on a few images (the same images in each variant)",
+                label="Predictions on six images: a row per variant, a column per image",
                 columns=6,
                 object_fit="contain",
                 height="auto",
@@ -352,6 +314,8 @@ def build_demo() -> gr.Blocks:
             plots = gr.Gallery(
                 label="Plots", type="filepath", columns=1, object_fit="contain", height="auto"
             )
+            with gr.Accordion("LaTeX row and model card (model-index)", open=False):
+                extras = gr.Markdown(elem_id="report-extras")
             raw = gr.File(label="results (JSON)")
         with gr.Tab("Explore"):
             gr.Markdown(
@@ -360,7 +324,9 @@ def build_demo() -> gr.Blocks:
                 "edit) with the model's prediction and confidence on each."
             )
             with gr.Row():
-                ex_model = gr.Textbox(label=MODEL_LABEL, value="tf_efficientnet_lite0")
+                ex_model = gr.Textbox(
+                    label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="explore-model"
+                )
                 ex_bench = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
                 ex_data = gr.Dropdown(names, value=first, label="Dataset")
             with gr.Row(equal_height=True):
@@ -376,7 +342,12 @@ def build_demo() -> gr.Blocks:
             )
             ex_bench.change(_datasets_update, ex_bench, ex_data)
             ex_data.change(images_of, [ex_data, ex_bench], ex_image)
-            ex_run.click(explore, [ex_model, ex_data, ex_bench, ex_image], [ex_gallery, ex_summary])
+            ex_run.click(
+                explore,
+                [ex_model, ex_data, ex_bench, ex_image],
+                [ex_gallery, ex_summary],
+                show_progress_on=ex_summary,
+            )
         with gr.Tab("Leaderboard"):
             gr.Markdown(
                 "One row per model, benchmark, task, dataset and package version, added "
@@ -403,7 +374,8 @@ def build_demo() -> gr.Blocks:
         run.click(
             score,
             [model_id, dataset, variants, restrict, benchmark, task],
-            [report, plots, raw, samples],
+            [report, plots, raw, samples, extras],
+            show_progress_on=report,
         ).then(leaderboard, filters, board)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo

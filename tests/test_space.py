@@ -51,7 +51,7 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
 
     calls: list = []
     _colour_rule(space, monkeypatch, calls)
-    report, plots, results_json, samples = space.score(
+    report, plots, results_json, samples, extras = space.score(
         "any/model", "in9-local", ["mixed_same", "mixed_rand"], False, progress=_quiet
     )
     assert "BG-GAP = 22.2 points" in report
@@ -67,12 +67,22 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     assert len(samples) == 12 and all(image.shape == (224, 224, 3) for image, _ in samples)
     captions = [caption for _, caption in samples]
     assert [c.split(":")[0] for c in captions] == ["mixed_same"] * 6 + ["mixed_rand"] * 6
-    assert all(re.search(r"[✓✗] predicted \w+, true \w+ \(p\(true\) \d+%\)", c) for c in captions)
-    truths = [c.split("true ")[1] for c in captions]
-    assert truths[:6] == truths[6:]
+    assert all(re.fullmatch(r"\w+: (✓ [\w ]+|✗ [\w ]+ \(true \w+\))", c) for c in captions)
+    # the gallery shows what the run recorded for those images
     predictions = space.read_predictions(Path(results_json).parent / "predictions")
-    wrong = (predictions["mixed_rand"]["pred"] != predictions["mixed_rand"]["label"]).sum()
-    assert wrong > 0  # the colour rule is fooled by some backgrounds: not every mark is ✓
+    classes = space.get_benchmark("in9").classes
+    recorded = {
+        (v, classes[p] if p >= 0 else "outside in9", classes[y])
+        for v, t in predictions.items()
+        for p, y in zip(t["pred"], t["label"], strict=True)
+    }
+    for caption in captions:
+        variant, rest = caption.split(": ", 1)
+        predicted = rest[2:].split(" (true ")[0]
+        truth = rest.split("(true ")[1][:-1] if "(true " in rest else predicted
+        assert (variant, predicted, truth) in recorded, caption
+    # the paste-ready LaTeX row and model-index sit apart from the report
+    assert "model-index" in extras and "```latex" in extras and "model-index" not in report
 
 
 def test_space_reports_errors_to_the_user(space):
@@ -143,7 +153,7 @@ def test_subset_runs_are_not_ranked(space, monkeypatch):
         return doc | {"max_images": 5}
 
     monkeypatch.setattr(space, "execute", capped)
-    report, _, _, _ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
+    report, *_ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
     assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in report
     assert space.read_rows(space.leaderboard_dir()) == []
 

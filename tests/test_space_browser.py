@@ -1,6 +1,7 @@
 """End to end in a real browser: the Space served on 127.0.0.1, driven by headless Chromium
 (Debian's ``chromium`` through Playwright from PyPI): score the bundled model on an
-allow-listed local dataset, check the report against results.json, find the leaderboard row.
+allow-listed local dataset (live progress, the report against results.json, the predictions
+on a few images), find the leaderboard row, show one image in every variant (Explore).
 
 Needs ``apt-get install chromium`` and ``pip install playwright`` (no Playwright browser
 download); skipped, saying which is missing, otherwise. ``BGBENCH_SCREENSHOT_DIR`` keeps the
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -20,6 +22,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.in9_fixture import VARIANTS
 
 CHROMIUM = os.environ.get("BGBENCH_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
@@ -102,6 +106,9 @@ def test_score_the_bundled_model_in_a_browser(served):
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.goto(url)
             page.get_by_role("button", name="Score").click()
+            # live progress: the task's own bars (one per variant) while the job runs
+            expect(page.get_by_text(re.compile(r"in9/\w+")).first).to_be_visible(timeout=420_000)
+            _shot(page, tmp_path, "space_progress.png")
             report = page.locator("#report")
             expect(report).to_contain_text("BG-GAP =", timeout=420_000)
             href = page.locator("a[href*='results.json']").first.get_attribute("href")
@@ -113,6 +120,9 @@ def test_score_the_bundled_model_in_a_browser(served):
                 assert f"{100 * r['accuracy']:.1f}" in text, variant
             assert "Added to the leaderboard" in text
             assert str(Path(results["data"]["location"]).parent) not in text
+            samples = page.locator("#samples")
+            expect(samples.locator("img")).to_have_count(6 * len(results["variants"]))
+            expect(samples).to_contain_text("mixed_rand:")
             _shot(page, tmp_path, "space_score.png")
 
             page.get_by_role("tab", name="Leaderboard").click()
@@ -129,8 +139,17 @@ def test_score_the_bundled_model_in_a_browser(served):
             expect(board).to_contain_text("published")
             _shot(page, tmp_path, "space_leaderboard.png")
 
+            page.get_by_role("tab", name="Explore").click()
+            page.get_by_role("button", name="Show every variant").click()
+            gallery = page.locator("#explore-gallery")
+            expect(gallery.locator("img")).to_have_count(len(VARIANTS), timeout=300_000)
+            for variant in VARIANTS:
+                expect(gallery).to_contain_text(f"{variant}:")
+            expect(page.locator("#explore-summary")).to_contain_text(f"of {len(VARIANTS)} variants")
+            _shot(page, tmp_path, "space_explore.png")
+
             page.get_by_role("tab", name="Score a model").click()
-            page.get_by_label("Model (Hub repo").fill("/etc/passwd")
+            page.locator("#score-model textarea").fill("/etc/passwd")
             page.get_by_role("button", name="Score").click()
             expect(page.get_by_text("paths and links are refused").first).to_be_visible(
                 timeout=60_000

@@ -26,6 +26,13 @@ import datasets
 
 from hf_bgbench.builders import imagenet_e_work as work_mod
 from hf_bgbench.builders.imagenet_e_card import write_card
+from hf_bgbench.builders.imagenet_e_diffusion import (
+    DIFFUSION_BACKGROUND_EDITS,
+    DIFFUSION_ONLY_EDITS,
+    NEEDS_MODEL,
+    DiffusionSettings,
+    preload,
+)
 from hf_bgbench.builders.imagenet_e_sources import Source
 from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, write_shard
 from hf_bgbench.data import hub
@@ -60,11 +67,25 @@ class EditBuildOptions:
     overwrite: bool = False
     keep_work: bool = False
     progress: bool = True
+    diffusion: DiffusionSettings | None = None  # the background edits by diffusion guidance
 
-    def check(self) -> None:
-        unknown = [e for e in self.edits if e not in CPU_EDITS]
+    def check(self, label_space: str | None = None) -> None:
+        unknown = [e for e in self.edits if e not in (*CPU_EDITS, *DIFFUSION_ONLY_EDITS)]
         if unknown:
-            raise BuildError(f"Unknown edit(s) {unknown}; the CPU edits are {list(CPU_EDITS)}.")
+            raise BuildError(
+                f"Unknown edit(s) {unknown}; the edits are {list(CPU_EDITS)} and, with "
+                f"--diffusion-model, {list(DIFFUSION_ONLY_EDITS)}."
+            )
+        needs = [e for e in self.edits if e in DIFFUSION_ONLY_EDITS]
+        if needs and self.diffusion is None:
+            raise BuildError(
+                f"{', '.join(needs)} {'is' if len(needs) == 1 else 'are'} {NEEDS_MODEL}."
+            )
+        if self.diffusion is not None:
+            try:
+                self.diffusion.check(self.edits, label_space)
+            except ValueError as err:
+                raise BuildError(str(err)) from None
         if "original" not in self.edits:
             raise BuildError("--edits must include 'original' (dropped accuracy is against it).")
         if self.workers < 0 or self.shard_size < 1 or self.size < 16:
@@ -100,7 +121,11 @@ def _digest(source: Source) -> str:
 
 def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any]:
     """Build (or resume) ``options.output``; returns the build report."""
-    options.check()
+    options.check(source.label_space)
+    if options.diffusion is not None and any(
+        e in DIFFUSION_BACKGROUND_EDITS for e in options.edits
+    ):
+        preload(options.diffusion, options.edits)
     output = Path(options.output)
     ensure_writable_dir(output, "--output")
     params = {
@@ -109,6 +134,8 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         "images_sha256": _digest(source),
         **{k: v for k, v in asdict(options).items() if k not in ("output", "workers", "progress")},
     }
+    if options.diffusion is None:
+        params.pop("diffusion")  # builds without it keep their earlier parameters
     params["edits"] = list(options.edits)
     for key in ("overwrite", "keep_work"):
         params.pop(key)
@@ -184,6 +211,7 @@ def _per_class(kept, names: list[str]) -> dict[str, int]:
 def _assign(kept, measured, options: EditBuildOptions):
     """Per edit, the rows in (label, id) order with their drawn backgrounds."""
     ids = [i.id for i in kept]
+    by_diffusion = options.diffusion is not None
     bins, edges = complexity_bins([measured[i]["L_c"] for i in ids], BINS)
     bin_of = dict(zip(ids, bins.tolist(), strict=True))
     rows: dict[str, list[work_mod.EditRow]] = {}
@@ -191,7 +219,7 @@ def _assign(kept, measured, options: EditBuildOptions):
         out = []
         for item in kept:
             other = ""
-            if edit in ("bg_random", *BIN_OF_EDIT):
+            if edit == "bg_random" or (edit in BIN_OF_EDIT and not by_diffusion):
                 pool = [i for i in ids if i != item.id]
                 if edit in BIN_OF_EDIT:
                     pool = [i for i in pool if bin_of[i] == BIN_OF_EDIT[edit]]
@@ -234,6 +262,7 @@ def _write(runner, rows, source: Source, options, output: Path, work: Path) -> d
                     options.seed,
                     options.image_format,
                     options.max_angle,
+                    options.diffusion if edit in DIFFUSION_BACKGROUND_EDITS else None,
                 )
                 pending.append(((edit, index, num), task))
     results = runner.map(work_mod.edit_shard, [t for _, t in pending], "stage 2: edit", "shard")

@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from hf_bgbench.builders.imagenet_e_diffusion import DiffusionSettings, diffusion_background
 from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
 from hf_bgbench.edits import EditError, seeded_rng
 from hf_bgbench.edits.apply import apply_edit
@@ -55,6 +56,7 @@ class ShardTask:
     seed: int
     image_format: str
     max_angle: float
+    diffusion: DiffusionSettings | None = None  # set: a background edit by diffusion guidance
 
 
 def _open(data: bytes | str, mode: str) -> np.ndarray:
@@ -125,16 +127,29 @@ def edit_shard(task: ShardTask) -> dict[str, list[Any]]:
     for row in task.rows:
         data = _load(task.work, row.id)
         other_params = json.loads(row.other_params)
-        result = apply_edit(
-            task.edit,
-            data["image"],
-            data["mask"],
-            clean=data["clean"],
-            rng=seeded_rng(task.seed, row.id, task.edit),
-            other=_load(task.work, row.other)["clean"] if row.other else None,
-            other_params=other_params or None,
-            max_angle=task.max_angle,
-        )
+        if task.diffusion is not None:
+            result = diffusion_background(
+                task.diffusion,
+                task.edit,
+                data["image"],
+                data["mask"],
+                data["clean"],
+                label=row.label,
+                seed=task.seed,
+                image_id=row.id,
+            )
+        else:
+            result = apply_edit(
+                task.edit,
+                data["image"],
+                data["mask"],
+                clean=data["clean"],
+                rng=seeded_rng(task.seed, row.id, task.edit),
+                other=_load(task.work, row.other)["clean"] if row.other else None,
+                other_params=other_params or None,
+                max_angle=task.max_angle,
+            )
+        result.params["edit"] = task.edit
         result.params["seed"] = task.seed
         cols["image"].append({"bytes": encode_image(result.image, task.image_format), "path": None})
         cols["label"].append(row.label)

@@ -171,7 +171,34 @@ def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg", help="encoding")
     p.add_argument("--shard-size", type=int, default=500, help="images per Parquet shard")
     p.add_argument("--max-angle", type=float, default=180.0, help="rotation: θ ~ U[-a, a]")
-    p.add_argument("--edits", default=",".join(CPU_EDITS), help="comma-separated edits to write")
+    p.add_argument(
+        "--edits",
+        default=None,
+        help=f"comma-separated edits to write (default: {','.join(CPU_EDITS)}; with "
+        "--diffusion-model also bg_inversion, and bg_complex_adv with --adv-model)",
+    )
+    p.add_argument(
+        "--diffusion-model",
+        default=None,
+        metavar="PATH_OR_ID",
+        help="a diffusers UNet (+ scheduler) folder or Hub id: the background edits are then made "
+        'by diffusion guidance as in the paper (needs pip install "hf-bgbench[diffusion]")',
+    )
+    p.add_argument("--diffusion-steps", type=int, default=20, help="DDIM steps of the schedule")
+    p.add_argument(
+        "--diffusion-strength", type=float, default=0.5, help="fraction of the schedule used"
+    )
+    p.add_argument(
+        "--diffusion-start",
+        choices=("invert", "noise"),
+        default="invert",
+        help="DDIM inversion or seeded forward noise of the inpainted background",
+    )
+    p.add_argument("--adv-model", default="", help="bg_complex_adv: the ImageNet-1k classifier")
+    p.add_argument("--adv-scale", type=float, default=10.0, help="bg_complex_adv: its weight")
+    p.add_argument(
+        "--device", default="auto", help="device of the diffusion edits (auto, cpu, ...)"
+    )
     p.add_argument("--overwrite", action="store_true", help="replace a different earlier build")
     p.add_argument("--keep-work", action="store_true", help="keep the per-image cache")
     p.add_argument(
@@ -182,6 +209,7 @@ def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
 def run_imagenet_e(args: argparse.Namespace) -> int:
     from hf_bgbench.builders.imagenet_e_build import EditBuildOptions, build_imagenet_e
     from hf_bgbench.builders.imagenet_e_sources import from_folders, from_hub
+    from hf_bgbench.edits.apply import CPU_EDITS
 
     if args.source is not None:
         if args.images is not None or args.masks is not None:
@@ -191,6 +219,23 @@ def run_imagenet_e(args: argparse.Namespace) -> int:
         raise ValueError("Give --images DIR and --masks DIR, or --from in9|rival10 DIR.")
     else:
         source = from_folders(args.images, args.masks)
+    diffusion, edits = None, CPU_EDITS
+    if args.diffusion_model:
+        from hf_bgbench.builders.imagenet_e_diffusion import DiffusionSettings
+        from hf_bgbench.devices import resolve_device
+
+        diffusion = DiffusionSettings(
+            model=args.diffusion_model,
+            steps=args.diffusion_steps,
+            strength=args.diffusion_strength,
+            start=args.diffusion_start,
+            adv_model=args.adv_model,
+            adv_scale=args.adv_scale,
+            device=str(resolve_device(args.device)),
+        )
+        edits = (*CPU_EDITS, "bg_inversion", *(("bg_complex_adv",) if args.adv_model else ()))
+    if args.edits is not None:
+        edits = tuple(e.strip() for e in args.edits.split(",") if e.strip())
     report = build_imagenet_e(
         source,
         EditBuildOptions(
@@ -202,10 +247,11 @@ def run_imagenet_e(args: argparse.Namespace) -> int:
             image_format=args.image_format,
             shard_size=args.shard_size,
             max_angle=args.max_angle,
-            edits=tuple(e.strip() for e in args.edits.split(",") if e.strip()),
+            edits=edits,
             overwrite=args.overwrite,
             keep_work=args.keep_work,
             progress=not args.quiet,
+            diffusion=diffusion,
         ),
     )
     rows = report["complexity"]["rows_per_edit"]

@@ -1,5 +1,6 @@
 """``bgbench edit EDIT --image A --mask M --output OUT``: one ImageNet-E-style edit of one
-image on the CPU; prints the edit's parameters (JSON), which reproduce it with the seed."""
+image on the CPU (or, with ``--diffusion-model``, by the paper's diffusion path); prints the
+edit's parameters (JSON), which reproduce it with the seed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-EDITS = ("remove", "size", "position", "rotation", "background", "texture")
+EDITS = ("remove", "size", "position", "rotation", "background", "texture", "guided")
+NEEDS_MODEL = (
+    "needs --diffusion-model PATH_OR_ID (a diffusers UNet folder with its scheduler, or a Hub "
+    'id; safetensors weights) and the diffusion extra: pip install "hf-bgbench[diffusion]"'
+)
 
 
 def _read(path: Path, what: str, mode: str) -> np.ndarray:
@@ -41,9 +46,13 @@ def run_edit(args: argparse.Namespace) -> int:
             f"--rate must be in (0, 1] (object pixels / image pixels), got {args.rate}."
         )
     rng = seeded_rng(args.seed, args.image.name, args.edit)
+    if args.diffusion_model is None and args.edit == "guided":
+        raise ValueError(f"The guided edit (ImageNet-E's diffusion path) {NEEDS_MODEL}.")
     clean = remove_object(image, mask, method=args.method)
     blend = args.blend
-    if args.edit == "remove":
+    if args.diffusion_model is not None:
+        result = _diffusion(args, image, mask, clean.image, rng)
+    elif args.edit == "remove":
         result = clean
     elif args.edit == "size":
         result = resize_object(image, mask, clean.image, args.rate, blend=blend)
@@ -72,6 +81,60 @@ def run_edit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diffusion(args: argparse.Namespace, image, mask, clean, rng):
+    """The diffusion path: guided background, or size/position/rotation blended by it."""
+    from hf_bgbench.devices import resolve_device
+    from hf_bgbench.edits.diffusion import diffusion_edit, diffusion_geometry, load_diffusion_model
+
+    if args.edit not in ("guided", "size", "position", "rotation"):
+        raise ValueError(
+            f"--diffusion-model applies to the guided, size, position and rotation edits, not "
+            f"{args.edit!r}; leave it out for the CPU {args.edit} edit."
+        )
+    device = str(resolve_device(args.device))
+    model = load_diffusion_model(args.diffusion_model, device=device)
+    options = {
+        "lam": args.lam,
+        "steps": args.steps,
+        "strength": args.strength,
+        "start": args.start,
+        "seed": int(rng.integers(2**62)),
+    }
+    if args.edit == "guided":
+        classifier = None
+        if args.adv_model:
+            from hf_bgbench.edits.diffusion_model import classifier_guidance
+            from hf_bgbench.models import load_classifier
+
+            if args.label is None:
+                raise ValueError("--adv-model needs --label (the image's ImageNet-1k index).")
+            classifier = classifier_guidance(load_classifier(args.adv_model, device=device))
+        result = diffusion_edit(
+            model,
+            image,
+            mask,
+            start_image=clean,
+            classifier=classifier,
+            label=args.label,
+            adversarial_scale=args.adv_scale if classifier is not None else 0.0,
+            **options,
+        )
+        result.params["start_image"] = "inpainted background"
+        return result
+    return diffusion_geometry(
+        model,
+        args.edit,
+        image,
+        mask,
+        clean,
+        rng=rng,
+        rate=args.rate,
+        angle=args.angle,
+        max_angle=args.max_angle,
+        **options,
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "edit",
@@ -79,7 +142,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One ImageNet-E-style edit of an image with its object mask: remove the "
         "object (inpainting), change its size / position / rotation (pasted back with Poisson "
         "blending on the inpainted background), or replace the background with another image "
-        "or an OOD texture. Prints the parameters of the edit as JSON.",
+        "or an OOD texture. With --diffusion-model (a diffusers UNet), the paper's diffusion "
+        "path: 'guided' regenerates the background with L_c guidance λ (--lam), and size / "
+        "position / rotation are blended in by the model. Prints the parameters of the edit "
+        "as JSON.",
     )
     p.add_argument("edit", choices=EDITS, help="the edit to make")
     p.add_argument("--image", type=Path, required=True, help="the photo (any PIL format)")
@@ -107,4 +173,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--method", choices=("telea", "ns"), default="telea", help="inpainting method")
     p.add_argument("--blend", choices=("poisson", "alpha"), default="poisson", help="paste-back")
+    d = p.add_argument_group(
+        "diffusion path", 'ImageNet-E\'s diffusion edits (pip install "hf-bgbench[diffusion]")'
+    )
+    d.add_argument(
+        "--diffusion-model",
+        default=None,
+        metavar="PATH_OR_ID",
+        help="diffusers UNet folder (+ scheduler_config.json, or unet/ + scheduler/) or Hub id; "
+        "given, the guided edit regenerates the background and size/position/rotation are "
+        "blended in by the model instead of Poisson blending",
+    )
+    d.add_argument("--lam", type=float, default=0.0, help="guided: λ (-20 simpler, 20 complex)")
+    d.add_argument("--steps", type=int, default=20, help="DDIM steps of the schedule")
+    d.add_argument("--strength", type=float, default=0.5, help="fraction of the schedule used")
+    d.add_argument("--start", choices=("invert", "noise"), default="invert", help="start point")
+    d.add_argument("--adv-model", default="", help="guided: classifier for adversarial guidance")
+    d.add_argument("--adv-scale", type=float, default=10.0, help="weight of that guidance")
+    d.add_argument("--label", type=int, default=None, help="the image's ImageNet-1k index")
+    d.add_argument("--device", default="auto", help="device of the diffusion model")
     p.set_defaults(func=run_edit)

@@ -69,7 +69,7 @@ STARTS = ("invert", "noise")
 
 def _to_tensor(image: np.ndarray, device: torch.device) -> torch.Tensor:
     """uint8 (H, W, 3) -> float (1, 3, H, W) in [-1, 1]."""
-    t = torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1)[None].float()
+    t = torch.from_numpy(np.array(image)).permute(2, 0, 1)[None].float()  # a writable copy
     return (t / 127.5 - 1.0).to(device)
 
 

@@ -102,7 +102,7 @@ def _from_pretrained(cls: Any, location: str, subfolders: tuple[str, ...], what:
             if what == "scheduler":
                 return cls.from_pretrained(location, **kwargs)
             return cls.from_pretrained(location, use_safetensors=True, **kwargs)
-        except (OSError, ValueError, EnvironmentError) as err:
+        except (OSError, ValueError) as err:
             errors.append(f"{sub or '.'}: {str(err).splitlines()[0]}")
     found = "; ".join(errors) or "no such folder"
     raise DiffusionUnavailableError(
@@ -113,7 +113,9 @@ def _from_pretrained(cls: Any, location: str, subfolders: tuple[str, ...], what:
     )
 
 
-def load_diffusion_model(location: str | Path, device: str | torch.device = "cpu") -> DiffusionModel:
+def load_diffusion_model(
+    location: str | Path, device: str | torch.device = "cpu"
+) -> DiffusionModel:
     """A :class:`DiffusionModel` from a diffusers folder or Hub id: the UNet
     (``UNet2DModel``) from ``unet/`` or the folder itself, the scheduler (as a
     ``DDIMScheduler``) from ``scheduler/`` or the folder, and a VAE (``AutoencoderKL``) from
@@ -128,3 +130,19 @@ def load_diffusion_model(location: str | Path, device: str | torch.device = "cpu
         vae.eval().requires_grad_(False).to(device)
     unet.eval().requires_grad_(False).to(device)
     return DiffusionModel(unet=unet, scheduler=scheduler, vae=vae, source=location)
+
+
+def classifier_guidance(classifier: Any) -> Any:
+    """An :data:`~hf_bgbench.edits.guidance.ImageClassifier` (images in [0, 1] -> logits)
+    from a loaded :class:`hf_bgbench.models.Classifier`: resized (bilinear, differentiable) to
+    the model's input size and normalised its way, so gradients reach the image."""
+    import torch.nn.functional as F
+
+    size = tuple(classifier.preprocessing.input_size)
+
+    def logits(images: torch.Tensor) -> torch.Tensor:
+        if tuple(images.shape[-2:]) != size:
+            images = F.interpolate(images, size=size, mode="bilinear", align_corners=False)
+        return classifier.logits(classifier.preprocessing.normalize_unit_batch(images))
+
+    return logits

@@ -8,8 +8,11 @@ users look. Example (the archive from the authors, unpacked to ``ImageNet-E/``):
     bgbench validate imagenet-e
     bgbench evaluate tf_efficientnet_lite0 --benchmark imagenet-e --data imagenet-e
 
-The folder holds one config per edit (split ``test``) with the ids shared across edits; the
-layout and the folder-name table are in dataset_scripts/README.md ("ImageNet-E").
+The archive holds flat edit folders (``ori/``, ``rec/``, ``20_smooth/``, ``20_hard/``,
+``20_adv/``, ``random_bg/``, ``full/``, ``01/``, ``008/``, ``005/``, ``rp/``, ``rd/``) and
+``labels.txt`` (file name, TAB, ImageNet-1k index). The output holds one config per edit
+(split ``test``) with the ids shared across edits; the layout, the folder-name table and the
+sources it was verified against are in dataset_scripts/README.md ("ImageNet-E").
 """
 
 from __future__ import annotations

@@ -231,3 +231,74 @@ def test_evaluate_through_the_cli_with_the_bundled_model(converted, tmp_path):
     assert results["mean_da"] is not None
     index = yaml.safe_load((out / "results_model_index.yaml").read_text())
     assert index["model-index"][0]["results"]
+
+
+# The released archive as two public evaluation scripts read it: flat edit folders named as
+# below, labels.txt ("<file>\t<ImageNet-1k index>") at the root, eval.py / vis.py beside them.
+RELEASE_FOLDERS = {
+    "ori": "original",
+    "rec": "bg_inversion",
+    "20_smooth": "bg_simpler",
+    "20_hard": "bg_complex",
+    "20_adv": "bg_complex_adv",
+    "random_bg": "bg_random",
+    "full": "size_full",
+    "01": "size_0.1",
+    "008": "size_0.08",
+    "005": "size_0.05",
+    "rp": "position",
+    "rd": "rotation",
+}
+FLAT_WRONG = {"20_hard": {"n0_1"}, "005": {"n0_0", "n1_0", "n2_1"}}
+
+
+def _write_flat_release(root: Path) -> Path:
+    top = root / "ImageNet-E"
+    ids = [f"n{y}_{k}" for y in range(3) for k in range(2)]
+    for folder in RELEASE_FOLDERS:
+        (top / folder).mkdir(parents=True)
+        ext = ".JPEG" if folder in ("ori", "full") else ".png"
+        for image_id in ids:
+            y = int(image_id[1])
+            red = WRONG if image_id in FLAT_WRONG.get(folder, ()) else 10 * y
+            Image.new("RGB", (40, 32), (red, 0, 0)).save(top / folder / f"{image_id}{ext}")
+    (top / "labels.txt").write_text("".join(f"{i}.JPEG\t{10 * int(i[1])}\n" for i in ids))
+    (top / "eval.py").write_text("# the authors' script\n")
+    (top / "vis.py").write_text("# the authors' script\n")
+    return root
+
+
+def test_the_released_flat_layout_with_labels_txt(tmp_path):
+    src = _write_flat_release(tmp_path / "release")
+    out = tmp_path / "converted"
+    report = convert_imagenet_e_release(src, out, progress=False)
+    assert {e: r["folder"] for e, r in report["edits"].items()} == {
+        e: f for f, e in RELEASE_FOLDERS.items()
+    }
+    ds = datasets.load_dataset(str(out), "size_0.05", split="test")
+    assert ds["id"] == ["n0_0", "n0_1", "n1_0", "n1_1", "n2_0", "n2_1"]
+    assert ds["label"] == [0, 0, 10, 10, 20, 20]  # from labels.txt
+    doc = evaluate_model(
+        RedIsClass(),
+        benchmark="imagenet-e",
+        data=src,
+        use_cache=False,
+        num_workers=0,
+        progress=False,
+    )
+    assert doc["data"]["kind"] == "imagenet-e-release"
+    assert doc["da/size_0.05"] == pytest.approx(3 / 6) and doc["da/bg_complex"] == pytest.approx(
+        1 / 6
+    )
+    assert doc["da/rotation"] == pytest.approx(0.0)
+
+
+def test_the_flat_layout_fails_clearly_without_good_labels(tmp_path):
+    src = _write_flat_release(tmp_path / "release")
+    labels = src / "ImageNet-E" / "labels.txt"
+    labels.write_text("n0_0.JPEG\t0\nn0_1.JPEG 1200\n")
+    with pytest.raises(ImageNetELayoutError, match=r"labels.txt, line 2: .*'n0_1.JPEG 1200'"):
+        convert_imagenet_e_release(src, tmp_path / "o1", progress=False)
+    labels.unlink()
+    with pytest.raises(ImageNetELayoutError, match="no labels.txt next to it"):
+        convert_imagenet_e_release(src, tmp_path / "o2", progress=False)

@@ -31,6 +31,7 @@ from hf_bgbench.data.imagenet_e_release import (
     find_imagenet_e_root,
     imagenet_e_features,
     list_edit_items,
+    read_labels,
     release_edit_params,
 )
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
@@ -56,7 +57,7 @@ def _read_edits(
         raise ImageNetELayoutError(
             f"{root} has edit folders ({', '.join(f.name for f in folders.values())}) but no "
             f"'{spec.reference_variant}' folder of unedited photos, which dropped accuracy is "
-            "measured against. Add it to the tree (named 'original'), or pass --original "
+            "measured against. Add it to the tree (named 'ori' or 'original'), or pass --original "
             "with the ImageNet validation photos in wnid class folders."
         )
     if len(folders) < 2:
@@ -66,10 +67,11 @@ def _read_edits(
         )
     items: dict[str, Items] = {}
     skipped: dict[str, list[str]] = {}
+    labels = read_labels(root)
     for edit, folder in folders.items():
-        items[edit], bad = list_edit_items(folder, edit)
+        items[edit], bad = list_edit_items(folder, edit, labels)
         if bad:
-            skipped[f"{edit}: wnid outside ImageNet-1k"] = bad
+            skipped[f"{edit}: no ImageNet-1k label (wnid or labels.txt)"] = bad
     if original is not None:  # keep the photos the edits were made from
         ref = spec.reference_variant
         edited = set().union(*({i for *_, i in v} for e, v in items.items() if e != ref))
@@ -85,8 +87,9 @@ def _align(items: dict[str, Items], reference: str, shared_only: bool) -> list[s
         wrong = [i for _, y, i in rows if i in labels and labels[i] != y]
         if wrong:
             raise ImageNetELayoutError(
-                f"{edit}: {len(wrong)} image(s) sit in another class folder than in "
-                f"{reference} (e.g. {wrong[:3]}); the label must not change with an edit."
+                f"{edit}: {len(wrong)} image(s) have another label (class folder or "
+                f"labels.txt) than in {reference} (e.g. {wrong[:3]}); the label must not change "
+                "with an edit."
             )
     id_sets = {e: {i for *_, i in rows} for e, rows in items.items()}
     shared = set.intersection(*id_sets.values())

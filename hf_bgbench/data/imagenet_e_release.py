@@ -1,16 +1,22 @@
 """The released ImageNet-E layout (SPEC §3): detect it, name its edits, read it.
 
-Layout (one folder per edit, ImageNet-style class folders inside)::
+The released archive (as read by the evaluation code of two independent public repositories,
+see dataset_scripts/README.md) holds one **flat** folder per edit and a label file::
 
-    ROOT/<edit folder>/<wnid>/<stem>.<ext>   # e.g. ROOT/20/n01440764/ILSVRC2012_val_00000293.JPEG
+    ROOT/labels.txt                 # "<file name>\t<ImageNet-1k index>" per line
+    ROOT/<edit folder>/<stem>.<ext> # e.g. ROOT/20_hard/ILSVRC2012_val_00000293.png
+
+with the edit folders of :data:`RELEASE_FOLDERS` (``ori`` and ``full`` hold ``.JPEG``, the
+others ``.png``). The form with ImageNet class folders inside each edit folder
+(``ROOT/<edit folder>/<wnid>/<stem>.<ext>``, the label from the wnid) is read too, e.g. for
+``--original`` ImageNet validation photos or trees written by hand.
 
 ``ROOT`` may also be the parent of a single folder holding the edit folders (what an archive
 unpacks to). Edit folder names are mapped onto the benchmark's edit names
 (:data:`hf_bgbench.metrics.edits.IMAGENET_E_EDITS`) by :data:`FOLDER_ALIASES` after
 normalising them (lower case; spaces, ``=`` and ``-`` between words become ``_``); our own
-names are accepted as they are. Class folders are ImageNet-1k wnids (``n01440764``); the
-label is the wnid's ImageNet-1k index. The id of a row is the file stem, shared across
-edits. Rows are sorted by (label, id) so every edit lists the same ids in the same order.
+names are accepted as they are. The id of a row is the file stem, shared across edits. Rows
+are sorted by (label, id) so every edit lists the same ids in the same order.
 """
 
 from __future__ import annotations
@@ -32,11 +38,27 @@ OBJECT_PIXEL_RATE = "object_pixel_rate"
 EDIT_PARAMS = "edit_params"
 WNID_PATTERN = re.compile(r"^n\d{8}$")
 
-# normalised folder name -> our edit name. The paper names background edits by the guidance
-# weight λ (-20 simpler, 20 more complex, 20 + adversarial guidance, 0 the inversion
-# control), sizes by the object pixel rate (full, 0.1, 0.08, 0.05), and the last two by
-# random position / rotation.
+LABELS_FILE = "labels.txt"
+RELEASE_FOLDERS: dict[str, str] = {
+    "ori": "original",
+    "rec": "bg_inversion",  # reconstruction: λ = 0
+    "20_smooth": "bg_simpler",  # λ = -20 (the authors' "smooth" guidance)
+    "20_hard": "bg_complex",  # λ = +20 (their "hard" flag)
+    "20_adv": "bg_complex_adv",
+    "random_bg": "bg_random",
+    "full": "size_full",
+    "01": "size_0.1",
+    "008": "size_0.08",
+    "005": "size_0.05",
+    "rp": "position",  # random position
+    "rd": "rotation",  # random direction
+}
+"""The released folder names (verified, see dataset_scripts/README.md) -> our edit names."""
+
+# normalised folder name -> our edit name: the release's names, then other spellings (the
+# paper's λ values, object pixel rates, our own names) for trees written by hand.
 FOLDER_ALIASES: dict[str, str] = {
+    **RELEASE_FOLDERS,
     **{a: "original" for a in ("original", "origin", "ori", "clean", "imagenet", "val")},
     **{a: "bg_inversion" for a in ("0", "lambda_0", "inversion", "bg_0", "bg_inversion")},
     **{a: "bg_simpler" for a in ("_20", "lambda__20", "bg__20", "simpler", "bg_simpler")},
@@ -54,9 +76,10 @@ FOLDER_ALIASES: dict[str, str] = {
     **{a: "rotation" for a in ("rotation", "rot", "random_rot", "random_rotation", "direction")},
 }
 LAYOUT_TEXT = (
-    "one folder per edit (e.g. '20', '-20', 'full', '0.05', 'random_pos', 'rot', or our names "
-    "'bg_complex', 'size_0.05', ...) holding ImageNet class folders named by wnid "
-    "('n01440764/') with the images"
+    "one folder per edit (the release's 'ori', 'rec', '20_smooth', '20_hard', '20_adv', "
+    "'random_bg', 'full', '01', '008', '005', 'rp', 'rd', or our names 'bg_complex', "
+    "'size_0.05', ...) holding the images, with labels.txt ('<file>\\t<ImageNet-1k index>') "
+    "next to them, or holding ImageNet class folders named by wnid ('n01440764/')"
 )
 
 
@@ -81,13 +104,43 @@ def _class_dirs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and WNID_PATTERN.match(p.name))
 
 
+def _flat_images(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def read_labels(root: Path) -> dict[str, int] | None:
+    """id (file stem) -> ImageNet-1k index from ``root/labels.txt`` (None: no such file).
+    Each line is ``<file name>\t<index>``; a malformed line or an index outside 0-999 is an
+    error naming the line."""
+    path = Path(root) / LABELS_FILE
+    if not path.is_file():
+        return None
+    labels: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.strip().split("\t") if "\t" in line else line.split()
+        try:
+            name, label = parts
+            index = int(label)
+        except ValueError:
+            index, name = -1, line
+        if not 0 <= index < 1000:
+            raise ImageNetELayoutError(
+                f"{path}, line {number}: expected '<file name><TAB><ImageNet-1k index 0-999>', "
+                f"got {line.strip()!r}."
+            )
+        labels[name.split(".")[0]] = index
+    return labels
+
+
 def edit_folders(root: Path, spec: BenchmarkSpec) -> dict[str, Path]:
     """edit -> its folder under ``root`` (in the spec's order); an error if two folders
     map onto one edit."""
     found: dict[str, Path] = {}
     for child in sorted(p for p in root.iterdir() if p.is_dir()):
         edit = edit_of_folder(child.name, spec.variants)
-        if edit is None or not _class_dirs(child):
+        if edit is None or not (_class_dirs(child) or _flat_images(child)):
             continue
         if edit in found:
             raise ImageNetELayoutError(
@@ -125,11 +178,28 @@ def is_imagenet_e_layout(path: str | Path, spec: BenchmarkSpec) -> bool:
     return True
 
 
-def list_edit_items(folder: Path, edit: str) -> tuple[list[tuple[str, int, str]], list[str]]:
-    """((path, label, id) sorted by label then id; files skipped with the reason)."""
+def list_edit_items(
+    folder: Path, edit: str, labels: dict[str, int] | None = None
+) -> tuple[list[tuple[str, int, str]], list[str]]:
+    """((path, label, id) sorted by label then id; files skipped with the reason). Images
+    directly in ``folder`` take their label from ``labels`` (the release's labels.txt), those
+    in wnid class folders from the wnid."""
     index = imagenet_wnid_index()
     items: list[tuple[str, int, str]] = []
     skipped: list[str] = []
+    flat = _flat_images(folder)
+    if flat and labels is None:
+        raise ImageNetELayoutError(
+            f"{folder} ({edit}) holds images directly but there is no {LABELS_FILE} next to "
+            "it giving their labels ('<file name><TAB><ImageNet-1k index>' per line, as in the "
+            "released archive); add it, or sort the images into wnid class folders."
+        )
+    for p in flat:
+        label = labels.get(p.stem) if labels is not None else None
+        if label is None:
+            skipped.append(f"{p} (not in {LABELS_FILE})")
+        else:
+            items.append((str(p), label, p.stem))
     for class_dir in _class_dirs(folder):
         label = index.get(class_dir.name)
         files = sorted(p for p in class_dir.iterdir() if p.is_file())
@@ -148,7 +218,7 @@ def list_edit_items(folder: Path, edit: str) -> tuple[list[tuple[str, int, str]]
         )
     if not items:
         raise ImageNetELayoutError(
-            f"{folder} ({edit}) holds no images in its wnid class folders "
+            f"{folder} ({edit}) holds no labelled images, directly or in wnid class folders "
             f"(image suffixes: {', '.join(sorted(IMAGE_SUFFIXES))})."
         )
     items.sort(key=lambda it: (it[1], it[2]))
@@ -172,7 +242,7 @@ def release_edit_params(edit: str, folder: Path) -> str:
 def load_edit_folder(folder: Path, edit: str, spec: BenchmarkSpec) -> datasets.Dataset:
     """One edit folder as a Dataset in the shared schema (images stay files on disk; the
     object pixel rate is unknown in the release: NaN)."""
-    items, _ = list_edit_items(folder, edit)
+    items, _ = list_edit_items(folder, edit, read_labels(folder.parent))
     params = release_edit_params(edit, folder)
     rows = {
         IMAGE: [p for p, _, _ in items],
@@ -185,7 +255,8 @@ def load_edit_folder(folder: Path, edit: str, spec: BenchmarkSpec) -> datasets.D
 
 
 class ImageNetERelease(Reader):
-    """The released ImageNet-E tree: one folder per edit, wnid class folders inside."""
+    """The released ImageNet-E tree: one folder per edit (images + labels.txt, or wnid class
+    folders inside)."""
 
     kind = "imagenet-e-release"
     precropped = False  # photos: the model's own eval transform

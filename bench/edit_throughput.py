@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.builders.imagenet_e_sources import from_hub
-from hf_bgbench.builders.imagenet_e_work import _open, encode_image, fit
+from hf_bgbench.builders.imagenet_e_work import decode_image, encode_image, fit
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.edits import seeded_rng
 from hf_bgbench.edits.apply import CPU_EDITS, apply_edit
@@ -37,7 +37,7 @@ def load_images(data: Path, n: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
     items = from_hub("in9", data).items[:n]
     out = []
     for item in items:
-        image, mask = fit(_open(item.image, "RGB"), _open(item.mask, "L"), 224)
+        image, mask = fit(decode_image(item.image, "RGB"), decode_image(item.mask, "L"), 224)
         if mask.any() and mask.mean() < 0.95:
             out.append((item.id, image, mask))
     return out
@@ -46,7 +46,7 @@ def load_images(data: Path, n: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
 def forward_rate(images, rounds: int) -> float:
     clf = load_classifier("tf_efficientnet_lite0", device="cpu")
     tensors = torch.stack(
-        [torch.from_numpy(im).permute(2, 0, 1).float() / 255 for _, im, _ in images]
+        [torch.from_numpy(im.copy()).permute(2, 0, 1).float() / 255 for _, im, _ in images]
     )
     batches = list(torch.split(tensors, 32))
     rates = []

@@ -59,7 +59,8 @@ class ShardTask:
     diffusion: DiffusionSettings | None = None  # set: a background edit by diffusion guidance
 
 
-def _open(data: bytes | str, mode: str) -> np.ndarray:
+def decode_image(data: bytes | str, mode: str) -> np.ndarray:
+    """An image file (path) or its bytes as a PIL-converted array (mode "RGB" or "L")."""
     with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as im:
         return np.asarray(im.convert(mode))
 
@@ -87,7 +88,7 @@ def prepare_image(task: PrepareTask) -> tuple[str, str, dict[str, float]]:
         with np.load(cache) as z:
             return task.id, KEPT, json.loads(str(z["complexity"]))
     try:
-        image, mask = fit(_open(task.image, "RGB"), _open(task.mask, "L"), task.size)
+        image, mask = fit(decode_image(task.image, "RGB"), decode_image(task.mask, "L"), task.size)
     except (OSError, ValueError):
         return task.id, UNREADABLE, {}
     if not mask.any():

@@ -9,7 +9,10 @@ and the edit's parameters (JSON-serialisable), so every edited image can be repr
 - :mod:`.geometry`     -- size (T_size), position (T_position), rotation (T_direction) and the
   paste-back of the object with Poisson (seamless) blending;
 - :mod:`.backgrounds`  -- another image's background, out-of-distribution textures;
-- :mod:`.complexity`   -- background complexity: Fourier amplitude sum L_c and GLCM measures.
+- :mod:`.complexity`   -- background complexity: Fourier amplitude sum L_c and GLCM measures;
+- :mod:`.diffusion`    -- the paper's diffusion path over any ``diffusers`` UNet + scheduler
+  (optional extra ``pip install "hf-bgbench[diffusion]"``): background guidance by ∇L_c
+  (:mod:`.guidance`), the object re-noised and blended every step, geometry blending.
 """
 
 from hf_bgbench.edits.types import EditError, EditResult, as_image, as_mask, seeded_rng

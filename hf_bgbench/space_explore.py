@@ -11,8 +11,9 @@ model step (:class:`hf_bgbench.model_step.ModelStep`).
 * :func:`image_choices` -- the images a visitor can pick (the reference variant's);
 * :func:`explore_image` -- run in the Space's job process: that image in every variant that
   holds it, with the prediction, its confidence and whether it is right;
-* :func:`prediction_gallery` -- after an ``evaluate`` run: the same few seeded images in each
-  scored variant, captioned with the true label and the prediction the run recorded;
+* :func:`prediction_gallery` / :func:`samples_html` -- after an ``evaluate`` run: the same few
+  seeded images in each scored variant with the true class and the prediction the run
+  recorded, as a grid (a row per variant, a column per image);
 * :func:`split_report` -- the report's LaTeX row and model-index block apart from the rest.
 """
 
@@ -167,6 +168,27 @@ def _thumbnail(image: Any) -> np.ndarray:
     return np.asarray(picture)
 
 
+@dataclass
+class PredictionSample:
+    """One image of one variant with the prediction a scoring run recorded for it."""
+
+    variant: str
+    image_id: str
+    image: np.ndarray  # uint8 thumbnail (H, W, 3)
+    label: str  # true benchmark class
+    prediction: str  # predicted benchmark class ("outside <benchmark>" for an unmapped class)
+
+    @property
+    def correct(self) -> bool:
+        return self.prediction == self.label
+
+    @property
+    def caption(self) -> str:
+        if self.correct:
+            return f"{self.variant}: ✓ {self.prediction}"
+        return f"{self.variant}: ✗ {self.prediction} (true {self.label})"
+
+
 def prediction_gallery(
     data: Reader | str | Path,
     benchmark: str,
@@ -174,11 +196,11 @@ def prediction_gallery(
     *,
     per_variant: int = 6,
     seed: int = 0,
-) -> list[tuple[np.ndarray, str]]:
-    """(thumbnail, caption) for ``per_variant`` images of each variant of ``predictions``
-    (variant -> the run's prediction table: id, label, pred), variant after variant. The same
-    images in every variant (drawn with ``seed`` among the ids all of them scored), so in a
-    gallery of ``per_variant`` columns each row is a variant and each column one image."""
+) -> list[PredictionSample]:
+    """``per_variant`` images of each variant of ``predictions`` (variant -> the run's
+    prediction table: id, label, pred), variant after variant, in the benchmark's variant
+    order. The same images in every variant (drawn with ``seed`` among the ids all of them
+    scored), so a grid of ``per_variant`` columns has a row per variant, a column per image."""
     spec = get_benchmark(benchmark)
     reader = _reader(data, spec)
     order = {v: i for i, v in enumerate(spec.variants)}
@@ -192,23 +214,68 @@ def prediction_gallery(
     shared = sorted(set.intersection(*(set(t.index) for t in tables.values())))
     rng = np.random.default_rng(seed)
     picked = [shared[i] for i in sorted(rng.permutation(len(shared))[:per_variant])]
-    gallery = []
+    samples = []
     for variant, table in tables.items():
         ds = reader.load(variant)
-        ids = ds.select_columns([ID])[ID]
-        where = {image_id: i for i, image_id in enumerate(ids)}
+        where = {image_id: i for i, image_id in enumerate(ds.select_columns([ID])[ID])}
         for image_id in picked:
-            if image_id not in where:
+            if image_id in where:
+                row = table.loc[image_id]
+                samples.append(
+                    PredictionSample(
+                        variant=variant,
+                        image_id=str(image_id),
+                        image=_thumbnail(ds[where[image_id]][IMAGE]),
+                        label=_class_name(spec, int(row["label"])),
+                        prediction=_class_name(spec, int(row["pred"])),
+                    )
+                )
+    return samples
+
+
+def _data_uri(image: np.ndarray) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def samples_html(samples: Sequence[PredictionSample], size: int = 120) -> str:
+    """The samples as an HTML grid: a row per variant (named on the left), a column per
+    image (its true class on top), each cell the image and ✓/✗ with the prediction."""
+    from html import escape
+
+    if not samples:
+        return ""
+    variants = list(dict.fromkeys(s.variant for s in samples))
+    columns = list(dict.fromkeys(s.image_id for s in samples))
+    cell = {(s.variant, s.image_id): s for s in samples}
+    truth = {s.image_id: s.label for s in samples}
+    head = "".join(f'<th title="{escape(i)}">true: {escape(truth[i])}</th>' for i in columns)
+    rows = []
+    for variant in variants:
+        cells = []
+        for image_id in columns:
+            sample = cell.get((variant, image_id))
+            if sample is None:
+                cells.append("<td></td>")
                 continue
-            row = table.loc[image_id]
-            label, pred = int(row["label"]), int(row["pred"])
-            # short enough for a six-column gallery: the true class only when it was missed
-            predicted, truth = _class_name(spec, pred), _class_name(spec, label)
-            caption = f"{variant}: ✓ {predicted}"
-            if pred != label:
-                caption = f"{variant}: ✗ {predicted} (true {truth})"
-            gallery.append((_thumbnail(ds[where[image_id]][IMAGE]), caption))
-    return gallery
+            colour = "#1a7f37" if sample.correct else "#cf222e"
+            cells.append(
+                f'<td><img src="{_data_uri(sample.image)}" width="{size}" height="{size}" '
+                f'alt="{escape(sample.caption)}" style="object-fit:contain;display:block">'
+                f'<div style="color:{colour}">{"✓" if sample.correct else "✗"} '
+                f"{escape(sample.prediction)}</div></td>"
+            )
+        rows.append(f"<tr><th>{escape(variant)}</th>{''.join(cells)}</tr>")
+    return (
+        '<table class="bgbench-samples" style="border-collapse:collapse;text-align:center">'
+        f"<tr><th>variant</th>{head}</tr>{''.join(rows)}</table>"
+    )
 
 
 def read_predictions(folder: str | Path) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from hf_bgbench.space_explore import (
     image_choices,
     prediction_gallery,
     read_predictions,
+    samples_html,
     split_report,
 )
 from hf_bgbench.space_leaderboard import (
@@ -73,6 +74,7 @@ except ImportError:
     HAVE_SPACES = False
 
 MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
+SAMPLES = 6  # images per variant shown after a run
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
 ALL = "all"
 
@@ -144,10 +146,10 @@ def score(
     benchmark: str = "in9",
     task: str = "evaluate",
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
-) -> tuple[str, list[str], str, list[tuple[Any, str]], str]:
+) -> tuple[str, list[str], str, str, str]:
     """Check the inputs, run ``task`` of ``benchmark`` on the allow-listed ``dataset``,
     add a full run to the leaderboard; return the Markdown report, the figures, the results
-    JSON, (evaluate) a few images per variant captioned with the model's predictions, and
+    JSON, (evaluate) an HTML grid of a few images per variant with the model's predictions,
     the report's LaTeX row and model-index block.
     Every failure reaches the visitor as a plain ``gr.Error`` message."""
     entry = None
@@ -166,10 +168,14 @@ def score(
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
         progress(0.05, desc=f"loading {model.model_id}")
         results = execute(task, model.model_id, options, page_progress(progress))
-        gallery = []
+        gallery = ""
         if task == "evaluate" and (out / "predictions").is_dir():
             progress(None, desc="drawing the predictions on a few images")
-            gallery = prediction_gallery(data, benchmark, read_predictions(out / "predictions"))
+            tables = read_predictions(out / "predictions")
+            shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
+            gallery = samples_html(shown)
+            if gallery:
+                gallery = f"<h3>The model's predictions on {SAMPLES} of the images</h3>{gallery}"
     except Exception as err:
         raise gr.Error(
             visitor_message(err, _hidden(entry)), duration=None, print_exception=False
@@ -304,13 +310,7 @@ def build_demo() -> gr.Blocks:
             task.change(lambda t: gr.update(visible=t == "evaluate"), task, variants)
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
-            samples = gr.Gallery(
-                label="Predictions on six images: a row per variant, a column per image",
-                columns=6,
-                object_fit="contain",
-                height="auto",
-                elem_id="samples",
-            )
+            samples = gr.HTML(elem_id="samples")
             plots = gr.Gallery(
                 label="Plots", type="filepath", columns=1, object_fit="contain", height="auto"
             )

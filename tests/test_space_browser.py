@@ -88,6 +88,10 @@ def served(in9_release, tmp_path):
 
 def _shot(page, tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
+    # images below the fold load lazily: scroll through the page so the shot shows them
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.wait_for_timeout(800)
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(path), full_page=True)
     keep = os.environ.get("BGBENCH_SCREENSHOT_DIR")
     if keep:

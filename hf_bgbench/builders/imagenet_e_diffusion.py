@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hf_bgbench.edits import EditResult, seeded_rng
-from hf_bgbench.edits.diffusion import ADVERSARIAL_SCALE, DIFFUSION_EDITS, STARTS, diffusion_edit
+from hf_bgbench.edits.diffusion_model import ADVERSARIAL_SCALE, DIFFUSION_EDITS, STARTS
 
 DIFFUSION_ONLY_EDITS = ("bg_inversion", "bg_complex_adv")
 """Edits only the diffusion path makes."""
@@ -107,6 +107,8 @@ def diffusion_background(
 ) -> EditResult:
     """``edit`` (one of :data:`DIFFUSION_BACKGROUND_EDITS`) of one image; the noise seed is
     drawn from (``seed``, ``image_id``, ``edit``) so it does not depend on the order."""
+    from hf_bgbench.edits.diffusion import diffusion_edit  # torch: only where it runs
+
     adversarial = edit == "bg_complex_adv"
     noise_seed = int(seeded_rng(seed, image_id, edit, "diffusion").integers(2**62))
     result = diffusion_edit(

@@ -34,6 +34,10 @@ import torch
 import torch.nn.functional as F
 
 from hf_bgbench.edits.diffusion_model import (
+    ADVERSARIAL_SCALE,
+    DIFFUSION_EDITS,
+    LAMBDA_COMPLEX,
+    STARTS,
     DiffusionModel,
     DiffusionUnavailableError,
     load_diffusion_model,
@@ -44,7 +48,10 @@ from hf_bgbench.edits.guidance import ImageClassifier, background_objective
 from hf_bgbench.edits.types import EditError, EditResult, as_image, as_mask
 
 __all__ = [
+    "ADVERSARIAL_SCALE",
     "DIFFUSION_EDITS",
+    "LAMBDA_COMPLEX",
+    "STARTS",
     "DiffusionModel",
     "DiffusionUnavailableError",
     "diffusion_edit",
@@ -52,19 +59,6 @@ __all__ = [
     "load_diffusion_model",
     "require_diffusers",
 ]
-
-LAMBDA_COMPLEX = 20.0
-DIFFUSION_EDITS: dict[str, float] = {
-    "bg_inversion": 0.0,
-    "bg_simpler": -LAMBDA_COMPLEX,
-    "bg_complex": LAMBDA_COMPLEX,
-    "bg_complex_adv": LAMBDA_COMPLEX,
-}
-"""The paper's background edits and their guidance weight λ (bg_complex_adv adds the
-adversarial guidance of a classifier)."""
-ADVERSARIAL_SCALE = 10.0
-"""Default weight of the adversarial guidance (the authors' ``classifier_scale`` default)."""
-STARTS = ("invert", "noise")
 
 
 def _to_tensor(image: np.ndarray, device: torch.device) -> torch.Tensor:

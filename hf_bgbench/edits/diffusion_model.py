@@ -10,13 +10,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from hf_bgbench.edits.types import EditError
 
+if TYPE_CHECKING:  # torch is imported by whoever runs the model, not by importing this module
+    import torch
+
 INSTALL_HINT = 'pip install "hf-bgbench[diffusion]"'
+LAMBDA_COMPLEX = 20.0
+DIFFUSION_EDITS: dict[str, float] = {
+    "bg_inversion": 0.0,
+    "bg_simpler": -LAMBDA_COMPLEX,
+    "bg_complex": LAMBDA_COMPLEX,
+    "bg_complex_adv": LAMBDA_COMPLEX,
+}
+"""The paper's background edits and their guidance weight λ (bg_complex_adv adds the
+adversarial guidance of a classifier)."""
+ADVERSARIAL_SCALE = 10.0
+"""Default weight of the adversarial guidance (the authors' ``classifier_scale`` default)."""
+STARTS = ("invert", "noise")
 
 
 class DiffusionUnavailableError(EditError):

@@ -82,13 +82,14 @@ def run_imagenet_e(args: argparse.Namespace) -> int:
 
 
 IMAGENET_E_DESCRIPTION = (
-    "Convert the released ImageNet-E tree -- one folder per edit ('20', '-20', '20-adv', "
-    "'0'/'inversion', 'random_bg', 'full', '0.1', '0.08', '0.05', 'random_pos', 'rot', or our "
-    "names bg_complex, size_0.05, ...) holding ImageNet class folders named by wnid -- into a "
+    "Convert the released ImageNet-E tree -- flat folders, one per edit ('ori', 'rec', "
+    "'20_smooth', '20_hard', '20_adv', 'random_bg', 'full', '01', '008', '005', 'rp', 'rd'; "
+    "or our names bg_complex, size_0.05, ...) with labels.txt ('<file>\\t<ImageNet-1k index>') "
+    "beside them, or edit folders holding wnid class folders -- into a "
     "Hub dataset repo folder: one config per edit (split 'test'), image bytes unchanged, "
     "label = the ImageNet-1k class, id = the file stem (the same in every edit), "
-    "object_pixel_rate (NaN: unknown in the release), edit_params. The folder table is in "
-    "dataset_scripts/README.md."
+    "object_pixel_rate (NaN: unknown in the release), edit_params. The folder table, and the "
+    "public sources it was checked against, are in dataset_scripts/README.md."
 )
 
 
@@ -101,7 +102,7 @@ def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="the unedited photos (ImageNet val in wnid class folders), when the release has "
-        "no 'original' folder; only the ids the edits hold are kept",
+        "no 'ori'/'original' folder; only the ids the edits hold are kept",
     )
     p.add_argument(
         "--shared-only",
@@ -140,7 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rival.set_defaults(func=run_rival10)
     imagenet_e = sources.add_parser(
         "imagenet-e",
-        help="the released ImageNet-E tree (<edit>/<wnid>/<image>)",
+        help="the released ImageNet-E tree (<edit>/<image> + labels.txt)",
         description=IMAGENET_E_DESCRIPTION,
     )
     add_imagenet_e_arguments(imagenet_e)

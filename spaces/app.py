@@ -311,8 +311,13 @@ def build_demo() -> gr.Blocks:
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
             samples = gr.HTML(elem_id="samples")
+            # galleries as tall as their images: gradio's "auto" caps them at 55% of the window
             plots = gr.Gallery(
-                label="Plots", type="filepath", columns=1, object_fit="contain", height="auto"
+                label="Plots",
+                type="filepath",
+                columns=1,
+                object_fit="contain",
+                height="fit-content",
             )
             with gr.Accordion("LaTeX row and model card (model-index)", open=False):
                 extras = gr.Markdown(elem_id="report-extras")
@@ -337,7 +342,7 @@ def build_demo() -> gr.Blocks:
                 label="The image in every variant: ✓/✗ prediction (model's class) confidence",
                 columns=4,
                 object_fit="contain",
-                height="auto",
+                height="fit-content",
                 elem_id="explore-gallery",
             )
             ex_bench.change(_datasets_update, ex_bench, ex_data)

@@ -126,7 +126,9 @@ def test_score_the_bundled_model_in_a_browser(served):
             assert str(Path(results["data"]["location"]).parent) not in text
             samples = page.locator("#samples")
             expect(samples.locator("img")).to_have_count(6 * len(results["variants"]))
-            expect(samples).to_contain_text("mixed_rand:")
+            expect(samples.locator("tr")).to_have_count(1 + len(results["variants"]))
+            for variant in results["variants"]:
+                expect(samples.get_by_role("row").filter(has_text=variant)).to_have_count(1)
             _shot(page, tmp_path, "space_score.png")
 
             page.get_by_role("tab", name="Leaderboard").click()

@@ -12,12 +12,13 @@ import hashlib
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
+import numpy as np
 import pandas as pd
 import torch
 from PIL import Image
@@ -79,13 +80,16 @@ class PredictionCache:
         frame = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
         return frame.drop_duplicates("id", keep="last")
 
-    def append(self, rows: list[dict[str, Any]]) -> None:
-        if not rows:
+    def append(self, rows: pd.DataFrame | list[dict[str, Any]]) -> None:
+        """Write ``rows`` (PREDICTION_COLUMNS) as one part. Part names are random, so the
+        processes of a multi-process run write beside each other without colliding."""
+        if len(rows) == 0:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         target = self.dir / f"part-{uuid.uuid4().hex}.parquet"
         tmp = target.with_suffix(".tmp")
-        pd.DataFrame(rows, columns=PREDICTION_COLUMNS).to_parquet(tmp, index=False)
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+        frame[PREDICTION_COLUMNS].to_parquet(tmp, index=False)
         os.replace(tmp, target)  # a part is either complete or absent
 
 
@@ -93,6 +97,7 @@ def predict(
     step: ModelStep,
     dataset: datasets.Dataset,
     *,
+    rows: Sequence[int] | None = None,
     image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
     batch_size: int = 32,
     num_workers: int | None = None,
@@ -101,20 +106,27 @@ def predict(
     desc: str = "predict",
     progress: bool = True,
 ) -> PredictionRun:
-    """Run ``step`` over ``dataset``; reuse and extend ``cache`` when given.
+    """Run ``step`` over rows ``rows`` of ``dataset`` (default: all); reuse and extend
+    ``cache`` when given. Predictions come back in the order of ``rows``.
 
     ``image_transform`` (PIL -> uint8 tensor) runs per image in the decode workers; the
-    model step normalises each uint8 batch on the device.
+    model step normalises each uint8 batch on the device. Memory does not grow with the
+    number of images beyond the prediction columns themselves: each batch's predictions
+    are one small columnar frame, flushed to the cache every ``flush_every`` images.
     """
-    ids = list(dataset[ID]) if len(dataset) else []
-    if len(set(ids)) != len(ids):
+    all_ids = list(dataset.select_columns([ID])[ID]) if len(dataset) else []
+    if len(set(all_ids)) != len(all_ids):
         raise ValueError(f"{desc}: image ids repeat; every row needs a unique 'id'.")
+    positions = list(range(len(all_ids))) if rows is None else list(rows)
+    ids = [all_ids[i] for i in positions]
+    del all_ids
     done = cache.load() if cache is not None else pd.DataFrame(columns=PREDICTION_COLUMNS)
     done = done[done["id"].isin(set(ids))]
     have = set(done["id"])
-    todo = [i for i, image_id in enumerate(ids) if image_id not in have]
+    todo = [p for p, image_id in zip(positions, ids, strict=True) if image_id not in have]
 
-    rows: list[dict[str, Any]] = []
+    frames: list[pd.DataFrame] = []  # one per batch: columns, not per-image objects
+    computed = 0
     skipped: list[dict[str, Any]] = []
     if todo:
         workers = default_num_workers() if num_workers is None else num_workers
@@ -127,40 +139,56 @@ def predict(
             pin_memory=step.device.type == "cuda",
         )
         bar = tqdm(total=len(ids), initial=len(have), desc=desc, unit="img", disable=not progress)
-        pending: list[dict[str, Any]] = []
+        pending: list[pd.DataFrame] = []  # frames not yet in the cache
         try:
             for batch in iterate(loader):
                 skipped.extend(batch.skipped)
-                batch_rows = prediction_rows(step, batch) if batch.images is not None else []
-                rows.extend(batch_rows)
-                pending.extend(batch_rows)
-                if cache is not None and len(pending) >= flush_every:
-                    cache.append(pending)
+                if batch.images is not None:
+                    frames.append(prediction_rows(step, batch))
+                    pending.append(frames[-1])
+                    computed += len(frames[-1])
+                if cache is not None and sum(map(len, pending)) >= flush_every:
+                    cache.append(pd.concat(pending, ignore_index=True))
                     pending = []
-                bar.update(len(batch_rows) + len(batch.skipped))
+                bar.update(len(batch) + len(batch.skipped))
         except KeyboardInterrupt:
-            flushed = len(have) + len(rows) if cache is not None else 0
+            flushed = len(have) + computed if cache is not None else 0
             raise Interrupted(flushed) from None
         finally:
             # Whatever finished is kept, so an interrupted run resumes where it stopped.
-            if cache is not None:
-                cache.append(pending)
+            if cache is not None and pending:
+                cache.append(pd.concat(pending, ignore_index=True))
             bar.close()
-    frame = pd.concat([done, pd.DataFrame(rows, columns=PREDICTION_COLUMNS)], ignore_index=True)
+    frame = pd.concat([done, *frames], ignore_index=True) if frames else done
     scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
     frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()
     frame = frame.astype({"label": "int64", "pred": "int64", "pred_model": "int64"})
     if skipped:
         log.warning("%s: %d image(s) could not be read and were skipped.", desc, len(skipped))
-    return PredictionRun(frame[PREDICTION_COLUMNS], skipped, computed=len(rows), reused=len(have))
+    return PredictionRun(frame[PREDICTION_COLUMNS], skipped, computed=computed, reused=len(have))
 
 
-def prediction_rows(step: ModelStep, batch) -> list[dict[str, Any]]:
-    """One PREDICTION_COLUMNS row per image of ``batch``."""
+def merge_runs(shares: Sequence[PredictionRun]) -> PredictionRun:
+    """One run from the runs of consecutive shares of a dataset (one per process)."""
+    frames = [r.predictions for r in shares]
+    return PredictionRun(
+        pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0],
+        [s for r in shares for s in r.skipped],
+        computed=sum(r.computed for r in shares),
+        reused=sum(r.reused for r in shares),
+    )
+
+
+def prediction_rows(step: ModelStep, batch) -> pd.DataFrame:
+    """The PREDICTION_COLUMNS rows of one batch, as one columnar frame."""
     out = step.predict(batch.images, batch.labels)
-    return [
-        {"id": i, "label": int(y), "pred": int(p), "pred_model": int(pm), "prob_true": float(pt)}
-        for i, y, p, pm, pt in zip(
-            batch.ids, batch.labels.tolist(), out.pred, out.pred_model, out.prob_true, strict=True
-        )
-    ]
+    return pd.DataFrame(
+        {
+            "id": list(batch.ids),
+            "label": batch.labels.numpy().astype(np.int64),
+            "pred": np.asarray(out.pred, np.int64),
+            "pred_model": np.asarray(out.pred_model, np.int64),
+            "prob_true": np.asarray(out.prob_true, np.float64),
+        },
+        columns=PREDICTION_COLUMNS,
+    )

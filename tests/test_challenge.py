@@ -101,7 +101,10 @@ def test_early_stop_matches_hand_computation(in9_release, tmp_path):
     saved = json.loads((tmp_path / "challenge.json").read_text())
     assert saved["challenge_accuracy"] == 0.5
     assert saved["memory"]["peak_rss_mb"] > 0
-    assert "| colour-rule-imagenet-1k | 50.0 |" in (tmp_path / "challenge.md").read_text()
+    report = (tmp_path / "challenge.md").read_text()
+    assert "| colour-rule-imagenet-1k | 50.0 |" in report
+    # the verdicts are order-independent; which fooling background is listed is not
+    assert "first found in the schedule, not in dataset order" in " ".join(report.split())
     assert Image.open(tmp_path / "challenge.png").size[0] > 100
     assert not (tmp_path / "fooling_matrix.npz").exists()
 

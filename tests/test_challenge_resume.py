@@ -161,7 +161,13 @@ def test_chunked_backgrounds_same_verdicts(in9_release, tmp_path):
     assert _verdicts(tmp_path / "a") == _verdicts(tmp_path / "b")
     for key in VERDICT_KEYS:
         assert one.get(key) == whole.get(key), key
-    assert set(one["memory"]) == {"peak_rss_mb", "peak_rss_workers_mb", "cuda_max_allocated_mb"}
+    assert set(one["memory"]) == {
+        "peak_rss_mb",
+        "peak_rss_workers_mb",
+        "cuda_max_allocated_mb",
+        "processes",
+    }
+    assert one["memory"]["processes"] == one["settings"]["processes"] == 1
 
 
 def test_cli_resumes_after_ctrl_c(in9_release, tmp_path, monkeypatch, capsys):

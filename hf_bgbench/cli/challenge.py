@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "fooling backgrounds tried first; --full-matrix scores every composite and adds "
             "per-background attack success rates. Decided foregrounds are cached: rerun the "
             "same command after an interruption to resume. Writes challenge.json, challenge.md, "
-            "vulnerable.parquet, challenge.png (and fooling_matrix.npz) to --output."
+            "vulnerable.parquet, challenge.png (and fooling_matrix.npz) to --output. Several "
+            "processes (one per GPU), each taking a share of the foregrounds: `accelerate "
+            "launch --multi_gpu --num_processes N -m hf_bgbench challenge ...`."
         ),
     )
     p.add_argument(
@@ -68,10 +70,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.distributed import processes
     from hf_bgbench.render import render_table
     from hf_bgbench.tasks.challenge import run_challenge
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    main_process = processes(args.device).is_main  # under `accelerate launch`: one of several
+    level = logging.WARNING if main_process else logging.ERROR  # warnings once, not per process
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
     results = run_challenge(
         args.model,
         args.data,
@@ -93,10 +98,11 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         output_dir=args.output,
     )
-    print(render_table(results))
-    extra = ", fooling_matrix.npz" if args.full_matrix else ""
-    print(
-        f"\nwrote {args.output / 'challenge.json'}, challenge.md, challenge_model_index.yaml, "
-        f"vulnerable.parquet{extra}, challenge.png"
-    )
+    if main_process:  # the main process wrote the outputs
+        print(render_table(results))
+        extra = ", fooling_matrix.npz" if args.full_matrix else ""
+        print(
+            f"\nwrote {args.output / 'challenge.json'}, challenge.md, "
+            f"challenge_model_index.yaml, vulnerable.parquet{extra}, challenge.png"
+        )
     return 0

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "report per-variant accuracy with intervals and the benchmark's metrics (IN-9: "
             "BG-GAP, the other gaps, the prediction categories). Writes results.json, "
             "results.md, results_model_index.yaml, accuracy.png and per-image predictions to "
-            "--output."
+            "--output. Several processes (one per GPU): `accelerate launch --multi_gpu "
+            "--num_processes N -m hf_bgbench evaluate ...`; same results as one process."
         ),
     )
     p.add_argument(
@@ -43,10 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.distributed import processes
     from hf_bgbench.render import render_table
     from hf_bgbench.tasks.evaluate import evaluate_model
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    main_process = processes(args.device).is_main  # under `accelerate launch`: one of several
+    level = logging.WARNING if main_process else logging.ERROR  # warnings once, not per process
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
     results = evaluate_model(
         args.model,
         benchmark=args.benchmark,
@@ -66,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         seed=args.seed,
     )
-    print(render_table(results))
-    print(
-        f"\nwrote {args.output / 'results.json'}, results.md, results_model_index.yaml, "
-        "accuracy.png, predictions/"
-    )
+    if main_process:  # the main process wrote the outputs
+        print(render_table(results))
+        print(
+            f"\nwrote {args.output / 'results.json'}, results.md, results_model_index.yaml, "
+            "accuracy.png, predictions/"
+        )
     return 0

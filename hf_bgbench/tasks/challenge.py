@@ -14,9 +14,17 @@ composite is one select per pixel, so the model's forward pass is the only real 
 the schedule (:mod:`hf_bgbench.tasks.challenge_schedule`) spends as few of them as it can:
 many foregrounds share a batch, one composite each, each dropped the moment it is decided,
 and backgrounds are tried most-fooling first. Verdicts do not depend on that order -- a
-foreground is robust only after every background. Decided foregrounds are cached
+foreground is robust only after every background -- but which fooling background is reported
+does: with scheduling, a fooling background is the first found in the schedule, not in
+dataset order (full-matrix mode reports the first in dataset order). Decided foregrounds are
+cached
 (:mod:`hf_bgbench.tasks.challenge_cache`), so an interrupted run resumes
 (:mod:`hf_bgbench.tasks.challenge_run`). Numbers come from :mod:`hf_bgbench.metrics`.
+
+Started by ``accelerate launch`` with several processes (:mod:`hf_bgbench.distributed`),
+each process takes a contiguous share of the foregrounds against every background, on its
+own device; the main process gathers the shares (:mod:`hf_bgbench.tasks.challenge_shards`)
+and writes the outputs. Verdicts are those of one process.
 
 Modes: default (early stop) as above; ``full_matrix=True`` scores every composite (batches
 filled across foregrounds) and adds per-background attack success rates.
@@ -44,6 +52,7 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.distributed import processes
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.metrics import (
     FoolingMatrix,
@@ -60,6 +69,7 @@ from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_ca
 from hf_bgbench.tasks.challenge_memory import background_chunk, peak_memory
 from hf_bgbench.tasks.challenge_run import LoopOptions, run_pairs
 from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
+from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
 from hf_bgbench.tasks.common import (
     classifier_and_mapper,
@@ -67,6 +77,7 @@ from hf_bgbench.tasks.common import (
     input_geometry,
     open_data,
     run_header,
+    seeded_subset,
     write_run,
 )
 
@@ -143,22 +154,25 @@ def run_challenge(
     spec.check_task("challenge")
     if output_dir is not None:
         check_writable(output_dir, "--output")
-    reader = open_data(data, spec)
-    fg_ds = reader.load(foreground_variant, columns=(MASK,))
-    bg_ds = reader.load(background_variant)
-    fg_idx = _subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
-    bg_idx = _subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
-
-    classifier, mapper = classifier_and_mapper(
-        model,
-        spec,
-        reader,
-        label_map=label_map,
-        restrict_to_benchmark=restrict_to_benchmark,
-        checkpoint=checkpoint,
-        device=None if device is None else str(device),
-        progress=progress,
-    )
+    procs = processes(device)
+    device = procs.device(device)
+    progress = progress and procs.is_main  # one set of progress bars, the main process's
+    with procs.main_first():  # the main process fills the caches the others then read
+        reader = open_data(data, spec)
+        fg_ds = reader.load(foreground_variant, columns=(MASK,))
+        bg_ds = reader.load(background_variant)
+        classifier, mapper = classifier_and_mapper(
+            model,
+            spec,
+            reader,
+            label_map=label_map,
+            restrict_to_benchmark=restrict_to_benchmark,
+            checkpoint=checkpoint,
+            device=None if device is None else str(device),
+            progress=progress,
+        )
+    fg_idx = seeded_subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
+    bg_idx = seeded_subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
     step = ModelStep(classifier, mapper, device)
     if step.cuda:
         torch.cuda.reset_peak_memory_stats(step.device)
@@ -194,7 +208,11 @@ def run_challenge(
             identity=identity,
         )
         t0 = time.perf_counter()
-        out = run_pairs(fg_ds, fg_idx, bg_ds, bg_idx, step, opts)
+        mine = procs.shard(fg_idx)  # each process: a share of the foregrounds, every background
+        shares = procs.together(
+            lambda: (run_pairs(fg_ds, mine, bg_ds, bg_idx, step, opts), peak_memory(step.device))
+        )
+        out = merge_shards([o for o, _ in shares])
     except (DataError, DataSourceError) as err:
         raise ChallengeError(
             f"The Backgrounds Challenge composites pixel by pixel: {err}"
@@ -234,6 +252,7 @@ def run_challenge(
                 if full_matrix
                 else {"order": ORDER_DESCRIPTION, "tiebreak_seed": seed}
             ),
+            "processes": procs.num,
             "max_device_backgrounds": max_device_backgrounds,
             "background_chunk_size": chunk,
             "background_chunks": out["chunks"],
@@ -247,28 +266,15 @@ def run_challenge(
                 out["composites_computed"] / max(challenge_seconds, 1e-9), 2
             ),
         },
-        memory=peak_memory(step.device),
+        memory=merge_memory([m for _, m in shares]),
     )
     doc = make_document(
         "challenge", body, challenge_report_section(body, spec, out.get("asr")), head=RESULT_KEYS
     )
-    if output_dir is not None:
+    if output_dir is not None and procs.is_main:
         extra = write_challenge_files(out, bg_labels, bg_ids)
         write_run(doc, output_dir, "challenge", extra, outputs=CHALLENGE_OUTPUTS)
     return doc
-
-
-def _subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:
-    """All rows, or ``limit`` of them drawn with ``seed`` (kept in dataset order).
-
-    Foregrounds and backgrounds use separate seeded streams so changing one limit does not
-    change which rows the other picks."""
-    if limit is None or limit >= n:
-        return list(range(n))
-    if limit < 1:
-        raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
-    rng = np.random.default_rng([seed, stream])
-    return sorted(rng.choice(n, size=limit, replace=False).tolist())
 
 
 def summarize(

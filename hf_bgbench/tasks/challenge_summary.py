@@ -133,8 +133,9 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
     if body["mode"] == "early_stop":
         notes.append(
             "Each foreground stops at its first fooling composite; backgrounds are tried "
-            "most-fooling first, so the fooling background listed in vulnerable.parquet is "
-            "the first one found, not necessarily the first in dataset order."
+            "most-fooling first. The verdicts do not depend on that order, but which fooling "
+            "background vulnerable.parquet lists does: with scheduling, a fooling background "
+            "is the first found in the schedule, not in dataset order."
         )
     return Report(scores, [summary, classes], [figure], notes)
 

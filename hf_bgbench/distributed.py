@@ -119,8 +119,16 @@ class Processes:
         if self.state is None:
             yield
             return
-        with self.state.main_process_first():
+        if not self.is_main:
+            self.state.wait_for_everyone()
             yield
+            return
+        try:
+            yield
+        finally:
+            # Also when the main process failed: the others then run the block and, on the
+            # same data, stop with the same plain error instead of a lost-connection one.
+            self.state.wait_for_everyone()
 
 
 def processes(device: str | torch.device | None = None) -> Processes:

@@ -38,7 +38,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _launch(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+def _launch(args: list[str], tmp_path: Path, ok: bool = True) -> subprocess.CompletedProcess:
     """``accelerate launch --multi_gpu --num_processes 2 -m hf_bgbench ARGS`` on the CPU."""
     argv = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu"]
     argv += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
@@ -52,7 +52,7 @@ def _launch(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
         timeout=600,
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (proc.returncode == 0) == ok, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 
 
@@ -165,6 +165,22 @@ def test_two_process_challenge_equals_one_process(shared_data, tmp_path):
     assert reuse == (12, 0, 0)
     c = pd.read_parquet(tmp_path / "again" / "vulnerable.parquet")
     assert c[verdict].equals(a[verdict])
+
+
+def test_bad_data_is_the_same_plain_error_on_both_processes(tmp_path):
+    import shutil
+
+    from tests.in9_fixture import write_release
+
+    root = write_release(tmp_path / "release", variants=("original", "only_bg_t"))
+    shutil.rmtree(root / "bg_challenge" / "fg_mask")
+    proc = _launch(
+        ["challenge", "tf_efficientnet_lite0", "--data", str(root), "--quiet"], tmp_path, ok=False
+    )
+    # the main process fails while reading the data first; the other one then reads it too
+    # and stops with the same message (not a lost connection to the main process)
+    assert proc.stderr.count("bgbench challenge: error: 18 image(s) of 'original' have no") == 2
+    assert "Connection closed" not in proc.stderr
 
 
 # ---------------------------------------------------------------- one process, no launch

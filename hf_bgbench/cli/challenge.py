@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments, positive_int
+from hf_bgbench.cli._common import add_model_arguments, model_options, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,18 +84,11 @@ def run(args: argparse.Namespace) -> int:
         max_foregrounds=args.max_foregrounds,
         max_backgrounds=args.max_backgrounds,
         full_matrix=args.full_matrix,
-        resize_to_model_input=args.resize_to_model_input,
-        label_map=args.label_map,
-        restrict_to_benchmark=args.restrict_to_benchmark_classes,
-        batch_size=args.batch_size,
-        num_workers=args.workers,
-        device=args.device,
+        **model_options(args),
         seed=args.seed,
-        checkpoint=args.checkpoint,
         cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
         max_device_backgrounds=args.max_device_backgrounds,
-        progress=not args.quiet,
         output_dir=args.output,
     )
     if main_process:  # the main process wrote the outputs

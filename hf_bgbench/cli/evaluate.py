@@ -6,7 +6,12 @@ import argparse
 import logging
 from pathlib import Path
 
-from hf_bgbench.cli._common import add_model_arguments, add_variants_argument, variant_list
+from hf_bgbench.cli._common import (
+    add_model_arguments,
+    add_variants_argument,
+    model_options,
+    variant_list,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,17 +62,10 @@ def run(args: argparse.Namespace) -> int:
         data=args.data,
         variants=variant_list(args.variants),
         output_dir=args.output,
-        checkpoint=args.checkpoint,
-        restrict_to_benchmark=args.restrict_to_benchmark_classes,
-        resize_to_model_input=args.resize_to_model_input,
-        label_map=args.label_map,
+        **model_options(args),
         allow_mismatched_ids=args.allow_mismatched_ids,
-        batch_size=args.batch_size,
-        num_workers=args.workers,
-        device=args.device,
         cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
-        progress=not args.quiet,
         seed=args.seed,
     )
     if main_process:  # the main process wrote the outputs

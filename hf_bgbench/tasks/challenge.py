@@ -62,7 +62,6 @@ from hf_bgbench.metrics import (
     challenge_report,
     wilson_interval,
 )
-from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import check_writable, make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
@@ -72,9 +71,9 @@ from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
 from hf_bgbench.tasks.challenge_summary import challenge_report_section, write_challenge_files
 from hf_bgbench.tasks.common import (
-    classifier_and_mapper,
     first_image_size,
     input_geometry,
+    model_step_for,
     open_data,
     run_header,
     seeded_subset,
@@ -161,19 +160,18 @@ def run_challenge(
         reader = open_data(data, spec)
         fg_ds = reader.load(foreground_variant, columns=(MASK,))
         bg_ds = reader.load(background_variant)
-        classifier, mapper = classifier_and_mapper(
+        classifier, mapper, step = model_step_for(
             model,
             spec,
             reader,
             label_map=label_map,
             restrict_to_benchmark=restrict_to_benchmark,
             checkpoint=checkpoint,
-            device=None if device is None else str(device),
+            device=device,
             progress=progress,
         )
     fg_idx = seeded_subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
     bg_idx = seeded_subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
-    step = ModelStep(classifier, mapper, device)
     if step.cuda:
         torch.cuda.reset_peak_memory_stats(step.device)
     workers = default_num_workers() if num_workers is None else num_workers

@@ -136,9 +136,10 @@ def model_step_for(
     checkpoint: str | None = None,
     device: str | torch.device | None = None,
     progress: bool = True,
+    **probe_options: Any,
 ) -> tuple[Any, LabelMapper, ModelStep]:
-    """The classifier, its label mapping (:func:`classifier_and_mapper`) and the
-    :class:`ModelStep` that runs it on ``device``."""
+    """The classifier, its label mapping (:func:`classifier_and_mapper`; ``probe_options``
+    go to the probe) and the :class:`ModelStep` that runs it on ``device``."""
     classifier, mapper = classifier_and_mapper(
         model,
         spec,
@@ -148,6 +149,7 @@ def model_step_for(
         checkpoint=checkpoint,
         device=None if device is None else str(device),
         progress=progress,
+        **probe_options,
     )
     return classifier, mapper, ModelStep(classifier, mapper, device)
 

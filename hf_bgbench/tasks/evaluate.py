@@ -28,16 +28,15 @@ from hf_bgbench.engine import (
     predict,
 )
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
-from hf_bgbench.model_step import ModelStep
 from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Table, check_writable, make_document
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
-    classifier_and_mapper,
     first_image_size,
     input_geometry,
     load_model,
+    model_step_for,
     open_data,
     run_header,
     write_run,
@@ -112,14 +111,14 @@ def evaluate_model(
                 f"{reader.location} does not provide variant(s) {missing}; it offers "
                 f"{', '.join(reader.variants)}."
             )
-        classifier, mapper = classifier_and_mapper(
+        classifier, mapper, step = model_step_for(
             model,
             spec,
             reader,
             label_map=label_map,
             restrict_to_benchmark=restrict_to_benchmark,
             checkpoint=checkpoint,
-            device=None if device is None else str(device),
+            device=device,
             progress=progress,
             batch_size=batch_size,
             num_workers=num_workers,
@@ -128,7 +127,6 @@ def evaluate_model(
     mismatch = _check_aligned_ids(spec, datasets_by_variant, allow_mismatched_ids)
     if mismatch:
         datasets_by_variant = _restrict_to_shared(spec, datasets_by_variant)
-    step = ModelStep(classifier, mapper, device)
     transform, deviations, applied = _image_transform(
         step, spec, reader, datasets_by_variant, resize_to_model_input
     )

@@ -5,6 +5,7 @@ port of the reference loop, one run (alternating rounds, best of each kept).
         [--batch-size 64] [--rounds 2] [--device cpu]
     python bench/challenge_throughput.py --photos ../shared/data/in9_samples --foregrounds 166 \\
         --backgrounds 166      # the release of the photos below (ellipse masks)
+    python bench/challenge_throughput.py --data /tmp/in9_ch_build --passes-only  # no reference
 
 Data: ``--data`` is an IN-9 folder (``bgbench build in9 ... --output DIR``, Hub layout, or an
 official-layout release); it is exported once to the official layout (image bytes as stored,
@@ -33,7 +34,10 @@ passes 1.244, wall 1.043, speed-up 2.01x (2.32x composites); the 166-photo ``--p
 release (154 vulnerable, 12 robust): passes 1.102, wall 1.043, speed-up 3.57x (3.29x
 composites); verdicts equal on both. On the 63-image build the best *fixed* background
 order, known in hindsight from the full matrix, needs 1.069x the minimum: 14 of its 50
-vulnerable foregrounds are fooled by at most 3 of the 63 backgrounds.
+vulnerable foregrounds are fooled by at most 3 of the 63 backgrounds. Those numbers predate
+the schedule's graded harm (1 - P(true class) on every composite, beside the fooling rate);
+with it, ``--passes-only``: passes 1.169 on the 63-image build (1.244 before), 1.110 on
+the 166-photo release (1.102 before).
 """
 
 from __future__ import annotations
@@ -189,6 +193,11 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64, help="run_challenge's batch size")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--rounds", type=int, default=2, help="alternating timed rounds (best kept)")
+    ap.add_argument(
+        "--passes-only",
+        action="store_true",
+        help="skip the reference loop and the timings: one run, the pass count only",
+    )
     args = ap.parse_args()
 
     device = torch.device(args.device)
@@ -209,6 +218,23 @@ def main() -> None:
             f"{REFERENCE_BATCH}",
             flush=True,
         )
+        if args.passes_only:
+            ours = run_challenge(
+                clf,
+                str(release),
+                batch_size=args.batch_size,
+                device=device,
+                progress=False,
+                use_cache=False,
+                output_dir=Path(tmp) / "ours",
+            )
+            minimal = ours["composites_minimal"]
+            print(
+                f"composites {ours['composites_evaluated']}, minimal {minimal} "
+                f"({ours['n_vulnerable']} vulnerable), passes / minimal "
+                f"{ours['composites_evaluated'] / minimal:.3f}  (target <= 1.1)"
+            )
+            return
         raw_rate(clf, args.batch_size, device, 1)  # warm-up
         ref_s = ours_s = float("inf")
         raws: list[float] = []

@@ -24,11 +24,12 @@ Hand computation (tests/in9_fixture.py, ColourRuleClassifier):
   order costs between 171 and 162 + 9 + 18 = 189. This run (seed 0; tie-break order
   ``tiebreak_rank(18, 0)`` starts with background 0 = (0,0), colour 0): batch 1 gives all
   four active foregrounds background 0, so (0,1) meets its own colour (1 wasted composite)
-  while (1,1) is fooled into 0. From then on the backgrounds with the highest fooling rate
-  are 8 = (4,0) (colour 4) and 16 = (8,0) (colour 8): every later grey foreground meets one
-  of them first, and only (4,1) (meets 8) and (8,1) (meets 16) waste one more each. Per
-  foreground: k=0 18; (0,1), (4,1), (8,1) 2; the other six grey ones 1. Total
-  162 + 3 x 2 + 6 x 1 = 174 = minimal + 3 (+18 clean forwards); the reference order
+  while (1,1) is fooled into 0. Batch 2 gives (0,1) background 8 = (4,0) (colour 4, fooled);
+  (2,1) is fooled by 16 = (8,0) (colour 8) in batch 3, and from then on 16 leads (fooling
+  rate plus harm, 1 - P(true class): ~1 on a fooled composite, ~0.04 on the others): every
+  later grey foreground meets it first, and only (8,1) (its own colour) wastes one more. Per
+  foreground: k=0 18; (0,1), (8,1) 2; the other seven grey ones 1. Total
+  162 + 2 x 2 + 7 x 1 = 173 = minimal + 2 (+18 clean forwards); the reference order
   (dataset order, batches of 4, stop at the first fooling batch) took 9 x 18 + 9 x 4 = 198;
   the full matrix needs 18 x 18 = 324.
 * ASR of background j (label L, colour C) = share of the 16 other-class foregrounds predicted
@@ -76,10 +77,10 @@ def test_early_stop_matches_hand_computation(in9_release, tmp_path):
     assert r["clean_accuracy"] == pytest.approx(EXPECTED_ACCURACY["original"])
     assert (r["n_foregrounds"], r["n_backgrounds"], r["n_vulnerable"]) == (18, 18, 9)
     assert r["composites_minimal"] == 9 * 18 + 9 == 171
-    assert r["composites_evaluated"] == r["composites_computed"] == 162 + 3 * 2 + 6 == 174
+    assert r["composites_evaluated"] == r["composites_computed"] == 162 + 2 * 2 + 7 == 173
     assert 171 <= r["composites_evaluated"] <= 189  # any order
     assert r["composites_total"] == 324
-    assert clf.forward_images == 174 + 18  # composites + the clean foregrounds
+    assert clf.forward_images == 173 + 18  # composites + the clean foregrounds
     assert r["settings"]["schedule"]["tiebreak_seed"] == 0
     assert "attack_success" not in r
 
@@ -92,7 +93,7 @@ def test_early_stop_matches_hand_computation(in9_release, tmp_path):
     for y in range(9):  # a fooling background has another colour; the prediction is it
         fooling = grey.loc[image_id(y, 1), "fooling_bg_id"]
         assert colour[fooling] != y and grey.loc[image_id(y, 1), "pred"] == colour[fooling]
-        wasted = 1 if y in (0, 4, 8) else 0
+        wasted = 1 if y in (0, 8) else 0
         assert grey.loc[image_id(y, 1), "composites"] == 1 + wasted
     assert grey.loc[image_id(1, 1), "fooling_bg_id"] == image_id(0, 0)  # batch 1
     assert frame["fooling_bg_id"][~frame["vulnerable"]].isna().all()
@@ -113,7 +114,7 @@ def test_full_matrix_attack_success_rates(in9_release, tmp_path):
     clf, r = _run(in9_release, full_matrix=True, batch_size=5, output_dir=tmp_path)
     assert r["mode"] == "full_matrix"
     assert r["challenge_accuracy"] == 0.5
-    assert r["composites_evaluated"] == r["composites_minimal"] == 324 > 174
+    assert r["composites_evaluated"] == r["composites_minimal"] == 324 > 173
     assert clf.forward_images == 324 + 18
 
     npz = np.load(tmp_path / "fooling_matrix.npz")

@@ -113,6 +113,29 @@ def test_most_fooling_backgrounds_come_first():
         assert {o.fooling for o in outcomes.values()} == {3}
 
 
+def test_graded_harm_orders_backgrounds_before_any_fool():
+    """No composite fools anyone, but background 2 lowers the true-class probability of the
+    first (robust) foreground: the next foreground tries it first, whatever the seeded
+    tie-break order. Without probabilities it gets the tie-break order."""
+    n_bg = 4
+    prob = np.full(n_bg, 0.95)
+    prob[2] = 0.3
+    for seed in range(6):
+        for graded in (True, False):
+            stats = FoolingStats(9, n_bg, seed)
+            schedule = Schedule(np.arange(n_bg), 1, stats=stats)
+            schedule.admit(0, 0)
+            while len(schedule):  # the robust foreground meets every background
+                keys, positions = schedule.next_batch()
+                probs = prob[positions] if graded else None
+                schedule.record(keys, positions, np.zeros(len(keys), np.int64), probs)
+            schedule.admit(1, 0)
+            _, positions = schedule.next_batch()
+            first = 2 if graded else int(np.argmin(stats.rank))
+            assert positions.tolist() == [first]
+            assert stats.harm[2] == pytest.approx(0.7 if graded else 0.0)
+
+
 # ---------------------------------------------------------------- end to end, random model
 
 

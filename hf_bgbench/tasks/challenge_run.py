@@ -256,9 +256,10 @@ class _Loop:
             bg = bgs[torch.as_tensor(positions, device=step.device)]
             x = pool.composite(slots, bg)
             labels = torch.as_tensor([schedule.active[k].label for k in keys.tolist()])
-            preds = step.predict(x, labels).pred
+            predicted = step.predict(x, labels)
             self.counts.composites += len(keys)
-            for outcome in schedule.record(keys, positions, preds):
+            decided = schedule.record(keys, positions, predicted.pred, predicted.prob_true)
+            for outcome in decided:
                 pool.release(outcome.key)
                 yield outcome
 
@@ -299,7 +300,8 @@ class _Loop:
 
 
 def _replay(stats: FoolingStats, row: CachedRow, candidates: np.ndarray) -> None:
-    """Count a cached early-stop row's composites as the live run counted them."""
+    """Count a cached early-stop row's composites as the live run counted them (harm: fooled
+    or not, the cache keeps no probabilities)."""
     if row.vulnerable and row.tried is None:
         return  # a row without its trials (nothing to replay)
     tried = np.arange(len(candidates)) if row.tried is None else row.tried

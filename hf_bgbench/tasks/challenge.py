@@ -13,7 +13,8 @@ device (in chunks when they do not fit: :mod:`hf_bgbench.tasks.challenge_memory`
 composite is one select per pixel, so the model's forward pass is the only real cost, and
 the schedule (:mod:`hf_bgbench.tasks.challenge_schedule`) spends as few of them as it can:
 many foregrounds share a batch, one composite each, each dropped the moment it is decided,
-and backgrounds are tried most-fooling first. Verdicts do not depend on that order -- a
+and backgrounds are tried most harmful first (fooling rate and lowered true-class
+probability so far). Verdicts do not depend on that order -- a
 foreground is robust only after every background -- but which fooling background is reported
 does: with scheduling, a fooling background is the first found in the schedule, not in
 dataset order (full-matrix mode reports the first in dataset order). Decided foregrounds are

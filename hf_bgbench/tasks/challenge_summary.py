@@ -133,9 +133,10 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
     if body["mode"] == "early_stop":
         notes.append(
             "Each foreground stops at its first fooling composite; backgrounds are tried "
-            "most-fooling first. The verdicts do not depend on that order, but which fooling "
-            "background vulnerable.parquet lists does: with scheduling, a fooling background "
-            "is the first found in the schedule, not in dataset order."
+            "most harmful first (how often they fooled, and how far they lowered the true "
+            "class's probability, so far). The verdicts do not depend on that order, but "
+            "which fooling background vulnerable.parquet lists does: with scheduling, a "
+            "fooling background is the first found in the schedule, not in dataset order."
         )
     return Report(scores, [summary, classes], [figure], notes)
 
@@ -156,8 +157,8 @@ def write_challenge_files(
     fooling_matrix.npz (every composite's prediction).
 
     ``fooling_bg_id`` / ``pred`` of a vulnerable foreground name *a* fooling background and
-    the prediction on it: in early stop the first one the schedule found (the most fooling
-    backgrounds are tried first), not necessarily the first in dataset order; in full-matrix
+    the prediction on it: in early stop the first one the schedule found (the most harmful
+    backgrounds so far are tried first), not necessarily the first in dataset order; in full-matrix
     mode the first in dataset order. ``composites``: what the foreground took."""
     first = np.asarray(out["first_bg"], np.int64)
     frame = pd.DataFrame(

@@ -130,13 +130,9 @@ class ModelStep:
         Computed under ``no_grad`` (not ``inference_mode``) so a linear probe can train on
         them directly."""
         x = self.prepare(x)
-        model = self.classifier.model
         with torch.no_grad(), self._amp():
-            if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
-                out = model.forward_head(model.forward_features(x), pre_logits=True)
-            else:
-                out = _head_input(model, lambda: self.classifier.logits(x))
-        return out.float().flatten(1)
+            out = backbone_features(self.classifier, x)
+        return out.float()
 
     def logits_with_grad(self, x: torch.Tensor) -> torch.Tensor:
         """(N, C) logits with autograd on (fp32, no autocast): for saliency maps."""
@@ -173,6 +169,18 @@ def classification_head(model: torch.nn.Module) -> torch.nn.Module:
         f"{type(model).__name__}: no classification head found (looked for .classifier, .fc, "
         ".head); features need a model whose last layer is the head."
     )
+
+
+def backbone_features(classifier: Any, x: torch.Tensor) -> torch.Tensor:
+    """(N, D) penultimate features of ``classifier`` for a prepared batch (the classification
+    head's input), gradients and autocast as the caller's context says: timm's
+    ``forward_head(pre_logits=True)``, otherwise the head's input caught by a hook."""
+    model = classifier.model
+    if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
+        out = model.forward_head(model.forward_features(x), pre_logits=True)
+    else:
+        out = _head_input(model, lambda: classifier.logits(x))
+    return out.flatten(1)
 
 
 def _head_input(model: torch.nn.Module, forward) -> torch.Tensor:

@@ -44,7 +44,7 @@ from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.labels import LabelSpace
-from hf_bgbench.model_step import ModelStep, _head_input
+from hf_bgbench.model_step import ModelStep, backbone_features
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.probe_fit import (
     PROBE_RECIPE,
@@ -73,17 +73,6 @@ def probes_dir() -> Path:
 
 
 # --------------------------------------------------------------------------- the classifier
-
-
-def backbone_features(base: Any, x: torch.Tensor) -> torch.Tensor:
-    """(N, D) penultimate features of ``base`` for a normalised batch (the classification
-    head's input), gradients as the caller's context says; as ModelStep.features computes."""
-    model = base.model
-    if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
-        out = model.forward_head(model.forward_features(x), pre_logits=True)
-    else:
-        out = _head_input(model, lambda: base.logits(x))
-    return out.flatten(1)
 
 
 class ProbedModel(torch.nn.Module):

@@ -130,6 +130,11 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def citation_lines(spec: BenchmarkSpec) -> list[str]:
+    """The card's closing "Citation" section: the benchmark's BibTeX."""
+    return ["## Citation", "", "```bibtex", spec.citation, "```"]
+
+
 def _counts_section(split: str, rep: dict[str, Any], spec: BenchmarkSpec) -> str:
     params = rep.get("parameters", {})
     parts = [f"### Split `{split}`", ""]
@@ -279,11 +284,7 @@ def render_in9_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | P
         "The photos come from ImageNet and are for non-commercial research and education "
         "only, under the ImageNet terms of access; copyright stays with their owners.",
         "",
-        "## Citation",
-        "",
-        "```bibtex",
-        spec.citation,
-        "```",
+        *citation_lines(spec),
     ]
     return hub.render_card(metadata, "\n".join(body))
 

@@ -30,6 +30,20 @@ from hf_bgbench.files import ensure_writable_dir
 SPLIT = "test"  # the release's "val" images are the benchmark's test set
 
 
+def prepare_repo_folder(output: Path, overwrite: bool) -> None:
+    """Make ``output`` ready for a converted repo: writable (named as OUTPUT in the error),
+    and its ``data/`` empty -- an earlier conversion there is refused unless ``overwrite``,
+    then removed, so no stale shard survives."""
+    ensure_writable_dir(output, "OUTPUT")
+    data = output / "data"
+    if data.exists() and any(data.iterdir()):
+        if not overwrite:
+            raise FileExistsError(
+                f"{output} already holds data/; use --overwrite or an empty folder."
+            )
+        shutil.rmtree(data)
+
+
 def convert_in9_release(
     src: str | Path,
     output: str | Path,
@@ -50,14 +64,7 @@ def convert_in9_release(
             + f". Expected all of {', '.join(spec.variants)} and {MASK_DIRNAME}."
         )
     output = Path(output)
-    ensure_writable_dir(output, "OUTPUT")
-    data = output / "data"
-    if data.exists() and any(data.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"{output} already holds data/; use --overwrite or an empty folder."
-            )
-        shutil.rmtree(data)
+    prepare_repo_folder(output, overwrite)
 
     shards: dict[str, list[str]] = {}
     reference_ids: list[str] | None = None

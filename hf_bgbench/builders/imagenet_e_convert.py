@@ -11,7 +11,6 @@ absolute paths, so converting twice gives identical bytes.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import datasets
 from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.builders.convert import prepare_repo_folder
 from hf_bgbench.builders.imagenet_e_release_card import write_release_card
 from hf_bgbench.builders.in9 import REPORT_FORMAT, REPORT_NAME, write_json
 from hf_bgbench.data import hub
@@ -36,7 +36,6 @@ from hf_bgbench.data.imagenet_e_release import (
 )
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.data.sources import quiet_datasets
-from hf_bgbench.files import ensure_writable_dir
 
 SPLIT = "test"
 Items = list[tuple[str, int, str]]
@@ -128,14 +127,7 @@ def convert_imagenet_e_release(
     folders, items, skipped = _read_edits(root, spec, Path(original) if original else None)
     notes = _align(items, spec.reference_variant, shared_only)
     output = Path(output)
-    ensure_writable_dir(output, "OUTPUT")
-    data = output / "data"
-    if data.exists() and any(data.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"{output} already holds data/; use --overwrite or an empty folder."
-            )
-        shutil.rmtree(data)
+    prepare_repo_folder(output, overwrite)
     features = imagenet_e_features(spec.classes)
     edits_report: dict[str, dict[str, Any]] = {}
     bar = tqdm(list(items), desc="imagenet-e", unit="edit", disable=not progress)

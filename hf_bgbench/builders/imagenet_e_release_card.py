@@ -15,6 +15,7 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.builders.card import (
+    citation_lines,
     dataset_info_entries,
     folder_dataset_info,
     largest_config,
@@ -103,11 +104,7 @@ def render_release_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str
         "Dropped accuracy DA(edit) = acc(original) − acc(edit), per edit and averaged over the "
         "edits: `bgbench evaluate MODEL --benchmark imagenet-e --data <this folder>`.",
         "",
-        "## Citation",
-        "",
-        "```bibtex",
-        spec.citation,
-        "```",
+        *citation_lines(spec),
     ]
     return hub.render_card(metadata, "\n".join(body))
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.builders.card import (
+    citation_lines,
     dataset_info_entries,
     folder_dataset_info,
     largest_config,
@@ -173,8 +174,7 @@ def render_rival10_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str
     for split in ("train", "test"):
         if split in report.get("splits", {}):
             body += [*_split_section(split, report["splits"][split], spec), ""]
-    body += ["## Licence", "", LICENCE_TERMS, "", "## Citation", "", "```bibtex", spec.citation]
-    body += ["```"]
+    body += ["## Licence", "", LICENCE_TERMS, "", *citation_lines(spec)]
     return hub.render_card(metadata, "\n".join(body))
 
 

@@ -47,6 +47,15 @@ def add_workers_argument(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def human_size(n: float) -> str:
+    """``n`` bytes as B / KB / MB / GB (what the publish commands list)."""
+    for unit in ("B", "KB", "MB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
 def non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:

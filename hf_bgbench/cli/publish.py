@@ -5,13 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
+from hf_bgbench.cli._common import human_size
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,10 +25,11 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"dry run: {checked}; would upload to {args.repo_type} repo {args.repo_id}:")
         for path, size in result.files:
-            print(f"  {path}  {_size(size)}")
-        print(f"{len(result.files)} files, {_size(result.total_bytes)}")
+            print(f"  {path}  {human_size(size)}")
+        print(f"{len(result.files)} files, {human_size(result.total_bytes)}")
     else:
-        print(f"published {len(result.files)} files ({_size(result.total_bytes)}) to {result.url}")
+        size = human_size(result.total_bytes)
+        print(f"published {len(result.files)} files ({size}) to {result.url}")
     return 0
 
 

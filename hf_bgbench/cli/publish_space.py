@@ -7,16 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hf_bgbench.cli._common import human_size
 from hf_bgbench.space_publish import DEFAULT_HARDWARE, DEFAULT_REPO_ID
-
-
-def human_size(n: float) -> str:
-    """``n`` bytes as B / KB / MB / GB."""
-    for unit in ("B", "KB", "MB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -132,6 +132,61 @@ CASES = [
 ]
 
 
+def _imagenet_e_release(tmp: Path) -> Path:
+    from tests.test_imagenet_e import _write_flat_release
+
+    return _write_flat_release(tmp / "release")
+
+
+def _imagenet_e_bad_labels_line(tmp: Path) -> Path:
+    src = _imagenet_e_release(tmp)
+    (src / "ImageNet-E" / "labels.txt").write_text("n0_0.JPEG\t0\nn0_1.JPEG 1200\n")
+    return src
+
+
+def _imagenet_e_without_labels(tmp: Path) -> Path:
+    src = _imagenet_e_release(tmp)
+    (src / "ImageNet-E" / "labels.txt").unlink()
+    return src
+
+
+def _photo_and_mask(tmp: Path) -> Path:
+    from PIL import Image
+
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(tmp / "a.png")
+    mask = np.zeros((64, 64), np.uint8)
+    mask[16:48, 16:48] = 255
+    Image.fromarray(mask).save(tmp / "a_mask.png")
+    return tmp
+
+
+# Commands whose arguments are given whole ({data}: the built input, {out}: a fresh folder).
+WHOLE_ARGV_CASES = [
+    (
+        "imagenet-e-labels-line-malformed",
+        _imagenet_e_bad_labels_line,
+        ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
+        2,
+        "labels.txt, line 2",
+    ),
+    (
+        "imagenet-e-flat-without-labels",
+        _imagenet_e_without_labels,
+        ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
+        2,
+        "no labels.txt next to it",
+    ),
+    (
+        "diffusion-edit-without-a-model",
+        _photo_and_mask,
+        ["edit", "guided", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png"]
+        + ["--output", "{out}/o.png"],
+        2,
+        "--diffusion-model",
+    ),
+]
+
+
 @pytest.mark.parametrize(
     "builder, argv, code, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -149,6 +204,24 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err and "DataLoader worker" not in err
+
+
+@pytest.mark.parametrize(
+    "builder, argv, code, expected",
+    [c[1:] for c in WHOLE_ARGV_CASES],
+    ids=[c[0] for c in WHOLE_ARGV_CASES],
+)
+def test_bad_input_to_other_commands_gets_a_clear_message(
+    builder, argv, code, expected, tmp_path, capsys
+):
+    data = builder(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [a.replace("{data}", str(data)).replace("{out}", str(out)) for a in argv]
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert expected in err
+    assert "Traceback" not in err
 
 
 def test_mismatched_ids_allowed_are_scored_on_shared_ids_and_recorded(tmp_path):

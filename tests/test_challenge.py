@@ -52,7 +52,7 @@ import torch
 from PIL import Image
 
 from hf_bgbench.cli import main
-from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
+from hf_bgbench.tasks.challenge import ChallengeError, default_batch_size, run_challenge
 from hf_bgbench.tasks.challenge_schedule import tiebreak_rank
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release
 
@@ -108,6 +108,17 @@ def test_early_stop_matches_hand_computation(in9_release, tmp_path):
     assert "first found in the schedule, not in dataset order" in " ".join(report.split())
     assert Image.open(tmp_path / "challenge.png").size[0] > 100
     assert not (tmp_path / "fooling_matrix.npz").exists()
+
+
+def test_default_batch_is_small_on_a_cpu_and_verdicts_do_not_change(in9_release):
+    """No --batch-size: 8 on a CPU (one composite per undecided foreground per batch, so the
+    order learns after every 8), 64 on a GPU; recorded, and the verdicts are the batch-4 ones."""
+    assert default_batch_size(torch.device("cpu")) == 8
+    assert default_batch_size(torch.device("cuda")) == 64  # no GPU needed to name one
+    clf, r = _run(in9_release, device="cpu")
+    assert r["settings"]["batch_size"] == 8
+    assert r["challenge_accuracy"] == 0.5 and r["n_vulnerable"] == 9
+    assert 171 <= r["composites_evaluated"] <= 189  # any order (hand computation above)
 
 
 def test_full_matrix_attack_success_rates(in9_release, tmp_path):

@@ -85,9 +85,11 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
-    """MODEL, --benchmark, --checkpoint, --batch-size, --workers, --device, --quiet,
-    --resize-to-model-input."""
+def add_model_arguments(
+    p: argparse.ArgumentParser, *, batch_size: int | None, batch_help: str = ""
+) -> None:
+    """MODEL, --benchmark, --checkpoint, --batch-size (``None``: the task picks by device,
+    ``batch_help`` says how), --workers, --device, --quiet, --resize-to-model-input."""
     p.add_argument("model", nargs="?", default="tf_efficientnet_lite0", help=MODEL_HELP)
     from hf_bgbench.benchmarks import list_benchmarks
 
@@ -105,7 +107,10 @@ def add_model_arguments(p: argparse.ArgumentParser, *, batch_size: int) -> None:
         "architecture given as MODEL",
     )
     p.add_argument(
-        "--batch-size", type=positive_int, default=batch_size, help="images per forward pass"
+        "--batch-size",
+        type=positive_int,
+        default=batch_size,
+        help=f"images per forward pass{batch_help}",
     )
     add_workers_argument(p, "image-decoding worker processes")
     p.add_argument("--device", default=None, help="cuda / mps / cpu (default: the best available)")

@@ -37,10 +37,10 @@ Early stop (the default):
   foregrounds and not-yet-fooled ones tell which backgrounds push the model away from the
   class. Harm is averaged per background like the fooling rate (per class, shrunk towards
   all classes, shrunk towards all backgrounds) and added to it with weight ``HARM_WEIGHT``.
-  On the 63-image real IN-9 build this cut forward passes / minimum from 1.244 to 1.169
-  (seed 0; 1.317 -> 1.226 averaged over tie-break seeds 0-7); on the 166-photo release
-  it went from 1.102 to 1.110 (seed 0). Composites without a score
-  (cached rows replayed on resume) count harm = fooled.
+  At batch 64 on the 63-image real IN-9 build this cut forward passes / minimum from 1.244
+  to 1.169 (seed 0; 1.317 -> 1.226 averaged over tie-break seeds 0-7); at batch 8 without
+  it (weight 0) the 158-photo build needs 1.124 instead of 1.082 (seeds 0-3). Composites
+  without a score (cached rows replayed on resume) count harm = fooled.
 * The recorded fooling background is *a* fooling background: the first one found by this
   schedule (within one batch, the one earliest in the foreground's order), not necessarily
   the first in dataset order.

@@ -57,9 +57,10 @@ from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.models import load_classifier
-from hf_bgbench.tasks.challenge import default_batch_size, run_challenge
+from hf_bgbench.tasks.challenge import ACCELERATOR_BATCH_SIZE, run_challenge
 
 DEFAULT_PHOTOS = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
 REFERENCE_BATCH = 32
@@ -213,7 +214,7 @@ def main() -> None:
     args = ap.parse_args()
 
     device = torch.device(args.device)
-    batch = default_batch_size(device) if args.batch_size is None else args.batch_size
+    batch = args.batch_size or default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     clf = load_classifier(args.model, device=str(device))
     clf.to(device)
     with tempfile.TemporaryDirectory() as tmp:

@@ -52,7 +52,8 @@ import torch
 from PIL import Image
 
 from hf_bgbench.cli import main
-from hf_bgbench.tasks.challenge import ChallengeError, default_batch_size, run_challenge
+from hf_bgbench.devices import default_batch_size
+from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
 from hf_bgbench.tasks.challenge_schedule import tiebreak_rank
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release
 
@@ -113,8 +114,8 @@ def test_early_stop_matches_hand_computation(in9_release, tmp_path):
 def test_default_batch_is_small_on_a_cpu_and_verdicts_do_not_change(in9_release):
     """No --batch-size: 8 on a CPU (one composite per undecided foreground per batch, so the
     order learns after every 8), 64 on a GPU; recorded, and the verdicts are the batch-4 ones."""
-    assert default_batch_size(torch.device("cpu")) == 8
-    assert default_batch_size(torch.device("cuda")) == 64  # no GPU needed to name one
+    assert default_batch_size("cpu", 64) == 8
+    assert default_batch_size("cuda", 64) == 64  # no GPU needed to name one
     clf, r = _run(in9_release, device="cpu")
     assert r["settings"]["batch_size"] == 8
     assert r["challenge_accuracy"] == 0.5 and r["n_vulnerable"] == 9

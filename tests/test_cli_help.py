@@ -55,7 +55,7 @@ def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "images per forward pass (default: 32)" in text
+    assert "images per forward pass (default: 8 on a CPU, 32 on a GPU)" in text
     assert "mixed_rand" in text  # --variants lists the valid names
 
 

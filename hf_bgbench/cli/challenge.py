@@ -68,9 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_arguments(
         p,
         batch_size=None,
-        batch_help=" (default: 8 on a CPU, where small batches run as fast per image and the "
-        "schedule learns after each; 64 on a GPU). Early stop keeps one composite per "
-        "undecided foreground in a batch, so fewer composites are spent at small batches",
+        batch_help=" (default: 8 on a CPU, where small batches run faster per image, 64 on a "
+        "GPU). Early stop keeps one composite per undecided foreground in a batch, and the "
+        "background order learns after each batch: fewer composites at small batches",
     )
     p.set_defaults(func=run)
 

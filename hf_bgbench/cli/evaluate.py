@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
     p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (recorded)")
-    add_model_arguments(p, batch_size=32)
+    add_model_arguments(p, batch_size=None, batch_help=" (default: 8 on a CPU, 32 on a GPU)")
     p.set_defaults(func=run)
 
 

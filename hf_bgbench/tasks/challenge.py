@@ -53,6 +53,7 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.distributed import processes
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.metrics import (
@@ -103,14 +104,11 @@ CHALLENGE_OUTPUTS = (
     "fooling_matrix.npz",
 )
 TOP_BACKGROUNDS = 3  # most fooling backgrounds listed per class in the results
-# The batch when none is given. Early stop keeps one composite per undecided foreground in a
-# batch, so the batch size is also how many foregrounds are undecided at once, each choosing
-# its next background from what the earlier batches showed. On a CPU small batches cost
-# nothing (lite0 on 2 cores: ~47 images/s at 8 against ~22 at 64, activations stay in cache)
-# and the schedule learns after every 8 composites: passes / minimum 1.08 against 1.16 at 64
-# on a 158-photo IN-9 build (bench/challenge_throughput.py). A GPU needs full batches.
-CPU_BATCH_SIZE = 8
-DEVICE_BATCH_SIZE = 64
+# The batch on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE). Early stop keeps one
+# composite per undecided foreground in a batch, so the batch size is also how many
+# foregrounds choose their next background from the same counts: on a 158-photo IN-9 build,
+# passes / minimum 1.066 at 8 against 1.13 at 64 (bench/challenge_throughput.py).
+ACCELERATOR_BATCH_SIZE = 64
 
 
 class ChallengeError(ValueError):
@@ -146,7 +144,7 @@ def run_challenge(
     ``max_foregrounds`` / ``max_backgrounds`` pick a seeded random subset (``seed``; the ids
     used are recorded) so a quick run stays reproducible; the published number uses all.
     ``seed`` also breaks ties in the early-stop background order. ``batch_size`` defaults to
-    :func:`default_batch_size` of the device (8 on a CPU, 64 on a GPU). Decided foregrounds are
+    8 on a CPU, 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`). Decided foregrounds are
     cached under ``cache_dir`` (default ``<cache root>/challenge``; ``use_cache=False``
     computes everything), so an interrupted run resumes. ``max_device_backgrounds`` caps the
     backgrounds held on the device at once (default: all that fit in half the free memory).
@@ -180,7 +178,8 @@ def run_challenge(
             device=device,
             progress=progress,
         )
-    batch_size = default_batch_size(step.device) if batch_size is None else batch_size
+    if batch_size is None:
+        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
     fg_idx = seeded_subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
     bg_idx = seeded_subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
     if step.cuda:
@@ -284,12 +283,6 @@ def run_challenge(
         extra = write_challenge_files(out, bg_labels, bg_ids)
         write_run(doc, output_dir, "challenge", extra, outputs=CHALLENGE_OUTPUTS)
     return doc
-
-
-def default_batch_size(device: torch.device) -> int:
-    """The challenge's batch size on ``device`` when none is given: ``CPU_BATCH_SIZE`` on a
-    CPU, ``DEVICE_BATCH_SIZE`` on an accelerator."""
-    return CPU_BATCH_SIZE if torch.device(device).type == "cpu" else DEVICE_BATCH_SIZE
 
 
 def summarize(

@@ -17,6 +17,7 @@ import pandas as pd
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import ID
 from hf_bgbench.data.sources import DataSourceError, Reader, quiet_datasets
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.distributed import processes
 from hf_bgbench.engine import (
     Interrupted,
@@ -43,6 +44,7 @@ from hf_bgbench.tasks.common import (
 )
 
 # Keys a reader wants first in results.json (after the header).
+ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 RESULT_KEYS = [
     "variants",
     "bg_gap",
@@ -76,7 +78,7 @@ def evaluate_model(
     label_map: str = "auto",
     resize_to_model_input: bool = False,
     allow_mismatched_ids: bool = False,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     num_workers: int | None = None,
     device: str | None = None,
     cache_dir: str | Path | None = None,
@@ -85,6 +87,9 @@ def evaluate_model(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Score ``model`` (a model id or a loaded classifier) on the variants of ``benchmark``.
+
+    ``batch_size`` defaults to 8 on a CPU and 32 on a GPU
+    (:func:`hf_bgbench.devices.default_batch_size`).
 
     Returns the results document (also written to ``output_dir`` when given): per-variant
     accuracy, n and per-class accuracy, and every metric of the benchmark's spec (IN-9: the
@@ -100,6 +105,8 @@ def evaluate_model(
         check_writable(output_dir, "--output")
     procs = processes(device)
     device = procs.device(device)
+    if batch_size is None:
+        batch_size = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     progress = progress and procs.is_main  # one set of progress bars, the main process's
     with procs.main_first():  # the main process fills the caches the others then read
         model = load_model(model, checkpoint, None if device is None else str(device))

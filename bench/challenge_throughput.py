@@ -28,16 +28,23 @@ Reported, all from the same run:
                a wrong prediction;
 * the vulnerable sets of both loops, which must be equal (the script fails otherwise).
 
-Measured on a shared 2-core CPU (tf_efficientnet_lite0, batch 64): the 63-image real IN-9
-build (``bgbench build in9`` of ../shared/data/in9_samples; 50 vulnerable, 13 robust):
-passes 1.244, wall 1.043, speed-up 2.01x (2.32x composites); the 166-photo ``--photos``
-release (154 vulnerable, 12 robust): passes 1.102, wall 1.043, speed-up 3.57x (3.29x
-composites); verdicts equal on both. On the 63-image build the best *fixed* background
-order, known in hindsight from the full matrix, needs 1.069x the minimum: 14 of its 50
-vulnerable foregrounds are fooled by at most 3 of the 63 backgrounds. Those numbers predate
-the schedule's graded harm (1 - P(true class) on every composite, beside the fooling rate);
-with it, ``--passes-only``: passes 1.169 on the 63-image build (1.244 before), 1.110 on
-the 166-photo release (1.102 before).
+Measured on a shared 2-core CPU (tf_efficientnet_lite0, the default batch: 8 on a CPU), one
+run each, verdicts equal to the reference loop's on all:
+
+* a 158-photo real IN-9 build (``bgbench build in9 --no-boxes`` of all usable photos in
+  ../shared/data/in9_samples, classes left unbalanced; 121 vulnerable, 37 robust): passes
+  1.066, wall 1.133 (raw rate at 8: 45.5 img/s, at 64: 23.3), speed-up 2.40x wall (1.73x
+  composites); a ``--no-reference`` run at a quieter moment: wall 1.084;
+* the 63-image balanced build (50 vulnerable, 13 robust): passes 1.158, wall 1.413 (a 16 s
+  job: loading and writing the outputs weigh), speed-up 3.47x (2.50x composites);
+* ``--passes-only`` on the 166-photo ``--photos`` release (154 vulnerable, 12 robust): 1.055.
+
+At batch 64 (the earlier default) the same schedule needed 1.132 on the 158-photo build,
+1.169 on the 63-image one and 1.110 on the 166-photo release: one composite per undecided
+foreground per batch means 64 foregrounds choosing from the same stale counts. The small
+63-image build stays above 1.1 because its minimum is small (13 robust x 63): replaying its
+full matrix over tie-break seeds 0-7 gives 1.087-1.173 (mean 1.113); the best *fixed* order,
+known in hindsight, needs 1.05-1.07.
 """
 
 from __future__ import annotations

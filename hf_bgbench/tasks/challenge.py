@@ -144,10 +144,11 @@ def run_challenge(
     ``max_foregrounds`` / ``max_backgrounds`` pick a seeded random subset (``seed``; the ids
     used are recorded) so a quick run stays reproducible; the published number uses all.
     ``seed`` also breaks ties in the early-stop background order. ``batch_size`` defaults to
-    8 on a CPU, 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`). Decided foregrounds are
-    cached under ``cache_dir`` (default ``<cache root>/challenge``; ``use_cache=False``
-    computes everything), so an interrupted run resumes. ``max_device_backgrounds`` caps the
-    backgrounds held on the device at once (default: all that fit in half the free memory).
+    8 on a CPU, 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`). Decided
+    foregrounds are cached under ``cache_dir`` (default ``<cache root>/challenge``;
+    ``use_cache=False`` computes everything), so an interrupted run resumes.
+    ``max_device_backgrounds`` caps the backgrounds held on the device at once (default: all
+    that fit in half the free memory).
     Returns the results document; with ``output_dir`` also writes challenge.json,
     challenge.md, challenge_model_index.yaml, vulnerable.parquet, challenge.png and (full
     matrix) fooling_matrix.npz.
@@ -163,6 +164,8 @@ def run_challenge(
         check_writable(output_dir, "--output")
     procs = processes(device)
     device = procs.device(device)
+    if batch_size is None:
+        batch_size = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     progress = progress and procs.is_main  # one set of progress bars, the main process's
     with procs.main_first():  # the main process fills the caches the others then read
         reader = open_data(data, spec)
@@ -178,8 +181,6 @@ def run_challenge(
             device=device,
             progress=progress,
         )
-    if batch_size is None:
-        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
     fg_idx = seeded_subset(len(fg_ds), max_foregrounds, seed, stream=0, what="foregrounds")
     bg_idx = seeded_subset(len(bg_ds), max_backgrounds, seed, stream=1, what="backgrounds")
     if step.cuda:

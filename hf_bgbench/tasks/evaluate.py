@@ -43,8 +43,8 @@ from hf_bgbench.tasks.common import (
     write_run,
 )
 
-# Keys a reader wants first in results.json (after the header).
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
+# Keys a reader wants first in results.json (after the header).
 RESULT_KEYS = [
     "variants",
     "bg_gap",

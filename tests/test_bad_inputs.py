@@ -184,7 +184,29 @@ WHOLE_ARGV_CASES = [
         2,
         "--diffusion-model",
     ),
+    (  # --batch-size has a device-dependent default now; 0 is still refused up front
+        "challenge-batch-size-zero",
+        _photo_and_mask,
+        ["challenge", "--data", "{data}", "--output", "{out}", "--batch-size", "0"],
+        2,
+        "--batch-size: must be 1 or more, got 0",
+    ),
+    (
+        "evaluate-batch-size-zero",
+        _photo_and_mask,
+        ["evaluate", "--data", "{data}", "--output", "{out}", "--batch-size", "0"],
+        2,
+        "--batch-size: must be 1 or more, got 0",
+    ),
 ]
+
+
+def _exit_code(argv: list[str]) -> int:
+    """``main``'s return code, or the code of the ``SystemExit`` argparse raises on a bad flag."""
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return int(stop.code)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +240,7 @@ def test_bad_input_to_other_commands_gets_a_clear_message(
     out = tmp_path / "out"
     out.mkdir()
     argv = [a.replace("{data}", str(data)).replace("{out}", str(out)) for a in argv]
-    assert main(argv) == code
+    assert _exit_code(argv) == code
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err

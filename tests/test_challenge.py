@@ -120,6 +120,8 @@ def test_default_batch_is_small_on_a_cpu_and_verdicts_do_not_change(in9_release)
     assert r["settings"]["batch_size"] == 8
     assert r["challenge_accuracy"] == 0.5 and r["n_vulnerable"] == 9
     assert 171 <= r["composites_evaluated"] <= 189  # any order (hand computation above)
+    with pytest.raises(ValueError, match="--batch-size must be >= 1, got 0"):
+        _run(in9_release, batch_size=0)
 
 
 def test_full_matrix_attack_success_rates(in9_release, tmp_path):

@@ -8,7 +8,11 @@ the model-size limits (:func:`model_limits`) and the subset caps of shared hardw
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,7 @@ JOB_SECONDS = int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
 EXPLORE_SECONDS = int_env("BGBENCH_SPACE_EXPLORE_SECONDS", 300)
 CONCURRENCY = int_env("BGBENCH_SPACE_CONCURRENCY", 1)
 QUEUE_SIZE = int_env("BGBENCH_SPACE_QUEUE", 20)
+KEEP_RUNS = int_env("BGBENCH_SPACE_KEEP_RUNS", 20)
 
 
 def subset_cap(name: str, default: int) -> int | None:
@@ -48,6 +53,26 @@ def allowed() -> dict[str, AllowedDataset]:
 def leaderboard_dir() -> Path:
     """The folder of the leaderboard's ``rows.jsonl``."""
     return Path(os.environ.get(LEADERBOARD_DIR_ENV) or cache_root() / "space_leaderboard")
+
+
+_RUNS_ROOT: Path | None = None
+_RUNS: deque[Path] = deque()
+
+
+def run_output_dir(keep: int = KEEP_RUNS) -> Path:
+    """A fresh folder for one run's outputs. Gradio copies the files a handler returns into
+    its own cache, so only the newest ``keep`` folders (at least one per concurrent job) are
+    kept: a Space that runs for weeks would otherwise fill its disk. All live in one folder
+    per app process, removed when the process exits."""
+    global _RUNS_ROOT
+    if _RUNS_ROOT is None or not _RUNS_ROOT.is_dir():
+        _RUNS_ROOT = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
+        atexit.register(shutil.rmtree, _RUNS_ROOT, True)
+    out = Path(tempfile.mkdtemp(prefix="run-", dir=_RUNS_ROOT))
+    _RUNS.append(out)
+    while len(_RUNS) > max(keep, CONCURRENCY + 1, 1):
+        shutil.rmtree(_RUNS.popleft(), ignore_errors=True)
+    return out
 
 
 def model_limits() -> tuple[int, int]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +59,7 @@ from hf_bgbench.space_settings import (
     allowed,
     leaderboard_dir,
     model_limits,
+    run_output_dir,
     task_options,
 )
 from hf_bgbench.tasks import get_task, run_task
@@ -163,7 +163,7 @@ def score(
         progress(0, desc="checking the model and dataset")
         model, entry, note = _checked(model_text, dataset, benchmark)
         data = allowed_data(entry, spec)
-        out = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
+        out = run_output_dir()
         options = task_options(task, variants, restrict)
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
         progress(0.05, desc=f"loading {model.model_id}")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 # Set before datasets / huggingface_hub / gradio are imported anywhere.
 _HOME = tempfile.mkdtemp(prefix="bgbench-tests-")
+atexit.register(shutil.rmtree, _HOME, True)  # a suite run leaves nothing behind
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

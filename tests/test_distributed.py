@@ -43,7 +43,9 @@ def _launch(args: list[str], tmp_path: Path, ok: bool = True) -> subprocess.Comp
     argv = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu"]
     argv += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
     argv += ["--dynamo_backend", "no", "--main_process_port", str(_free_port())]
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+    scratch = tmp_path / "tmp"  # torchelastic leaves its folders in TMPDIR
+    scratch.mkdir(exist_ok=True)
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch)}
     proc = subprocess.run(
         [*argv, "-m", "hf_bgbench", *args],
         env=env,

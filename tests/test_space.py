@@ -164,6 +164,18 @@ def test_queue_limits_concurrency(space):
     assert space.JOB_SECONDS > 0
 
 
+def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
+    from hf_bgbench.space_settings import run_output_dir
+
+    runs = []
+    for _ in range(5):
+        runs.append(run_output_dir(keep=3))
+        (runs[-1] / "results.json").write_text("{}")  # what a job leaves behind
+    assert [r.is_dir() for r in runs] == [False, False, True, True, True]
+    assert len({r.parent for r in runs}) == 1  # one folder per app process
+    assert runs[0].parent.name.startswith("bgbench-space-")
+
+
 def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
     from hf_bgbench.tasks.evaluate import evaluate_model as real
     from tests.in9_fixture import ColourRuleClassifier

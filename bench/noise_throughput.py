@@ -2,7 +2,8 @@
 forward images per second of the same model (target >= 0.9), one run.
 
     python bench/noise_throughput.py [--model tf_efficientnet_lite0] [--images 8]
-        [--trials 10] [--levels 30 60 90 120 150 180 210] [--batch-size 64] [--device cpu]
+        [--trials 10] [--levels 30 60 90 120 150 180 210] [--batch-size N]
+        [--device cpu]   (--batch-size: the task's default, 8 on a CPU)
 
 raw forward = ``ModelStep.predict`` on batches of ``--batch-size`` real 224x224 photos already
               decoded on the device (normalisation, mapping, the forward; nothing else);
@@ -33,10 +34,11 @@ from torchvision import transforms
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.mapping import LabelMapper
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.models import load_classifier
-from hf_bgbench.tasks.noise import run_noise
+from hf_bgbench.tasks.noise import ACCELERATOR_BATCH_SIZE, run_noise
 
 PHOTOS = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
 
@@ -83,12 +85,14 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=8, help="images (a seeded subset of --data)")
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--levels", type=float, nargs="+", default=None)
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=None, help="the task's default")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
 
     device = torch.device(args.device)
+    if args.batch_size is None:
+        args.batch_size = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     clf = load_classifier(args.model, device=str(device))
     spec = get_benchmark("in9")
     step = ModelStep(clf, LabelMapper.for_model(clf.label_space, spec), device)

@@ -1,7 +1,8 @@
 """Saliency throughput: ``run_saliency`` images/s over the model's raw forward+backward, one run.
 
     python bench/saliency_throughput.py [--model tf_efficientnet_lite0] [--images 64]
-        [--batch-size 32] [--device cpu] [--workers 1] [--rounds 2]
+        [--batch-size N (the task's default: 8 on a CPU)] [--device cpu] [--workers 1]
+        [--rounds 2]
 
 raw       = the classifier's module on already-decoded, already-normalised tensors in memory:
             forward, then backward of the predicted logits to every weight (what a naive
@@ -34,11 +35,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from challenge_throughput import DEFAULT_DATA, build_release  # noqa: E402
+from challenge_throughput import DEFAULT_PHOTOS, release_from_photos  # noqa: E402
 
 from hf_bgbench.cam import choose_target_layer  # noqa: E402
+from hf_bgbench.devices import default_batch_size  # noqa: E402
 from hf_bgbench.models import load_classifier  # noqa: E402
-from hf_bgbench.tasks.saliency import run_saliency  # noqa: E402
+from hf_bgbench.tasks.saliency import ACCELERATOR_BATCH_SIZE, run_saliency  # noqa: E402
 
 
 def _forward_backward(model: torch.nn.Module, x_all: torch.Tensor, batch: int) -> float:
@@ -88,15 +90,17 @@ def _decoded(release: Path) -> torch.Tensor:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder of labelled photos")
+    ap.add_argument("--data", default=str(DEFAULT_PHOTOS), help="folder of labelled photos")
     ap.add_argument("--images", type=int, default=64)
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=None, help="the task's default")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--workers", type=int, default=1, help="decode workers of run_saliency")
     ap.add_argument("--rounds", type=int, default=2, help="alternating timed rounds (best kept)")
     args = ap.parse_args()
 
     device = torch.device(args.device)
+    if args.batch_size is None:
+        args.batch_size = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     clf = load_classifier(args.model, device=str(device))
     clf.to(device)
     print(
@@ -104,7 +108,7 @@ def main() -> None:
         f"{args.images} images, batch {args.batch_size}, {args.workers} decode worker(s)"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        release = build_release(Path(args.data), Path(tmp), args.images, 0)
+        release = release_from_photos(Path(args.data), Path(tmp), args.images, 0)
         images = _decoded(release)
         raw_rates(clf, images[: args.batch_size], args.batch_size, device)  # warm-up
         raw = {"full": 0.0, "cut": 0.0, "forward": 0.0}

@@ -198,6 +198,16 @@ WHOLE_ARGV_CASES = [
         2,
         "--batch-size: must be 1 or more, got 0",
     ),
+    *(
+        (
+            f"{task}-batch-size-zero",
+            _photo_and_mask,
+            [task, "--data", "{data}", "--output", "{out}", "--batch-size", "0"],
+            2,
+            "--batch-size: must be 1 or more, got 0",
+        )
+        for task in ("noise", "saliency")
+    ),
 ]
 
 

@@ -57,6 +57,11 @@ def test_help_shows_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "images per forward pass (default: 8 on a CPU, 32 on a GPU)" in text
     assert "mixed_rand" in text  # --variants lists the valid names
+    for task, gpu in (("noise", 64), ("saliency", 32)):  # small batches are faster on a CPU
+        with pytest.raises(SystemExit):
+            main([task, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert f"(default: 8 on a CPU, {gpu} on a GPU)" in text, task
 
 
 def test_variants_comma_or_space_separated():

@@ -122,6 +122,16 @@ def test_saliency_of_a_known_object_detector_lands_inside_the_mask(release, tmp_
     assert doc["per_class"]["dog"]["n"] == 2
 
 
+def test_numbers_do_not_depend_on_the_batch_size(release, tmp_path):
+    small = _run(release, output_dir=tmp_path / "small")
+    default = _run(release, output_dir=tmp_path / "default", batch_size=None, device="cpu")
+    assert (small["settings"]["batch_size"], default["settings"]["batch_size"]) == (5, 8)
+    pd.testing.assert_frame_equal(
+        _frame(tmp_path / "small"), _frame(tmp_path / "default"), check_exact=False, atol=1e-5
+    )
+    assert default["delta_density"] == pytest.approx(small["delta_density"], abs=1e-6)
+
+
 def test_a_background_detector_is_caught_and_its_images_fill_the_gallery(release, tmp_path):
     doc = _run(release, look="background", output_dir=tmp_path, gallery=4)
     frame = _frame(tmp_path)

@@ -43,6 +43,7 @@ import torch
 from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import DataError, decode_loader, iterate
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import make_document
@@ -74,6 +75,7 @@ NOISE_OUTPUTS = (
     "noise_classes.png",
     "noise_irfs.png",
 )
+ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 MASK_THRESHOLD = 128  # a pixel is object when its mask value is >= 128 (masks are 0/255)
 FG, BG = 0, 1  # the region axis of the results
 
@@ -222,7 +224,7 @@ def run_noise(
     seed: int = 0,
     max_images: int | None = None,
     resize_to_model_input: bool = False,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     device: str | torch.device | None = None,
     num_workers: int | None = None,
     progress: bool = True,
@@ -236,10 +238,12 @@ def run_noise(
     overall. ``levels``: σ x 255 (linf) or ε (l2), default the published ones; ``max_images``
     picks a seeded random subset (ids recorded). Returns the results document; with
     ``output_dir`` also writes noise.json, noise.md, noise_model_index.yaml,
-    noise_images.parquet (one row per image and level) and the plots."""
+    noise_images.parquet (one row per image and level) and the plots. ``batch_size``
+    defaults to 8 on a CPU and 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`);
+    the numbers do not depend on it."""
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise NoiseError(f"--trials must be a whole number >= 1, got {trials!r}.")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise NoiseError(f"--batch-size must be >= 1, got {batch_size}.")
     noise = NoiseSettings(tuple(check_levels(levels, norm)), trials, norm, seed)
     started = time.perf_counter()
@@ -264,6 +268,8 @@ def run_noise(
         device=device,
         progress=progress,
     )
+    if batch_size is None:
+        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
     geometry, deviations = masked_geometry(step, spec, reader, ds, resize_to_model_input)
     workers = default_num_workers() if num_workers is None else num_workers
     t0 = time.perf_counter()

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from hf_bgbench.cam import METHODS, CamRunner, ClassTarget, LayerChoice, choose_target_layer
 from hf_bgbench.data.loader import DataError, Geometry, decode_loader, iterate
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.engine import default_num_workers
 from hf_bgbench.metrics.saliency import delta_density, saliency_fraction_inside, saliency_iou
 from hf_bgbench.model_step import ModelStep
@@ -54,6 +55,7 @@ from hf_bgbench.tasks.saliency_summary import (
 log = logging.getLogger(__name__)
 
 TARGETS = ("predicted", "true")
+ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 ATTRIBUTE_MASKS = "attribute_masks"  # RIVAL10: [{"attribute": str, "mask": Image}] per row
 RESULT_KEYS = [
     "target",
@@ -88,7 +90,7 @@ def run_saliency(
     seed: int = 0,
     gallery: int = 16,
     resize_to_model_input: bool = False,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     device: str | torch.device | None = None,
     num_workers: int | None = None,
     progress: bool = True,
@@ -103,12 +105,14 @@ def run_saliency(
     are recorded). Returns the results document; with ``output_dir`` also writes
     saliency.json, saliency.md, saliency_model_index.yaml, saliency.png, the gallery of the
     ``gallery`` images with the lowest delta density (saliency_gallery.png) and the
-    per-image values (saliency_per_image.parquet)."""
+    per-image values (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU and
+    32 on a GPU (:func:`hf_bgbench.devices.default_batch_size`); the numbers do not depend on
+    it."""
     if target not in TARGETS:
         raise ValueError(f"--target {target!r}: choose one of {', '.join(TARGETS)}.")
     if method not in METHODS:
         raise ValueError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {batch_size}.")
     if gallery < 0:
         raise ValueError(f"--gallery must be 0 (none) or more, got {gallery}.")
@@ -126,6 +130,8 @@ def run_saliency(
         device=device,
         progress=progress,
     )
+    if batch_size is None:
+        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
     geometry, deviations = masked_geometry(step, spec, reader, ds, resize_to_model_input)
     workers = default_num_workers() if num_workers is None else num_workers
     columns = [c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]

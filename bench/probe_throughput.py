@@ -75,7 +75,7 @@ def main() -> None:
         help="pass over the photos this many times (as distinct ids, decoded anew)",
     )
     ap.add_argument("--rounds", type=int, default=3, help="alternating raw/probe rounds")
-    ap.add_argument("--batch-size", type=int, default=64, help="the probe's default batch")
+    ap.add_argument("--batch-size", type=int, default=8, help="the probe's default on a CPU")
     ap.add_argument("--workers", type=int, default=None, help="decode workers (default: engine's)")
     args = ap.parse_args()
 

@@ -26,6 +26,7 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 # batches of 8 against ~22 in batches of 64 (activations stay in cache); `bgbench evaluate`
 # of 768 images ran 1.3-1.5x faster end to end at 8 than at 32, noise 1.6x faster than at 64
 # (bench/noise_throughput.py), saliency 2.0x faster than at 32 (bench/saliency_throughput.py),
+# linear-probe features 1.9x faster than at 64 (bench/probe_throughput.py),
 # and the challenge's schedule learns after every batch (bench/challenge_throughput.py).
 CPU_BATCH_SIZE = 8
 

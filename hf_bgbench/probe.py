@@ -43,6 +43,7 @@ from hf_bgbench.cache import cache_root
 from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.devices import default_batch_size
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.model_step import ModelStep, backbone_features
 from hf_bgbench.models.classifier import Classifier
@@ -65,6 +66,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 
 
 def probes_dir() -> Path:
@@ -142,19 +144,22 @@ def probed_classifier(
     device: str | torch.device | None = None,
     progress: bool = True,
     seed: int = 0,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     num_workers: int | None = None,
     cache_dir: str | Path | None = None,
 ) -> ProbedClassifier:
     """``classifier`` with a linear head fitted on ``spec``'s train split (see the module
     docstring for the recipe); the head is read from the cache when it was fitted before.
 
-    ``seed`` chooses the held-out part (recorded; part of the cache key); ``batch_size`` and
+    ``seed`` chooses the held-out part (recorded; part of the cache key); ``batch_size``
+    (default: 8 on a CPU, where it extracts features 1.9x faster than 64, and 64 on a GPU) and
     ``num_workers`` (default: the engine's) only affect speed; ``cache_dir`` defaults to
     :func:`probes_dir`."""
     variant, split = spec.reference_variant, spec.train_split
     train = load_train_split(spec, reader)
     step = ModelStep(classifier, device=device)
+    if batch_size is None:
+        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
     transform, applied = train_input(step, spec, reader, train)
     data_fp = train_fingerprint(reader, train, variant, split)
     recipe = {**PROBE_RECIPE, "seed": int(seed)}

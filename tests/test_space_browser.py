@@ -59,7 +59,9 @@ def served(in9_release, tmp_path):
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "PYTHONPATH": str(ROOT),
+        "TMPDIR": str(tmp_path / "tmp"),  # the app is stopped with SIGTERM: no atexit cleanup
     }
+    (tmp_path / "tmp").mkdir()
     log = (tmp_path / "app.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "spaces" / "app.py")], env=env, stdout=log, stderr=log

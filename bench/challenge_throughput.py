@@ -2,7 +2,7 @@
 port of the reference loop, one run (alternating rounds, best of each kept).
 
     python bench/challenge_throughput.py --data /tmp/in9_ch_build [--model tf_efficientnet_lite0]
-        [--batch-size 64] [--rounds 2] [--device cpu]
+        [--batch-size N (the task's default: 8 on a CPU)] [--rounds 2] [--device cpu]
     python bench/challenge_throughput.py --photos ../shared/data/in9_samples --foregrounds 166 \\
         --backgrounds 166      # the release of the photos below (ellipse masks)
     python bench/challenge_throughput.py --data /tmp/in9_ch_build --passes-only  # no reference
@@ -221,7 +221,9 @@ def main() -> None:
     args = ap.parse_args()
 
     device = torch.device(args.device)
-    batch = args.batch_size or default_batch_size(device, ACCELERATOR_BATCH_SIZE)
+    batch = args.batch_size
+    if batch is None:
+        batch = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     clf = load_classifier(args.model, device=str(device))
     clf.to(device)
     with tempfile.TemporaryDirectory() as tmp:

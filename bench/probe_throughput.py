@@ -24,6 +24,7 @@ from engine_throughput import DEFAULT_DATA, _raw_forward  # same photos, same ce
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.devices import CPU_BATCH_SIZE
 from hf_bgbench.model_step import ModelStep
 from hf_bgbench.models import load_classifier
 from hf_bgbench.probe import extract_features
@@ -75,7 +76,9 @@ def main() -> None:
         help="pass over the photos this many times (as distinct ids, decoded anew)",
     )
     ap.add_argument("--rounds", type=int, default=3, help="alternating raw/probe rounds")
-    ap.add_argument("--batch-size", type=int, default=8, help="the probe's default on a CPU")
+    ap.add_argument(
+        "--batch-size", type=int, default=CPU_BATCH_SIZE, help="the probe's default on a CPU"
+    )
     ap.add_argument("--workers", type=int, default=None, help="decode workers (default: engine's)")
     args = ap.parse_args()
 

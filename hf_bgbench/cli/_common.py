@@ -86,10 +86,11 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_model_arguments(
-    p: argparse.ArgumentParser, *, batch_size: int | None, batch_help: str = ""
+    p: argparse.ArgumentParser, *, gpu_batch_size: int, batch_note: str = ""
 ) -> None:
-    """MODEL, --benchmark, --checkpoint, --batch-size (``None``: the task picks by device,
-    ``batch_help`` says how), --workers, --device, --quiet, --resize-to-model-input."""
+    """MODEL, --benchmark, --checkpoint, --batch-size (none given: the task picks by device,
+    :func:`hf_bgbench.devices.default_batch_size` with ``gpu_batch_size``; ``batch_note``
+    says why, if it needs saying), --workers, --device, --quiet, --resize-to-model-input."""
     p.add_argument("model", nargs="?", default="tf_efficientnet_lite0", help=MODEL_HELP)
     from hf_bgbench.benchmarks import list_benchmarks
 
@@ -106,11 +107,14 @@ def add_model_arguments(
         help="weights file (.safetensors, or a .pth/.pt read with weights_only) for a timm "
         "architecture given as MODEL",
     )
+    from hf_bgbench.devices import CPU_BATCH_SIZE
+
     p.add_argument(
         "--batch-size",
         type=positive_int,
-        default=batch_size,
-        help=f"images per forward pass{batch_help}",
+        default=None,
+        help=f"images per forward pass (default: {CPU_BATCH_SIZE} on a CPU, {gpu_batch_size} "
+        f"on a GPU){batch_note}",
     )
     add_workers_argument(p, "image-decoding worker processes")
     p.add_argument("--device", default=None, help="cuda / mps / cpu (default: the best available)")

@@ -65,12 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seed of the subsets and of the schedule's tie-breaks (recorded)",
     )
     p.add_argument("--output", type=Path, default=Path("bgbench_challenge"), help="output folder")
+    from hf_bgbench.tasks.challenge import ACCELERATOR_BATCH_SIZE
+
     add_model_arguments(
         p,
-        batch_size=None,
-        batch_help=" (default: 8 on a CPU, where small batches run faster per image, 64 on a "
-        "GPU). Early stop keeps one composite per undecided foreground in a batch, and the "
-        "background order learns after each batch: fewer composites at small batches",
+        gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+        batch_note=". Small batches also run faster per image on a CPU, and early stop keeps "
+        "one composite per undecided foreground in a batch while the background order learns "
+        "after each batch: fewer composites at small batches",
     )
     p.set_defaults(func=run)
 

@@ -44,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, help="prediction cache folder")
     p.add_argument("--no-cache", action="store_true", help="recompute every prediction")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (recorded)")
-    add_model_arguments(p, batch_size=None, batch_help=" (default: 8 on a CPU, 32 on a GPU)")
+    from hf_bgbench.tasks.evaluate import ACCELERATOR_BATCH_SIZE
+
+    add_model_arguments(p, gpu_batch_size=ACCELERATOR_BATCH_SIZE)
     p.set_defaults(func=run)
 
 

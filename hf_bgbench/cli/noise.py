@@ -59,7 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-images", type=positive_int, default=None, help="seeded random subset of images"
     )
     p.add_argument("--output", type=Path, default=Path("bgbench_noise"), help="output folder")
-    add_model_arguments(p, batch_size=None, batch_help=" (default: 8 on a CPU, 64 on a GPU)")
+    from hf_bgbench.tasks.noise import ACCELERATOR_BATCH_SIZE
+
+    add_model_arguments(p, gpu_batch_size=ACCELERATOR_BATCH_SIZE)
     p.set_defaults(func=run)
 
 

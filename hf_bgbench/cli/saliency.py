@@ -65,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="images with the lowest delta density drawn in saliency_gallery.png (0: none)",
     )
     p.add_argument("--output", type=Path, default=Path("bgbench_saliency"), help="output folder")
-    add_model_arguments(p, batch_size=None, batch_help=" (default: 8 on a CPU, 32 on a GPU)")
+    from hf_bgbench.tasks.saliency import ACCELERATOR_BATCH_SIZE
+
+    add_model_arguments(p, gpu_batch_size=ACCELERATOR_BATCH_SIZE)
     p.set_defaults(func=run)
 
 

@@ -41,7 +41,7 @@ def _digest(folder: Path) -> str:
 def _run(images: Path, boxes: Path | None, out: Path, workers: int, per_class: int) -> dict:
     # Imported here, not at the top: spawned workers re-import this script as __mp_main__,
     # and should not pay for datasets/pyarrow they never use.
-    from hf_bgbench.builders.in9 import BuildOptions, build_in9
+    from hf_bgbench.benchmarks.in9.build import BuildOptions, build_in9
 
     start = time.perf_counter()
     report = build_in9(

@@ -23,11 +23,11 @@ import cv2
 import numpy as np
 import torch
 
-from hf_bgbench.builders.imagenet_e_sources import from_hub
-from hf_bgbench.builders.imagenet_e_work import decode_image, encode_image, fit
+from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS, apply_edit
+from hf_bgbench.benchmarks.imagenet_e.sources import from_hub
+from hf_bgbench.benchmarks.imagenet_e.work import decode_image, encode_image, fit
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.edits import seeded_rng
-from hf_bgbench.edits.apply import CPU_EDITS, apply_edit
 from hf_bgbench.edits.complexity import complexity
 from hf_bgbench.edits.inpaint import remove_object
 from hf_bgbench.models import load_classifier

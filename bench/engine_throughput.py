@@ -3,8 +3,8 @@
     python bench/engine_throughput.py [--model tf_efficientnet_lite0] [--repeat 4] [--batch-size 32]
 
 raw    = model forward only, on tensors decoded and transformed beforehand (the ceiling);
-engine = hf_bgbench.engine.predict (decode loader + model step) on the same images (decode,
-         transform, forward, label mapping, no cache). Target: engine / raw >= 0.9.
+engine = hf_bgbench.inference.engine.predict (decode loader + model step) on the same
+         images (decode, transform, forward, label mapping, no cache). Target: engine / raw >= 0.9.
 
 Two workloads: the benchmark's own input (224x224 release JPEGs made from the photos, the
 "precropped" path bgbench evaluate takes on IN-9 variants) and the raw photos (resize +
@@ -25,9 +25,9 @@ from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
-from hf_bgbench.engine import predict
-from hf_bgbench.mapping import LabelMapper
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.engine import predict
+from hf_bgbench.inference.mapping import LabelMapper
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"

@@ -4,7 +4,7 @@
 
 raw   = model forward only (``classifier.logits``), on tensors decoded, resized, cropped and
         normalised beforehand (the ceiling);
-probe = :func:`hf_bgbench.probe.extract_features` -- what the probe runs over the train
+probe = :func:`hf_bgbench.probe.features.extract_features` -- what the probe runs over the train
         split: decode loader (decode + the model's eval resize / centre crop in workers) and
         ModelStep.features (penultimate features, no grad) -- on the same photos.
 Target: probe / raw >= 0.9. Rounds alternate raw and probe; each probe round is compared
@@ -24,10 +24,10 @@ from engine_throughput import DEFAULT_DATA, _raw_forward  # same photos, same ce
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
-from hf_bgbench.devices import CPU_BATCH_SIZE
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.devices import CPU_BATCH_SIZE
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
-from hf_bgbench.probe import extract_features
+from hf_bgbench.probe.features import extract_features
 
 
 def measure(clf, ds: datasets.Dataset, base: datasets.Dataset, args) -> float:

@@ -19,7 +19,7 @@ _LAZY = {
     "run_saliency": "hf_bgbench.tasks.saliency",
     "run_task": "hf_bgbench.tasks",
     "list_tasks": "hf_bgbench.tasks",
-    "ModelStep": "hf_bgbench.model_step",
+    "ModelStep": "hf_bgbench.inference.model_step",
     "load_classifier": "hf_bgbench.models",
     "get_benchmark": "hf_bgbench.benchmarks",
     "list_benchmarks": "hf_bgbench.benchmarks",

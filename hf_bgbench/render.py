@@ -15,10 +15,7 @@ from typing import Any
 
 import yaml
 
-
-def pct(x: float | None) -> str:
-    """A fraction as a percentage with one decimal; "—" when missing or NaN."""
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+from hf_bgbench.formatting import pct
 
 
 def fmt(value: float | None, unit: str) -> str:

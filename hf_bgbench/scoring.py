@@ -24,8 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from hf_bgbench.formatting import pct
 from hf_bgbench.metrics import paired_bootstrap_difference, prediction_categories
-from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Series, Table
 
 BOOTSTRAP_RESAMPLES = 1000

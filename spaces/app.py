@@ -5,8 +5,8 @@ dataset: report, plots, results file, the predictions on a few images per varian
 *Explore* (one image in every variant with the model's prediction and confidence),
 *Leaderboard*. Benchmarks and tasks come from the registries, the numbers from the tasks, the
 report from the one renderer, the checks on what a visitor enters from
-:mod:`hf_bgbench.space_safety`, the galleries from :mod:`hf_bgbench.space_explore`, the live
-progress from :mod:`hf_bgbench.space_progress`, the rows from :mod:`hf_bgbench.space_leaderboard`.
+:mod:`hf_bgbench.space.safety`, the galleries from :mod:`hf_bgbench.space.explore`, the live
+progress from :mod:`hf_bgbench.space.progress`, the rows from :mod:`hf_bgbench.space.leaderboard`.
 
 Operator settings (environment variables) are listed in this folder's README.md:
 ``BGBENCH_SPACE_DATASETS`` (the allow-list), the leaderboard's folder and Hub repo, the job
@@ -24,7 +24,7 @@ import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.render import render_markdown
-from hf_bgbench.space_explore import (
+from hf_bgbench.space.explore import (
     explore_image,
     explore_summary,
     image_choices,
@@ -33,15 +33,15 @@ from hf_bgbench.space_explore import (
     samples_html,
     split_report,
 )
-from hf_bgbench.space_leaderboard import (
+from hf_bgbench.space.leaderboard import (
     LEADERBOARD_REPO_ENV,
     NotEligible,
     append_result,
     read_rows,
     table,
 )
-from hf_bgbench.space_progress import ProgressReport, page_progress, track_tqdm
-from hf_bgbench.space_safety import (
+from hf_bgbench.space.progress import ProgressReport, page_progress, track_tqdm
+from hf_bgbench.space.safety import (
     AllowedDataset,
     allowed_data,
     check_model_id,
@@ -51,7 +51,7 @@ from hf_bgbench.space_safety import (
     run_with_time_limit,
     visitor_message,
 )
-from hf_bgbench.space_settings import (
+from hf_bgbench.space.settings import (
     CONCURRENCY,
     EXPLORE_SECONDS,
     JOB_SECONDS,

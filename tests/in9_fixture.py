@@ -19,8 +19,9 @@ import torch
 from PIL import Image
 from torchvision import transforms
 
-from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_classes
+from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
+from hf_bgbench.labels import LabelSpace, imagenet_label_space
 
 SIZE = 224
 BOX = (72, 72, 152, 152)  # x0, y0, x1, y1 of the square object

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.labels import rival10_attributes, rival10_classes
+from hf_bgbench.benchmarks.rival10.labels import rival10_attributes, rival10_classes
 
 SPLITS = ("train", "test")
 PER_CLASS = 2
@@ -79,7 +79,7 @@ class FixtureItem:
 @lru_cache(maxsize=1)
 def class_wnids() -> list[list[str]]:
     """The two source ImageNet wnids of each RIVAL10 class, in label order."""
-    root = resources.files("hf_bgbench").joinpath("resources")
+    root = resources.files("hf_bgbench.benchmarks.rival10").joinpath("resources")
     mapping = json.loads(root.joinpath("rival10_label_mappings.json").read_text("utf-8"))
     wnid_to_name = json.loads(root.joinpath("rival10_wnid_to_class.json").read_text("utf-8"))
     name_to_wnid = {name: wnid for wnid, name in wnid_to_name.items()}
@@ -197,7 +197,7 @@ def write_rival10_release(root: Path) -> Path:
 def write_rival10_hub(root: Path, *, workers: int = 1) -> Path:
     """Convert the fixture (written under ``root/release``) into a Hub folder at
     ``root/hub`` with ``bgbench convert rival10``'s converter; returns the Hub folder."""
-    from hf_bgbench.builders.rival10 import convert_rival10_release
+    from hf_bgbench.benchmarks.rival10.convert import convert_rival10_release
 
     release = write_rival10_release(Path(root) / "release")
     out = Path(root) / "hub"

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.labels import imagenet_classes, imagenet_to_in9
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9
+from hf_bgbench.labels import imagenet_classes
 
 SIZE = (200, 160)  # width, height of a photo (small: GrabCut time grows with pixels)
 

@@ -281,7 +281,7 @@ def test_reused_output_folder_keeps_no_stale_files(tmp_path):
 
 
 def test_ctrl_c_says_what_is_cached_and_exits_130(tmp_path, monkeypatch, capsys):
-    from hf_bgbench import engine
+    from hf_bgbench.inference import engine
 
     release = write_release(tmp_path / "release", variants=("original", "only_bg_t"))
     real = engine.prediction_rows

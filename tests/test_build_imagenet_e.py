@@ -11,10 +11,10 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
+from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS
+from hf_bgbench.benchmarks.in9.labels import in9_classes
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs, read_card_metadata
-from hf_bgbench.edits.apply import CPU_EDITS
-from hf_bgbench.labels import in9_classes
 
 COLUMNS = ["image", "label", "id", "mask", "object_pixel_rate", "edit_params"]
 

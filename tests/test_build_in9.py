@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.builders.in9 import BuildError, BuildOptions, build_in9
+from hf_bgbench.benchmarks.in9.build import BuildError, BuildOptions, build_in9
+from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs, read_card_metadata
-from hf_bgbench.labels import imagenet_classes, in9_classes
+from hf_bgbench.labels import imagenet_classes
 from tests.synthetic_scenes import class_wnids, write_photos
 
 

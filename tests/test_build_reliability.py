@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hf_bgbench.builders.choices import assign_backgrounds, lacking_background
-from hf_bgbench.builders.in9 import BuildError, BuildOptions, build_in9
+from hf_bgbench.benchmarks.in9.build import BuildError, BuildOptions, build_in9
+from hf_bgbench.benchmarks.in9.choices import assign_backgrounds, lacking_background
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.files import OutputFolderError, ensure_writable_dir

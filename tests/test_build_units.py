@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hf_bgbench.builders import compose
+from hf_bgbench.benchmarks.in9 import compose
+from hf_bgbench.benchmarks.in9.choices import (
+    assign_backgrounds,
+    balance,
+    next_class,
+)
+from hf_bgbench.benchmarks.in9.geometry import (
+    CROP,
+    box_to_rect,
+    crop_filter,
+    resize_to_working,
+    working_geometry,
+)
 from hf_bgbench.builders.boxes import (
     BoxFormatError,
     BoxSource,
@@ -14,18 +26,6 @@ from hf_bgbench.builders.boxes import (
     parse_voc_xml,
     read_box_csv,
     rescale_boxes,
-)
-from hf_bgbench.builders.choices import (
-    assign_backgrounds,
-    balance,
-    next_class,
-)
-from hf_bgbench.builders.geometry import (
-    CROP,
-    box_to_rect,
-    crop_filter,
-    resize_to_working,
-    working_geometry,
 )
 from hf_bgbench.builders.inputs import InputLayoutError, discover_photos
 from hf_bgbench.builders.segmentation import grabcut_foreground, image_seed

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from hf_bgbench.cli import main
-from hf_bgbench.engine import Interrupted
+from hf_bgbench.inference.engine import Interrupted
 from hf_bgbench.tasks.challenge import run_challenge
 from tests.in9_fixture import ColourRuleClassifier
 

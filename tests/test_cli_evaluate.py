@@ -37,7 +37,7 @@ def test_bundled_lite0_on_real_photos(shared_data, tmp_path, capsys):
 def test_transformers_folder_scored_on_release(in9_release, tmp_path):
     from transformers import ConvNextImageProcessor, ResNetConfig, ResNetForImageClassification
 
-    from hf_bgbench.labels import in9_classes
+    from hf_bgbench.benchmarks.in9.labels import in9_classes
 
     names = list(reversed(in9_classes()[0]))
     folder = tmp_path / "hf_in9"

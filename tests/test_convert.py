@@ -12,13 +12,13 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
-from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-from hf_bgbench.builders.convert import convert_in9_release
+from hf_bgbench.benchmarks.in9.convert import convert_in9_release
+from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.benchmarks.in9.release import ReleaseLayoutError
+from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs
-from hf_bgbench.data.release import ReleaseLayoutError
-from hf_bgbench.labels import in9_classes
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.data.release import ReleaseLayoutError, load_release_variant
+from hf_bgbench.benchmarks.in9.release import ReleaseLayoutError, load_release_variant
 from hf_bgbench.data.sources import DataSourceError, load_variant, resolve_source
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import VARIANTS, ColourRuleClassifier

@@ -1,4 +1,5 @@
-"""Several processes through ``accelerate launch`` (hf_bgbench.distributed): `evaluate` and
+"""Several processes through ``accelerate launch`` (hf_bgbench.inference.distributed): `evaluate`
+and
 `challenge` with two CPU processes give the results of one process, and their caches serve a
 later one-process run.
 
@@ -22,8 +23,8 @@ import pytest
 from PIL import Image
 
 from hf_bgbench.cli import main
-from hf_bgbench.distributed import Processes, ProcessFailed, launched_processes, processes
-from hf_bgbench.engine import PredictionRun, merge_runs
+from hf_bgbench.inference.distributed import Processes, ProcessFailed, launched_processes, processes
+from hf_bgbench.inference.engine import PredictionRun, merge_runs
 from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
 
 VARIANTS = ["original", "mixed_same", "mixed_rand", "only_bg_t"]
@@ -103,7 +104,7 @@ def _photo_release(photos: Path, root: Path, n: int = 12) -> Path:
     """A Backgrounds Challenge release from ``n`` real photos (every 15th of the samples):
     centre 224 crops as ``original``, their mirror images as ``only_bg_t``, a centre
     ellipse as ``fg_mask`` -- with the bundled model, some foregrounds robust, some not."""
-    from hf_bgbench.labels import in9_classes
+    from hf_bgbench.benchmarks.in9.labels import in9_classes
 
     names = in9_classes()[0]
     base = root / "bg_challenge"

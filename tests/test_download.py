@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from datasets import load_dataset
 
-import hf_bgbench.fetch
-from hf_bgbench.cli import main
-from hf_bgbench.download import (
+import hf_bgbench.hub.fetch
+from hf_bgbench.benchmarks.in9.download import (
     ArchiveError,
     ChecksumError,
     DownloadError,
@@ -24,8 +23,9 @@ from hf_bgbench.download import (
     download_in9,
     read_source,
 )
-from hf_bgbench.fetch import fetch, safe_extract
-from hf_bgbench.labels import in9_classes
+from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.cli import main
+from hf_bgbench.hub.fetch import fetch, safe_extract
 from tests.range_server import serve
 
 ARCHIVE = "backgrounds_challenge_data.tar.gz"
@@ -55,7 +55,7 @@ def archive_sha(archive) -> str:
 
 @pytest.fixture(autouse=True)
 def _no_retry_wait(monkeypatch):
-    monkeypatch.setattr(hf_bgbench.fetch, "RETRY_WAIT_S", 0.0)
+    monkeypatch.setattr(hf_bgbench.hub.fetch, "RETRY_WAIT_S", 0.0)
 
 
 def _part(cache: Path) -> Path:
@@ -133,7 +133,7 @@ def test_a_download_that_keeps_failing_says_to_run_again(archive, tmp_path):
 
 def test_too_little_free_disk_is_reported_before_downloading(archive, monkeypatch, tmp_path):
     usage = shutil.disk_usage(tmp_path)._replace(free=10)
-    monkeypatch.setattr(hf_bgbench.fetch.shutil, "disk_usage", lambda path: usage)
+    monkeypatch.setattr(hf_bgbench.hub.fetch.shutil, "disk_usage", lambda path: usage)
     with pytest.raises(DownloadError, match=r"disk full .*--cache-dir DIR on a bigger disk"):
         download_in9(archive.as_uri(), tmp_path, progress=False)
 

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from datasets import load_dataset
 
-import hf_bgbench.fetch
-from hf_bgbench.cli import main
-from hf_bgbench.download import read_source
-from hf_bgbench.download_rival10 import (
+import hf_bgbench.hub.fetch
+from hf_bgbench.benchmarks.in9.download import read_source
+from hf_bgbench.benchmarks.rival10.download import (
     ArchiveError,
     cached_rival10_release,
     download_rival10,
     safe_unzip,
 )
-from hf_bgbench.fetch import ChecksumError
+from hf_bgbench.cli import main
+from hf_bgbench.hub.fetch import ChecksumError
 from tests.range_server import serve
 from tests.rival10_fixture import write_rival10_release
 
@@ -44,7 +44,7 @@ def archive(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_retry_wait(monkeypatch):
-    monkeypatch.setattr(hf_bgbench.fetch, "RETRY_WAIT_S", 0.0)
+    monkeypatch.setattr(hf_bgbench.hub.fetch, "RETRY_WAIT_S", 0.0)
 
 
 def test_file_url_download_converts_and_records_the_sha256(archive, tmp_path):

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.benchmarks.in9.release import load_release_variant
 from hf_bgbench.data.hub import configs_yaml, render_card, write_parquet_shards
-from hf_bgbench.data.release import load_release_variant
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import (
     EXPECTED_ACCURACY,

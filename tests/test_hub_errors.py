@@ -7,8 +7,8 @@ import socket
 import pytest
 import torch
 
-from hf_bgbench.devices import default_device, resolve_device
-from hf_bgbench.hub_errors import HubUnreachableError, http_status, is_hub_unreachable
+from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
+from hf_bgbench.inference.devices import default_device, resolve_device
 
 
 class _Response:
@@ -32,7 +32,8 @@ def _wrapped(outer: Exception, inner: Exception) -> Exception:
 
 
 def test_one_error_class_for_models_and_publishing():
-    from hf_bgbench import hub_publish, models
+    from hf_bgbench import models
+    from hf_bgbench.hub import publish as hub_publish
 
     assert models.HubUnreachableError is HubUnreachableError
     assert hub_publish.HubUnreachableError is HubUnreachableError

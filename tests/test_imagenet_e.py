@@ -15,11 +15,11 @@ import yaml
 from PIL import Image
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.builders.imagenet_e_convert import convert_imagenet_e_release
+from hf_bgbench.benchmarks.imagenet_e.convert import convert_imagenet_e_release
+from hf_bgbench.benchmarks.imagenet_e.release import ImageNetELayoutError, imagenet_e_features
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data import hub
-from hf_bgbench.data.imagenet_e_release import ImageNetELayoutError, imagenet_e_features
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.labels import imagenet_label_space

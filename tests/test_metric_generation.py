@@ -22,7 +22,7 @@ from hf_bgbench.evaluate_metrics.generate import (
     stale_files,
     write_metric_folders,
 )
-from hf_bgbench.metric_widget import metric_script
+from hf_bgbench.evaluate_metrics.widget import metric_script
 from hf_bgbench.metrics import (
     FoolingMatrix,
     bg_gap_report,

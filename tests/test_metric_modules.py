@@ -410,7 +410,7 @@ def test_space_widget_builds_and_computes(name):
     pytest.importorskip("gradio")
     import pandas as pd
 
-    from hf_bgbench.metric_widget import build_metric_widget
+    from hf_bgbench.evaluate_metrics.widget import build_metric_widget
 
     module = load(name)
     widget = build_metric_widget(module, METRICS_DIR / name / "README.md")

@@ -9,9 +9,9 @@ import timm
 import torch
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.labels import rival10_classes
-from hf_bgbench.mapping import LabelMapper
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.benchmarks.rival10.labels import rival10_classes
+from hf_bgbench.inference.mapping import LabelMapper
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.classifier import Classifier, infer_label_space
 from hf_bgbench.models.preprocessing import Preprocessing
 

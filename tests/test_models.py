@@ -16,7 +16,8 @@ import pytest
 import torch
 from PIL import Image
 
-from hf_bgbench.labels import in9_classes, rival10_classes
+from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.benchmarks.rival10.labels import rival10_classes
 from hf_bgbench.models import (
     DEFAULT_MODEL,
     Classifier,

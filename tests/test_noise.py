@@ -26,8 +26,9 @@ import pytest
 import torch
 from PIL import Image
 
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_classes
 from hf_bgbench.cli import main
-from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
+from hf_bgbench.labels import LabelSpace, imagenet_label_space
 from hf_bgbench.metrics.noise import relative_foreground_sensitivity, rfs_bootstrap_intervals
 from hf_bgbench.tasks.noise import (
     NOISE_OUTPUTS,

@@ -13,15 +13,16 @@ import pytest
 import torch
 from PIL import Image
 
-import hf_bgbench.probe as probe
+import hf_bgbench.probe.features as probe
 from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.benchmarks.rival10.labels import rival10_classes
 from hf_bgbench.data.hub import HubFolder, configs_yaml, render_card, write_parquet_shards
 from hf_bgbench.data.schema import benchmark_features
-from hf_bgbench.labels import imagenet_label_space, rival10_classes
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.labels import imagenet_label_space
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.models.preprocessing import Preprocessing
-from hf_bgbench.probe_fit import fit_probe, holdout_split
+from hf_bgbench.probe.fit import fit_probe, holdout_split
 from hf_bgbench.tasks.evaluate import evaluate_model
 
 SPEC = get_benchmark("rival10")

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from hf_bgbench.cli import main
-from hf_bgbench.space_publish import WHEELS_DIR, publish_space, wheel_url
+from hf_bgbench.space.publish import WHEELS_DIR, publish_space, wheel_url
 
 REPO = "acme/bgbench"
 
@@ -67,7 +67,10 @@ def test_requirements_name_the_bundled_wheel_not_pypi(staged):
     assert not any(line.startswith((".", "/", "-e", "--find-links")) for line in lines)
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    assert "hf_bgbench/space_safety.py" in names and "hf_bgbench/resources/in_to_in9.json" in names
+    assert (
+        "hf_bgbench/space/safety.py" in names
+        and "hf_bgbench/benchmarks/in9/resources/in_to_in9.json" in names
+    )
     assert not any(n.startswith("tests/") or "__pycache__" in n for n in names)
 
 
@@ -121,7 +124,7 @@ def test_the_requirements_install_from_the_bundled_wheel_in_a_fresh_venv(staged,
     )
     assert install.returncode == 0, install.stdout + install.stderr
     assert "Successfully installed hf-bgbench-" in install.stdout
-    code = "import hf_bgbench, hf_bgbench.space_safety; print(hf_bgbench.__file__)"
+    code = "import hf_bgbench, hf_bgbench.space.safety; print(hf_bgbench.__file__)"
     probe = subprocess.run(
         [str(python), "-c", code],
         capture_output=True,

@@ -14,7 +14,7 @@ from PIL import Image
 
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
-from hf_bgbench.hub_publish import (
+from hf_bgbench.hub.publish import (
     CardError,
     DatasetInvalidError,
     HubUnreachableError,

@@ -19,15 +19,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.builders import rival10 as converter
-from hf_bgbench.builders.rival10 import ConvertError, convert_rival10_release
+from hf_bgbench.benchmarks.rival10 import convert as converter
+from hf_bgbench.benchmarks.rival10.convert import ConvertError, convert_rival10_release
+from hf_bgbench.benchmarks.rival10.items import RIVAL10_COLUMNS, UnsafePickleError, load_attr_dict
+from hf_bgbench.benchmarks.rival10.labels import rival10_attributes, rival10_classes
+from hf_bgbench.benchmarks.rival10.release import Rival10LayoutError, Rival10Release
 from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import read_card_metadata
-from hf_bgbench.data.rival10_items import RIVAL10_COLUMNS, UnsafePickleError, load_attr_dict
-from hf_bgbench.data.rival10_release import Rival10LayoutError, Rival10Release
 from hf_bgbench.data.sources import resolve_source
-from hf_bgbench.labels import rival10_attributes, rival10_classes
 from tests.rival10_fixture import fixture_items, write_rival10_hub, write_rival10_release
 
 SPEC = get_benchmark("rival10")
@@ -331,7 +331,7 @@ def test_mask_rule_any_colour_channel_whatever_the_mode(mode):
 
     from PIL import Image
 
-    from hf_bgbench.data.rival10_items import binarise
+    from hf_bgbench.benchmarks.rival10.items import binarise
 
     mask = np.zeros((8, 16), bool)
     mask[2:5, 3:9] = True

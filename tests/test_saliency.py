@@ -1,4 +1,5 @@
-"""The saliency task (hf_bgbench.tasks.saliency, hf_bgbench.cam) on models whose Grad-CAM is
+"""The saliency task (hf_bgbench.tasks.saliency, hf_bgbench.inference.cam) on models whose Grad-CAM
+is
 known by construction.
 
 :class:`GreyNet` is a hand-built CNN on the synthetic IN-9 of tests/in9_fixture.py: its only
@@ -24,12 +25,13 @@ import timm
 import torch
 from PIL import Image
 
-from hf_bgbench.cam import CamRunner, ClassTarget, TargetLayerError, choose_target_layer
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_classes
 from hf_bgbench.cli import main
 from hf_bgbench.data.loader import Geometry
-from hf_bgbench.labels import LabelSpace, imagenet_label_space, imagenet_to_in9, in9_classes
+from hf_bgbench.inference.cam import CamRunner, ClassTarget, TargetLayerError, choose_target_layer
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.labels import LabelSpace, imagenet_label_space
 from hf_bgbench.metrics.saliency import bootstrap_mean_interval
-from hf_bgbench.model_step import ModelStep
 from hf_bgbench.models import load_classifier
 from hf_bgbench.tasks.saliency import SALIENCY_OUTPUTS, run_saliency
 from tests.in9_fixture import _Preprocessing, image_id, write_release

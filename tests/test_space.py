@@ -165,7 +165,7 @@ def test_queue_limits_concurrency(space):
 
 
 def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
-    from hf_bgbench.space_settings import run_output_dir
+    from hf_bgbench.space.settings import run_output_dir
 
     runs = []
     for _ in range(5):
@@ -198,7 +198,7 @@ def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
 
 
 def _explore_in_process(space, monkeypatch):
-    from hf_bgbench.space_explore import explore_image
+    from hf_bgbench.space.explore import explore_image
     from tests.in9_fixture import ColourRuleClassifier
 
     def fake(model_id, options):

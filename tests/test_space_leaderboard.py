@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hf_bgbench.space_leaderboard import (
+from hf_bgbench.space.leaderboard import (
     PUBLISHED,
     ROWS_FILE,
     NotEligible,

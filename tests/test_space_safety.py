@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hf_bgbench.space_safety import (
+from hf_bgbench.space.safety import (
     MAX_MESSAGE,
     JobTimeout,
     SpaceRefusal,
@@ -227,7 +227,7 @@ def test_a_jobs_progress_bars_reach_the_page_while_it_runs():
 
 def test_hub_ids_in_the_allow_list_are_read_from_the_hub_only(tmp_path, monkeypatch):
     from hf_bgbench.benchmarks import get_benchmark
-    from hf_bgbench.space_safety import allowed_data
+    from hf_bgbench.space.safety import allowed_data
 
     (tmp_path / "acme" / "in9").mkdir(parents=True)  # a folder named like the Hub id
     monkeypatch.chdir(tmp_path)

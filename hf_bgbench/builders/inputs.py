@@ -22,8 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9
 from hf_bgbench.files import is_image_file
-from hf_bgbench.labels import UNMAPPED, imagenet_index_of, imagenet_to_in9
+from hf_bgbench.labels import UNMAPPED, imagenet_index_of
 
 WNID = re.compile(r"^n\d{8}$")
 WNID_PREFIX = re.compile(r"^(n\d{8})_")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.builders.geometry import CROP
+from hf_bgbench.benchmarks.in9.geometry import CROP
 
 SAME_CLASS = "same_class"
 """Another photo of the foreground's class (mixed_same)."""
@@ -60,14 +60,14 @@ RIVAL10_LAYOUT = BuiltLayout(
     mask_column="object_mask",
     balanced=False,
     splits=("train", "test"),
-    row_checks="hf_bgbench.builders.validate_rival10:check_rival10_split",
+    row_checks="hf_bgbench.benchmarks.rival10.validate:check_rival10_split",
 )
 
 IMAGENET_E_LAYOUT = BuiltLayout(
     image_size=None,
     balanced=False,
     splits=("test",),
-    row_checks="hf_bgbench.builders.validate_imagenet_e:check_imagenet_e_split",
+    row_checks="hf_bgbench.benchmarks.imagenet_e.validate:check_imagenet_e_split",
     masks_shared=False,  # the mask is the object's after the edit
     required_variants=("original",),  # a release or a CPU build holds a subset of the edits
 )

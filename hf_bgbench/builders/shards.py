@@ -1,7 +1,7 @@
 """Running a build's tasks (inline or in worker processes) and writing its Parquet shards.
 
-Stage 2 of :mod:`hf_bgbench.builders.in9` (every variant's shards) and the IN-9L config
-live here; the per-shard work itself is :mod:`hf_bgbench.builders.pipeline`.
+Stage 2 of :mod:`hf_bgbench.benchmarks.in9.build` (every variant's shards) and the IN-9L config
+live here; the per-shard work itself is :mod:`hf_bgbench.benchmarks.in9.pipeline`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import datasets
 from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.builders import pipeline
-from hf_bgbench.builders.choices import TAG_IN9L, balance
+from hf_bgbench.benchmarks.in9 import pipeline
+from hf_bgbench.benchmarks.in9.choices import TAG_IN9L, balance
 from hf_bgbench.builders.inputs import Photo
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import benchmark_features

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark, list_benchmarks
-from hf_bgbench.builders.choices import next_class
+from hf_bgbench.benchmarks.in9.choices import next_class
 from hf_bgbench.builders.layout import (
     NEXT_CLASS,
     RULE_TEXT,
@@ -41,7 +41,7 @@ from hf_bgbench.builders.layout import (
     layout_for,
 )
 from hf_bgbench.data import hub
-from hf_bgbench.hub_errors import is_hub_unreachable
+from hf_bgbench.hub.errors import is_hub_unreachable
 
 EXAMPLES = 3
 

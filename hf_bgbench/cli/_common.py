@@ -89,7 +89,7 @@ def add_model_arguments(
     p: argparse.ArgumentParser, *, gpu_batch_size: int, batch_note: str = ""
 ) -> None:
     """MODEL, --benchmark, --checkpoint, --batch-size (none given: the task picks by device,
-    :func:`hf_bgbench.devices.default_batch_size` with ``gpu_batch_size``; ``batch_note``
+    :func:`hf_bgbench.inference.devices.default_batch_size` with ``gpu_batch_size``; ``batch_note``
     says why, if it needs saying), --workers, --device, --quiet, --resize-to-model-input."""
     p.add_argument("model", nargs="?", default="tf_efficientnet_lite0", help=MODEL_HELP)
     from hf_bgbench.benchmarks import list_benchmarks
@@ -107,7 +107,7 @@ def add_model_arguments(
         help="weights file (.safetensors, or a .pth/.pt read with weights_only) for a timm "
         "architecture given as MODEL",
     )
-    from hf_bgbench.devices import CPU_BATCH_SIZE
+    from hf_bgbench.inference.devices import CPU_BATCH_SIZE
 
     p.add_argument(
         "--batch-size",

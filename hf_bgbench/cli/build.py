@@ -92,8 +92,8 @@ def add_in9_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_in9(args: argparse.Namespace) -> int:
-    from hf_bgbench.benchmarks.in9 import IN9_VARIANTS
-    from hf_bgbench.builders.in9 import REPORT_NAME, BuildOptions, build_in9, summary_lines
+    from hf_bgbench.benchmarks.in9.build import REPORT_NAME, BuildOptions, build_in9, summary_lines
+    from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
 
     variants = tuple(v.strip() for v in args.variants.split(",")) if args.variants else IN9_VARIANTS
     report = build_in9(
@@ -145,7 +145,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
-    from hf_bgbench.edits.apply import CPU_EDITS
+    from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS
 
     p.add_argument("--images", type=Path, default=None, help="ImageNet photos (<wnid>/ folders)")
     p.add_argument("--masks", type=Path, default=None, help="their masks, <stem>.png")
@@ -207,9 +207,9 @@ def add_imagenet_e_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_imagenet_e(args: argparse.Namespace) -> int:
-    from hf_bgbench.builders.imagenet_e_build import EditBuildOptions, build_imagenet_e
-    from hf_bgbench.builders.imagenet_e_sources import from_folders, from_hub
-    from hf_bgbench.edits.apply import CPU_EDITS
+    from hf_bgbench.benchmarks.imagenet_e.build import EditBuildOptions, build_imagenet_e
+    from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS
+    from hf_bgbench.benchmarks.imagenet_e.sources import from_folders, from_hub
 
     if args.source is not None:
         if args.images is not None or args.masks is not None:
@@ -221,8 +221,8 @@ def run_imagenet_e(args: argparse.Namespace) -> int:
         source = from_folders(args.images, args.masks)
     diffusion, edits = None, CPU_EDITS
     if args.diffusion_model:
-        from hf_bgbench.builders.imagenet_e_diffusion import DiffusionSettings
-        from hf_bgbench.devices import resolve_device
+        from hf_bgbench.benchmarks.imagenet_e.diffusion import DiffusionSettings
+        from hf_bgbench.inference.devices import resolve_device
 
         diffusion = DiffusionSettings(
             model=args.diffusion_model,

@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.distributed import processes
+    from hf_bgbench.inference.distributed import processes
     from hf_bgbench.render import render_table
     from hf_bgbench.tasks.challenge import run_challenge
 

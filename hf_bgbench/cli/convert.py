@@ -10,7 +10,7 @@ from hf_bgbench.cli._common import add_progress_argument, non_negative_int, posi
 
 
 def run_in9_release(args: argparse.Namespace) -> int:
-    from hf_bgbench.builders.convert import convert_in9_release
+    from hf_bgbench.benchmarks.in9.convert import convert_in9_release
 
     report = convert_in9_release(args.src, args.output, overwrite=args.overwrite)
     counts = ", ".join(f"{k} {v}" for k, v in report["per_class"].items())
@@ -21,7 +21,7 @@ def run_in9_release(args: argparse.Namespace) -> int:
 def run_rival10(args: argparse.Namespace) -> int:
     import os
 
-    from hf_bgbench.builders.rival10 import convert_rival10_release, summary_lines
+    from hf_bgbench.benchmarks.rival10.convert import convert_rival10_release, summary_lines
 
     workers = args.workers or min(4, os.cpu_count() or 1)
     report = convert_rival10_release(
@@ -65,7 +65,7 @@ def add_rival10_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_imagenet_e(args: argparse.Namespace) -> int:
-    from hf_bgbench.builders.imagenet_e_convert import convert_imagenet_e_release, summary_lines
+    from hf_bgbench.benchmarks.imagenet_e.convert import convert_imagenet_e_release, summary_lines
 
     report = convert_imagenet_e_release(
         args.src,

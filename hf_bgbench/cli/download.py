@@ -6,20 +6,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hf_bgbench.benchmarks.in9.download import DEFAULT_IN9_URL
+from hf_bgbench.benchmarks.rival10.download import DEFAULT_RIVAL10_URL
 from hf_bgbench.cli._common import add_progress_argument, non_negative_int
-from hf_bgbench.download import DEFAULT_IN9_URL
-from hf_bgbench.download_rival10 import DEFAULT_RIVAL10_URL
 
 
 def run(args: argparse.Namespace) -> int:
     if args.dataset == "rival10":
-        from hf_bgbench.download_rival10 import describe_rival10 as describe
-        from hf_bgbench.download_rival10 import download_rival10 as download
+        from hf_bgbench.benchmarks.rival10.download import describe_rival10 as describe
+        from hf_bgbench.benchmarks.rival10.download import download_rival10 as download
 
         extra = {"workers": args.workers}
     else:
-        from hf_bgbench.download import describe
-        from hf_bgbench.download import download_in9 as download
+        from hf_bgbench.benchmarks.in9.download import describe
+        from hf_bgbench.benchmarks.in9.download import download_in9 as download
 
         extra = {}
     result = download(

@@ -83,8 +83,8 @@ def run_edit(args: argparse.Namespace) -> int:
 
 def _diffusion(args: argparse.Namespace, image, mask, clean, rng):
     """The diffusion path: guided background, or size/position/rotation blended by it."""
-    from hf_bgbench.devices import resolve_device
     from hf_bgbench.edits.diffusion import diffusion_edit, diffusion_geometry, load_diffusion_model
+    from hf_bgbench.inference.devices import resolve_device
 
     if args.edit not in ("guided", "size", "position", "rotation"):
         raise ValueError(

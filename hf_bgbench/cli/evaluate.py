@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.distributed import processes
+    from hf_bgbench.inference.distributed import processes
     from hf_bgbench.render import render_table
     from hf_bgbench.tasks.evaluate import evaluate_model
 

@@ -9,7 +9,7 @@ from hf_bgbench.cli._common import human_size
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.hub_publish import publish_folder
+    from hf_bgbench.hub.publish import publish_folder
 
     result = publish_folder(
         args.folder,

@@ -8,7 +8,7 @@ only), its metric card, the Space's ``app.py`` and a ``requirements.txt`` withou
 ``hf-bgbench`` (which is not on PyPI). By default the folders are written to a temporary
 folder; ``--out DIR`` keeps them, ``--metrics-dir DIR`` publishes folders written earlier.
 
-The upload itself is :func:`hf_bgbench.hub_publish.publish_folder` (create_repo with
+The upload itself is :func:`hf_bgbench.hub.publish.publish_folder` (create_repo with
 ``exist_ok`` and the card's ``sdk``, then the folder upload; a clear error when the Hub is
 unreachable or offline).
 """
@@ -115,7 +115,7 @@ def publish_metrics(
 def _publish(
     root: Path, namespace: str, names: Sequence[str], private: bool, dry_run: bool, api: Any
 ) -> list[Any]:
-    from hf_bgbench.hub_publish import publish_folder
+    from hf_bgbench.hub.publish import publish_folder
 
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such metrics folder.")

@@ -16,7 +16,7 @@ from hf_bgbench.cli._common import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from hf_bgbench.cam import METHODS
+    from hf_bgbench.inference.cam import METHODS
 
     p = sub.add_parser(
         "saliency",

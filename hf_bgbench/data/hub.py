@@ -219,7 +219,7 @@ class HubDataset(Reader):
         from huggingface_hub import HfApi
         from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
 
-        from hf_bgbench.hub_errors import is_hub_unreachable
+        from hf_bgbench.hub.errors import is_hub_unreachable
 
         try:
             HfApi().dataset_info(self.location, timeout=10)
@@ -257,7 +257,7 @@ def _load_split(
     from datasets.exceptions import DatasetGenerationError
     from datasets.utils.info_utils import NonMatchingSplitsSizesError
 
-    from hf_bgbench.hub_errors import is_hub_unreachable
+    from hf_bgbench.hub.errors import is_hub_unreachable
 
     try:
         dsd = datasets.load_dataset(location, variant, cache_dir=cache_dir)

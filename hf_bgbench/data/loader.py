@@ -3,7 +3,7 @@
 Every task (evaluate, challenge, noise, saliency, probes, edits) reads its data through
 :func:`decode_loader`. It decodes the image columns it is asked for in DataLoader worker
 processes (off the main process) and ships uint8, so workers move 4x fewer bytes than
-float and normalisation runs once per batch on the device (:class:`hf_bgbench.model_step.
+float and normalisation runs once per batch on the device (:class:`hf_bgbench.inference.model_step.
 ModelStep`).
 
 A row whose image cannot be decoded becomes a *skipped* entry (id, label, reason) that the

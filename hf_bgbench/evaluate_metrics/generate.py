@@ -6,7 +6,7 @@ Every folder ``<name>/`` holds exactly four files:
   :mod:`hf_bgbench.metrics` inlined (:func:`~hf_bgbench.evaluate_metrics.inline.inline_module`),
   so it imports only numpy, evaluate (and datasets, which evaluate installs) and the stdlib;
 - ``README.md``: the metric card ``cards/<name>.md``, copied;
-- ``app.py``: the Space's form, with :mod:`hf_bgbench.metric_widget` inlined;
+- ``app.py``: the Space's form, with :mod:`hf_bgbench.evaluate_metrics.widget` inlined;
 - ``requirements.txt``: :data:`REQUIREMENTS` (never ``hf-bgbench``, which is not on PyPI).
 
 In a source checkout they are written to the top-level ``metrics/`` folder (the metric

@@ -7,7 +7,7 @@ its own preprocessing and label space.
 ('imagenet-1k', (224, 224))
 """
 
-from hf_bgbench.hub_errors import HubUnreachableError
+from hf_bgbench.hub.errors import HubUnreachableError
 from hf_bgbench.models.classifier import Classifier, infer_label_space
 from hf_bgbench.models.errors import (
     ModelLoadError,

@@ -9,12 +9,9 @@ from collections.abc import Sequence
 
 import torch
 
-from hf_bgbench.labels import (
-    LabelSpace,
-    imagenet_label_space,
-    in9_classes,
-    rival10_classes,
-)
+from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.benchmarks.rival10.labels import rival10_classes
+from hf_bgbench.labels import LabelSpace, imagenet_label_space
 from hf_bgbench.models.preprocessing import Preprocessing
 
 _GENERIC_NAME = re.compile(r"^(label|class|cls)?[ _-]?\d+$", re.IGNORECASE)

@@ -2,13 +2,13 @@
 
 Every error names the problem *and* what to do about it. All of them subclass
 ``ValueError``, so the CLI can print them without a traceback. A Hub that cannot be reached
-is the package-wide :class:`hf_bgbench.hub_errors.HubUnreachableError` (a ``ValueError`` and a
+is the package-wide :class:`hf_bgbench.hub.errors.HubUnreachableError` (a ``ValueError`` and a
 ``ConnectionError``), built here with a model-loading hint by :func:`hub_unreachable`.
 """
 
 from __future__ import annotations
 
-from hf_bgbench.hub_errors import HubUnreachableError, error_chain
+from hf_bgbench.hub.errors import HubUnreachableError, error_chain
 
 HUB_OFFLINE_HINT = (
     "The Hugging Face Hub could not be reached (or HF_HUB_OFFLINE=1 is set) and the files "

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import torch
 
-from hf_bgbench.hub_errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
 from hf_bgbench.models.classifier import Classifier, infer_label_space

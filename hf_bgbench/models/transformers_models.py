@@ -10,7 +10,7 @@ import logging
 import os
 import pickle
 
-from hf_bgbench.hub_errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.errors import (
     ModelLoadError,
     hub_unreachable,

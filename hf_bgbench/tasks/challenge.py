@@ -22,7 +22,7 @@ cached
 (:mod:`hf_bgbench.tasks.challenge_cache`), so an interrupted run resumes
 (:mod:`hf_bgbench.tasks.challenge_run`). Numbers come from :mod:`hf_bgbench.metrics`.
 
-Started by ``accelerate launch`` with several processes (:mod:`hf_bgbench.distributed`),
+Started by ``accelerate launch`` with several processes (:mod:`hf_bgbench.inference.distributed`),
 each process takes a contiguous share of the foregrounds against every background, on its
 own device; the main process gathers the shares (:mod:`hf_bgbench.tasks.challenge_shards`)
 and writes the outputs. Verdicts are those of one process.
@@ -53,9 +53,9 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.data.sources import DataSourceError
-from hf_bgbench.devices import default_batch_size
-from hf_bgbench.distributed import processes
-from hf_bgbench.engine import default_num_workers
+from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.distributed import processes
+from hf_bgbench.inference.engine import default_num_workers
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
@@ -144,7 +144,7 @@ def run_challenge(
     ``max_foregrounds`` / ``max_backgrounds`` pick a seeded random subset (``seed``; the ids
     used are recorded) so a quick run stays reproducible; the published number uses all.
     ``seed`` also breaks ties in the early-stop background order. ``batch_size`` defaults to
-    8 on a CPU, 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`). Decided
+    8 on a CPU, 64 on a GPU (:func:`hf_bgbench.inference.devices.default_batch_size`). Decided
     foregrounds are cached under ``cache_dir`` (default ``<cache root>/challenge``;
     ``use_cache=False`` computes everything), so an interrupted run resumes.
     ``max_device_backgrounds`` caps the backgrounds held on the device at once (default: all

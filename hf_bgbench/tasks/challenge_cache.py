@@ -1,6 +1,6 @@
 """The Backgrounds Challenge's on-disk cache: one row per decided foreground.
 
-Like ``evaluate``'s prediction cache (:class:`hf_bgbench.engine.PredictionCache`): Parquet
+Like ``evaluate``'s prediction cache (:class:`hf_bgbench.inference.engine.PredictionCache`): Parquet
 parts under ``<root>/<key>/``, each written whole (temporary file + rename), so an
 interrupted run keeps every foreground it decided and a rerun computes only the rest. The
 key names everything a row depends on -- the model's weights and preprocessing, the data of
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from hf_bgbench.cache import cache_root
-from hf_bgbench.engine import cache_key
+from hf_bgbench.inference.engine import cache_key
 
 CACHE_COLUMNS = [
     "id",

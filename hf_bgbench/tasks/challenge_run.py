@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import Batch, DataError, decode_loader, iterate, size_message
 from hf_bgbench.data.schema import ID, MASK
-from hf_bgbench.engine import Interrupted
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.engine import Interrupted
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.tasks.challenge_cache import CachedRow, CacheIdentity, ChallengeCache
 from hf_bgbench.tasks.challenge_schedule import FoolingStats, Outcome, Schedule
 
@@ -84,7 +84,7 @@ def run_pairs(
 ) -> dict[str, Any]:
     """Every foreground of ``fg_idx`` against the backgrounds of ``bg_idx``: the per-foreground
     outcome (in foreground order) and what it cost. Ctrl-C raises
-    :class:`~hf_bgbench.engine.Interrupted` with the number of rows safe in the cache."""
+    :class:`~hf_bgbench.inference.engine.Interrupted` with the number of rows safe in the cache."""
     loop = _Loop(fg_ds, list(fg_idx), step, opts)
     try:
         return loop.run(bg_ds, list(bg_idx))

@@ -1,5 +1,5 @@
 """The Backgrounds Challenge over several processes: each takes a contiguous share of the
-foregrounds against every background (:mod:`hf_bgbench.distributed`), and the shares'
+foregrounds against every background (:mod:`hf_bgbench.inference.distributed`), and the shares'
 outputs become one, as one process would have produced them.
 
 Verdicts, clean predictions, full-matrix rows and everything computed from them are those of

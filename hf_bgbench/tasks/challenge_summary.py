@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.render import pct
+from hf_bgbench.formatting import pct
 from hf_bgbench.results import Figure, Report, Score, Table
 
 

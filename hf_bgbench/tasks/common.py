@@ -15,8 +15,8 @@ import torch
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.loader import Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
-from hf_bgbench.mapping import LabelMapper
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.mapping import LabelMapper
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ def classifier_and_mapper(
     (IN-9's published protocol); ``imagenet`` = the same, insisting on a 1000-class ImageNet
     model (RIVAL10 zero-shot through its 20 source classes); ``probe`` = a linear head on the
     model's frozen penultimate features, fitted on the benchmark's train split (RIVAL10's
-    protocol; :mod:`hf_bgbench.probe`). A model trained on the benchmark's own classes is
+    protocol; :mod:`hf_bgbench.probe.features`). A model trained on the benchmark's own classes is
     always scored directly.
     """
     if label_map not in LABEL_MAPS:
@@ -105,7 +105,7 @@ def classifier_and_mapper(
             f"({classifier.label_space.kind}); use --label-map probe."
         )
     if choice == "probe" and not own_classes:
-        from hf_bgbench.probe import probed_classifier
+        from hf_bgbench.probe.features import probed_classifier
 
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
@@ -242,7 +242,7 @@ def run_header(
     }
     record = getattr(classifier, "probe_record", None)
     if record is not None:  # RIVAL10's protocol: a linear probe on frozen features
-        from hf_bgbench.probe import probe_note
+        from hf_bgbench.probe.features import probe_note
 
         header["label_protocol"] = (
             "linear probe on frozen penultimate features, fitted on the train split; argmax "

@@ -17,9 +17,10 @@ import pandas as pd
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import ID
 from hf_bgbench.data.sources import DataSourceError, Reader, quiet_datasets
-from hf_bgbench.devices import default_batch_size
-from hf_bgbench.distributed import processes
-from hf_bgbench.engine import (
+from hf_bgbench.formatting import pct
+from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.distributed import processes
+from hf_bgbench.inference.engine import (
     Interrupted,
     PredictionCache,
     PredictionRun,
@@ -29,7 +30,6 @@ from hf_bgbench.engine import (
     predict,
 )
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
-from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Table, check_writable, make_document
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
 from hf_bgbench.tasks import Task, register_task
@@ -89,13 +89,14 @@ def evaluate_model(
     """Score ``model`` (a model id or a loaded classifier) on the variants of ``benchmark``.
 
     ``batch_size`` defaults to 8 on a CPU and 32 on a GPU
-    (:func:`hf_bgbench.devices.default_batch_size`).
+    (:func:`hf_bgbench.inference.devices.default_batch_size`).
 
     Returns the results document (also written to ``output_dir`` when given): per-variant
     accuracy, n and per-class accuracy, and every metric of the benchmark's spec (IN-9: the
     background gaps and the prediction categories).
 
-    Started by ``accelerate launch`` with several processes (:mod:`hf_bgbench.distributed`),
+    Started by ``accelerate launch`` with several processes
+    (:mod:`hf_bgbench.inference.distributed`),
     each process scores a contiguous share of every variant's images on its own device;
     the shares are gathered in order, so predictions and numbers are those of one process,
     and only the main process writes ``output_dir`` and shows progress.

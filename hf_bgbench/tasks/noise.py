@@ -43,9 +43,9 @@ import torch
 from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import DataError, decode_loader, iterate
-from hf_bgbench.devices import default_batch_size
-from hf_bgbench.engine import default_num_workers
-from hf_bgbench.model_step import ModelStep
+from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.engine import default_num_workers
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.results import make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
@@ -239,7 +239,8 @@ def run_noise(
     picks a seeded random subset (ids recorded). Returns the results document; with
     ``output_dir`` also writes noise.json, noise.md, noise_model_index.yaml,
     noise_images.parquet (one row per image and level) and the plots. ``batch_size``
-    defaults to 8 on a CPU and 64 on a GPU (:func:`hf_bgbench.devices.default_batch_size`);
+    defaults to 8 on a CPU and 64 on a GPU
+    (:func:`hf_bgbench.inference.devices.default_batch_size`);
     the numbers do not depend on it."""
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise NoiseError(f"--trials must be a whole number >= 1, got {trials!r}.")

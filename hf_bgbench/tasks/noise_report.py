@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hf_bgbench.render import pct
+from hf_bgbench.formatting import pct
 from hf_bgbench.results import Figure, Report, Score, Series, Table
 from hf_bgbench.tasks.noise_summary import IRFS_BIN_EDGES
 

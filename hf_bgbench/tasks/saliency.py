@@ -3,7 +3,8 @@ SPEC §2 "Saliency alignment").
 
 For every image of the benchmark's mask variant (IN-9 ``original`` + ``mask``; RIVAL10
 ``ordinary`` + ``object_mask``), Grad-CAM (the ``grad-cam`` package, through
-:mod:`hf_bgbench.cam`) on the predicted class -- or the true class -- gives a saliency map at
+:mod:`hf_bgbench.inference.cam`) on the predicted class -- or the true class -- gives a saliency
+map at
 the mask's size, compared with the object mask by the metric core
 (:mod:`hf_bgbench.metrics.saliency`): IoU after max-normalising and binarising at 0.5, the
 share of saliency inside the mask, and delta density (mean saliency on the object minus on
@@ -28,13 +29,19 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_bgbench.cam import METHODS, CamRunner, ClassTarget, LayerChoice, choose_target_layer
 from hf_bgbench.data.loader import DataError, Geometry, decode_loader, iterate
 from hf_bgbench.data.sources import DataSourceError
-from hf_bgbench.devices import default_batch_size
-from hf_bgbench.engine import default_num_workers
+from hf_bgbench.inference.cam import (
+    METHODS,
+    CamRunner,
+    ClassTarget,
+    LayerChoice,
+    choose_target_layer,
+)
+from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.engine import default_num_workers
+from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.metrics.saliency import delta_density, saliency_fraction_inside, saliency_iou
-from hf_bgbench.model_step import ModelStep
 from hf_bgbench.results import make_document
 from hf_bgbench.tasks import Task, register_task
 from hf_bgbench.tasks.common import (
@@ -105,9 +112,9 @@ def run_saliency(
     are recorded). Returns the results document; with ``output_dir`` also writes
     saliency.json, saliency.md, saliency_model_index.yaml, saliency.png, the gallery of the
     ``gallery`` images with the lowest delta density (saliency_gallery.png) and the
-    per-image values (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU and
-    32 on a GPU (:func:`hf_bgbench.devices.default_batch_size`); the numbers do not depend on
-    it."""
+    per-image values (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU
+    and 32 on a GPU (:func:`hf_bgbench.inference.devices.default_batch_size`); the numbers do
+    not depend on it."""
     if target not in TARGETS:
         raise ValueError(f"--target {target!r}: choose one of {', '.join(TARGETS)}.")
     if method not in METHODS:

@@ -14,8 +14,8 @@ import pandas as pd
 from PIL import Image
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.formatting import pct
 from hf_bgbench.metrics.saliency import bootstrap_mean_interval, saliency_fraction_inside
-from hf_bgbench.render import pct
 from hf_bgbench.results import Figure, Report, Score, Table
 
 SCORES = {  # result key -> per-image key of the run

@@ -1,11 +1,11 @@
 # GENERATED FILE - do not edit. Written by `python -m hf_bgbench.evaluate_metrics.generate`
 # from hf_bgbench/evaluate_metrics/wrappers/app.py
 # and the hf_bgbench code it imports, copied below from:
-#   hf_bgbench/metric_widget.py
+#   hf_bgbench/evaluate_metrics/widget.py
 # Edit those files and regenerate.
 """Space for this metric: a form that computes it on a table of inputs, above its card.
 
-The widget code (``hf_bgbench.metric_widget``) is inlined below, so the Space needs only
+The widget code (``hf_bgbench.evaluate_metrics.widget``) is inlined below, so the Space needs only
 evaluate, numpy and gradio.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from evaluate.utils.gradio import infer_gradio_input_types, json_to_string_type, parse_readme
 
 
-# ---- inlined from hf_bgbench/metric_widget.py
+# ---- inlined from hf_bgbench/evaluate_metrics/widget.py
 def build_metric_widget(module: Any, readme: str | Path | None = None) -> Any:
     """A ``gr.Interface`` that computes ``module`` on a table of inputs (not launched)."""
     import gradio as gr

@@ -1,0 +1,271 @@
+"""``bgbench build imagenet-e``: the CPU ImageNet-E edit set of masked images, as a Hub folder.
+
+Steps: read the source (:mod:`.imagenet_e_sources`); stage 1, in parallel, fit + inpaint +
+measure each image (:func:`.imagenet_e_work.prepare_image`, cached per image); sort the clean
+backgrounds by L_c into three bins and draw, per image, the backgrounds of bg_random (any
+other image), bg_simpler (another image of the simplest bin) and bg_complex (another of the
+most complex bin); stage 2, in parallel, edit and write each shard of each edit
+(:func:`.imagenet_e_work.edit_shard`); then ``build_report.json`` and the card.
+
+Every random choice is seeded by (``--seed``, image id, edit) and every ordering is sorted,
+so the output is byte-identical whatever ``--workers``; finished images and shards are
+skipped when a build is resumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from hf_bgbench.benchmarks.imagenet_e import work as work_mod
+from hf_bgbench.benchmarks.imagenet_e.card import write_card
+from hf_bgbench.benchmarks.imagenet_e.diffusion import (
+    DIFFUSION_BACKGROUND_EDITS,
+    DIFFUSION_ONLY_EDITS,
+    NEEDS_MODEL,
+    DiffusionSettings,
+    preload,
+)
+from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS
+from hf_bgbench.benchmarks.imagenet_e.sources import Source
+from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, write_shard
+from hf_bgbench.data import hub
+from hf_bgbench.edits import seeded_rng
+from hf_bgbench.edits.complexity import complexity_bins
+from hf_bgbench.files import ensure_writable_dir
+
+SPLIT = "test"
+REPORT_NAME = "build_report.json"
+REPORT_FORMAT = "bgbench-imagenet-e-build/1"
+WORK_DIRNAME = ".bgbench-work"
+BINS = 3
+BIN_OF_EDIT = {"bg_simpler": 0, "bg_complex": BINS - 1}
+
+
+class BuildError(ValueError):
+    """The ImageNet-E build cannot run as asked."""
+
+
+@dataclass
+class EditBuildOptions:
+    output: Path
+    seed: int = 0
+    workers: int = 1
+    size: int = 224
+    method: str = "telea"
+    image_format: str = "jpeg"
+    shard_size: int = 500
+    max_angle: float = 180.0
+    edits: tuple[str, ...] = CPU_EDITS
+    overwrite: bool = False
+    keep_work: bool = False
+    progress: bool = True
+    diffusion: DiffusionSettings | None = None  # the background edits by diffusion guidance
+
+    def check(self, label_space: str | None = None) -> None:
+        unknown = [e for e in self.edits if e not in (*CPU_EDITS, *DIFFUSION_ONLY_EDITS)]
+        if unknown:
+            raise BuildError(
+                f"Unknown edit(s) {unknown}; the edits are {list(CPU_EDITS)} and, with "
+                f"--diffusion-model, {list(DIFFUSION_ONLY_EDITS)}."
+            )
+        needs = [e for e in self.edits if e in DIFFUSION_ONLY_EDITS]
+        if needs and self.diffusion is None:
+            raise BuildError(
+                f"{', '.join(needs)} {'is' if len(needs) == 1 else 'are'} {NEEDS_MODEL}."
+            )
+        if self.diffusion is not None:
+            try:
+                self.diffusion.check(self.edits, label_space)
+            except ValueError as err:
+                raise BuildError(str(err)) from None
+        if "original" not in self.edits:
+            raise BuildError("--edits must include 'original' (dropped accuracy is against it).")
+        if self.workers < 0 or self.shard_size < 1 or self.size < 16:
+            raise BuildError(
+                "--workers must be 0 or more (0 or 1: in the main process), --shard-size at "
+                "least 1, --size at least 16."
+            )
+        if self.image_format not in ("jpeg", "png"):
+            raise BuildError("--image-format must be 'jpeg' or 'png'.")
+
+
+def features(class_names: list[str]) -> datasets.Features:
+    """The schema every edit config shares."""
+    return datasets.Features(
+        {
+            "image": datasets.Image(),
+            "label": datasets.ClassLabel(names=class_names),
+            "id": datasets.Value("string"),
+            "mask": datasets.Image(),
+            "object_pixel_rate": datasets.Value("float32"),
+            "edit_params": datasets.Value("string"),
+        }
+    )
+
+
+def _digest(source: Source) -> str:
+    h = hashlib.sha256()
+    for item in source.items:
+        for part in (item.id, str(item.label), item.image, item.mask):
+            h.update(part if isinstance(part, bytes) else part.encode())
+    return h.hexdigest()
+
+
+def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any]:
+    """Build (or resume) ``options.output``; returns the build report."""
+    options.check(source.label_space)
+    if options.diffusion is not None and any(
+        e in DIFFUSION_BACKGROUND_EDITS for e in options.edits
+    ):
+        preload(options.diffusion, options.edits)
+    output = Path(options.output)
+    ensure_writable_dir(output, "--output")
+    params = {
+        "source": source.kind,
+        "label_space": source.label_space,
+        "images_sha256": _digest(source),
+        **{k: v for k, v in asdict(options).items() if k not in ("output", "workers", "progress")},
+    }
+    if options.diffusion is None:
+        params.pop("diffusion")  # builds without it keep their earlier parameters
+    params["edits"] = list(options.edits)
+    for key in ("overwrite", "keep_work"):
+        params.pop(key)
+    report_path = output / REPORT_NAME
+    previous = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    work = output / WORK_DIRNAME
+    stored = work / "params.json"
+    earlier = previous.get("parameters") or (
+        json.loads(stored.read_text()) if stored.is_file() else None
+    )
+    if earlier is not None and earlier != params:
+        if not options.overwrite:
+            raise BuildError(
+                f"{output} holds an ImageNet-E build with other inputs or options (see "
+                f"{REPORT_NAME}); use --overwrite or another --output."
+            )
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(output / "data", ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    stored.write_text(json.dumps(params, indent=2, sort_keys=True))
+
+    with Runner(options.workers, options.progress) as runner:
+        tasks = [
+            work_mod.PrepareTask(
+                i.id, i.image, i.mask, options.size, options.method, str(work / f"{i.id}.npz")
+            )
+            for i in source.items
+        ]
+        measured: dict[str, dict[str, float]] = {}
+        dropped: Counter = Counter()
+        for image_id, status, measures in runner.map(
+            work_mod.prepare_image, tasks, desc="stage 1: inpaint"
+        ):
+            if status == work_mod.KEPT:
+                measured[image_id] = measures
+            else:
+                dropped[status] += 1
+        kept = [i for i in source.items if i.id in measured]
+        if not kept:
+            raise BuildError(
+                f"No image of {source.location} could be edited ({dict(dropped)}); check that "
+                "the masks mark the object (non-zero) and leave some background."
+            )
+        rows, bins_report = _assign(kept, measured, options)
+        shards = _write(runner, rows, source, options, output, work)
+
+    report = {
+        "format": REPORT_FORMAT,
+        "benchmark": "imagenet-e",
+        "parameters": params,
+        "source": {"kind": source.kind, "location": source.location},
+        "label_space": source.label_space,
+        "images_found": len(source.items) + sum(source.skipped.values()),
+        "skipped": dict(sorted(source.skipped.items())),
+        "dropped": dict(sorted(dropped.items())),
+        "kept": len(kept),
+        "per_class": _per_class(kept, source.class_names),
+        "complexity": bins_report,
+        "shards": shards,
+    }
+    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_card(output, report, source.class_names)
+    if not options.keep_work:
+        shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def _per_class(kept, names: list[str]) -> dict[str, int]:
+    counts = Counter(i.label for i in kept)
+    return {(names[k] if k < len(names) else str(k)): n for k, n in sorted(counts.items())}
+
+
+def _assign(kept, measured, options: EditBuildOptions):
+    """Per edit, the rows in (label, id) order with their drawn backgrounds."""
+    ids = [i.id for i in kept]
+    by_diffusion = options.diffusion is not None
+    bins, edges = complexity_bins([measured[i]["L_c"] for i in ids], BINS)
+    bin_of = dict(zip(ids, bins.tolist(), strict=True))
+    rows: dict[str, list[work_mod.EditRow]] = {}
+    for edit in options.edits:
+        out = []
+        for item in kept:
+            other = ""
+            if edit == "bg_random" or (edit in BIN_OF_EDIT and not by_diffusion):
+                pool = [i for i in ids if i != item.id]
+                if edit in BIN_OF_EDIT:
+                    pool = [i for i in pool if bin_of[i] == BIN_OF_EDIT[edit]]
+                if not pool:
+                    continue  # counted in the report: fewer rows than kept
+                other = pool[int(seeded_rng(options.seed, item.id, edit, "bg").integers(len(pool)))]
+            info = (
+                {"background_id": other, "complexity_bin": bin_of[other], **measured[other]}
+                if other
+                else {}
+            )
+            out.append(
+                work_mod.EditRow(item.id, item.label, other, json.dumps(info, sort_keys=True))
+            )
+        rows[edit] = out
+    report = {
+        "measure": "L_c (Fourier amplitude sum of the inpainted background)",
+        "bins": BINS,
+        "edges": edges,
+        "per_bin": [int((bins == b).sum()) for b in range(BINS)],
+        "rows_per_edit": {e: len(r) for e, r in rows.items()},
+    }
+    return rows, report
+
+
+def _write(runner, rows, source: Source, options, output: Path, work: Path) -> dict[str, list[str]]:
+    feats = features(source.class_names)
+    shards, pending = {}, []
+    for edit, edit_rows in rows.items():
+        num = plan(len(edit_rows), options.shard_size)
+        paths = hub.shard_paths(edit, SPLIT, num)
+        shards[edit] = paths
+        clear_stale(output, edit, SPLIT, paths)
+        for index, (lo, hi) in enumerate(shard_bounds(len(edit_rows), num)):
+            if not (output / paths[index]).is_file():
+                task = work_mod.ShardTask(
+                    edit,
+                    tuple(edit_rows[lo:hi]),
+                    str(work),
+                    options.seed,
+                    options.image_format,
+                    options.max_angle,
+                    options.diffusion if edit in DIFFUSION_BACKGROUND_EDITS else None,
+                )
+                pending.append(((edit, index, num), task))
+    results = runner.map(work_mod.edit_shard, [t for _, t in pending], "stage 2: edit", "shard")
+    for ((edit, index, num), _), cols in zip(pending, results, strict=True):
+        write_shard(output, edit, SPLIT, index, num, cols, feats)
+    return shards

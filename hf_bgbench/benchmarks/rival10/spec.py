@@ -1,0 +1,51 @@
+"""RIVAL10 (Moayeri et al., CVPR 2022): ten CIFAR-10-like classes of ImageNet images with
+object masks, 18 attributes and attribute masks. Facts: SPEC §2.
+
+The paper scores a model through a linear head on its frozen penultimate features, fitted on
+the train split (the ``probe`` label map, the default); ``imagenet`` maps a 1000-class model's
+20 source ImageNet classes zero-shot.
+"""
+
+from __future__ import annotations
+
+from hf_bgbench.benchmarks.rival10.labels import imagenet_to_rival10, rival10_label_space
+from hf_bgbench.spec import BenchmarkSpec
+
+RIVAL10_VARIANTS = ("ordinary",)
+RIVAL10_TASKS = ("evaluate", "noise", "saliency")
+RIVAL10_READERS = ("hf_bgbench.benchmarks.rival10.release:Rival10Release",)
+OBJECT_MASK = "object_mask"
+
+RIVAL10_CITATION = """@inproceedings{moayeri2022comprehensive,
+  title={A Comprehensive Study of Image Classification Model Sensitivity to Foregrounds,
+         Backgrounds, and Visual Attributes},
+  author={Moayeri, Mazda and Pope, Phillip and Balaji, Yogesh and Feizi, Soheil},
+  booktitle={Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern
+             Recognition (CVPR)},
+  year={2022}
+}"""
+
+RIVAL10 = BenchmarkSpec(
+    name="rival10",
+    title="RIVAL10",
+    label_space=rival10_label_space(),
+    variants=RIVAL10_VARIANTS,
+    reference_variant="ordinary",
+    hub_repo="bgbench/rival10",
+    label_maps={"imagenet-1k": imagenet_to_rival10},
+    tasks=RIVAL10_TASKS,
+    readers=RIVAL10_READERS,
+    images_precropped=False,  # photos at their own size: the model's own eval transform
+    citation=RIVAL10_CITATION,
+    description=(
+        "Ten classes of ImageNet images with object masks, 18 attributes and attribute "
+        "masks; noise analysis (RFS) and saliency alignment."
+    ),
+    mask_variant="ordinary",
+    mask_column=OBJECT_MASK,
+    default_label_map="probe",
+    train_split="train",
+    publish_private_only=True,  # the release's licence forbids redistribution (SPEC §2)
+    cached_download="hf_bgbench.benchmarks.rival10.download:cached_rival10_release",
+    download_command="bgbench download rival10",
+)

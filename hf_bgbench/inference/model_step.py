@@ -1,0 +1,198 @@
+"""The one public model step: a batch of images -> what a task needs from the model.
+
+Every task runs the model through :class:`ModelStep`, so device placement, mixed precision,
+memory format, the model's own normalisation, the optional resize and the label mapping are
+defined once:
+
+* :meth:`ModelStep.predict` -- benchmark predictions, the model-space argmax and the
+  probability of the true benchmark class (evaluate, challenge, noise, edits);
+* :meth:`ModelStep.features` -- penultimate features (linear probes): timm
+  ``forward_features`` + ``forward_head(pre_logits=True)``, transformers' input to the
+  classification head (the pooled output);
+* :meth:`ModelStep.logits_with_grad` / :meth:`ModelStep.gradient_module` -- a forward with
+  gradients enabled (Grad-CAM and other saliency methods).
+
+Inputs are either uint8 batches (as :func:`hf_bgbench.data.loader.decode_loader` yields
+them) or float batches in [0, 1] (composites, noisy images). Both are normalised with the
+same arithmetic (``x / 255`` then ``(x - mean) / std``), so a uint8 image and its [0, 1]
+float give bit-identical logits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from hf_bgbench.inference.devices import default_device
+from hf_bgbench.inference.mapping import LabelMapper
+
+
+class SupportsLogits(Protocol):
+    """What the model step needs from a classifier (see :class:`hf_bgbench.models.Classifier`):
+    ``model`` (an ``nn.Module``), ``preprocessing`` (mean/std/input size/interpolation),
+    ``fingerprint`` and ``logits(normalised batch) -> (N, C)``."""
+
+    model: torch.nn.Module
+    preprocessing: Any
+    fingerprint: str
+
+    def logits(self, batch: torch.Tensor) -> torch.Tensor: ...
+
+
+@dataclass
+class Predictions:
+    """Per-image outputs of :meth:`ModelStep.predict` (numpy, on the CPU)."""
+
+    pred: np.ndarray  # benchmark label predicted (-1: a class outside the benchmark)
+    pred_model: np.ndarray  # argmax in the model's own label space
+    prob_true: np.ndarray  # probability of the true benchmark class
+
+
+class ModelStep:
+    """``classifier`` on ``device`` with its normalisation, optional resize and ``mapper``.
+
+    ``resize_to`` (H, W): batches of another size are resized on the device (the model's
+    interpolation, antialiased) before normalisation; ``None`` feeds them as they are.
+    On CUDA the model runs channels_last under fp16 autocast.
+    """
+
+    def __init__(
+        self,
+        classifier: SupportsLogits,
+        mapper: LabelMapper | None = None,
+        device: str | torch.device | None = None,
+        *,
+        resize_to: Sequence[int] | None = None,
+    ):
+        self.device = torch.device(device) if device is not None else default_device()
+        self.classifier = classifier
+        if hasattr(classifier, "to"):
+            classifier.to(self.device)
+        else:
+            classifier.model.to(self.device)
+        self.mapper = mapper
+        self.cuda = self.device.type == "cuda"
+        if self.cuda:
+            classifier.model.to(memory_format=torch.channels_last)
+        pre = classifier.preprocessing
+        self.normalize_unit = pre.normalize_unit_batch
+        self.interpolation = getattr(pre, "interpolation", "bilinear")
+        self.resize_to = tuple(int(v) for v in resize_to) if resize_to else None
+
+    # ------------------------------------------------------------------ inputs
+
+    def prepare(self, x: torch.Tensor) -> torch.Tensor:
+        """uint8 (N, 3, H, W) or float in [0, 1] -> normalised float on the device."""
+        x = x.to(self.device, non_blocking=True)
+        x = x.float().div(255) if x.dtype == torch.uint8 else x
+        if self.resize_to is not None and tuple(x.shape[-2:]) != self.resize_to:
+            mode = self.interpolation if self.interpolation in ("bilinear", "bicubic") else None
+            x = torch.nn.functional.interpolate(
+                x,
+                size=self.resize_to,
+                mode=mode or "nearest",
+                antialias=mode is not None,
+                align_corners=False if mode else None,
+            ).clamp_(0, 1)
+        x = self.normalize_unit(x)
+        if self.cuda:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x
+
+    def _amp(self):
+        return torch.autocast("cuda", dtype=torch.float16) if self.cuda else nullcontext()
+
+    # ------------------------------------------------------------------ modes
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, C) float logits in the model's label space, no gradients."""
+        with torch.inference_mode(), self._amp():
+            return self.classifier.logits(self.prepare(x))
+
+    def predict(self, x: torch.Tensor, labels: torch.Tensor | int) -> Predictions:
+        """Benchmark predictions for ``x`` whose true benchmark labels are ``labels``."""
+        if self.mapper is None:
+            raise ValueError("ModelStep.predict needs a LabelMapper (pass mapper=...).")
+        logits = self.logits(x)
+        if not isinstance(labels, torch.Tensor):
+            labels = torch.full((len(logits),), int(labels), dtype=torch.long)
+        pred, pred_model, prob = self.mapper(logits, labels.to(logits.device))
+        return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, D) penultimate features (the classification head's input), float32.
+
+        Computed under ``no_grad`` (not ``inference_mode``) so a linear probe can train on
+        them directly."""
+        x = self.prepare(x)
+        with torch.no_grad(), self._amp():
+            out = backbone_features(self.classifier, x)
+        return out.float()
+
+    def logits_with_grad(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, C) logits with autograd on (fp32, no autocast): for saliency maps."""
+        with torch.enable_grad():
+            return self.classifier.logits(self.prepare(x))
+
+    def gradient_module(self) -> torch.nn.Module:
+        """An ``nn.Module`` from [0, 1] images to logits (normalisation included), for
+        libraries such as grad-cam that take a module and its target layers."""
+        return _NormalisedModel(self)
+
+
+class _NormalisedModel(torch.nn.Module):
+    def __init__(self, step: ModelStep):
+        super().__init__()
+        self.step = step
+        self.model = step.classifier.model  # registered, so grad-cam finds its layers
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.step.logits_with_grad(x)
+
+
+def classification_head(model: torch.nn.Module) -> torch.nn.Module:
+    """The final classification layer of a transformers (or plain) image classifier."""
+    for name in ("classifier", "fc", "head"):
+        head = getattr(model, name, None)
+        if isinstance(head, torch.nn.Module):
+            if isinstance(head, torch.nn.Sequential) and len(head):
+                head = head[-1]
+            return head
+    if hasattr(model, "get_classifier"):
+        return model.get_classifier()
+    raise ValueError(
+        f"{type(model).__name__}: no classification head found (looked for .classifier, .fc, "
+        ".head); features need a model whose last layer is the head."
+    )
+
+
+def backbone_features(classifier: Any, x: torch.Tensor) -> torch.Tensor:
+    """(N, D) penultimate features of ``classifier`` for a prepared batch (the classification
+    head's input), gradients and autocast as the caller's context says: timm's
+    ``forward_head(pre_logits=True)``, otherwise the head's input caught by a hook."""
+    model = classifier.model
+    if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
+        out = model.forward_head(model.forward_features(x), pre_logits=True)
+    else:
+        out = _head_input(model, lambda: classifier.logits(x))
+    return out.flatten(1)
+
+
+def _head_input(model: torch.nn.Module, forward) -> torch.Tensor:
+    """The input of ``model``'s classification head during ``forward()``."""
+    captured: list[torch.Tensor] = []
+    handle = classification_head(model).register_forward_hook(
+        lambda _m, args, _out: captured.append(args[0])
+    )
+    try:
+        forward()
+    finally:
+        handle.remove()
+    if not captured:
+        raise ValueError(f"{type(model).__name__}: the classification head was never called.")
+    return captured[-1]

@@ -1,0 +1,375 @@
+"""What a public Space accepts from a visitor, and what it tells them.
+
+Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import them.
+
+* :func:`check_model_id` — a model id is a Hub repo id (``owner/name``, optionally written
+  ``hf-hub:owner/name``) or a bundled model name, checked against the Hub's grammar *before*
+  anything loads; paths, URLs, ``local-dir:``/``file:`` ids and odd characters are refused.
+* :func:`parse_allowlist` / :func:`resolve_dataset` — datasets come only from the
+  operator's allow-list (``BGBENCH_SPACE_DATASETS="in9=bgbench/in9,in9-local=/data/in9"``);
+  a visitor picks a *name*, never a path; a Hub id in the list is read from the Hub only
+  (:func:`allowed_data`), never as a folder of the same name.
+* :func:`check_model_size` — parameters / weight bytes from the Hub metadata before download,
+  and Hub repos with pickled weights only are refused (skipped offline, with a note).
+* :func:`visitor_message` — any exception as one complete, plain sentence-level message for
+  a web visitor: CLI flags become words, commands and tracebacks are dropped, server paths
+  hidden.
+* :func:`run_with_time_limit` — a job in a separate process, killed at its time limit, its
+  progress bars reported back as they advance.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hf_bgbench.hub.errors import is_hub_unreachable
+from hf_bgbench.models.bundled import bundled_variant
+
+DATASETS_ENV = "BGBENCH_SPACE_DATASETS"
+MAX_ID_LENGTH = 96 * 2 + 1
+_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+HUB_ID = re.compile(rf"^({_PART})/({_PART})$")
+"""A Hub repo id: ``owner/name``, each 1-96 ASCII letters, digits, ``.``, ``_``, ``-``,
+starting and ending with a letter or digit (``huggingface_hub.utils.validate_repo_id``)."""
+_DATASET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_PICKLE_EXTS = (".bin", ".pth", ".pt", ".ckpt", ".pkl", ".pickle", ".tar", ".h5", ".msgpack")
+_FILE_EXTS = (".safetensors", *_PICKLE_EXTS, ".zip", ".json", ".onnx")
+MODEL_HINT = (
+    "Enter a model repository from the Hugging Face Hub as owner/name (for example "
+    "timm/resnet50.a1_in1k or microsoft/resnet-50), or the bundled tf_efficientnet_lite0."
+)
+
+
+class SpaceRefusal(ValueError):
+    """Something a visitor entered is refused; the message says why, in plain words."""
+
+
+class JobTimeout(SpaceRefusal):
+    """A job ran past the Space's time limit and was stopped."""
+
+
+@dataclass(frozen=True)
+class SafeModel:
+    """A checked model id: ``model_id`` is what the loader gets; ``repo_id`` the Hub repo
+    (None for a bundled model)."""
+
+    model_id: str
+    repo_id: str | None
+
+
+def check_model_id(text: str) -> SafeModel:
+    """The model a visitor typed, checked before anything loads; :class:`SpaceRefusal` if it
+    is not a Hub repo id or a bundled model name."""
+    mid = (text or "").strip()
+    if not mid:
+        raise SpaceRefusal(f"No model entered. {MODEL_HINT}")
+    if len(mid) > MAX_ID_LENGTH:
+        raise SpaceRefusal(f"That model id is too long ({len(mid)} characters). {MODEL_HINT}")
+    if any(c.isspace() or not c.isprintable() for c in mid) or not mid.isascii():
+        raise SpaceRefusal(
+            f"A model id contains only letters, digits, '.', '_', '-' and one '/'. {MODEL_HINT}"
+        )
+    n = bundled_variant(mid)
+    if n is not None:
+        return SafeModel(f"tf_efficientnet_lite{n}", None)
+    for prefix in ("hf-hub:", "hf_hub:"):
+        if mid.startswith(prefix):
+            mid = mid[len(prefix) :]
+            break
+    if _looks_like_path(mid):
+        raise SpaceRefusal(
+            "This Space loads models from the Hugging Face Hub only, not files or folders on "
+            f"its server, so paths and links are refused. {MODEL_HINT}"
+        )
+    if mid.lower().endswith(_FILE_EXTS):
+        raise SpaceRefusal(
+            "That looks like a weights file, which this Space does not load (weights come from "
+            f"a Hub repository's safetensors files). {MODEL_HINT}"
+        )
+    if "/" not in mid:
+        raise SpaceRefusal(
+            f"{mid!r} is not a Hub repository id (owner/name). For a timm model, write it as "
+            f"timm/{mid}. {MODEL_HINT}"
+        )
+    if not HUB_ID.match(mid) or "--" in mid or ".." in mid or mid.endswith(".git"):
+        raise SpaceRefusal(f"{mid!r} is not a valid Hub repository id. {MODEL_HINT}")
+    if os.path.lexists(mid):  # the loader would read a relative folder of the same name
+        raise SpaceRefusal(
+            f"{mid!r} names a folder on this Space's server, which is never loaded. {MODEL_HINT}"
+        )
+    return SafeModel(mid, mid)
+
+
+def _looks_like_path(mid: str) -> bool:
+    return (
+        mid.startswith(("/", ".", "~", "\\"))
+        or "\\" in mid
+        or ":" in mid  # local-dir:, file:, transformers:, https:, C:...
+        or mid.count("/") > 1
+        or ".." in mid.split("/")
+        or mid.endswith("/")
+    )
+
+
+@dataclass(frozen=True)
+class AllowedDataset:
+    """One entry of the operator's allow-list: the ``name`` a visitor picks, the ``target``
+    (a Hub dataset id or a folder on the server) and the benchmark it belongs to (None:
+    offered for every benchmark)."""
+
+    name: str
+    target: str
+    benchmark: str | None
+
+    @property
+    def is_hub(self) -> bool:
+        """Whether ``target`` is a Hub dataset id (``owner/name``); anything else (``/srv/in9``,
+        ``./in9``) is a folder on the server."""
+        return bool(HUB_ID.match(self.target))
+
+
+def allowed_data(entry: AllowedDataset, spec: Any) -> Any:
+    """What a task reads for an allow-listed dataset: for a Hub id, a Hub dataset reader that
+    never looks at the server's disk (a relative folder of the same name is ignored); for a
+    server folder, its path."""
+    if not entry.is_hub:
+        return entry.target
+    from hf_bgbench.data.sources import resolve_source
+
+    return resolve_source(entry.target, spec, hub_only=True)
+
+
+def parse_allowlist(value: str | None, benchmarks: Mapping[str, str]) -> dict[str, AllowedDataset]:
+    """``NAME=TARGET`` entries separated by commas (``value``), or, when unset, each
+    benchmark's Hub dataset (``benchmarks``: name -> Hub repo). A name belongs to the
+    benchmark it equals or starts with (``in9-local`` -> in9). Raises ValueError (an operator
+    error) for a malformed entry."""
+    if not value or not value.strip():
+        return {b: AllowedDataset(b, repo, b) for b, repo in benchmarks.items()}
+    out: dict[str, AllowedDataset] = {}
+    for entry in filter(None, (e.strip() for e in value.split(","))):
+        name, sep, target = (s.strip() for s in entry.partition("="))
+        if not sep or not target or not _DATASET_NAME.match(name):
+            raise ValueError(
+                f"{DATASETS_ENV}: {entry!r} is not NAME=TARGET (NAME: letters, digits, '.', "
+                "'_', '-'; TARGET: a Hub dataset id or a folder on the server)."
+            )
+        if name in out:
+            raise ValueError(f"{DATASETS_ENV}: {name!r} is listed twice.")
+        owner = max(
+            (b for b in benchmarks if name == b or re.match(rf"^{re.escape(b)}[-_.]", name)),
+            key=len,
+            default=None,
+        )
+        out[name] = AllowedDataset(name, target, owner)
+    return out
+
+
+def datasets_for(allowed: Mapping[str, AllowedDataset], benchmark: str) -> list[str]:
+    """The names offered for ``benchmark``."""
+    return [n for n, d in allowed.items() if d.benchmark in (None, benchmark)]
+
+
+def resolve_dataset(
+    name: str | None, benchmark: str, allowed: Mapping[str, AllowedDataset]
+) -> AllowedDataset:
+    """The allow-listed dataset ``name`` for ``benchmark``; anything else is refused."""
+    entry = allowed.get((name or "").strip())
+    if entry is None or entry.benchmark not in (None, benchmark):
+        offered = ", ".join(datasets_for(allowed, benchmark)) or "none"
+        raise SpaceRefusal(
+            f"Pick a dataset from the list; this Space only reads the datasets its operator "
+            f"allowed (for {benchmark}: {offered})."
+        )
+    return entry
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> str:
+    """Refuse a Hub model that is too large, or that has pickled weights only, from its
+    metadata (before any download). Returns a note for the report ("" when checked and
+    fine); the check is skipped, saying so, for a bundled model or when the Hub is offline."""
+    if repo_id is None:
+        return ""
+    if hub_offline():
+        return "Model size not checked: the Hub is offline (HF_HUB_OFFLINE)."
+    from huggingface_hub import HfApi
+
+    try:
+        info = HfApi().model_info(repo_id, files_metadata=True)
+    except Exception as err:
+        if is_hub_unreachable(err):
+            return "Model size not checked: the Hub could not be reached."
+        if type(err).__name__ == "RepositoryNotFoundError":
+            raise SpaceRefusal(
+                f"There is no public model repository {repo_id!r} on the Hugging Face Hub. "
+                "Check the spelling (owner/name)."
+            ) from None
+        if type(err).__name__ == "GatedRepoError":
+            raise SpaceRefusal(
+                f"{repo_id!r} is gated on the Hub (you must accept its terms), so this Space "
+                "cannot download it."
+            ) from None
+        raise SpaceRefusal(
+            f"The Hub did not describe {repo_id!r} ({type(err).__name__}), so it is not loaded."
+        ) from None
+    files = {s.rfilename: s.size or 0 for s in (info.siblings or [])}
+    weights = {f: s for f, s in files.items() if f.endswith(".safetensors")}
+    if not weights and any(f.endswith(_PICKLE_EXTS) for f in files):
+        raise SpaceRefusal(
+            f"{repo_id!r} publishes its weights only as pickle files (e.g. pytorch_model.bin), "
+            "which can run code when loaded; this Space loads safetensors weights only."
+        )
+    params = getattr(getattr(info, "safetensors", None), "total", None)
+    if params and params > max_params:
+        raise SpaceRefusal(
+            f"{repo_id!r} has {params / 1e6:,.0f}M parameters; this Space scores models up to "
+            f"{max_params / 1e6:,.0f}M."
+        )
+    size = sum(weights.values())
+    if size > max_bytes:
+        raise SpaceRefusal(
+            f"{repo_id!r} has {size / 2**30:.1f} GiB of weights; this Space scores models up "
+            f"to {max_bytes / 2**30:.1f} GiB."
+        )
+    if not params and not size:
+        return "Model size unknown: the Hub lists no safetensors metadata for this repository."
+    return ""
+
+
+_FLAG_WORDS = {
+    "--data": "the dataset",
+    "--benchmark": "the benchmark",
+    "--variants": "the variants",
+    "--label-map": "a label map (not available in this Space)",
+    "--checkpoint": "a separate weights file (not available in this Space)",
+    "--restrict-to-benchmark-classes": "the option 'argmax only over the benchmark's classes'",
+    "--resize-to-model-input": "resizing to the model's input (not available in this Space)",
+    "--allow-mismatched-ids": "scoring only the shared images (not available in this Space)",
+    "--output": "the output folder",
+}
+_COMMAND = re.compile(r"`[^`]*`")
+_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
+_ABS_PATH = re.compile(r"(?<![\w/:.])(?:/[\w.@+-]+){2,}/?")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+MAX_MESSAGE = 700
+
+
+def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -> str:
+    """``err`` as a message for a web visitor: whole sentences (never cut mid-sentence, at
+    most :data:`MAX_MESSAGE` characters), CLI flags as words, shell commands dropped, the
+    strings of ``hide`` (e.g. a dataset's server path -> its allow-list name) and any other
+    absolute path replaced, no traceback."""
+    if isinstance(err, SpaceRefusal):
+        return str(err)
+    text = " ".join(str(err).split())
+    for secret, shown in sorted((hide or {}).items(), key=lambda kv: -len(kv[0])):
+        if secret:
+            text = text.replace(secret, shown)
+    text = _ABS_PATH.sub("(a file on the server)", text)
+    sentences = []
+    for sentence in _SENTENCE.split(text):
+        if _COMMAND.search(sentence) and ("bgbench " in sentence or "hf auth" in sentence):
+            continue  # advice to run a command: the visitor has no shell here
+        sentence = _COMMAND.sub(lambda m: m.group(0).strip("`"), sentence)
+        sentence = _FLAG.sub(lambda m: _FLAG_WORDS.get(m.group(0), "a setting"), sentence)
+        sentences.append(sentence)
+    kept: list[str] = []
+    for sentence in sentences:
+        if kept and len(" ".join([*kept, sentence])) > MAX_MESSAGE:
+            break
+        kept.append(sentence)
+    message = " ".join(kept).strip()
+    if not isinstance(err, (ValueError, OSError)) or not message:
+        message = (
+            f"The job failed with an unexpected error ({type(err).__name__}"
+            + (f": {message}" if message and len(message) < 300 else "")
+            + "). Please try another model or dataset."
+        )
+    if message and message[-1] not in ".!?)":
+        message += "."
+    return message
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: bool) -> None:
+    from hf_bgbench.space.progress import track_tqdm
+
+    def report(desc: str, n: int, total: int | None) -> None:
+        conn.send(("progress", (desc, n, total)))
+
+    try:
+        if track:
+            with track_tqdm(report):
+                result: tuple[str, Any] = ("ok", fn(*args, **kwargs))
+        else:
+            result = ("ok", fn(*args, **kwargs))
+    except BaseException as err:  # sent back whole; the parent decides what to show
+        try:
+            pickle.dumps(err)
+            result = ("err", err)
+        except Exception:
+            result = ("err", RuntimeError(f"{type(err).__name__}: {err}"))
+    conn.send(result)
+    conn.close()
+
+
+def run_with_time_limit(
+    fn: Callable[..., Any],
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    seconds: float,
+    on_progress: Callable[[str, int, int | None], None] | None = None,
+) -> Any:
+    """``fn(*args, **kwargs)`` in a fresh process (``fn`` importable by name), killed after
+    ``seconds``: :class:`JobTimeout`. The function's exception is raised here as it was.
+    ``on_progress(desc, n, total)`` receives the job's progress bars as they advance
+    (:func:`hf_bgbench.space.progress.track_tqdm` in the job process)."""
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    # not a daemon: the job may start data-loader workers of its own
+    proc = ctx.Process(
+        target=_child,
+        args=(child, fn, args, kwargs or {}, on_progress is not None),
+        daemon=False,
+    )
+    proc.start()
+    child.close()
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not parent.poll(left):
+                raise JobTimeout(
+                    f"The job took longer than this Space's limit of {seconds:g} seconds and "
+                    "was stopped. Try a smaller model or fewer variants."
+                )
+            try:
+                status, value = parent.recv()
+            except EOFError:
+                raise SpaceRefusal(
+                    "The job stopped without a result (it may have run out of memory). Try a "
+                    "smaller model."
+                ) from None
+            if status != "progress":
+                break
+            if on_progress is not None:
+                on_progress(*value)
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        parent.close()
+    if status == "err":
+        raise value
+    return value

@@ -1,0 +1,96 @@
+"""The Space operator's settings, read from environment variables (see spaces/README.md).
+
+``BGBENCH_SPACE_DATASETS`` (the allow-list, :func:`allowed`), ``BGBENCH_LEADERBOARD_DIR``
+(:func:`leaderboard_dir`), the time limits, concurrency and queue (read once, at import),
+the model-size limits (:func:`model_limits`) and the subset caps of shared hardware
+(:func:`task_options`). No Gradio here: the app and its tests import these.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.cache import cache_root
+from hf_bgbench.space.leaderboard import LEADERBOARD_DIR_ENV
+from hf_bgbench.space.safety import DATASETS_ENV, AllowedDataset, parse_allowlist
+
+
+def int_env(name: str, default: int) -> int:
+    """The integer environment variable ``name`` (``default`` if unset or not a number)."""
+    try:
+        return int(float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+JOB_SECONDS = int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
+EXPLORE_SECONDS = int_env("BGBENCH_SPACE_EXPLORE_SECONDS", 300)
+CONCURRENCY = int_env("BGBENCH_SPACE_CONCURRENCY", 1)
+QUEUE_SIZE = int_env("BGBENCH_SPACE_QUEUE", 20)
+KEEP_RUNS = int_env("BGBENCH_SPACE_KEEP_RUNS", 20)
+
+
+def subset_cap(name: str, default: int) -> int | None:
+    """A subset cap: None (all) when the variable is 0 or negative."""
+    value = int_env(name, default)
+    return value if value > 0 else None
+
+
+def allowed() -> dict[str, AllowedDataset]:
+    """The operator's allow-list (read at each call, so it follows the environment)."""
+    return parse_allowlist(
+        os.environ.get(DATASETS_ENV), {b: get_benchmark(b).hub_repo for b in list_benchmarks()}
+    )
+
+
+def leaderboard_dir() -> Path:
+    """The folder of the leaderboard's ``rows.jsonl``."""
+    return Path(os.environ.get(LEADERBOARD_DIR_ENV) or cache_root() / "space_leaderboard")
+
+
+_RUNS_ROOT: Path | None = None
+_RUNS: deque[Path] = deque()
+
+
+def run_output_dir(keep: int = KEEP_RUNS) -> Path:
+    """A fresh folder for one run's outputs. Gradio copies the files a handler returns into
+    its own cache, so only the newest ``keep`` folders (at least one per concurrent job) are
+    kept: a Space that runs for weeks would otherwise fill its disk. All live in one folder
+    per app process, removed when the process exits."""
+    global _RUNS_ROOT
+    if _RUNS_ROOT is None or not _RUNS_ROOT.is_dir():
+        _RUNS_ROOT = Path(tempfile.mkdtemp(prefix="bgbench-space-"))
+        atexit.register(shutil.rmtree, _RUNS_ROOT, True)
+    out = Path(tempfile.mkdtemp(prefix="run-", dir=_RUNS_ROOT))
+    _RUNS.append(out)
+    while len(_RUNS) > max(keep, CONCURRENCY + 1, 1):
+        shutil.rmtree(_RUNS.popleft(), ignore_errors=True)
+    return out
+
+
+def model_limits() -> tuple[int, int]:
+    """(most parameters, most bytes of weights) a visitor's model may have."""
+    max_gb = float(os.environ.get("BGBENCH_SPACE_MAX_GB", 2) or 2)
+    return int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000), int(max_gb * 2**30)
+
+
+def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
+    """What the Space passes to a task besides model, benchmark, data and output: never a
+    checkpoint, label map or remote code; subsets on shared hardware (recorded)."""
+    # progress bars on: their counts are what the page shows while the job runs
+    options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": True}
+    if task == "evaluate":
+        options["variants"] = list(variants)
+    elif task == "challenge":
+        options["max_foregrounds"] = subset_cap("BGBENCH_SPACE_FOREGROUNDS", 100)
+        options["max_backgrounds"] = subset_cap("BGBENCH_SPACE_BACKGROUNDS", 200)
+    elif task in ("noise", "saliency"):
+        options["max_images"] = subset_cap("BGBENCH_SPACE_MAX_IMAGES", 200)
+    return options

@@ -41,6 +41,7 @@ def _digest(folder: Path) -> str:
 def _run(images: Path, boxes: Path | None, out: Path, workers: int, per_class: int) -> dict:
     # Imported here, not at the top: spawned workers re-import this script as __mp_main__,
     # and should not pay for datasets/pyarrow they never use.
+    from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.benchmarks.in9.build import BuildOptions, build_in9
 
     start = time.perf_counter()
@@ -53,7 +54,8 @@ def _run(images: Path, boxes: Path | None, out: Path, workers: int, per_class: i
             workers=workers,
             limit_per_class=per_class,
             progress=False,
-        )
+        ),
+        get_benchmark("in9"),
     )
     seconds = time.perf_counter() - start
     photos = report["photos_found"] - report["subsampled_out"]

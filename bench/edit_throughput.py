@@ -23,8 +23,9 @@ import cv2
 import numpy as np
 import torch
 
+from hf_bgbench.benchmarks import all_specs
 from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS, apply_edit
-from hf_bgbench.benchmarks.imagenet_e.sources import from_hub
+from hf_bgbench.benchmarks.imagenet_e.sources import from_hub, hub_sources
 from hf_bgbench.benchmarks.imagenet_e.work import decode_image, encode_image, fit
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.edits import seeded_rng
@@ -34,7 +35,7 @@ from hf_bgbench.models import load_classifier
 
 
 def load_images(data: Path, n: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    items = from_hub("in9", data).items[:n]
+    items = from_hub("in9", data, hub_sources(all_specs())).items[:n]
     out = []
     for item in items:
         image, mask = fit(decode_image(item.image, "RGB"), decode_image(item.mask, "L"), 224)

@@ -34,10 +34,10 @@ from torchvision import transforms
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.sources import load_variant, resolve_source
-from hf_bgbench.inference.devices import default_batch_size
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
+from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.tasks.noise import ACCELERATOR_BATCH_SIZE, run_noise
 
 PHOTOS = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"

@@ -24,9 +24,9 @@ from engine_throughput import DEFAULT_DATA, _raw_forward  # same photos, same ce
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
-from hf_bgbench.inference.devices import CPU_BATCH_SIZE
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
+from hf_bgbench.models.devices import CPU_BATCH_SIZE
 from hf_bgbench.probe.features import extract_features
 
 

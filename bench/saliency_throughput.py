@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from challenge_throughput import DEFAULT_PHOTOS, release_from_photos  # noqa: E402
 
 from hf_bgbench.inference.cam import choose_target_layer  # noqa: E402
-from hf_bgbench.inference.devices import default_batch_size  # noqa: E402
 from hf_bgbench.models import load_classifier  # noqa: E402
+from hf_bgbench.models.devices import default_batch_size  # noqa: E402
 from hf_bgbench.tasks.saliency import ACCELERATOR_BATCH_SIZE, run_saliency  # noqa: E402
 
 

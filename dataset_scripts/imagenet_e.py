@@ -20,15 +20,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.cli.convert import add_imagenet_e_arguments, run_imagenet_e
+from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.benchmarks.imagenet_e.cli import add_convert_arguments, run_convert
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="imagenet_e.py", description=__doc__.split("\n\n")[0])
-    add_imagenet_e_arguments(parser)
+    add_convert_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run_imagenet_e(args)
+        return run_convert(args, get_benchmark("imagenet-e"))
     except (ValueError, OSError) as err:
         print(f"imagenet_e.py: error: {err}", file=sys.stderr)
         return 2

@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.cli.build import add_in9_arguments, run_in9
+from hf_bgbench.benchmarks import all_specs
+from hf_bgbench.benchmarks.in9.cli import add_in9_arguments, run_in9
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     add_in9_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run_in9(args)
+        return run_in9(args, all_specs())
     except (ValueError, OSError) as err:
         print(f"in9.py: error: {err}", file=sys.stderr)
         return 2

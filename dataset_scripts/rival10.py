@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.cli.convert import add_rival10_arguments, run_rival10
+from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.benchmarks.rival10.cli import add_rival10_arguments, run_rival10
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     add_rival10_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run_rival10(args)
+        return run_rival10(args, get_benchmark("rival10"))
     except (ValueError, OSError) as err:
         print(f"rival10.py: error: {err}", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from hf_bgbench.version import __version__
 
 _LAZY = {
     "evaluate_model": "hf_bgbench.tasks.evaluate",

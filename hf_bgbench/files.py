@@ -1,4 +1,5 @@
-"""Files and folders: which files are photos, and whether an output folder can be written."""
+"""Files and folders: which files are photos, whether an output folder can be written, and
+the build report every built or converted dataset folder carries."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from pathlib import Path
 
 IMAGE_SUFFIXES = frozenset({".jpeg", ".jpg", ".png", ".bmp", ".webp"})
 """File suffixes read as photos (compared lower-case), everywhere in the package."""
+
+REPORT_NAME = "build_report.json"
+"""The report a build, conversion or download writes beside the data (what it was made from,
+counts, skipped rows); read by ``bgbench validate`` and the cards."""
 
 
 class OutputFolderError(OSError):

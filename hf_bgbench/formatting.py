@@ -1,11 +1,30 @@
 """How numbers are written in every table and report: one place, below everything that
-prints a number (the metric kinds in :mod:`hf_bgbench.scoring`, the renderer, the tasks)."""
+prints a number (the metric kinds in :mod:`hf_bgbench.scoring`, the renderer, the tasks).
+
+A number's *unit* says how: ``"%"`` and ``"pts"`` (a fraction, or a difference of
+fractions, as a percentage with one decimal), ``""`` (three decimals) and ``"+"`` (three
+decimals with a sign, for scores that go below zero such as RFS)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 
 def pct(x: float | None) -> str:
     """A fraction as a percentage with one decimal; "—" when missing or NaN."""
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def number(value: float | None, unit: str = "%") -> str:
+    """``value`` written for its ``unit`` (see the module docstring); "—" when missing."""
+    if unit in ("%", "pts"):
+        return pct(value)
+    if value is None:
+        return "—"
+    return f"{value:+.3f}" if unit == "+" else f"{value:.3f}"
+
+
+def interval(bounds: Sequence[float] | None, unit: str = "%") -> str:
+    """A (lo, hi) interval as ``[lo, hi]`` in ``unit``; "—" when there is none."""
+    return "—" if not bounds else f"[{number(bounds[0], unit)}, {number(bounds[1], unit)}]"

@@ -64,6 +64,28 @@ class LabelSpace:
         return len(self.names)
 
 
+_BENCHMARK_SPACES: dict[str, LabelSpace] = {}
+
+
+def remember_label_space(space: LabelSpace) -> None:
+    """Offer a registered benchmark's own label space to :func:`benchmark_label_spaces` (the
+    registry calls this; ImageNet-1k and custom spaces are not a benchmark's own)."""
+    if space.kind not in ("imagenet-1k", "custom"):
+        _BENCHMARK_SPACES.setdefault(space.kind, space)
+
+
+def forget_label_space(kind: str) -> None:
+    """Withdraw a label space offered by :func:`remember_label_space` (unregistering)."""
+    _BENCHMARK_SPACES.pop(kind, None)
+
+
+def benchmark_label_spaces() -> tuple[LabelSpace, ...]:
+    """The own label spaces of the registered benchmarks, in registration order: what a
+    model's label space is recognised as when no caller says (see
+    :func:`hf_bgbench.models.classifier.infer_label_space`)."""
+    return tuple(_BENCHMARK_SPACES.values())
+
+
 def imagenet_label_space() -> LabelSpace:
     return LabelSpace("imagenet-1k", tuple(imagenet_classes()[1]))
 

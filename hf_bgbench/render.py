@@ -15,24 +15,7 @@ from typing import Any
 
 import yaml
 
-from hf_bgbench.formatting import pct
-
-
-def fmt(value: float | None, unit: str) -> str:
-    if unit in ("%", "pts"):
-        return pct(value)
-    return "—" if value is None else f"{value:.3f}"
-
-
-def ci(interval: list[float] | None, unit: str = "%") -> str:
-    return "—" if not interval else f"[{fmt(interval[0], unit)}, {fmt(interval[1], unit)}]"
-
-
-def order_keys(results: dict[str, Any], head: list[str]) -> dict[str, Any]:
-    """``results`` with the keys of ``head`` first (the order a reader wants in JSON)."""
-    return {k: results[k] for k in head if k in results} | {
-        k: v for k, v in results.items() if k not in head
-    }
+from hf_bgbench.formatting import interval, number
 
 
 def _title(doc: Mapping[str, Any]) -> str:
@@ -57,8 +40,9 @@ def render_table(doc: Mapping[str, Any]) -> str:
     for s in headline:
         unit = " pts" if s["unit"] == "pts" else (" %" if s["unit"] == "%" else "")
         lines.append(
-            f"{s['label']:<40}{fmt(s['value'], s['unit']):>8}{unit}  95% CI "
-            f"{ci(s['ci95'], s['unit'])}" + (f"  n={s['n']}" if s.get("n") is not None else "")
+            f"{s['label']:<40}{number(s['value'], s['unit']):>8}{unit}  95% CI "
+            f"{interval(s['ci95'], s['unit'])}"
+            + (f"  n={s['n']}" if s.get("n") is not None else "")
         )
     for table in report["tables"]:
         widths = [
@@ -94,8 +78,8 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     for s in (s for s in report["scores"] if s["headline"]):
         unit = " points" if s["unit"] == "pts" else ("%" if s["unit"] == "%" else "")
         out += [
-            f"**{s.get('short') or s['label']} = {fmt(s['value'], s['unit'])}{unit}** "
-            f"(95% CI {ci(s['ci95'], s['unit'])})"
+            f"**{s.get('short') or s['label']} = {number(s['value'], s['unit'])}{unit}** "
+            f"(95% CI {interval(s['ci95'], s['unit'])})"
             + (f" {s['description']}" if s.get("description") else ""),
             "",
         ]
@@ -134,7 +118,9 @@ def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(column names, cells) of the scores marked for the LaTeX row."""
     scores = [s for s in doc["report"]["scores"] if s.get("latex", True)]
     scores = [s for s in scores if not s["headline"]] + [s for s in scores if s["headline"]]
-    return [s["short"] or s["label"] for s in scores], [fmt(s["value"], s["unit"]) for s in scores]
+    return [s["short"] or s["label"] for s in scores], [
+        number(s["value"], s["unit"]) for s in scores
+    ]
 
 
 # --------------------------------------------------------------------------- model-index

@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hf_bgbench.version import __version__
+
 SCHEMA_VERSION = "1.0"
 HEADER_KEYS = [
     "schema_version",
@@ -145,8 +147,6 @@ def make_document(
     task: str, body: Mapping[str, Any], report: Report, *, head: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The results document: header keys first, then ``head``, the rest, and ``report``."""
-    from hf_bgbench import __version__
-
     doc = {"schema_version": SCHEMA_VERSION, "task": task, **body}
     doc.setdefault("hf_bgbench_version", __version__)
     doc.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))

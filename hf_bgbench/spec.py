@@ -2,22 +2,110 @@
 
 A spec declares the classes, the variants, how a model's label space maps onto the
 benchmark's classes, which metrics apply (instances of the kinds in
-:mod:`hf_bgbench.scoring`), which tasks (protocols) can run on it, and its hooks: the
-modules of its own folder (``hf_bgbench/benchmarks/<name>/``) that read its release, build
-it, write its card, check it and download it. Everything outside that folder reads the spec
-instead of naming a benchmark. The registry of specs is :mod:`hf_bgbench.benchmarks`.
+:mod:`hf_bgbench.scoring`), which tasks (protocols) can run on it, the layout of its built
+data (:class:`BuiltLayout`) and its hooks: ``"module:attr"`` names of what its own folder
+(``hf_bgbench/benchmarks/<name>/``) provides -- release readers, the cached download, the
+``bgbench`` sub-commands that build, convert and download it, row checks for ``bgbench
+validate``. Everything outside that folder reads the spec instead of naming a benchmark; the
+registry of specs is :mod:`hf_bgbench.benchmarks`.
+
+Hooks (:attr:`BenchmarkSpec.hooks`, resolved by :meth:`BenchmarkSpec.hook`):
+
+``cli_build`` / ``cli_convert`` / ``cli_download``
+    ``register(subparsers, spec, specs)``: add this benchmark's sub-command(s) under
+    ``bgbench build`` / ``convert`` / ``download`` (``specs``: every registered benchmark,
+    in registration order, for options that offer other benchmarks' data).
+``cli_commands``
+    ``register(subparsers, spec, specs)``: add top-level ``bgbench`` commands the benchmark
+    brings (ImageNet-E: ``bgbench edit``).
+``cached_download``
+    ``function(cache_dir=None) -> Path | None``: the folder of an earlier ``bgbench
+    download``, used when no ``--data`` is given and the Hub dataset cannot be had.
+
+Two more "module:attr" names live in fields: :attr:`BenchmarkSpec.readers` (release
+readers, :class:`hf_bgbench.data.reader.Reader` subclasses) and
+:attr:`BuiltLayout.row_checks`. Because the spec module names the folder's modules, none of
+them imports the spec module (that would close an import cycle): a hook is handed the spec,
+and facts the folder's modules share live in a module below the spec.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from hf_bgbench.labels import LabelSpace
+
+SAME_CLASS = "same_class"
+"""Background rule: another photo of the foreground's class (IN-9's mixed_same)."""
+ANY_CLASS = "any_class"
+"""Background rule: another photo of any class (IN-9's mixed_rand)."""
+NEXT_CLASS = "next_class"
+"""Background rule: a photo of class (y + 1) mod C, skipping classes with no photo in the
+build (IN-9's mixed_next)."""
+
+RULE_TEXT = {
+    SAME_CLASS: "another photo of the same class",
+    ANY_CLASS: "another photo of any class",
+    NEXT_CLASS: "a photo of class (y + 1) mod C",
+}
+
+
+def next_class(label: int, present: Sequence[int], num_classes: int) -> int:
+    """``(label + 1) mod C``, skipping classes that have no image in this build."""
+    have = set(present)
+    for step in range(1, num_classes + 1):
+        candidate = (label + step) % num_classes
+        if candidate in have:
+            return candidate
+    return label
+
+
+def find_spec(specs: Mapping[str, BenchmarkSpec], name: str) -> BenchmarkSpec:
+    """``specs[name]``, or a ValueError listing the names there are."""
+    try:
+        return specs[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown benchmark {name!r}. Available: {', '.join(sorted(specs))}."
+        ) from None
+
+
+def resolve_hook(path: str) -> Any:
+    """The object ``"package.module:attr"`` names, importing the module on first use."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class BuiltLayout:
+    """What a built (or converted) benchmark's variants hold: the one table its builder
+    writes by and ``bgbench validate`` checks against (the spec says which variants exist)."""
+
+    image_size: tuple[int, int] | None
+    """(width, height) of every variant image; None: each image keeps its own size."""
+    backgrounds: Mapping[str, str] = field(default_factory=dict)
+    """Mixed variant -> the rule its background photo follows (never the photo itself)."""
+    mask_column: str = "mask"
+    """The binary foreground mask ("L", 0/255, the image's size) checked on every row."""
+    balanced: bool = True
+    """Every class has the same number of images in each split."""
+    splits: tuple[str, ...] = ()
+    """Splits every variant config must have, non-empty (empty: whatever the card lists)."""
+    row_checks: str | None = None
+    """``"module:function"`` run on each config/split as ``function(files, where, result)``
+    for what only this benchmark has (e.g. RIVAL10's attributes and attribute masks)."""
+    masks_shared: bool = True
+    """One mask per image, the same in every variant (False: an edit moves the object)."""
+    required_variants: tuple[str, ...] | None = None
+    """Variants the card must declare (None: all of the benchmark's; the others are noted)."""
+    checks: str = ""
+    """The benchmark's own checks in words, for ``bgbench validate --help``."""
 
 
 @dataclass(frozen=True)
@@ -41,9 +129,8 @@ class BenchmarkSpec:
     # Variants whose rows are the same images (same ids) with a different foreground /
     # background treatment; scoring checks that their ids agree before comparing them.
     aligned_variants: tuple[str, ...] = ()
-    # When no --data is given and the Hub dataset cannot be had: a function ("module:name")
-    # returning the folder of an earlier download (or None), and the command that downloads.
-    cached_download: str = ""
+    # The command that downloads the official release (its cached folder: the
+    # ``cached_download`` hook), named when the Hub dataset cannot be had.
     download_command: str = ""
     # The variant whose rows carry the object (foreground) mask, and its column: what the
     # noise and saliency tasks use (IN-9: original / mask; RIVAL10: ordinary / object_mask).
@@ -61,6 +148,34 @@ class BenchmarkSpec:
     images_precropped: bool = True
     citation: str = ""
     description: str = ""
+    # How prose names the benchmark ("IN-9"); default: its name.
+    short_name: str = ""
+    # The layout its builder / converter writes and ``bgbench validate`` checks (None: no
+    # builder makes it; only the generic checks apply).
+    layout: BuiltLayout | None = None
+    # Hook name -> "module:attr" in the benchmark's own folder (see the module docstring).
+    hooks: Mapping[str, str] = field(default_factory=dict)
+    # How this benchmark's Hub folder is described when other builders may take it as a
+    # source of masked photos (its ``mask_variant`` + ``mask_column``); "" when not offered.
+    masked_source: str = ""
+    # Published reference results shown on the leaderboard: dicts of model, task, dataset
+    # and scores (display name -> value).
+    published_results: tuple[Mapping[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.short_name:
+            object.__setattr__(self, "short_name", self.name)
+
+    @property
+    def cached_download(self) -> str:
+        """The ``cached_download`` hook's "module:function" ("" when there is none)."""
+        return self.hooks.get("cached_download", "")
+
+    def hook(self, name: str) -> Any:
+        """The object hook ``name`` names (imported on first use), or None when the
+        benchmark has no such hook."""
+        path = self.hooks.get(name)
+        return resolve_hook(path) if path else None
 
     @property
     def classes(self) -> tuple[str, ...]:

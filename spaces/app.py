@@ -60,9 +60,11 @@ from hf_bgbench.space.settings import (
     leaderboard_dir,
     model_limits,
     run_output_dir,
+    takes_variants,
     task_options,
 )
-from hf_bgbench.tasks import get_task, run_task
+from hf_bgbench.tasks import all_tasks, get_task, run_task
+from hf_bgbench.tasks.options import default_benchmark
 
 try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is
     import spaces  # type: ignore[import-not-found]
@@ -75,6 +77,8 @@ except ImportError:
 
 MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
 SAMPLES = 6  # images per variant shown after a run
+# checked at start when the first benchmark has them: the comparisons most visitors want
+# (every variant of another benchmark is checked when it is picked)
 DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
 ALL = "all"
 
@@ -143,7 +147,7 @@ def score(
     dataset: str,
     variants: list[str],
     restrict: bool,
-    benchmark: str = "in9",
+    benchmark: str | None = None,
     task: str = "evaluate",
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
 ) -> tuple[str, list[str], str, str, str]:
@@ -153,10 +157,11 @@ def score(
     the report's LaTeX row and model-index block.
     Every failure reaches the visitor as a plain ``gr.Error`` message."""
     entry = None
+    benchmark = benchmark or default_benchmark()
     try:
         spec = get_benchmark(benchmark)
         spec.check_task(task)
-        if task == "evaluate":
+        if takes_variants(task):
             if not variants:
                 raise ValueError("Pick at least one variant.")
             spec.check_variants(list(variants))
@@ -169,7 +174,7 @@ def score(
         progress(0.05, desc=f"loading {model.model_id}")
         results = execute(task, model.model_id, options, page_progress(progress))
         gallery = ""
-        if task == "evaluate" and (out / "predictions").is_dir():
+        if (out / "predictions").is_dir():  # a task that keeps per-image predictions
             progress(None, desc="drawing the predictions on a few images")
             tables = read_predictions(out / "predictions")
             shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
@@ -180,7 +185,7 @@ def score(
         raise gr.Error(
             visitor_message(err, _hidden(entry)), duration=None, print_exception=False
         ) from None
-    stem = "results" if task == "evaluate" else task
+    stem = get_task(task).stem
     notes = [n for n in (note, _record(results, entry.name)) if n]
     report, extras = split_report(render_markdown(results).replace(entry.target, entry.name))
     report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
@@ -271,8 +276,10 @@ def _datasets_update(benchmark: str) -> Any:
 
 def build_demo() -> gr.Blocks:
     benchmarks = list_benchmarks()
-    names = datasets_for(allowed(), "in9")
+    start = get_benchmark(default_benchmark())
+    names = datasets_for(allowed(), start.name)
     first = names[0] if names else None
+    checked = [v for v in DEFAULT_VARIANTS if v in start.variants] or list(start.variants)
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
@@ -288,11 +295,9 @@ def build_demo() -> gr.Blocks:
                 )
                 dataset = gr.Dropdown(names, value=first, label="Dataset")
             with gr.Row():
-                benchmark = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
-                task = gr.Radio(_task_choices("in9"), value="evaluate", label="Task")
-            variants = gr.CheckboxGroup(
-                list(get_benchmark("in9").variants), value=DEFAULT_VARIANTS, label="Variants"
-            )
+                benchmark = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
+                task = gr.Radio(_task_choices(start.name), value=start.tasks[0], label="Task")
+            variants = gr.CheckboxGroup(list(start.variants), value=checked, label="Variants")
             restrict = gr.Checkbox(
                 label="Argmax only over the benchmark's ImageNet classes "
                 "(not the published protocol)"
@@ -307,7 +312,7 @@ def build_demo() -> gr.Blocks:
                 )
 
             benchmark.change(on_benchmark, benchmark, [task, variants, dataset])
-            task.change(lambda t: gr.update(visible=t == "evaluate"), task, variants)
+            task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants)
             run = gr.Button("Score", variant="primary")
             report = gr.Markdown(elem_id="report")
             samples = gr.HTML(elem_id="samples")
@@ -332,7 +337,7 @@ def build_demo() -> gr.Blocks:
                 ex_model = gr.Textbox(
                     label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="explore-model"
                 )
-                ex_bench = gr.Dropdown(benchmarks, value="in9", label="Benchmark")
+                ex_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
                 ex_data = gr.Dropdown(names, value=first, label="Dataset")
             with gr.Row(equal_height=True):
                 ex_image = gr.Dropdown([], label="Image (class · id)", filterable=True, scale=4)
@@ -362,7 +367,7 @@ def build_demo() -> gr.Blocks:
             with gr.Row():
                 lb_bench = gr.Dropdown([ALL, *benchmarks], value=ALL, label="Benchmark")
                 lb_task = gr.Dropdown(
-                    [ALL, "evaluate", "challenge", "noise", "saliency"], value=ALL, label="Task"
+                    [ALL, *(t.name for t in all_tasks())], value=ALL, label="Task"
                 )
                 lb_model = gr.Textbox(label="Model contains")
                 lb_pub = gr.Checkbox(value=True, label="Show published numbers")

@@ -197,9 +197,12 @@ def write_rival10_release(root: Path) -> Path:
 def write_rival10_hub(root: Path, *, workers: int = 1) -> Path:
     """Convert the fixture (written under ``root/release``) into a Hub folder at
     ``root/hub`` with ``bgbench convert rival10``'s converter; returns the Hub folder."""
+    from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.benchmarks.rival10.convert import convert_rival10_release
 
     release = write_rival10_release(Path(root) / "release")
     out = Path(root) / "hub"
-    convert_rival10_release(release, out, workers=workers, progress=False)
+    convert_rival10_release(
+        release, out, workers=workers, progress=False, spec=get_benchmark("rival10")
+    )
     return out

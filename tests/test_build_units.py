@@ -19,6 +19,7 @@ from hf_bgbench.benchmarks.in9.geometry import (
     resize_to_working,
     working_geometry,
 )
+from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9
 from hf_bgbench.builders.boxes import (
     BoxFormatError,
     BoxSource,
@@ -29,6 +30,7 @@ from hf_bgbench.builders.boxes import (
 )
 from hf_bgbench.builders.inputs import InputLayoutError, discover_photos
 from hf_bgbench.builders.segmentation import grabcut_foreground, image_seed
+from hf_bgbench.labels import identity_imagenet_map
 from tests.synthetic_scenes import class_wnids, scene, voc_xml
 
 # --------------------------------------------------------------------------- boxes
@@ -213,20 +215,20 @@ def test_discovery_layouts(tmp_path):
     _touch(tmp_path / "tree" / dog / f"{dog}_1.JPEG")
     _touch(tmp_path / "tree" / bird / f"{bird}_1.JPEG")
     _touch(tmp_path / "tree" / "n04592741" / "n04592741_1.JPEG")  # wing: outside IN-9
-    photos, skipped = discover_photos(tmp_path / "tree", "in9")
+    photos, skipped = discover_photos(tmp_path / "tree", imagenet_to_in9())
     assert [(p.id, p.label) for p in photos] == [(f"{bird}_1", 1), (f"{dog}_1", 0)]
     assert skipped == {"outside_label_space": 1}
-    photos, _ = discover_photos(tmp_path / "tree", "imagenet")
+    photos, _ = discover_photos(tmp_path / "tree", identity_imagenet_map())
     assert len(photos) == 3 and {p.label for p in photos} >= {908}
 
     _touch(tmp_path / "flat" / f"{dog}_golden.JPEG")
-    assert discover_photos(tmp_path / "flat", "in9")[0][0].wnid == dog
+    assert discover_photos(tmp_path / "flat", imagenet_to_in9())[0][0].wnid == dog
     _touch(tmp_path / "flat" / "holiday.jpg")
     with pytest.raises(InputLayoutError, match="--metadata"):
-        discover_photos(tmp_path / "flat", "in9")
+        discover_photos(tmp_path / "flat", imagenet_to_in9())
     meta = tmp_path / "meta.csv"
     meta.write_text(f"file,wnid\nholiday.jpg,{bird}\n")
-    photos, _ = discover_photos(tmp_path / "flat", "in9", metadata=meta)
+    photos, _ = discover_photos(tmp_path / "flat", imagenet_to_in9(), metadata=meta)
     assert [(p.id, p.label) for p in photos] == [("holiday", 1)]
 
 
@@ -242,10 +244,10 @@ def test_imagenet_val_layout_takes_the_class_from_the_annotation(tmp_path):
             f"<name>{wnid}</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>6</xmax>"
             f"<ymax>6</ymax></bndbox></object></annotation>"
         )
-    photos, _ = discover_photos(tmp_path / "val", "in9", boxes=tmp_path / "ann")
+    photos, _ = discover_photos(tmp_path / "val", imagenet_to_in9(), boxes=tmp_path / "ann")
     assert [(p.id, p.wnid, p.label) for p in photos] == [
         ("ILSVRC2012_val_00000001", dog, 0),
         ("ILSVRC2012_val_00000002", bird, 1),
     ]
     with pytest.raises(InputLayoutError, match="object><name>"):
-        discover_photos(tmp_path / "val", "in9")  # without the annotations: no class
+        discover_photos(tmp_path / "val", imagenet_to_in9())  # without the annotations: no class

@@ -52,7 +52,7 @@ import torch
 from PIL import Image
 
 from hf_bgbench.cli import main
-from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
 from hf_bgbench.tasks.challenge_schedule import tiebreak_rank
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release

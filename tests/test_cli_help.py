@@ -72,3 +72,38 @@ def test_variants_comma_or_space_separated():
         "mixed_rand",
         "only_bg_t",
     ]
+
+
+def test_task_commands_are_generated_from_their_options():
+    """Each task's sub-command has one argument per command-line option of its options class,
+    and reading the defaults back gives the options' own defaults (the CLI's output folder and
+    default benchmark excepted)."""
+    from hf_bgbench.cli._common import task_options
+    from hf_bgbench.tasks import all_tasks
+    from hf_bgbench.tasks.options import default_benchmark, described
+
+    parser = build_parser()
+    for task in all_tasks():
+        kwargs = task_options(parser.parse_args([task.name]))
+        offered = [name for name, opt, _ in described(task.options) if opt.cli]
+        assert list(kwargs) == offered, task.name
+        defaults = task.options()
+        for name, value in kwargs.items():
+            if name == "output_dir":
+                assert str(value) == f"bgbench_{task.stem}", task.name
+            elif name == "benchmark":
+                assert value == default_benchmark()
+            else:
+                assert value == getattr(defaults, name), (task.name, name)
+
+
+def test_task_options_check_their_values_before_any_work():
+    from hf_bgbench.tasks import get_task
+
+    for name, bad, message in (
+        ("saliency", {"target": "other"}, "--target 'other': choose one of predicted, true"),
+        ("evaluate", {"label_map": "x"}, "--label-map 'x': choose one of auto, model"),
+        ("challenge", {"batch_size": 0}, "--batch-size must be >= 1, got 0"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            get_task(name).options(**bad)

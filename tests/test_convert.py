@@ -12,13 +12,16 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.in9.convert import convert_in9_release
 from hf_bgbench.benchmarks.in9.labels import in9_classes
 from hf_bgbench.benchmarks.in9.release import ReleaseLayoutError
 from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.data.hub import card_configs
+
+IN9 = get_benchmark("in9")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,7 @@ def test_every_variant_loads_with_names_and_identical_ids(converted):
         ids = ids or ds["id"]
         assert ds["id"] == ids
         assert ds[0]["mask"].mode == "L" and ds[0]["mask"].size == ds[0]["image"].size
-    assert validate_dataset(converted).ok
+    assert validate(converted).ok
 
 
 def test_image_bytes_unchanged_and_masks_carried(in9_release, converted):
@@ -79,7 +82,7 @@ def test_missing_parts_are_named(in9_release, tmp_path):
     shutil.rmtree(root / "fg_mask")
     shutil.rmtree(root / "mixed_next")
     with pytest.raises(ReleaseLayoutError, match=r"mixed_next/val/, fg_mask/val/"):
-        convert_in9_release(root, tmp_path / "out")
+        convert_in9_release(root, tmp_path / "out", IN9)
 
 
 def test_mismatched_variants_are_named(in9_release, tmp_path):
@@ -87,9 +90,9 @@ def test_mismatched_variants_are_named(in9_release, tmp_path):
     victim = sorted((root / "only_fg" / "val").rglob("*.JPEG"))[0]
     victim.rename(victim.with_name("renamed.JPEG"))
     with pytest.raises(ReleaseLayoutError, match="only_fg"):
-        convert_in9_release(root, tmp_path / "out")
+        convert_in9_release(root, tmp_path / "out", IN9)
 
 
 def test_existing_output_needs_overwrite(in9_release, converted, tmp_path):
     with pytest.raises(FileExistsError, match="--overwrite"):
-        convert_in9_release(in9_release, converted)
+        convert_in9_release(in9_release, converted, IN9)

@@ -14,19 +14,22 @@ import pytest
 from datasets import load_dataset
 
 import hf_bgbench.hub.fetch
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.in9.download import (
     ArchiveError,
     ChecksumError,
     DownloadError,
     cached_in9_release,
-    default_cache_root,
     download_in9,
     read_source,
 )
 from hf_bgbench.benchmarks.in9.labels import in9_classes
+from hf_bgbench.cache import cache_root
 from hf_bgbench.cli import main
 from hf_bgbench.hub.fetch import fetch, safe_extract
 from tests.range_server import serve
+
+IN9 = get_benchmark("in9")
 
 ARCHIVE = "backgrounds_challenge_data.tar.gz"
 
@@ -72,7 +75,7 @@ def _start_partial(cache: Path, archive: Path, url: str, size: int) -> None:
 
 def test_file_url_download_converts_loads_and_records_the_sha256(archive, archive_sha, tmp_path):
     assert cached_in9_release(tmp_path) is None
-    result = download_in9(archive.as_uri(), tmp_path, progress=False)
+    result = download_in9(archive.as_uri(), tmp_path, progress=False, spec=IN9)
 
     assert result.path == tmp_path / "datasets" / "in9-release" and not result.reused
     assert result.sha256 == archive_sha and cached_in9_release(tmp_path) == result.path
@@ -93,10 +96,10 @@ def test_file_url_download_converts_loads_and_records_the_sha256(archive, archiv
 
 
 def test_second_call_is_a_no_op_returning_the_same_folder(archive, tmp_path):
-    first = download_in9(archive.as_uri(), tmp_path, progress=False)
+    first = download_in9(archive.as_uri(), tmp_path, progress=False, spec=IN9)
     card = (first.path / "README.md").stat().st_mtime_ns
     # The cache answers before any transfer: even an unreachable URL is never tried.
-    again = download_in9("http://127.0.0.1:9/nothing.tar.gz", tmp_path, progress=False)
+    again = download_in9("http://127.0.0.1:9/nothing.tar.gz", tmp_path, progress=False, spec=IN9)
     assert again.reused and again.path == first.path and again.sha256 == first.sha256
     assert (first.path / "README.md").stat().st_mtime_ns == card
 
@@ -107,7 +110,7 @@ def test_http_download_resumes_a_partial_file(archive, archive_sha, tmp_path):
     with serve({f"/{ARCHIVE}": data}) as server:
         url = server.url(f"/{ARCHIVE}")
         _start_partial(tmp_path, archive, url, half)
-        result = download_in9(url, tmp_path, progress=False)
+        result = download_in9(url, tmp_path, progress=False, spec=IN9)
     assert server.requests == [{"path": f"/{ARCHIVE}", "range": f"bytes={half}-"}]
     assert server.bytes_sent == len(data) - half
     assert result.sha256 == archive_sha and result.archive.read_bytes() == data
@@ -135,7 +138,7 @@ def test_too_little_free_disk_is_reported_before_downloading(archive, monkeypatc
     usage = shutil.disk_usage(tmp_path)._replace(free=10)
     monkeypatch.setattr(hf_bgbench.hub.fetch.shutil, "disk_usage", lambda path: usage)
     with pytest.raises(DownloadError, match=r"disk full .*--cache-dir DIR on a bigger disk"):
-        download_in9(archive.as_uri(), tmp_path, progress=False)
+        download_in9(archive.as_uri(), tmp_path, progress=False, spec=IN9)
 
 
 def test_a_server_ignoring_range_restarts_the_download(archive, archive_sha, tmp_path):
@@ -166,26 +169,28 @@ def test_file_url_copy_resumes_and_a_too_long_part_restarts(archive, archive_sha
 def test_sha256_mismatch_fails_and_deletes_the_download(archive, archive_sha, tmp_path):
     wrong = "0" * 64
     with pytest.raises(ChecksumError, match=f"got {archive_sha}, expected {wrong}.*deleted"):
-        download_in9(archive.as_uri(), tmp_path, sha256=wrong, progress=False)
+        download_in9(archive.as_uri(), tmp_path, sha256=wrong, progress=False, spec=IN9)
     assert not list((tmp_path / "downloads").glob(f"{ARCHIVE}*.gz*"))
     assert cached_in9_release(tmp_path) is None
-    good = download_in9(archive.as_uri(), tmp_path, sha256=archive_sha.upper(), progress=False)
+    good = download_in9(
+        archive.as_uri(), tmp_path, sha256=archive_sha.upper(), progress=False, spec=IN9
+    )
     assert read_source(good.path)["sha256_verified"] is True
     with pytest.raises(ValueError, match="64 hexadecimal"):
-        download_in9(archive.as_uri(), tmp_path, sha256="abc", progress=False)
+        download_in9(archive.as_uri(), tmp_path, sha256="abc", progress=False, spec=IN9)
 
 
 def test_a_cached_dataset_of_another_sha256_does_not_satisfy_sha256(archive, tmp_path):
-    first = download_in9(archive.as_uri(), tmp_path, progress=False)
+    first = download_in9(archive.as_uri(), tmp_path, progress=False, spec=IN9)
     with pytest.raises(ChecksumError, match="mismatch"):
-        download_in9(archive.as_uri(), tmp_path, sha256="f" * 64, progress=False)
+        download_in9(archive.as_uri(), tmp_path, sha256="f" * 64, progress=False, spec=IN9)
     assert cached_in9_release(tmp_path) == first.path  # the earlier dataset is left alone
 
 
 def test_a_member_leaving_the_folder_is_refused(in9_release, tmp_path):
     evil = _tar(in9_release, tmp_path / "evil.tar.gz", extra={"../evil": b"pwned"})
     with pytest.raises(ArchiveError, match=r"unsafe member '\.\./evil'.*was deleted"):
-        download_in9(evil.as_uri(), tmp_path / "cache", progress=False)
+        download_in9(evil.as_uri(), tmp_path / "cache", progress=False, spec=IN9)
     assert not (tmp_path / "cache" / "downloads" / "evil").exists()
     assert not list(tmp_path.rglob("evil")) and cached_in9_release(tmp_path / "cache") is None
     assert not (tmp_path / "cache" / "downloads" / "evil.tar.gz").exists()
@@ -201,7 +206,7 @@ def test_missing_variant_and_masks_are_named(in9_release, tmp_path):
         ArchiveError,
         match=r"missing \(or empty\) bg_challenge/mixed_next/val/, bg_challenge/fg_mask/val/",
     ):
-        download_in9(partial.as_uri(), tmp_path / "cache", progress=False)
+        download_in9(partial.as_uri(), tmp_path / "cache", progress=False, spec=IN9)
 
 
 @pytest.mark.parametrize(
@@ -217,7 +222,7 @@ def test_not_the_release_archive_is_a_clear_error(tmp_path, content, problem):
     else:
         bad.write_bytes(content)
     with pytest.raises(ArchiveError, match=problem):
-        download_in9(bad.as_uri(), tmp_path / "cache", progress=False)
+        download_in9(bad.as_uri(), tmp_path / "cache", progress=False, spec=IN9)
 
 
 def test_an_interrupted_conversion_is_redone(archive, tmp_path):
@@ -228,7 +233,7 @@ def test_an_interrupted_conversion_is_redone(archive, tmp_path):
     for folder in leftovers:
         folder.mkdir(parents=True)
         (folder / "half-written.parquet").write_bytes(b"x")
-    result = download_in9(archive.as_uri(), tmp_path, progress=False)
+    result = download_in9(archive.as_uri(), tmp_path, progress=False, spec=IN9)
     assert not any(f.parent.exists() for f in leftovers) and not result.reused
     assert len(load_dataset(str(result.path), "only_fg", split="test")) == 18
 
@@ -236,22 +241,22 @@ def test_an_interrupted_conversion_is_redone(archive, tmp_path):
 def test_http_errors_name_the_problem_and_the_fix(archive, tmp_path):
     with serve({}) as server:
         with pytest.raises(DownloadError, match=r"HTTP 404.*--url file:///"):
-            download_in9(server.url(f"/{ARCHIVE}"), tmp_path, progress=False)
+            download_in9(server.url(f"/{ARCHIVE}"), tmp_path, progress=False, spec=IN9)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(DownloadError, match=r"could not reach 127\.0\.0\.1.*download the archive"):
-        download_in9(f"http://127.0.0.1:{port}/{ARCHIVE}", tmp_path, progress=False)
+        download_in9(f"http://127.0.0.1:{port}/{ARCHIVE}", tmp_path, progress=False, spec=IN9)
     with pytest.raises(ValueError, match="only http"):
-        download_in9(f"ftp://example.org/{ARCHIVE}", tmp_path, progress=False)
+        download_in9(f"ftp://example.org/{ARCHIVE}", tmp_path, progress=False, spec=IN9)
 
 
-def test_default_cache_root_follows_the_environment(monkeypatch, tmp_path):
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "c"))
-    assert default_cache_root() == tmp_path / "c"
+    assert cache_root() == tmp_path / "c"
     monkeypatch.delenv("HF_BGBENCH_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_cache_root() == tmp_path / "xdg" / "hf_bgbench"
+    assert cache_root() == tmp_path / "xdg" / "hf_bgbench"
 
 
 def test_cli_downloads_and_prints_how_to_score(archive, archive_sha, tmp_path, capsys):
@@ -309,6 +314,6 @@ def test_a_release_the_converter_rejects_is_reported_and_the_archive_kept(in9_re
         )
     odd = _tar(src, tmp_path / ARCHIVE)
     with pytest.raises(ArchiveError, match=r"could not be converted: .*10 class folder"):
-        download_in9(odd.as_uri(), tmp_path / "cache", progress=False)
+        download_in9(odd.as_uri(), tmp_path / "cache", progress=False, spec=IN9)
     assert (tmp_path / "cache" / "downloads" / ARCHIVE).is_file()
     assert cached_in9_release(tmp_path / "cache") is None

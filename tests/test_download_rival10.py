@@ -13,6 +13,7 @@ import pytest
 from datasets import load_dataset
 
 import hf_bgbench.hub.fetch
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.in9.download import read_source
 from hf_bgbench.benchmarks.rival10.download import (
     ArchiveError,
@@ -24,6 +25,8 @@ from hf_bgbench.cli import main
 from hf_bgbench.hub.fetch import ChecksumError
 from tests.range_server import serve
 from tests.rival10_fixture import write_rival10_release
+
+RIVAL10 = get_benchmark("rival10")
 
 
 def _zip(release: Path, out: Path, extra: dict[str, bytes] | None = None) -> Path:
@@ -50,7 +53,7 @@ def _no_retry_wait(monkeypatch):
 def test_file_url_download_converts_and_records_the_sha256(archive, tmp_path):
     sha = hashlib.sha256(archive.read_bytes()).hexdigest()
     assert cached_rival10_release(tmp_path) is None
-    result = download_rival10(archive.as_uri(), tmp_path, progress=False, sha256=sha)
+    result = download_rival10(archive.as_uri(), tmp_path, progress=False, sha256=sha, spec=RIVAL10)
     assert result.path == tmp_path / "datasets" / "rival10-release" and not result.reused
     assert result.sha256 == sha and cached_rival10_release(tmp_path) == result.path
     ds = load_dataset(str(result.path), split="test")
@@ -61,7 +64,9 @@ def test_file_url_download_converts_and_records_the_sha256(archive, tmp_path):
     assert report["source"]["sha256"] == sha and report["source_archive"]["sha256"] == sha
     assert f"sha256 of the downloaded archive: `{sha}`" in (result.path / "README.md").read_text()
     assert not list(tmp_path.rglob("*.partial")) and not list(tmp_path.rglob("*.extracted"))
-    again = download_rival10("http://127.0.0.1:9/rival10.zip", tmp_path, progress=False)
+    again = download_rival10(
+        "http://127.0.0.1:9/rival10.zip", tmp_path, progress=False, spec=RIVAL10
+    )
     assert again.reused and again.path == result.path  # the cache answers first
 
 
@@ -83,7 +88,7 @@ def test_http_download_resumes_and_cli_prints_how_to_score(archive, tmp_path, ca
 
 def test_a_wrong_checksum_fails(archive, tmp_path):
     with pytest.raises(ChecksumError):
-        download_rival10(archive.as_uri(), tmp_path, progress=False, sha256="0" * 64)
+        download_rival10(archive.as_uri(), tmp_path, progress=False, sha256="0" * 64, spec=RIVAL10)
     assert cached_rival10_release(tmp_path) is None
 
 
@@ -114,12 +119,12 @@ def test_not_a_zip_or_not_rival10_fails_clearly_and_drops_the_copy(tmp_path):
     page = tmp_path / "page.html"
     page.write_text("<html>sign in</html>")
     with pytest.raises(ArchiveError, match="not a complete zip archive"):
-        download_rival10(page.as_uri(), tmp_path / "c1", progress=False)
+        download_rival10(page.as_uri(), tmp_path / "c1", progress=False, spec=RIVAL10)
     other = tmp_path / "other.zip"
     with zipfile.ZipFile(other, "w") as zf:
         zf.writestr("bg_challenge/original/val/x.JPEG", b"x")
     with pytest.raises(ArchiveError, match="not the RIVAL10 release"):
-        download_rival10(other.as_uri(), tmp_path / "c2", progress=False)
+        download_rival10(other.as_uri(), tmp_path / "c2", progress=False, spec=RIVAL10)
     assert not (tmp_path / "c2" / "downloads" / "rival10.zip").exists()
 
 
@@ -132,6 +137,6 @@ def test_no_data_falls_back_to_the_download(archive, tmp_path, monkeypatch):
     spec = get_benchmark("rival10")
     with pytest.raises(ValueError, match="bgbench download rival10"):
         open_data(None, spec)  # offline, nothing downloaded: the error names the command
-    result = download_rival10(archive.as_uri(), progress=False)
+    result = download_rival10(archive.as_uri(), progress=False, spec=RIVAL10)
     reader = open_data(None, spec)
     assert isinstance(reader, HubFolder) and reader.location == str(result.path)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
-from hf_bgbench.inference.devices import default_device, resolve_device
+from hf_bgbench.models.devices import default_device, resolve_device
 
 
 class _Response:

@@ -17,14 +17,16 @@ from PIL import Image
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.convert import convert_imagenet_e_release
 from hf_bgbench.benchmarks.imagenet_e.release import ImageNetELayoutError, imagenet_e_features
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.labels import imagenet_label_space
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import _Preprocessing
+
+IMAGENET_E = get_benchmark("imagenet-e")
 
 WNIDS = ("n01440764", "n01443537", "n01484850")  # ImageNet-1k classes 0, 1, 2
 WRONG = 200  # a red value the model reads as ImageNet class 200: wrong for every image
@@ -82,7 +84,7 @@ def release(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def converted(release, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("converted") / "imagenet-e"
-    convert_imagenet_e_release(release, out, progress=False)
+    convert_imagenet_e_release(release, out, progress=False, spec=IMAGENET_E)
     return out
 
 
@@ -106,7 +108,7 @@ def test_converter_writes_the_shared_schema_one_config_per_edit(converted):
 
 def test_conversion_is_byte_reproducible(release, converted, tmp_path):
     again = tmp_path / "again"
-    convert_imagenet_e_release(release, again, progress=False)
+    convert_imagenet_e_release(release, again, progress=False, spec=IMAGENET_E)
     files = sorted(p.relative_to(converted) for p in converted.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     for rel in files:
@@ -116,24 +118,34 @@ def test_conversion_is_byte_reproducible(release, converted, tmp_path):
 def test_wrong_layouts_fail_naming_what_is_missing(tmp_path):
     (tmp_path / "junk" / "photos").mkdir(parents=True)
     with pytest.raises(ImageNetELayoutError, match="not the released ImageNet-E layout"):
-        convert_imagenet_e_release(tmp_path / "junk", tmp_path / "o1", progress=False)
+        convert_imagenet_e_release(
+            tmp_path / "junk", tmp_path / "o1", progress=False, spec=IMAGENET_E
+        )
     no_original = {k: v for k, v in EDITS.items() if k != "original"}
     src = _write_release(tmp_path / "noorig", no_original)
     with pytest.raises(ImageNetELayoutError, match="no 'original' folder.*--original"):
-        convert_imagenet_e_release(src, tmp_path / "o2", progress=False)
+        convert_imagenet_e_release(src, tmp_path / "o2", progress=False, spec=IMAGENET_E)
     # the originals from elsewhere (more photos than the edits: only the edited ids kept)
     orig = _write_release(tmp_path / "val", {"original": ("original", set())})
     (orig / "ImageNet-E" / "original" / WNIDS[0] / "extra.png").write_bytes(
         (orig / "ImageNet-E" / "original" / WNIDS[0] / "0_0.png").read_bytes()
     )
     report = convert_imagenet_e_release(
-        src, tmp_path / "o3", original=orig / "ImageNet-E" / "original", progress=False
+        src,
+        tmp_path / "o3",
+        original=orig / "ImageNet-E" / "original",
+        progress=False,
+        spec=IMAGENET_E,
     )
     assert report["edits"]["original"]["rows"] == 6
     (src / "ImageNet-E" / "20" / WNIDS[0] / "0_0.png").unlink()
     with pytest.raises(ImageNetELayoutError, match="--shared-only"):
         convert_imagenet_e_release(
-            src, tmp_path / "o4", original=orig / "ImageNet-E" / "original", progress=False
+            src,
+            tmp_path / "o4",
+            original=orig / "ImageNet-E" / "original",
+            progress=False,
+            spec=IMAGENET_E,
         )
     code = main(["convert", "imagenet-e", str(tmp_path / "junk"), str(tmp_path / "o5")])
     assert code != 0
@@ -148,7 +160,7 @@ def test_reader_reads_the_release_directly(release):
 
 
 def test_validate_knows_imagenet_e(converted, tmp_path):
-    result = validate_dataset(converted)
+    result = validate(converted)
     assert result.ok, result.problems
     assert result.benchmark == "imagenet-e"
     assert any("bg_inversion" in n for n in result.notes)  # absent edits are noted
@@ -170,7 +182,7 @@ def test_validate_knows_imagenet_e(converted, tmp_path):
     configs = hub.configs_yaml({"original": ["test"], "size_0.05": ["test"]})
     card = hub.render_card({"tags": ["imagenet-e"], "configs": configs}, "a CPU-build-like folder")
     (tmp_path / "built" / "README.md").write_text(card)
-    result = validate_dataset(tmp_path / "built")
+    result = validate(tmp_path / "built")
     assert result.benchmark == "imagenet-e"
     assert len(result.problems) == 1 and "size_0.05/test" in result.problems[0]
     assert "foreground fraction" in result.problems[0]
@@ -271,7 +283,7 @@ def _write_flat_release(root: Path) -> Path:
 def test_the_released_flat_layout_with_labels_txt(tmp_path):
     src = _write_flat_release(tmp_path / "release")
     out = tmp_path / "converted"
-    report = convert_imagenet_e_release(src, out, progress=False)
+    report = convert_imagenet_e_release(src, out, progress=False, spec=IMAGENET_E)
     assert {e: r["folder"] for e, r in report["edits"].items()} == {
         e: f for f, e in RELEASE_FOLDERS.items()
     }
@@ -298,7 +310,7 @@ def test_the_flat_layout_fails_clearly_without_good_labels(tmp_path):
     labels = src / "ImageNet-E" / "labels.txt"
     labels.write_text("n0_0.JPEG\t0\nn0_1.JPEG 1200\n")
     with pytest.raises(ImageNetELayoutError, match=r"labels.txt, line 2: .*'n0_1.JPEG 1200'"):
-        convert_imagenet_e_release(src, tmp_path / "o1", progress=False)
+        convert_imagenet_e_release(src, tmp_path / "o1", progress=False, spec=IMAGENET_E)
     labels.unlink()
     with pytest.raises(ImageNetELayoutError, match="no labels.txt next to it"):
-        convert_imagenet_e_release(src, tmp_path / "o2", progress=False)
+        convert_imagenet_e_release(src, tmp_path / "o2", progress=False, spec=IMAGENET_E)

@@ -38,3 +38,24 @@ def test_paired_bootstrap_is_seeded_and_pairing_matters():
     assert first[0] <= a.mean() - b.mean() <= first[1]
     with pytest.raises(ValueError, match="same length"):
         paired_bootstrap_difference(a, b[:-1])
+
+
+def test_one_bootstrap_draws_the_same_in_chunks(monkeypatch):
+    """bootstrap_means draws its indices in bounded chunks: the same stream, the same means
+    as one draw of all of them; columns are resampled with the same rows."""
+    from hf_bgbench.metrics import intervals
+
+    rng = np.random.default_rng(2)
+    a, b = rng.random(301), rng.random(301)
+    whole = np.random.default_rng(7).integers(0, 301, size=(50, 301))
+    monkeypatch.setattr(intervals, "CHUNK_VALUES", 1000)  # 3 resamples per chunk
+    mean_a, mean_b = intervals.bootstrap_means(a, b, n_resamples=50, seed=7)
+    assert np.array_equal(mean_a, a[whole].mean(axis=1))
+    assert np.array_equal(mean_b, b[whole].mean(axis=1))
+    lo, hi = intervals.percentile_interval(mean_a)
+    assert (lo, hi) == tuple(np.quantile(mean_a, [(1 - 0.95) / 2, 1 - (1 - 0.95) / 2]))
+    assert intervals.percentile_interval(mean_a, quantiles=(0.025, 0.975)) == tuple(
+        np.quantile(mean_a, [0.025, 0.975])
+    )
+    with pytest.raises(ValueError, match="n_resamples"):
+        intervals.bootstrap_means(a, n_resamples=0)

@@ -33,6 +33,7 @@ from hf_bgbench.metrics import (
     rfs_report,
 )
 from tests.assertions import assert_close
+from tests.metric_core_args import BG_GAP_ARGS, DROPPED_ACCURACY_ARGS
 from tests.metric_env import METRICS_DIR, ROOT, evaluate_cache  # noqa: F401  (autouse)
 
 MODULE_IMPORTS = {"numpy", "evaluate", "datasets"}
@@ -100,13 +101,59 @@ def test_generated_files_need_only_numpy_and_evaluate(name):
     compile(files[f"{name}.py"], f"{name}.py", "exec")
 
 
-def test_in9_values_in_the_bg_gap_module_are_the_registry_s():
-    from hf_bgbench.benchmarks import get_benchmark
-    from hf_bgbench.evaluate_metrics.wrappers import bg_gap
+def _generated_value(name: str, constant: str):
+    """The value of top-level ``constant`` as written into the generated module ``name``."""
+    tree = ast.parse(metric_files(name)[f"{name}.py"])
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == [constant]:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{name}.py binds no {constant}")
 
-    in9 = get_benchmark("in9")
-    assert bg_gap.IN9_VARIANTS == tuple(in9.variants)
-    assert bg_gap.IN9_CLASSES == tuple(in9.classes)
+
+@pytest.mark.parametrize(
+    "name, benchmark",
+    [
+        ("bg_gap", "in9"),
+        ("bg_challenge", "in9"),
+        ("rfs", "rival10"),
+        ("dropped_accuracy", "imagenet-e"),
+    ],
+)
+def test_benchmark_facts_in_the_modules_are_the_registry_s(name, benchmark):
+    """Written in from the spec when generated: a spec edit shows up in the module (and the
+    drift test above then asks to regenerate); nothing is typed twice."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    spec = get_benchmark(benchmark)
+    facts = _generated_value(name, "BENCHMARK")
+    assert facts["name"] == spec.name and facts["citation"] == spec.citation
+    assert facts["variants"] == tuple(spec.variants)
+    assert facts["reference_variant"] == spec.reference_variant
+    assert facts["num_classes"] == spec.num_classes
+    assert facts["paper_url"] == spec.paper_url and facts["paper_url"].startswith("https://")
+    module = hf_bgbench.load_metric(name)
+    assert module.info.citation == spec.citation
+    assert module.info.reference_urls == [spec.paper_url]
+    card = metric_files(name)["README.md"]
+    assert spec.citation in card and spec.paper_url in card and "{{" not in card
+
+
+def test_in9_facts_in_the_bg_gap_module():
+    """The gaps (BG-GAP first) and category views are the IN-9 spec's metrics (SPEC §1); the
+    citation is the ICLR 2021 paper."""
+    assert _generated_value("bg_gap", "GAPS") == {
+        "bg_gap": ("mixed_same", "mixed_rand"),
+        "same_minus_next": ("mixed_same", "mixed_next"),
+        "original_minus_only_fg": ("original", "only_fg"),
+    }
+    assert _generated_value("bg_gap", "CATEGORY_VARIANTS") == {
+        "full": "original",
+        "foreground": "mixed_rand",
+        "background": "only_bg_t",
+    }
+    citation = _generated_value("bg_gap", "BENCHMARK")["citation"]
+    assert "International Conference on Learning Representations" in citation
+    assert "year={2021}" in citation
 
 
 # Several inputs per metric: (name, config, inputs, compute keywords).
@@ -178,11 +225,11 @@ for n in (8, 40):
 
 def _core(name, config, inputs, keywords):
     if name == "bg_gap":
-        return bg_gap_report(**inputs)
+        return bg_gap_report(**inputs, **BG_GAP_ARGS)
     if name == "rfs":
         return rfs_report(**inputs)
     if name == "dropped_accuracy":
-        return dropped_accuracy_report(**inputs)
+        return dropped_accuracy_report(**inputs, **DROPPED_ACCURACY_ARGS)
     if config == "fooling_matrix":
         fm = FoolingMatrix.from_rows(inputs["foreground_labels"], inputs["predictions"], **keywords)
         return challenge_report(fm)
@@ -361,3 +408,57 @@ def test_inliner_refuses_what_it_cannot_copy_faithfully(tmp_path, monkeypatch):
         inline_mod.inline_module("fakepkg.clash")
     with pytest.raises(ValueError, match="unsupported"):
         inline_mod.inline_module("fakepkg.alias")
+
+
+def test_inliner_writes_evaluate_now_calls_as_values(tmp_path, monkeypatch):
+    _package(
+        tmp_path,
+        monkeypatch,
+        {
+            "facts": """
+                def facts(name, scale=1):
+                    return {"name": name, "sizes": (1 * scale, 2 * scale), "text": "a\\nb"}
+                """,
+            "wrapper": """
+                from fakepkg.facts import facts
+
+                # comes along
+                FACTS = facts("x", scale=3)
+                SIZE = FACTS["sizes"][1]
+                """,
+            "stray": "from fakepkg.facts import facts\n\nX = [facts('x')]\n",
+            "computed": "from fakepkg.facts import facts\n\nNAME = 'x'\nX = facts(NAME)\n",
+        },
+    )
+    now = ("fakepkg.facts",)
+    source = inline_mod.inline_module("fakepkg.wrapper", evaluate_now=now)
+    assert "fakepkg" not in source and "def facts" not in source
+    assert "# comes along\nFACTS = {" in source
+    namespace: dict = {}
+    exec(compile(source, "generated.py", "exec"), namespace)
+    assert namespace["FACTS"] == {"name": "x", "sizes": (3, 6), "text": "a\nb"}
+    assert namespace["SIZE"] == 6
+    with pytest.raises(ValueError, match="may only be called as the whole value"):
+        inline_mod.inline_module("fakepkg.stray", evaluate_now=now)
+    with pytest.raises(ValueError, match="takes literal arguments"):
+        inline_mod.inline_module("fakepkg.computed", evaluate_now=now)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": ("x", "y"), "b": None, "c": 1.5, "d": True, "e": [], "f": (7,)},
+        tuple(f"variant_{i}" for i in range(30)),
+        {"citation": "@article{x,\n  title={T},\n  year={2020}\n}", "n": 9},
+        {"long": "word " * 60, "nested": {"deep": ("a" * 40, "b" * 40, "c" * 40)}},
+        'quote " and backslash \\ and\nnewline',
+    ],
+)
+def test_literal_round_trips_within_the_line_length(value):
+    from hf_bgbench.evaluate_metrics.literal import WIDTH, literal
+
+    text = "VALUE = " + literal(value, used=len("VALUE = "))
+    namespace: dict = {}
+    exec(text, namespace)
+    assert namespace["VALUE"] == value
+    assert max(len(line) for line in text.splitlines()) <= WIDTH

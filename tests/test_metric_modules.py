@@ -26,6 +26,7 @@ from hf_bgbench.metrics import (
     rfs_report,
 )
 from tests.assertions import assert_close
+from tests.metric_core_args import BG_GAP_ARGS, DROPPED_ACCURACY_ARGS
 from tests.metric_env import (
     METRICS_DIR,
     NAMES,
@@ -92,7 +93,7 @@ def test_module_loads_offline_from_its_folder(name, evaluate_cache):  # noqa: F8
 def test_bg_gap_module_equals_core():
     rows = {k: v for k, v in IN9.items() if k != "ids"}
     result = load("bg_gap").compute(**rows)
-    assert_close(result, bg_gap_report(**rows))
+    assert_close(result, bg_gap_report(**rows, **BG_GAP_ARGS))
     assert result["bg_gap"] == pytest.approx(
         result["accuracy_mixed_same"] - result["accuracy_mixed_rand"]
     )
@@ -114,14 +115,15 @@ def test_bg_gap_with_ids_config_adds_categories():
     module = load("bg_gap", "with_ids")
     assert set(module.features) == {"predictions", "references", "variants", "ids"}
     result = module.compute(**IN9)
-    assert_close(result, bg_gap_report(**IN9))
+    assert_close(result, bg_gap_report(**IN9, **BG_GAP_ARGS))
     assert sum(result["prediction_categories"].values()) == pytest.approx(1.0)
 
 
 def test_bg_gap_module_row_order_free():
     order = RNG.permutation(len(IN9["ids"]))
     shuffled = {k: [v[i] for i in order] for k, v in IN9.items()}
-    assert_close(load("bg_gap", "with_ids").compute(**shuffled), bg_gap_report(**IN9))
+    expected = bg_gap_report(**IN9, **BG_GAP_ARGS)
+    assert_close(load("bg_gap", "with_ids").compute(**shuffled), expected)
 
 
 def test_bg_gap_module_bad_inputs():
@@ -224,7 +226,7 @@ def test_rfs_module_bad_probability():
 
 def test_dropped_accuracy_module_equals_core():
     result = load("dropped_accuracy").compute(**EDITS)
-    assert_close(result, dropped_accuracy_report(**EDITS))
+    assert_close(result, dropped_accuracy_report(**EDITS, **DROPPED_ACCURACY_ARGS))
     for edit, value in result["dropped_accuracy"].items():
         assert value == pytest.approx(result["accuracy"]["original"] - result["accuracy"][edit])
 

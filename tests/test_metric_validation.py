@@ -13,24 +13,22 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from hf_bgbench import metrics
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
-    background_gaps,
     bg_gap,
-    bg_gap_report,
     challenge_accuracy,
     challenge_accuracy_per_class,
-    dropped_accuracy,
     instance_rfs,
     mean_dropped_accuracy,
     paired_bootstrap_difference,
     per_class_accuracy,
-    prediction_categories_by_id,
     relative_foreground_sensitivity,
     rfs_report,
     wilson_interval,
 )
+from tests.metric_core_args import BG_GAP_ARGS, DROPPED_ACCURACY_ARGS
 from tests.metric_env import evaluate_cache, load  # noqa: F401  (autouse fixture)
 
 NAN = float("nan")
@@ -52,6 +50,25 @@ def module(name: str, config: str | None = None) -> Callable[..., Any]:
 
     compute.__name__ = f"{name}[{config or 'default'}]"
     return compute
+
+
+def with_facts(core: Callable[..., Any], facts: dict[str, Any]) -> Callable[..., Any]:
+    """``core`` called with what its module passes besides the rows (the benchmark facts),
+    ``kwargs`` winning."""
+
+    def call(**kwargs: Any) -> Any:
+        return core(**facts | kwargs)
+
+    call.__name__ = core.__name__
+    return call
+
+
+bg_gap_report = with_facts(metrics.bg_gap_report, BG_GAP_ARGS)
+prediction_categories_by_id = with_facts(
+    metrics.prediction_categories_by_id, {"category_roles": BG_GAP_ARGS["category_roles"]}
+)
+background_gaps = with_facts(metrics.background_gaps, {"gaps": BG_GAP_ARGS["gaps"]})
+dropped_accuracy = with_facts(metrics.dropped_accuracy, DROPPED_ACCURACY_ARGS)
 
 
 def rows(**override: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
@@ -39,7 +40,6 @@ from hf_bgbench.metrics import (
     saliency_iou,
     vulnerable_foregrounds,
 )
-from hf_bgbench.metrics.edits import IMAGENET_E_EDITS
 from tests.assertions import assert_close
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -48,10 +48,19 @@ unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
 # ----------------------------------------------------------------------------- IN-9 / BG-GAP
 
+# The core knows no benchmark: the caller passes IN-9's gaps and category views (SPEC §1).
+IN9_GAPS = {
+    "bg_gap": ("mixed_same", "mixed_rand"),
+    "same_minus_next": ("mixed_same", "mixed_next"),
+    "original_minus_only_fg": ("original", "only_fg"),
+}
+IN9_ROLES = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+
 GAP_ROWS = dict(
     predictions=[0, 1, 2, 1, 1, 2, 3, 3, 4, 0],
     references=[0, 1, 2, 1, 1, 2, 3, 3, 4, 4],
     variants=["mixed_same"] * 4 + ["mixed_rand"] * 4 + ["mixed_next"] * 2,
+    gaps=IN9_GAPS,
 )
 
 
@@ -71,6 +80,7 @@ def test_bg_gap_report_gap_and_other_differences():
         predictions=[0, 1, 0, 2, 5, 5, 5, 0],
         references=[0, 1, 1, 1, 5, 5, 5, 5],
         variants=["mixed_same"] * 2 + ["mixed_rand"] * 2 + ["original"] * 2 + ["only_fg"] * 2,
+        gaps=IN9_GAPS,
     )
     assert out["accuracy_mixed_same"] == 1.0
     assert out["accuracy_mixed_rand"] == 0.0
@@ -86,8 +96,30 @@ def test_bg_gap_scalar_and_range_check():
 
 
 def test_bg_gap_report_needs_both_mixed_variants():
-    with pytest.raises(ValueError, match="`variants`.*mixed_rand"):
-        bg_gap_report(predictions=[0], references=[0], variants=["mixed_same"])
+    with pytest.raises(ValueError, match="`variants`.*mixed_rand.*bg_gap needs both mixed_same"):
+        bg_gap_report(predictions=[0], references=[0], variants=["mixed_same"], gaps=IN9_GAPS)
+
+
+def test_gaps_and_views_come_from_the_caller():
+    """Any benchmark's gaps: the first is the headline (required), the others when present."""
+    rows = dict(predictions=[0, 1, 1, 1], references=[0, 1, 1, 0], variants=["a", "a", "b", "c"])
+    out = bg_gap_report(**rows, gaps={"a_minus_b": ("a", "b"), "a_minus_z": ("a", "z")})
+    assert out == {"accuracy_a": 1.0, "accuracy_b": 1.0, "accuracy_c": 0.0, "a_minus_b": 0.0}
+    with pytest.raises(ValueError, match="a_minus_z needs both a and z"):
+        bg_gap_report(**rows, gaps={"a_minus_z": ("a", "z")})
+    with pytest.raises(ValueError, match="`gaps` must map gap names"):
+        bg_gap_report(**rows, gaps={})
+    with pytest.raises(ValueError, match="`gaps`: 'x' must map to two variant names"):
+        bg_gap_report(**rows, gaps={"x": ("a",)})
+    with pytest.raises(ValueError, match="`category_roles` is required with `ids`"):
+        bg_gap_report(**rows, ids=["1", "2", "3", "4"], gaps={"a_minus_b": ("a", "b")})
+    with pytest.raises(ValueError, match="`category_roles` must map full, foreground"):
+        prediction_categories_by_id(**rows, ids=["1"] * 4, category_roles={"full": "a"})
+    views = {"full": "a", "foreground": "b", "background": "c"}
+    one = dict(predictions=[1, 1, 2], references=[1, 1, 1], variants=["a", "b", "c"])
+    assert prediction_categories_by_id(**one, ids=["i"] * 3, category_roles=views) == (
+        prediction_categories([1], [1], [2], [1])
+    )
 
 
 IN9_VARIANTS = ("original", "only_bg_b", "only_bg_t", "no_fg", "only_fg")
@@ -110,13 +142,13 @@ def test_benchmark_values_come_from_the_caller():
         variants=["mixed_same", "mixed_same", "mixed_rand", "mixed_rand"],
     )
     # IN-9's values accept IN-9 rows and give the same numbers as no checks at all.
-    checked = bg_gap_report(**rows, valid_variants=IN9_VARIANTS, num_classes=9)
-    assert checked == bg_gap_report(**rows)
+    checked = bg_gap_report(**rows, gaps=IN9_GAPS, valid_variants=IN9_VARIANTS, num_classes=9)
+    assert checked == bg_gap_report(**rows, gaps=IN9_GAPS)
     assert checked == {"accuracy_mixed_rand": 0.5, "accuracy_mixed_same": 1.0, "bg_gap": 0.5}
     with pytest.raises(ValueError, match=r"`references` has 1 value\(s\) out of range \[0, 9\)"):
-        bg_gap_report(**{**rows, "references": [0, 207, 1, 1]}, num_classes=9)
+        bg_gap_report(**{**rows, "references": [0, 207, 1, 1]}, gaps=IN9_GAPS, num_classes=9)
     with pytest.raises(ValueError, match=r"`predictions` has 1 value\(s\) out of range \[-1, 9\)"):
-        bg_gap_report(**{**rows, "predictions": [0, 9, 1, 1]}, num_classes=9)
+        bg_gap_report(**{**rows, "predictions": [0, 9, 1, 1]}, gaps=IN9_GAPS, num_classes=9)
 
 
 def test_the_core_imports_only_numpy_and_itself():
@@ -157,7 +189,7 @@ def test_the_core_imports_only_numpy_and_itself():
 def test_bg_gap_is_difference_and_row_order_free(rows, rnd):
     rows = rows + [(0, 0, "mixed_same"), (1, 2, "mixed_rand")]
     pred, ref, var = map(list, zip(*rows, strict=True))
-    out = bg_gap_report(pred, ref, var)
+    out = bg_gap_report(pred, ref, var, gaps=IN9_GAPS)
     assert out["bg_gap"] == pytest.approx(out["accuracy_mixed_same"] - out["accuracy_mixed_rand"])
     p, r, v = np.array(pred), np.array(ref), np.array(var)
     same, rand = v == "mixed_same", v == "mixed_rand"
@@ -165,7 +197,7 @@ def test_bg_gap_is_difference_and_row_order_free(rows, rnd):
     shuffled = rows[:]
     rnd.shuffle(shuffled)
     pred2, ref2, var2 = map(list, zip(*shuffled, strict=True))
-    assert_close(bg_gap_report(pred2, ref2, var2), out)
+    assert_close(bg_gap_report(pred2, ref2, var2, gaps=IN9_GAPS), out)
 
 
 def test_prediction_categories_by_id_aligns_views():
@@ -177,6 +209,7 @@ def test_prediction_categories_by_id_aligns_views():
         references=[1, 1, 1, 1, 1, 1, 1, 1],
         variants=["original", "mixed_rand", "only_bg_t"] * 2 + ["original", "mixed_rand"],
         ids=["a", "a", "a", "b", "b", "b", "c", "c"],
+        category_roles=IN9_ROLES,
     )
     assert out == {
         "bg_required": 0.5,
@@ -190,11 +223,17 @@ def test_prediction_categories_by_id_aligns_views():
 
 def test_prediction_categories_by_id_errors():
     with pytest.raises(ValueError, match="`ids`.*no image id"):
-        prediction_categories_by_id([0, 0], [0, 0], ["original", "mixed_rand"], ["a", "a"])
+        prediction_categories_by_id(
+            [0, 0], [0, 0], ["original", "mixed_rand"], ["a", "a"], category_roles=IN9_ROLES
+        )
     with pytest.raises(ValueError, match="`ids` repeats"):
-        prediction_categories_by_id([0, 0], [0, 0], ["original", "original"], ["a", "a"])
+        prediction_categories_by_id(
+            [0, 0], [0, 0], ["original", "original"], ["a", "a"], category_roles=IN9_ROLES
+        )
     with pytest.raises(ValueError, match="`ids` has 1"):
-        prediction_categories_by_id([0, 0], [0, 0], ["original", "mixed_rand"], ["a"])
+        prediction_categories_by_id(
+            [0, 0], [0, 0], ["original", "mixed_rand"], ["a"], category_roles=IN9_ROLES
+        )
 
 
 # ----------------------------------------------------------------------------- challenge
@@ -497,10 +536,15 @@ def test_saliency_scores_in_range(seed):
 
 # ----------------------------------------------------------------------------- ImageNet-E
 
+# The core knows no benchmark: the caller passes ImageNet-E's reference and edit names.
+IMAGENET_E_EDITS = get_benchmark("imagenet-e").variants
+EDIT_NAMES = dict(reference_edit="original", known_edits=IMAGENET_E_EDITS)
+
 EDIT_ROWS = dict(
     predictions=[1, 2, 3, 4, 1, 0, 0, 0, 1, 2, 0, 0],
     references=[1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
     edits=["original"] * 4 + ["bg_complex"] * 4 + ["size_0.05"] * 4,
+    **EDIT_NAMES,
 )
 
 
@@ -520,14 +564,18 @@ def test_dropped_accuracy_names_and_errors():
     # original + the paper's 11 edits + bg_texture (OOD texture backgrounds, CPU toolkit)
     assert len(IMAGENET_E_EDITS) == 13 and IMAGENET_E_EDITS[0] == "original"
     with pytest.raises(ValueError, match="`edits` has unknown edit name.*leopard"):
-        dropped_accuracy([0, 0], [0, 0], ["original", "leopard"])
-    assert dropped_accuracy([0, 1], [0, 0], ["original", "leopard"], known_edits=None) == {
-        "leopard": 1.0
-    }
+        dropped_accuracy([0, 0], [0, 0], ["original", "leopard"], **EDIT_NAMES)
+    custom = dropped_accuracy(
+        [0, 1], [0, 0], ["original", "leopard"], reference_edit="original", known_edits=None
+    )
+    assert custom == {"leopard": 1.0}
+    assert dropped_accuracy(
+        [0, 1], [0, 0], ["plain", "leopard"], reference_edit="plain", known_edits=None
+    ) == {"leopard": 1.0}
     with pytest.raises(ValueError, match="`edits` has no 'original'"):
-        dropped_accuracy([0, 0], [0, 0], ["bg_complex", "bg_simpler"])
+        dropped_accuracy([0, 0], [0, 0], ["bg_complex", "bg_simpler"], **EDIT_NAMES)
     with pytest.raises(ValueError, match="`edits` has only 'original'"):
-        dropped_accuracy([0], [0], ["original"])
+        dropped_accuracy([0], [0], ["original"], **EDIT_NAMES)
     with pytest.raises(ValueError, match="`dropped` is empty"):
         mean_dropped_accuracy({})
 
@@ -544,10 +592,10 @@ def test_dropped_accuracy_names_and_errors():
 def test_dropped_accuracy_row_order_free(rows, rnd):
     rows = rows + [(0, 0, "original")]
     pred, ref, ed = map(list, zip(*rows, strict=True))
-    out = dropped_accuracy_report(pred, ref, ed)
+    out = dropped_accuracy_report(pred, ref, ed, **EDIT_NAMES)
     rnd.shuffle(rows)
     pred, ref, ed = map(list, zip(*rows, strict=True))
-    assert_close(dropped_accuracy_report(pred, ref, ed), out)
+    assert_close(dropped_accuracy_report(pred, ref, ed, **EDIT_NAMES), out)
     for edit, value in out["dropped_accuracy"].items():
         assert value == pytest.approx(out["accuracy"]["original"] - out["accuracy"][edit])
 
@@ -560,10 +608,19 @@ def test_dropped_accuracy_row_order_free(rows, rnd):
     [
         (lambda: accuracy([0, 1], [0]), "`references` has 1"),
         (lambda: accuracy([], []), "`predictions` is empty"),
-        (lambda: bg_gap_report([0], [0], []), "`variants` is empty"),
-        (lambda: bg_gap_report([0, 1], [0, -1], ["mixed_same"] * 2), "`references`.*range"),
-        (lambda: dropped_accuracy([0], [0, 1], ["original", "size_0.1"]), "`predictions` has 1"),
-        (lambda: dropped_accuracy([0, 0], [0, 0], [1, 2]), "`edits` must hold strings"),
+        (lambda: bg_gap_report([0], [0], [], gaps=IN9_GAPS), "`variants` is empty"),
+        (
+            lambda: bg_gap_report([0, 1], [0, -1], ["mixed_same"] * 2, gaps=IN9_GAPS),
+            "`references`.*range",
+        ),
+        (
+            lambda: dropped_accuracy([0], [0, 1], ["original", "size_0.1"], **EDIT_NAMES),
+            "`predictions` has 1",
+        ),
+        (
+            lambda: dropped_accuracy([0, 0], [0, 0], [1, 2], **EDIT_NAMES),
+            "`edits` must hold strings",
+        ),
         (lambda: rfs_report([0.5], [0], [0]), "`predictions_fg_noise` must hold integer"),
         (lambda: rfs_report([0], [0], [-3]), "`references`.*range"),
     ],

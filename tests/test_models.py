@@ -16,8 +16,10 @@ import pytest
 import torch
 from PIL import Image
 
+from hf_bgbench.benchmarks import list_benchmarks
 from hf_bgbench.benchmarks.in9.labels import in9_classes
 from hf_bgbench.benchmarks.rival10.labels import rival10_classes
+from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models import (
     DEFAULT_MODEL,
     Classifier,
@@ -336,6 +338,7 @@ def test_remote_code_refused(tmp_path):
 
 
 def test_infer_label_space_rules():
+    list_benchmarks()  # the registered benchmarks' label spaces are the default candidates
     assert infer_label_space(1000).kind == "imagenet-1k"
     assert infer_label_space(9).names == tuple(IN9)
     assert infer_label_space(9, [f"LABEL_{i}" for i in range(9)]).kind == "in9"
@@ -346,6 +349,14 @@ def test_infer_label_space_rules():
     ls = infer_label_space(3, ["a", "b", "c"])
     assert ls.kind == "custom" and ls.names == ("a", "b", "c")
     assert infer_label_space(9, ["a"] * 9).kind == "custom"
+
+
+def test_infer_label_space_takes_the_candidates_it_is_given():
+    toy = LabelSpace("toy", ("red", "green", "blue"))
+    assert infer_label_space(3, candidates=[toy]) == toy
+    assert infer_label_space(3, ["BLUE", "red", "green"], [toy]).kind == "toy"
+    assert infer_label_space(9, candidates=[toy]).kind == "custom"
+    assert infer_label_space(9, candidates=[]).names == tuple(str(i) for i in range(9))
 
 
 def test_transforms_shapes():

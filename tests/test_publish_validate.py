@@ -12,14 +12,14 @@ import pytest
 import yaml
 from PIL import Image
 
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.publish import publish
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.hub.publish import (
     CardError,
     DatasetInvalidError,
     HubUnreachableError,
     check_card,
-    publish_folder,
 )
 
 
@@ -64,7 +64,7 @@ class StubApi:
 def test_dry_run_validates_and_lists_files(copy, capsys):
     (copy / ".bgbench-work").mkdir()
     (copy / ".bgbench-work" / "x.npz").write_bytes(b"cache")
-    result = publish_folder(copy, "bgbench/in9", dry_run=True)
+    result = publish(copy, "bgbench/in9", dry_run=True)
     paths = [p for p, _ in result.files]
     assert "README.md" in paths and "data/mixed_rand/test-00000-of-00001.parquet" in paths
     assert not any(p.startswith(".bgbench-work") for p in paths)
@@ -88,20 +88,20 @@ def test_publish_refuses_what_validate_rejects(copy, capsys):
         assert "only_fg/test: ids differ from original/test" in captured.err
     api = StubApi()
     with pytest.raises(DatasetInvalidError, match="only_fg"):
-        publish_folder(copy, "bgbench/in9", api=api)
+        publish(copy, "bgbench/in9", api=api)
     assert api.calls == []  # nothing created, nothing uploaded
 
 
 def test_offline_hub_is_a_clear_error(repo, capsys):
     with pytest.raises(HubUnreachableError, match="HF_HUB_OFFLINE"):
-        publish_folder(repo, "bgbench/in9")
+        publish(repo, "bgbench/in9")
     assert main(["publish", str(repo), "--repo-id", "bgbench/in9"]) == 2
     assert "login" in capsys.readouterr().err
 
 
 def test_real_hfapi_calls(repo):
     api = StubApi()
-    result = publish_folder(repo, "bgbench/in9", private=True, api=api)
+    result = publish(repo, "bgbench/in9", private=True, api=api)
     (name, args, kwargs), (upload, _, up) = api.calls
     assert name == "create_repo" and args == ("bgbench/in9",)
     assert kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
@@ -110,13 +110,13 @@ def test_real_hfapi_calls(repo):
     assert ".bgbench-work/*" in up["ignore_patterns"]
     assert result.url.endswith("bgbench/in9")
     older = StubApi(large=False)  # huggingface_hub without upload_large_folder
-    publish_folder(repo, "bgbench/in9", api=older)
+    publish(repo, "bgbench/in9", api=older)
     assert [c[0] for c in older.calls] == ["create_repo", "upload_folder"]
 
 
 def test_network_and_auth_failures_become_one_clear_error(repo):
     with pytest.raises(HubUnreachableError, match="network"):
-        publish_folder(repo, "bgbench/in9", api=StubApi(fail=ConnectionError("no route")))
+        publish(repo, "bgbench/in9", api=StubApi(fail=ConnectionError("no route")))
 
     class Response:
         status_code = 401
@@ -124,22 +124,22 @@ def test_network_and_auth_failures_become_one_clear_error(repo):
     denied = PermissionError("401")
     denied.response = Response()
     with pytest.raises(HubUnreachableError, match="hf auth login"):
-        publish_folder(repo, "bgbench/in9", api=StubApi(fail=denied))
+        publish(repo, "bgbench/in9", api=StubApi(fail=denied))
     with pytest.raises(KeyError):  # a bug is not disguised as a network problem
-        publish_folder(repo, "bgbench/in9", api=StubApi(fail=KeyError("bug")))
+        publish(repo, "bgbench/in9", api=StubApi(fail=KeyError("bug")))
 
 
 def test_card_problems_stop_publishing(copy, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(CardError, match="README.md is missing"):
-        publish_folder(empty, "a/b")
+        publish(empty, "a/b")
     shutil.rmtree(copy / "data" / "only_fg")
     assert any("only_fg" in p for p in check_card(copy, "dataset"))
     with pytest.raises(CardError, match="only_fg"):
-        publish_folder(copy, "bgbench/in9", dry_run=True)
+        publish(copy, "bgbench/in9", dry_run=True)
     with pytest.raises(ValueError, match="owner/name"):
-        publish_folder(copy, "in9", dry_run=True)
+        publish(copy, "in9", dry_run=True)
     space = tmp_path / "space"
     space.mkdir()
     (space / "README.md").write_text("---\ntitle: x\n---\n")
@@ -156,7 +156,7 @@ def _rewrite(shard: Path, table: pa.Table) -> None:
 
 
 def test_validate_passes_on_good_data(repo, capsys):
-    assert validate_dataset(repo).ok
+    assert validate(repo).ok
     assert main(["validate", str(repo)]) == 0
     assert "OK" in capsys.readouterr().out
 
@@ -187,7 +187,7 @@ def test_validate_reports_ids_balance_labels_and_masks(copy):
         column = pa.array(values, table.schema.field(name).type)
         table = table.set_column(table.schema.get_field_index(name), name, column)
     _rewrite(shard, table)
-    problems = "\n".join(validate_dataset(copy).problems)
+    problems = "\n".join(validate(copy).problems)
     assert "only_fg/test: ids differ from original/test" in problems
     assert "only_fg/test: classes are not balanced" in problems
     assert "no_fg/test: 1 label(s) outside 0..8" in problems
@@ -197,7 +197,7 @@ def test_validate_reports_ids_balance_labels_and_masks(copy):
 def test_validate_rejects_an_empty_variant(copy, capsys):
     shard = next((copy / "data" / "mixed_rand").glob("*.parquet"))
     _rewrite(shard, pq.read_table(shard).slice(0, 0))
-    result = validate_dataset(copy)
+    result = validate(copy)
     assert not result.ok and result.rows["mixed_rand"] == {"test": 0}
     assert "mixed_rand/test: no rows (an empty config is not a dataset)" in result.problems
     assert main(["validate", str(copy)]) == 1
@@ -205,7 +205,7 @@ def test_validate_rejects_an_empty_variant(copy, capsys):
 
 
 def test_validate_checks_the_image_size_of_the_benchmark_layout(copy):
-    from hf_bgbench.builders.layout import IN9_LAYOUT
+    from hf_bgbench.benchmarks import get_benchmark
 
     shard = next((copy / "data" / "only_bg_b").glob("*.parquet"))
     table = pq.read_table(shard)
@@ -221,8 +221,8 @@ def test_validate_checks_the_image_size_of_the_benchmark_layout(copy):
         column = pa.array(values, table.schema.field(name).type)
         table = table.set_column(table.schema.get_field_index(name), name, column)
     _rewrite(shard, table)
-    width, height = IN9_LAYOUT.image_size
-    problems = "\n".join(validate_dataset(copy).problems)
+    width, height = get_benchmark("in9").layout.image_size
+    problems = "\n".join(validate(copy).problems)
     assert f"only_bg_b/test: 1 image(s) are not {width}x{height}" in problems
 
 
@@ -234,14 +234,14 @@ def test_validate_tells_an_unknown_hub_dataset_from_an_unreachable_hub(monkeypat
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", missing)
     with pytest.raises(FileNotFoundError, match="Check the id") as info:
-        validate_dataset("bgbench/no-such-dataset")
+        validate("bgbench/no-such-dataset")
     assert "cannot be reached" not in str(info.value)
 
 
 def test_validate_unknown_target_is_clear(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder nor a Hub dataset id"):
-        validate_dataset(tmp_path / "a" / "b" / "c")
+        validate(tmp_path / "a" / "b" / "c")
     with pytest.raises(FileNotFoundError, match="HF_HUB_OFFLINE"):
-        validate_dataset("bgbench/not-cached")
+        validate("bgbench/not-cached")
     (tmp_path / "plain").mkdir()
-    assert "no YAML 'configs:'" in validate_dataset(tmp_path / "plain").problems[0]
+    assert "no YAML 'configs:'" in validate(tmp_path / "plain").problems[0]

@@ -24,8 +24,8 @@ from hf_bgbench.benchmarks.rival10.convert import ConvertError, convert_rival10_
 from hf_bgbench.benchmarks.rival10.items import RIVAL10_COLUMNS, UnsafePickleError, load_attr_dict
 from hf_bgbench.benchmarks.rival10.labels import rival10_attributes, rival10_classes
 from hf_bgbench.benchmarks.rival10.release import Rival10LayoutError, Rival10Release
-from hf_bgbench.builders.validate import validate_dataset
 from hf_bgbench.cli import main
+from hf_bgbench.cli.validate import validate
 from hf_bgbench.data.hub import read_card_metadata
 from hf_bgbench.data.sources import resolve_source
 from tests.rival10_fixture import fixture_items, write_rival10_hub, write_rival10_release
@@ -115,7 +115,7 @@ def test_card_report_and_layout(converted):
     assert test["notes"]["masks_of_absent"] == 1 and test["notes"]["present_without_mask"] == 1
     assert report["splits"]["train"]["notes"]["resized"] == 1
     assert not (converted / ".bgbench-work").exists()
-    assert validate_dataset(converted).ok
+    assert validate(converted).ok
 
 
 def test_unpickler_refuses_code(release, tmp_path):
@@ -142,7 +142,7 @@ def test_rerun_is_byte_identical_whatever_the_workers(converted, release, tmp_pa
 
 def test_resume_after_an_interruption(release, tmp_path, monkeypatch):
     reference = tmp_path / "reference"
-    convert_rival10_release(release, reference, shard_size=7, progress=False)
+    convert_rival10_release(release, reference, shard_size=7, progress=False, spec=SPEC)
     out = tmp_path / "out"
     real_write = converter.write_shard
     calls = []
@@ -155,7 +155,7 @@ def test_resume_after_an_interruption(release, tmp_path, monkeypatch):
 
     monkeypatch.setattr(converter, "write_shard", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        convert_rival10_release(release, out, shard_size=7, progress=False)
+        convert_rival10_release(release, out, shard_size=7, progress=False, spec=SPEC)
     done = sorted((out / "data" / "ordinary").glob("*.parquet"))
     assert len(done) == 2 and not (out / "README.md").exists()
     stamps = {p: p.stat().st_mtime_ns for p in done}
@@ -166,7 +166,7 @@ def test_resume_after_an_interruption(release, tmp_path, monkeypatch):
         "write_shard",
         lambda *a, **k: (rewritten.append((a[2], a[3])), real_write(*a, **k)),
     )
-    convert_rival10_release(release, out, shard_size=7, progress=False)
+    convert_rival10_release(release, out, shard_size=7, progress=False, spec=SPEC)
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
     assert len(rewritten) == 4  # 6 shards, 2 already there
     assert _files(out) == _files(reference)
@@ -181,7 +181,7 @@ def test_broken_items_are_skipped_and_reported(release, tmp_path):
     for p in folder.glob(f"{stems[2]}*"):  # a wnid outside RIVAL10 (tench)
         p.rename(p.with_name(p.name.replace(stems[2], "n01440764_1")))
     out = tmp_path / "out"
-    report = convert_rival10_release(copy, out, progress=False)
+    report = convert_rival10_release(copy, out, progress=False, spec=SPEC)
     test = report["splits"]["test"]
     assert test["kept"] == 17 and test["found"] == 20
     assert test["skipped"] == {"missing_files": 1, "outside_label_space": 1, "unreadable": 1}
@@ -190,24 +190,24 @@ def test_broken_items_are_skipped_and_reported(release, tmp_path):
     assert str(tmp_path) not in json.dumps(report)  # paths inside RIVAL10/, not the machine's
     card = (out / "README.md").read_text()
     assert "Skipped images" in card and f"{stems[0]}.JPEG" in card
-    assert validate_dataset(out).ok
+    assert validate(out).ok
 
 
 def test_wrong_layouts_fail_clearly(release, in9_release, tmp_path):
     for bad in (in9_release, tmp_path):
         with pytest.raises(Rival10LayoutError, match="not the RIVAL10 release"):
-            convert_rival10_release(bad, tmp_path / "out", progress=False)
+            convert_rival10_release(bad, tmp_path / "out", progress=False, spec=SPEC)
         assert Rival10Release.detect(str(bad), SPEC) is None
     copy = _copy(release, tmp_path)
     shutil.rmtree(copy / "test")
     with pytest.raises(Rival10LayoutError, match="incomplete: no test/ordinary/"):
-        convert_rival10_release(copy, tmp_path / "out", progress=False)
+        convert_rival10_release(copy, tmp_path / "out", progress=False, spec=SPEC)
     in9_out = tmp_path / "in9"
     assert main(["convert", "in9-release", str(in9_release), str(in9_out)]) == 0
     with pytest.raises(ConvertError, match="--overwrite"):
-        convert_rival10_release(release, in9_out, progress=False)
-    convert_rival10_release(release, in9_out, progress=False, overwrite=True)
-    assert validate_dataset(in9_out).benchmark == "rival10"
+        convert_rival10_release(release, in9_out, progress=False, spec=SPEC)
+    convert_rival10_release(release, in9_out, progress=False, overwrite=True, spec=SPEC)
+    assert validate(in9_out).benchmark == "rival10"
 
 
 def _tamper(folder: Path, tmp_path: Path, edit) -> Path:
@@ -249,7 +249,7 @@ def test_validate_rejects_tampered_folders(converted, tmp_path):
         duplicate_id: "occur twice",
     }
     for n, (edit, problem) in enumerate(cases.items()):
-        result = validate_dataset(_tamper(converted, tmp_path / str(n), edit))
+        result = validate(_tamper(converted, tmp_path / str(n), edit))
         assert not result.ok and any(problem in p for p in result.problems), result.problems
     no_test = _copy(converted, tmp_path / "split")
     for shard in (no_test / "data" / "ordinary").glob("test-*"):
@@ -258,7 +258,7 @@ def test_validate_rejects_tampered_folders(converted, tmp_path):
     card.write_text(
         card.read_text().replace("  - split: test\n    path: data/ordinary/test-*.parquet\n", "")
     )
-    result = validate_dataset(no_test)
+    result = validate(no_test)
     assert any("split(s) test missing" in p for p in result.problems), result.problems
 
 

@@ -126,6 +126,22 @@ def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
     assert challenge["max_foregrounds"] == 100 and challenge["max_backgrounds"] == 200
 
 
+def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
+    """Variants go to the tasks that take them; each option a task caps on shared hardware
+    (Option.space_cap) gets the operator's cap, 0 meaning all."""
+    assert space.takes_variants("evaluate") and not space.takes_variants("noise")
+    assert space.task_options("evaluate", ["original"], True) == {
+        "restrict_to_benchmark": True,
+        "progress": True,
+        "variants": ["original"],
+    }
+    monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "7")
+    for task in ("noise", "saliency"):
+        assert space.task_options(task, ["original"], False)["max_images"] == 7
+    monkeypatch.setenv("BGBENCH_SPACE_FOREGROUNDS", "0")
+    assert space.task_options("challenge", [], False)["max_foregrounds"] is None
+
+
 def test_library_errors_reach_the_visitor_in_plain_words(space, in9_release, monkeypatch):
     import gradio as gr
 

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import importlib
 
-from hf_bgbench.spec import BenchmarkSpec
+from hf_bgbench.labels import forget_label_space, remember_label_space
+from hf_bgbench.spec import BenchmarkSpec, find_spec
 
-__all__ = ["BUILTIN", "BenchmarkSpec", "get_benchmark", "list_benchmarks", "register"]
+__all__ = [
+    "BUILTIN",
+    "BenchmarkSpec",
+    "all_specs",
+    "get_benchmark",
+    "list_benchmarks",
+    "register",
+]
 
-BUILTIN = ("in9", "rival10", "imagenet_e")
+BUILTIN = ("in9", "rival10", "imagenet_e", "watermark")
 """The benchmark folders shipped with the package, one per line of this tuple."""
 
 _REGISTRY: dict[str, BenchmarkSpec] = {}
@@ -28,17 +36,13 @@ def register(spec: BenchmarkSpec) -> BenchmarkSpec:
     if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
         raise ValueError(f"Benchmark {spec.name!r} is already registered.")
     _REGISTRY[spec.name] = spec
+    remember_label_space(spec.label_space)
     return spec
 
 
 def get_benchmark(name: str) -> BenchmarkSpec:
     _load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(
-            f"Unknown benchmark {name!r}. Available: {', '.join(sorted(_REGISTRY))}."
-        ) from None
+    return find_spec(_REGISTRY, name)
 
 
 def list_benchmarks() -> list[str]:
@@ -46,9 +50,19 @@ def list_benchmarks() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def all_specs() -> list[BenchmarkSpec]:
+    """Every registered spec in registration order (the built-in folders first, in
+    :data:`BUILTIN` order): the order their sub-commands appear in ``bgbench --help``."""
+    _load_builtin()
+    return list(_REGISTRY.values())
+
+
 def unregister(name: str) -> None:
     """Remove a registered benchmark (tests register toy benchmarks and clean up)."""
-    _REGISTRY.pop(name, None)
+    spec = _REGISTRY.pop(name, None)
+    kind = spec.label_space.kind if spec is not None else None
+    if kind is not None and all(s.label_space.kind != kind for s in _REGISTRY.values()):
+        forget_label_space(kind)
 
 
 def _load_builtin() -> None:

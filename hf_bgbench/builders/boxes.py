@@ -20,12 +20,18 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 Box = tuple[float, float, float, float]
+Rect = tuple[int, int, int, int]
+"""Integer ``(x0, y0, x1, y1)``, half-open, in working-image pixels."""
 
 CSV_COLUMNS = ("file", "xmin", "ymin", "xmax", "ymax")
+
+
+def rect_area(rect: Rect) -> int:
+    x0, y0, x1, y1 = rect
+    return max(0, x1 - x0) * max(0, y1 - y0)
 
 
 class BoxFormatError(ValueError):
@@ -123,6 +129,8 @@ def spectral_residual_saliency(rgb: np.ndarray) -> np.ndarray:
     "unexpected" in the image; transforming it back with the original phase highlights the
     object. Deterministic (no random state), cheap, and needs only NumPy/OpenCV.
     """
+    import cv2  # here, not at the top: specs import the box types at registry load
+
     gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).astype(np.float32)
     h, w = gray.shape
     scale = ESTIMATE_SIDE / max(h, w)

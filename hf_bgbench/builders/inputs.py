@@ -22,7 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9
+import numpy as np
+
 from hf_bgbench.files import is_image_file
 from hf_bgbench.labels import UNMAPPED, imagenet_index_of
 
@@ -102,27 +103,27 @@ def _scan(root: Path, boxes: Path | None = None) -> list[tuple[Path, str]]:
     return found
 
 
-def class_of(wnid: str, label_space: str) -> int:
-    """Label of a wnid in ``"in9"`` (-1 outside the 370 classes) or ``"imagenet"`` space.
-
-    The IN-9 label comes from the published map (:func:`hf_bgbench.labels.imagenet_to_in9`).
-    """
-    index = imagenet_index_of(wnid)
-    return int(imagenet_to_in9()[index]) if label_space == "in9" else index
+def class_of(wnid: str, imagenet_map: np.ndarray) -> int:
+    """The benchmark label of an ImageNet-1k wnid: ``imagenet_map`` (int64[1000], the
+    spec's ``label_maps["imagenet-1k"]``) at its index; ``UNMAPPED`` outside the benchmark.
+    A ValueError names a wnid outside ImageNet-1k."""
+    return int(imagenet_map[imagenet_index_of(wnid)])
 
 
 def discover_photos(
     images: str | Path,
-    label_space: str,
+    imagenet_map: np.ndarray,
     metadata: str | Path | None = None,
     boxes: str | Path | None = None,
 ) -> tuple[list[Photo], Counter]:
     """Labelled photos sorted by id, and counts of skipped ones by reason.
 
-    ``boxes`` (an XML folder) names the class of flat, wnid-less files (ImageNet val).
+    ``imagenet_map``: int64[1000], the benchmark label of each ImageNet-1k class
+    (``UNMAPPED`` outside it; the spec's ``label_maps["imagenet-1k"]()``). ``boxes`` (an
+    XML folder) names the class of flat, wnid-less files (ImageNet val).
 
-    Skipped (counted, not fatal): ``outside_label_space`` (an ImageNet class not in IN-9)
-    and ``not_imagenet_wnid`` (not one of the 1000 ImageNet-1k wnids).
+    Skipped (counted, not fatal): ``outside_label_space`` (an ImageNet class outside the
+    benchmark) and ``not_imagenet_wnid`` (not one of the 1000 ImageNet-1k wnids).
     """
     root = Path(images)
     if not root.is_dir():
@@ -133,7 +134,7 @@ def discover_photos(
     photos = []
     for path, wnid in found:
         try:
-            label = class_of(wnid, label_space)
+            label = class_of(wnid, imagenet_map)
         except ValueError:
             skipped["not_imagenet_wnid"] += 1
             continue

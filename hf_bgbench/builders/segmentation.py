@@ -13,7 +13,7 @@ import hashlib
 import cv2
 import numpy as np
 
-from hf_bgbench.benchmarks.in9.geometry import Rect, rect_area
+from hf_bgbench.builders.boxes import Rect, rect_area
 
 GRABCUT_ITERATIONS = 5
 MIN_FOREGROUND_FRACTION = 0.10

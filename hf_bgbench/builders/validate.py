@@ -1,27 +1,27 @@
 """Check a benchmark dataset repo (a local folder or a Hub id) against what it needs.
 
 What is checked comes from the benchmark spec (its variants and classes) and, for built
-benchmarks, from :mod:`hf_bgbench.builders.layout` (image size, mask column, required
-splits, balance, background rules, benchmark row checks such as RIVAL10's attributes):
+benchmarks, from its layout (:class:`hf_bgbench.spec.BuiltLayout`: image size, mask column,
+required splits, balance, background rules, benchmark row checks such as RIVAL10's attributes):
 the card declares every variant config (with the layout's splits) and their files exist;
 no variant is empty; split sizes match the card; label names and ranges; unique ids, the
 same, in the same order, in every variant of a split; balanced classes (where the layout
 says so); each mask is an "L" 0/255 image of the image's size and is the same in every
 variant; every variant image has the layout's size; each mixed variant's background follows
-its rule and is never the row's own photo. The benchmark is ``--benchmark``, else the one
+its rule and is never the row's own photo. The benchmark is one of the specs the caller
+passes (``bgbench validate``: the registry's): the one named, else the one
 ``build_report.json`` or the card's tags name, else the one whose class names the labels
-carry. Reads the Parquet shards directly (no
-``datasets`` cache copy), so it is cheap to run after every build.
+carry. Reads the Parquet shards directly (no ``datasets`` cache copy), so it is cheap to
+run after every build.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,17 +31,19 @@ import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
 
-from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark, list_benchmarks
-from hf_bgbench.benchmarks.in9.choices import next_class
-from hf_bgbench.builders.layout import (
+from hf_bgbench.data import hub
+from hf_bgbench.files import REPORT_NAME
+from hf_bgbench.hub.errors import is_hub_unreachable
+from hf_bgbench.spec import (
     NEXT_CLASS,
     RULE_TEXT,
     SAME_CLASS,
+    BenchmarkSpec,
     BuiltLayout,
-    layout_for,
+    find_spec,
+    next_class,
+    resolve_hook,
 )
-from hf_bgbench.data import hub
-from hf_bgbench.hub.errors import is_hub_unreachable
 
 EXAMPLES = 3
 
@@ -89,34 +91,34 @@ def resolve_folder(target: str | Path) -> Path:
         ) from None
 
 
-def _card_benchmark(folder: Path, meta: dict[str, Any]) -> BenchmarkSpec | None:
+def _card_benchmark(
+    folder: Path, meta: dict[str, Any], specs: dict[str, BenchmarkSpec]
+) -> BenchmarkSpec | None:
     """The benchmark a folder says it holds: ``build_report.json``'s ``benchmark``, else the
     card's tags (a benchmark name among them)."""
-    names = list_benchmarks()
-    report = folder / "build_report.json"
+    report = folder / REPORT_NAME
     if report.is_file():
         try:
             name = json.loads(report.read_text(encoding="utf-8")).get("benchmark")
         except (ValueError, AttributeError):
             name = None
-        if name in names:
-            return get_benchmark(name)
-    tagged = [t for t in meta.get("tags") or [] if t in names]
-    return get_benchmark(tagged[0]) if len(tagged) == 1 else None
+        if name in specs:
+            return specs[name]
+    tagged = [t for t in meta.get("tags") or [] if t in specs]
+    return specs[tagged[0]] if len(tagged) == 1 else None
 
 
-def _infer_spec(features: datasets.Features, configs: list[str]) -> BenchmarkSpec | None:
-    """The benchmark whose class names the labels carry; when several share them (Full-IN
-    and ImageNet-E: ImageNet-1k), the one whose variants the configs name most."""
+def _infer_spec(
+    features: datasets.Features, configs: list[str], specs: dict[str, BenchmarkSpec]
+) -> BenchmarkSpec | None:
+    """The benchmark whose class names the labels carry; when several share them (e.g. two
+    labelled in ImageNet-1k), the one whose variants the configs name most (ties: the first
+    by name)."""
     label = features.get("label")
     if not isinstance(label, datasets.ClassLabel):
         return None
     names = [n.lower() for n in label.names]
-    matches = [
-        spec
-        for spec in map(get_benchmark, list_benchmarks())
-        if [n.lower() for n in spec.classes] == names
-    ]
+    matches = [spec for spec in specs.values() if [n.lower() for n in spec.classes] == names]
     if not matches:
         return None
     return max(matches, key=lambda spec: len(set(spec.variants) & set(configs)))
@@ -271,12 +273,18 @@ def _check_backgrounds(
 def _row_checks(layout: BuiltLayout | None) -> Callable | None:
     if layout is None or layout.row_checks is None:
         return None
-    module, _, name = layout.row_checks.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return resolve_hook(layout.row_checks)
 
 
-def validate_dataset(target: str | Path, benchmark: str | None = None) -> ValidationResult:
-    """Run every check on a Hub-layout folder or Hub dataset id; never raises on bad data."""
+def validate_dataset(
+    target: str | Path, specs: Sequence[BenchmarkSpec], benchmark: str | None = None
+) -> ValidationResult:
+    """Run every check on a Hub-layout folder or Hub dataset id; never raises on bad data.
+
+    ``specs``: the benchmarks the data may hold (``bgbench validate``: every registered
+    one); ``benchmark``: the name of the one to check against (default: the one the folder's
+    report or card names, else the one its labels match)."""
+    by_name = {spec.name: spec for spec in sorted(specs, key=lambda spec: spec.name)}
     folder = resolve_folder(target)
     result = ValidationResult(folder=folder)
     meta = hub.read_card_metadata(folder)
@@ -293,18 +301,20 @@ def validate_dataset(target: str | Path, benchmark: str | None = None) -> Valida
         return result
     features = datasets.Features.from_arrow_schema(pq.read_schema(first))
     if benchmark:
-        spec = get_benchmark(benchmark)
+        spec = find_spec(by_name, benchmark)
     else:
-        spec = _card_benchmark(folder, meta) or _infer_spec(features, list(entries))
+        spec = _card_benchmark(folder, meta, by_name) or _infer_spec(
+            features, list(entries), by_name
+        )
     if spec is None:
         label = features.get("label")
         result.problems.append(
             f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
-            f"({', '.join(list_benchmarks())}); pass --benchmark"
+            f"({', '.join(by_name)}); pass --benchmark"
         )
         return result
     result.benchmark = spec.name
-    layout = layout_for(spec)
+    layout = spec.layout
     missing = [v for v in spec.variants if v not in entries]
     required = None if layout is None else layout.required_variants
     needed = [v for v in missing if required is None or v in required]

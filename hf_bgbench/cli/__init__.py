@@ -1,5 +1,6 @@
 """The ``bgbench`` command line. Each sub-command lives in its own module with a
-``register(subparsers)`` function; add new ones to ``COMMANDS``."""
+``register(subparsers)`` function; add new ones to ``COMMANDS``. A benchmark's own extra
+commands (its spec's ``cli_commands`` hook, e.g. ``bgbench edit``) follow them."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ COMMANDS = [
     "list_benchmarks",
     "noise",
     "saliency",
-    "edit",
 ]
 
 
@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"hf_bgbench.cli.{name}").register(sub)
+    from hf_bgbench.cli.benchmark_commands import add_benchmark_commands
+
+    add_benchmark_commands(sub, "cli_commands")
     for command in all_parsers(parser):
         # Every option's help shows its default.
         command.formatter_class = DefaultsHelpFormatter

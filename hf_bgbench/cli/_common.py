@@ -1,14 +1,18 @@
-"""Arguments shared by the sub-commands that run a model."""
+"""What the sub-commands share: the task sub-commands' parsers, generated from each task's
+options class (:mod:`hf_bgbench.tasks.options`), and small helpers of the others."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+from collections.abc import Callable
 from typing import Any
 
 MODEL_HELP = (
     "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
     "local-dir:..., or the bundled tf_efficientnet_lite0/1/2"
 )
+DEFAULT_MODEL = "tf_efficientnet_lite0"
 
 
 def variant_list(values: list[str] | None) -> list[str] | None:
@@ -16,35 +20,6 @@ def variant_list(values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
     return [v for value in values for v in value.split(",") if v]
-
-
-def add_variants_argument(p: argparse.ArgumentParser, what: str = "variants to score") -> None:
-    from hf_bgbench.benchmarks import get_benchmark
-
-    p.add_argument(
-        "--variants",
-        nargs="+",
-        default=None,
-        metavar="VARIANT",
-        help=f"{what}, space- or comma-separated (default: all the data has; IN-9: "
-        f"{', '.join(get_benchmark('in9').variants)})",
-    )
-
-
-def add_progress_argument(p: argparse.ArgumentParser) -> None:
-    """``--quiet`` (alias ``--no-progress``): no progress bars."""
-    p.add_argument(
-        "--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars"
-    )
-
-
-def add_workers_argument(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "--workers",
-        type=non_negative_int,
-        default=None,
-        help=f"{what} (0: none, work in the main process; default: one per CPU, at most 4)",
-    )
 
 
 def human_size(n: float) -> str:
@@ -56,88 +31,62 @@ def human_size(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+def add_task_parser(
+    sub: argparse._SubParsersAction, task: Any, help: str, run: Callable[..., int]
+) -> argparse.ArgumentParser:
+    """The sub-command of ``task``: its description (the options class's docstring), MODEL
+    and one argument per option of the task (:func:`add_task_options`)."""
+    from hf_bgbench.tasks.options import paragraph
+
+    p = sub.add_parser(task.name, help=help, description=paragraph(task.options, 0))
+    add_task_options(p, task)
+    p.set_defaults(func=run)
+    return p
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+def add_task_options(p: argparse.ArgumentParser, task: Any) -> None:
+    """MODEL and an argument per command-line option of ``task.options``, in its order: a
+    bool is a flag (a negated one switches its True default off), ``many`` takes several
+    values, space- or comma-separated. :func:`task_options` reads them back."""
+    from hf_bgbench.tasks.options import described, flag
+
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
+    bindings = []
+    for name, opt, default in described(task.options):
+        if not opt.cli:
+            continue
+        kwargs: dict[str, Any] = {"help": opt.text(task)}
+        if isinstance(default, bool):
+            kwargs["action"] = "store_true"
+        else:
+            cli_default = opt.cli_default() if callable(opt.cli_default) else opt.cli_default
+            kwargs["default"] = default if cli_default is None else cli_default
+            extra = {"type": opt.parse, "choices": opt.choices, "metavar": opt.metavar}
+            kwargs.update({k: v for k, v in extra.items() if v is not None})
+            if opt.many:
+                kwargs["nargs"] = "+"
+        action = p.add_argument(*(opt.flags or (flag(name, opt),)), **kwargs)
+        bindings.append((name, action.dest, opt))
+    p.set_defaults(task_options=bindings)
 
 
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments every task takes from :func:`add_model_arguments` (the model
-    itself and ``--benchmark`` excepted): one place maps the flags to the task's names."""
-    return {
-        "checkpoint": args.checkpoint,
-        "batch_size": args.batch_size,
-        "num_workers": args.workers,
-        "device": args.device,
-        "progress": not args.quiet,
-        "restrict_to_benchmark": args.restrict_to_benchmark_classes,
-        "label_map": args.label_map,
-        "resize_to_model_input": args.resize_to_model_input,
-    }
+def task_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The task's keyword arguments from the arguments :func:`add_task_options` added."""
+    out = {}
+    for name, dest, opt in args.task_options:
+        value = getattr(args, dest)
+        out[name] = (not value) if opt.negated else variant_list(value) if opt.many else value
+    return out
 
 
-def add_model_arguments(
-    p: argparse.ArgumentParser, *, gpu_batch_size: int, batch_note: str = ""
-) -> None:
-    """MODEL, --benchmark, --checkpoint, --batch-size (none given: the task picks by device,
-    :func:`hf_bgbench.inference.devices.default_batch_size` with ``gpu_batch_size``; ``batch_note``
-    says why, if it needs saying), --workers, --device, --quiet, --resize-to-model-input."""
-    p.add_argument("model", nargs="?", default="tf_efficientnet_lite0", help=MODEL_HELP)
-    from hf_bgbench.benchmarks import list_benchmarks
+def run_task_command(args: argparse.Namespace, task: Any) -> dict[str, Any] | None:
+    """Run ``task`` as the command line asks; the results document on the main process
+    (which wrote the outputs), None on the others of an ``accelerate launch`` run."""
+    from hf_bgbench.inference.distributed import processes
+    from hf_bgbench.tasks.runner import execute
 
-    p.add_argument(
-        "--benchmark",
-        default="in9",
-        metavar="NAME",
-        help=f"benchmark: {', '.join(list_benchmarks())} (`bgbench list` shows each one's "
-        "variants, tasks and metrics)",
-    )
-    p.add_argument(
-        "--checkpoint",
-        default=None,
-        help="weights file (.safetensors, or a .pth/.pt read with weights_only) for a timm "
-        "architecture given as MODEL",
-    )
-    from hf_bgbench.inference.devices import CPU_BATCH_SIZE
-
-    p.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=None,
-        help=f"images per forward pass (default: {CPU_BATCH_SIZE} on a CPU, {gpu_batch_size} "
-        f"on a GPU){batch_note}",
-    )
-    add_workers_argument(p, "image-decoding worker processes")
-    p.add_argument("--device", default=None, help="cuda / mps / cpu (default: the best available)")
-    add_progress_argument(p)
-    p.add_argument(
-        "--restrict-to-benchmark-classes",
-        action="store_true",
-        help="argmax only over the model classes that map to the benchmark (NOT the published "
-        "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
-    )
-    p.add_argument(
-        "--label-map",
-        choices=("auto", "model", "imagenet", "probe"),
-        default="auto",
-        help="how the model's outputs become benchmark labels: auto = the benchmark's "
-        "protocol (IN-9: the model's ImageNet classes mapped; RIVAL10: a linear probe on "
-        "frozen features); model / imagenet = the model's own classes mapped (imagenet: "
-        "zero-shot from ImageNet-1k); probe = a linear head fitted on the train split",
-    )
-    p.add_argument(
-        "--resize-to-model-input",
-        action="store_true",
-        help="resize the benchmark's images to the model's input size (a protocol deviation, "
-        "recorded); by default they are fed at their own size, as published, and resized only "
-        "when the model cannot take that size",
-    )
+    main_process = processes(args.device).is_main  # under `accelerate launch`: one of several
+    level = logging.WARNING if main_process else logging.ERROR  # warnings once, not per process
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
+    results = execute(task, args.model, **task_options(args))
+    return results if main_process else None

@@ -1,17 +1,69 @@
-"""``bgbench publish DIR --repo-id bgbench/in9 [--private] [--dry-run]``."""
+"""``bgbench publish DIR --repo-id OWNER/NAME [--private] [--dry-run]``: a dataset is
+published only once ``bgbench validate`` passes, and only privately when its benchmark's
+licence forbids redistribution."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from hf_bgbench.cli._common import human_size
 
 
-def run(args: argparse.Namespace) -> int:
+def dataset_check(benchmark: str | None = None) -> Any:
+    """The ``check`` :func:`hf_bgbench.hub.publish.publish_folder` runs on a dataset folder:
+    ``bgbench validate`` (as ``benchmark``, default: inferred) must pass, and a benchmark
+    whose licence forbids redistribution is published only privately."""
+
+    def check(folder: Path, private: bool) -> str | None:
+        from hf_bgbench.benchmarks import get_benchmark
+        from hf_bgbench.cli.validate import validate
+        from hf_bgbench.hub.publish import DatasetInvalidError
+
+        checked = validate(folder, benchmark=benchmark)
+        if not checked.ok:
+            raise DatasetInvalidError(
+                f"{folder} is not published: `bgbench validate` finds {len(checked.problems)} "
+                "problem(s):\n  - "
+                + "\n  - ".join(checked.problems)
+                + f"\nRebuild or fix the folder until `bgbench validate {folder}` says OK."
+            )
+        validated = checked.benchmark
+        if validated and not private and get_benchmark(validated).publish_private_only:
+            raise ValueError(
+                f"{folder} is {validated}, whose licence forbids redistribution: publish it "
+                "only as a private repository (add --private; gate it on the Hub if you share "
+                "it with others under the same terms)."
+            )
+        return validated
+
+    return check
+
+
+def publish(
+    folder: str | Path,
+    repo_id: str,
+    repo_type: str = "dataset",
+    private: bool = False,
+    dry_run: bool = False,
+    *,
+    benchmark: str | None = None,
+    token: str | None = None,
+    api: Any = None,
+) -> Any:
+    """:func:`hf_bgbench.hub.publish.publish_folder`, with :func:`dataset_check` for a
+    dataset (``benchmark``: the benchmark it is validated as; default: inferred)."""
     from hf_bgbench.hub.publish import publish_folder
 
-    result = publish_folder(
+    check = dataset_check(benchmark) if repo_type == "dataset" else None
+    return publish_folder(
+        folder, repo_id, repo_type, private, dry_run, check=check, token=token, api=api
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    result = publish(
         args.folder,
         args.repo_id,
         args.repo_type,
@@ -43,7 +95,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "HF_TOKEN).",
     )
     p.add_argument("folder", type=Path, help="the repo folder (e.g. a bgbench build output)")
-    p.add_argument("--repo-id", required=True, help="owner/name, e.g. bgbench/in9")
+    from hf_bgbench.benchmarks import all_specs
+
+    example = all_specs()[0].hub_repo
+    p.add_argument("--repo-id", required=True, help=f"owner/name, e.g. {example}")
     p.add_argument(
         "--repo-type",
         choices=("dataset", "space", "model"),

@@ -1,15 +1,25 @@
-"""``bgbench validate DIR_OR_ID``: is this benchmark dataset (IN-9, RIVAL10, ImageNet-E)
-complete and consistent?"""
+"""``bgbench validate DIR_OR_ID``: is this benchmark dataset complete and consistent, as the
+registered benchmark it holds?"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
+
+
+def validate(target: str | Path, benchmark: str | None = None) -> Any:
+    """:func:`hf_bgbench.builders.validate.validate_dataset` against the registered
+    benchmarks (``benchmark``: the name of the one to check against; default: the one the
+    folder names, else the one its labels match). Returns its ``ValidationResult``."""
+    from hf_bgbench.benchmarks import all_specs
+    from hf_bgbench.builders.validate import validate_dataset
+
+    return validate_dataset(target, all_specs(), benchmark=benchmark)
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.builders.validate import validate_dataset
-
-    result = validate_dataset(args.target, benchmark=args.benchmark)
+    result = validate(args.target, benchmark=args.benchmark)
     for note in result.notes:
         print(f"note: {note}")
     for problem in result.problems:
@@ -26,18 +36,33 @@ def run(args: argparse.Namespace) -> int:
     return 1
 
 
+def description() -> str:
+    """What ``bgbench validate`` checks: the generic checks, then each built benchmark's own
+    (its layout's ``checks``), named as prose names it."""
+    from hf_bgbench.benchmarks import all_specs
+
+    built = [s for s in all_specs() if s.layout is not None]
+    own, seen = [], set()
+    for spec in built:
+        if id(spec.layout) not in seen and spec.layout.checks:
+            seen.add(id(spec.layout))
+            own.append(f"{spec.short_name}: {spec.layout.checks}")
+    both = ", ".join(s.short_name for s in built if len(s.layout.splits) > 1)
+    splits = f" (and, for {both}, both splits)" if both else ""
+    return (
+        f"Check a dataset against its benchmark: every variant config{splits} present and "
+        "non-empty, split sizes as the card declares, labels in range, unique ids identical "
+        "across variants, masks binary and of the image's size; "
+        + "; ".join(own)
+        + ". Exit code 1 if anything is wrong."
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate",
         help="check a dataset folder or Hub id (configs, splits, ids, masks, labels, ...)",
-        description="Check a dataset against its benchmark: every variant config (and, for "
-        "RIVAL10, both splits) present and non-empty, split sizes as the card declares, "
-        "labels in range, unique ids identical across variants, masks binary and of the "
-        "image's size; IN-9: balanced classes, 224x224 images, mixed backgrounds by their "
-        "rule; RIVAL10: the 18 attribute names, attribute masks only for present attributes, "
-        "merged masks, wnids matching labels; ImageNet-E: 'original' present (absent edits "
-        "noted), ids shared across edits, object_pixel_rate in [0, 1] and equal to the mask's "
-        "foreground share, edit_params JSON. Exit code 1 if anything is wrong.",
+        description=description(),
     )
     p.add_argument("target", help="local Hub-layout folder or Hub dataset id (owner/name)")
     p.add_argument(

@@ -11,15 +11,25 @@ import hashlib
 import logging
 import math
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import datasets
-import yaml
 from datasets.table import embed_table_storage
 
-from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.data.reader import DataSourceError, Reader
+from hf_bgbench.hub.card import card_configs, configs_yaml, read_card_metadata, render_card
+
+__all__ = [
+    "HubDataset",
+    "HubFolder",
+    "card_configs",
+    "configs_yaml",
+    "read_card_metadata",
+    "render_card",
+    "shard_paths",
+    "write_parquet_shard",
+    "write_parquet_shards",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,46 +85,6 @@ def write_parquet_shard(
     ds.to_parquet(str(tmp))
     tmp.replace(target)
     return rel
-
-
-def configs_yaml(configs: Mapping[str, list[str]], default: str | None = None) -> list[dict]:
-    """The ``configs:`` entries of a card: config -> the splits it has."""
-    entries = []
-    for name, splits in configs.items():
-        entry: dict[str, Any] = {
-            "config_name": name,
-            "data_files": [{"split": s, "path": f"data/{name}/{s}-*.parquet"} for s in splits],
-        }
-        if name == default:
-            entry["default"] = True
-        entries.append(entry)
-    return entries
-
-
-def render_card(metadata: Mapping[str, Any], body: str) -> str:
-    """A README.md: YAML front matter (``metadata``) followed by the markdown ``body``."""
-    front = yaml.safe_dump(dict(metadata), sort_keys=False, allow_unicode=True, width=100)
-    return f"---\n{front}---\n\n{body.strip()}\n"
-
-
-def read_card_metadata(folder: str | Path) -> dict[str, Any]:
-    """The YAML front matter of ``folder/README.md`` ({} if there is none)."""
-    readme = Path(folder) / "README.md"
-    if not readme.is_file():
-        return {}
-    text = readme.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return {}
-    try:
-        _, front, _ = text.split("---", 2)
-    except ValueError:
-        return {}
-    return yaml.safe_load(front) or {}
-
-
-def card_configs(folder: str | Path) -> list[str]:
-    """Config names declared in the card of a Hub-layout folder."""
-    return [c["config_name"] for c in read_card_metadata(folder).get("configs", [])]
 
 
 def is_hub_layout(folder: str | Path) -> bool:

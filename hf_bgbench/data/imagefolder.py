@@ -16,19 +16,17 @@ Photos whose class is outside the benchmark are skipped and counted, never score
 from __future__ import annotations
 
 import csv
-import hashlib
 import logging
 import re
 from pathlib import Path
 
 import datasets
-import pyarrow as pa
 
-from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
-from hf_bgbench.data.sources import Reader
 from hf_bgbench.files import IMAGE_SUFFIXES
 from hf_bgbench.labels import UNMAPPED, imagenet_index_of
+from hf_bgbench.spec import BenchmarkSpec
 
 log = logging.getLogger(__name__)
 _WNID = re.compile(r"^(n\d{8})")
@@ -185,26 +183,6 @@ def load_image_folder(folder: str | Path, spec: BenchmarkSpec) -> datasets.Datas
     )
     ds.info.description = f"skipped_outside_benchmark={skipped}"
     return ds
-
-
-def image_paths(ds: datasets.Dataset) -> list[str | None]:
-    """Paths stored in the image column, read from Arrow without decoding any image."""
-    column = ds.data.column(IMAGE)
-    if ds._indices is not None:
-        column = column.take(ds._indices.column(0))
-    chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return chunks.field("path").to_pylist()
-
-
-def files_signature(ds: datasets.Dataset) -> str:
-    """Hash of the image files behind ``ds`` (names, sizes, mtimes) without reading them."""
-    h = hashlib.sha256()
-    for p in image_paths(ds):
-        if p is None:
-            continue
-        st = Path(p).stat()
-        h.update(f"{p}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 class PhotoFolder(Reader):

@@ -137,7 +137,7 @@ def _check_size(model: DiffusionModel, image: np.ndarray) -> None:
     if h % factor or w % factor:
         raise EditError(
             f"The diffusion model needs image sides that are multiples of {factor}; the image is "
-            f"{w}x{h}. Resize it (bgbench build imagenet-e: --size, e.g. 256)."
+            f"{w}x{h}. Resize it (a build's --size, e.g. 256)."
         )
 
 

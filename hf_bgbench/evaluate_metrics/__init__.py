@@ -10,7 +10,10 @@ by the content, so a new core never meets an old module) and load offline::
 
 Each module is *generated* from the metric core (:mod:`hf_bgbench.metrics`) by
 :mod:`hf_bgbench.evaluate_metrics.generate`, which inlines the core's numpy functions, so the
-modules are self-contained (numpy and evaluate only) and cannot disagree with the core.
+modules are self-contained (numpy and evaluate only) and cannot disagree with the core; the
+benchmark facts (citation, variant names, class count) are written in from the spec of the
+benchmark that lists the metric (:mod:`hf_bgbench.evaluate_metrics.facts`), so they cannot
+disagree with the registry.
 ``bgbench publish-metrics`` publishes them as Spaces.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-METRIC_NAMES = ("bg_gap", "bg_challenge", "rfs", "dropped_accuracy")
+from hf_bgbench.evaluate_metrics.wrappers import METRIC_NAMES
 
 
 def metric_dir(name: str) -> Path:

@@ -4,14 +4,18 @@ Every folder ``<name>/`` holds exactly four files:
 
 - ``<name>.py``: the wrapper ``wrappers/<name>.py`` with the metric core it imports from
   :mod:`hf_bgbench.metrics` inlined (:func:`~hf_bgbench.evaluate_metrics.inline.inline_module`),
-  so it imports only numpy, evaluate (and datasets, which evaluate installs) and the stdlib;
-- ``README.md``: the metric card ``cards/<name>.md``, copied;
+  so it imports only numpy, evaluate (and datasets, which evaluate installs) and the stdlib,
+  and the benchmark facts it takes from :mod:`~hf_bgbench.evaluate_metrics.facts` (citation,
+  variant names, class count: the spec of the benchmark that lists the metric) written in as
+  values;
+- ``README.md``: the metric card ``cards/<name>.md`` with its ``{{ fact }}`` placeholders
+  filled from the same facts (:func:`card_text`);
 - ``app.py``: the Space's form, with :mod:`hf_bgbench.evaluate_metrics.widget` inlined;
 - ``requirements.txt``: :data:`REQUIREMENTS` (never ``hf-bgbench``, which is not on PyPI).
 
 In a source checkout they are written to the top-level ``metrics/`` folder (the metric
 Spaces); :func:`hf_bgbench.load_metric` generates the same bytes into the cache on first use.
-After changing the metric core, a wrapper, a card or the widget, run
+After changing the metric core, a wrapper, a card, the widget or a benchmark's spec, run
 ``python -m hf_bgbench.evaluate_metrics.generate``; ``--check`` lists stale files and exits 1
 (a test does the same, so ``metrics/`` cannot drift).
 """
@@ -19,15 +23,19 @@ After changing the metric core, a wrapper, a card or the widget, run
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from hf_bgbench.evaluate_metrics import METRIC_NAMES
 from hf_bgbench.evaluate_metrics.inline import inline_module, module_path, relative_source
+from hf_bgbench.evaluate_metrics.wrappers import METRIC_NAMES
 
 WRAPPERS = "hf_bgbench.evaluate_metrics.wrappers"
+FACTS = "hf_bgbench.evaluate_metrics.facts"
 CARDS_DIR = Path(__file__).resolve().parent / "cards"
+PLACEHOLDER = re.compile(r"\{\{ (\w+) \}\}")
 
 REQUIREMENTS = """\
 # Everything the metric module and app.py import: numpy and evaluate (which brings datasets).
@@ -41,7 +49,7 @@ _HEADER = """\
 # from {wrapper}
 # and the hf_bgbench code it imports, copied below from:
 {sources}\
-# Edit those files and regenerate.
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
 """
 
 
@@ -51,9 +59,10 @@ def _header(wrapper: str, modules: Sequence[str]) -> str:
 
 
 def generated_source(wrapper: str) -> str:
-    """``wrappers/<wrapper>.py`` with its hf_bgbench imports inlined, under a header."""
+    """``wrappers/<wrapper>.py`` with its hf_bgbench imports inlined and its benchmark facts
+    written in, under a header."""
     module = f"{WRAPPERS}.{wrapper}"
-    body = inline_module(module)
+    body = inline_module(module, evaluate_now=(FACTS,))
     inlined = [
         line.removeprefix("# ---- inlined from ")
         for line in body.splitlines()
@@ -62,13 +71,34 @@ def generated_source(wrapper: str) -> str:
     return _header(relative_source(module_path(module)), inlined) + body
 
 
+def _fact_text(value: Any) -> str:
+    """A fact as card text: names in backticks, comma-separated; anything else as is."""
+    if isinstance(value, tuple | list):
+        return ", ".join(f"`{v}`" for v in value)
+    return str(value)
+
+
+def card_text(name: str) -> str:
+    """``cards/<name>.md`` with every ``{{ fact }}`` replaced by that benchmark fact of the
+    metric (:func:`hf_bgbench.evaluate_metrics.facts.benchmark_facts`)."""
+    from hf_bgbench.evaluate_metrics.facts import benchmark_facts  # the registry, on use
+
+    facts = benchmark_facts(name)
+    card = CARDS_DIR / f"{name}.md"
+    text = card.read_text(encoding="utf-8")
+    unknown = sorted(set(PLACEHOLDER.findall(text)) - set(facts))
+    if unknown:
+        raise ValueError(f"{card}: unknown placeholder(s) {unknown}; known: {sorted(facts)}.")
+    return PLACEHOLDER.sub(lambda m: _fact_text(facts[m.group(1)]), text)
+
+
 def metric_files(name: str) -> dict[str, str]:
     """file name -> text of the folder of metric ``name``."""
     if name not in METRIC_NAMES:
         raise ValueError(f"Unknown metric {name!r}; choose from {', '.join(METRIC_NAMES)}.")
     return {
         f"{name}.py": generated_source(name),
-        "README.md": (CARDS_DIR / f"{name}.md").read_text(encoding="utf-8"),
+        "README.md": card_text(name),
         "app.py": generated_source("app"),
         "requirements.txt": REQUIREMENTS,
     }

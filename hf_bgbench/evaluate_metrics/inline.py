@@ -9,17 +9,29 @@ module, and names those modules import from elsewhere in ``hf_bgbench``. The oth
 (stdlib, numpy, evaluate, ...) of the modules involved are kept where the copied code uses
 them. The result depends only on the source files, so it is byte-for-byte reproducible.
 
+Values computed at generation time: for the modules named in ``evaluate_now`` (the benchmark
+facts, :mod:`hf_bgbench.evaluate_metrics.facts`), the wrapper's top-level assignments
+``NAME = function("literal", ...)`` are *called* instead of copied, and written as
+``NAME = <the value>`` (:func:`~hf_bgbench.evaluate_metrics.literal.literal`); the result then
+depends on the registry's specs too.
+
 Limits, checked with a clear error: ``hf_bgbench`` imports must be ``from hf_bgbench.x import
-name`` without ``as``; two inlined definitions must not share a name.
+name`` without ``as``; two inlined definitions must not share a name; a name imported from an
+``evaluate_now`` module may only be called, with literal arguments, as the whole value of a
+top-level assignment.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from hf_bgbench.evaluate_metrics.literal import literal
 
 PACKAGE = "hf_bgbench"
 
@@ -239,16 +251,55 @@ def relative_source(path: Path) -> str:
         return path.name
 
 
-def inline_module(wrapper: str) -> str:
-    """Source of ``wrapper`` (a dotted module name) with its hf_bgbench imports inlined."""
+def _evaluated_now(
+    parsed: ParsedModule, evaluate_now: Collection[str]
+) -> dict[int, tuple[ast.stmt, str]]:
+    """index in ``parsed.body`` -> (statement, its replacement ``NAME = <value>``) for the
+    assignments whose value calls a function imported from an ``evaluate_now`` module."""
+    now = {bound: imp for bound, imp in parsed.imports.items() if imp[0] in evaluate_now}
+    found: dict[int, tuple[ast.stmt, str]] = {}
+    for i, node in enumerate(parsed.body):
+        call = node.value if isinstance(node, ast.Assign) else None
+        if not (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in now
+        ):
+            continue
+        where = f"{parsed.path}:{node.lineno}"
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            raise ValueError(f"{where}: assign {call.func.id}(...) to one name.")
+        try:
+            args = [ast.literal_eval(a) for a in call.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+        except ValueError:
+            raise ValueError(f"{where}: {call.func.id}(...) takes literal arguments.") from None
+        module, attr = now[call.func.id]
+        value = getattr(importlib.import_module(module), attr or call.func.id)(*args, **kwargs)
+        name = node.targets[0].id
+        found[i] = (node, f"{name} = {literal(value, used=len(name) + 3)}")
+    for i, node in enumerate(parsed.body):
+        stray = _names_used(node) & set(now) if i not in found else frozenset()
+        if stray:
+            raise ValueError(
+                f"{parsed.path}:{node.lineno}: {sorted(stray)} may only be called as the whole "
+                "value of a top-level assignment (it is evaluated when the module is generated)."
+            )
+    return found
+
+
+def inline_module(wrapper: str, evaluate_now: Collection[str] = ()) -> str:
+    """Source of ``wrapper`` (a dotted module name) with its hf_bgbench imports inlined, and
+    the assignments that call a function of an ``evaluate_now`` module written as values."""
     resolver = _Resolver()
     parsed = resolver.module(wrapper)
     first_body = parsed.body[0].lineno if parsed.body else len(parsed.lines) + 1
     for bound, (source, attr) in parsed.imports.items():
-        if source.split(".")[0] == PACKAGE:
+        if source.split(".")[0] == PACKAGE and source not in evaluate_now:
             resolver.require(source, attr or bound)
+    frozen = _evaluated_now(parsed, evaluate_now)
     own = set(parsed.definitions)
-    body_uses = frozenset().union(*(_names_used(node) for node in parsed.body))
+    body_uses = frozenset().union(
+        *(_names_used(node) for i, node in enumerate(parsed.body) if i not in frozen)
+    )
     resolver.resolve_uses(wrapper, body_uses - own)
     clash = (set(resolver.needed) | own) & set(resolver.external)
     clash |= set(resolver.needed) & own
@@ -266,7 +317,10 @@ def inline_module(wrapper: str) -> str:
     start = first_body
     while start > 1 and parsed.lines[start - 2].lstrip().startswith("#"):
         start -= 1
-    chunks.append("\n".join(parsed.lines[start - 1 :]).strip("\n"))
+    lines = list(parsed.lines)
+    for node, text in sorted(frozen.values(), key=lambda item: -item[0].lineno):
+        lines[node.lineno - 1 : node.end_lineno] = text.split("\n")
+    chunks.append("\n".join(lines[start - 1 :]).strip("\n"))
 
     sections = []
     if parsed.future_annotations or any(m.future_annotations for m in resolver.modules.values()):

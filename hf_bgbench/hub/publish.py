@@ -1,8 +1,8 @@
 """Publish a local folder (dataset, Space or model repo) to the Hugging Face Hub.
 
-``publish_folder`` checks the card first and, for a dataset, runs ``bgbench validate``
-(:func:`hf_bgbench.builders.validate.validate_dataset`) and refuses a folder it rejects,
-dry run included. Then it calls the real ``huggingface_hub`` API:
+``publish_folder`` checks the card first, then runs the caller's ``check`` of the folder
+(``bgbench publish``: ``bgbench validate`` for a dataset, and its licence's terms) and
+refuses a folder it rejects, dry run included. Then it calls the real ``huggingface_hub`` API:
 ``HfApi().create_repo(..., exist_ok=True)`` and ``upload_large_folder`` (resumable, many
 files; falls back to ``upload_folder`` on huggingface_hub versions without it).
 ``dry_run=True`` runs the checks and lists what would be uploaded without touching the
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.data.hub import read_card_metadata
+from hf_bgbench.hub.card import read_card_metadata
 from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
 
 REPO_TYPES = ("dataset", "space", "model")
@@ -110,19 +111,10 @@ def check_card(folder: str | Path, repo_type: str) -> list[str]:
     return problems
 
 
-def _validate_dataset(folder: Path, benchmark: str | None) -> str | None:
-    """Run ``bgbench validate`` on a dataset folder; raise if it finds any problem."""
-    from hf_bgbench.builders.validate import validate_dataset
-
-    checked = validate_dataset(folder, benchmark=benchmark)
-    if not checked.ok:
-        raise DatasetInvalidError(
-            f"{folder} is not published: `bgbench validate` finds {len(checked.problems)} "
-            "problem(s):\n  - "
-            + "\n  - ".join(checked.problems)
-            + f"\nRebuild or fix the folder until `bgbench validate {folder}` says OK."
-        )
-    return checked.benchmark
+FolderCheck = Callable[[Path, bool], "str | None"]
+"""``check(folder, private)`` before anything is uploaded: raises (e.g.
+:class:`DatasetInvalidError`) to refuse the folder, else returns the benchmark the folder
+was validated as (None when there is none)."""
 
 
 def _offline() -> bool:
@@ -161,16 +153,16 @@ def publish_folder(
     private: bool = False,
     dry_run: bool = False,
     *,
-    benchmark: str | None = None,
+    check: FolderCheck | None = None,
     token: str | None = None,
     api: Any = None,
 ) -> PublishResult:
-    """Check ``folder``'s card (and validate a dataset) and upload the folder to ``repo_id``
-    (or only list, dry run).
+    """Check ``folder``'s card (and run ``check`` on it) and upload the folder to
+    ``repo_id`` (or only list, dry run).
 
-    ``benchmark`` names the benchmark a dataset is validated as (default: inferred from its
-    labels). ``api`` may be any object with HfApi's ``create_repo`` / ``upload_large_folder``
-    (tests pass a stub); by default a real ``HfApi(token=token)``.
+    ``check(folder, private)`` may refuse the folder by raising; what it returns is recorded
+    as the result's ``benchmark``. ``api`` may be any object with HfApi's ``create_repo`` /
+    ``upload_large_folder`` (tests pass a stub); by default a real ``HfApi(token=token)``.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -182,16 +174,7 @@ def publish_folder(
     problems = check_card(folder, repo_type)
     if problems:
         raise CardError(f"{folder} is not ready to publish:\n  - " + "\n  - ".join(problems))
-    validated = _validate_dataset(folder, benchmark) if repo_type == "dataset" else None
-    if validated and not private:
-        from hf_bgbench.benchmarks import get_benchmark
-
-        if get_benchmark(validated).publish_private_only:
-            raise ValueError(
-                f"{folder} is {validated}, whose licence forbids redistribution: publish it "
-                "only as a private repository (add --private; gate it on the Hub if you share "
-                "it with others under the same terms)."
-            )
+    validated = check(folder, private) if check is not None else None
     files = upload_plan(folder)
     result = PublishResult(
         repo_id=repo_id, repo_type=repo_type, files=files, dry_run=dry_run, benchmark=validated

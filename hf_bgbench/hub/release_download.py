@@ -1,8 +1,7 @@
 """Fetching an official release archive and converting it into the cache, for any benchmark.
 
-:func:`fetch_release` runs one :class:`ReleaseRecipe` (IN-9:
-:mod:`hf_bgbench.benchmarks.in9.download`,
-RIVAL10: :mod:`hf_bgbench.benchmarks.rival10.download`): fetch the archive (resumable,
+:func:`fetch_release` runs one :class:`ReleaseRecipe` (each benchmark's folder writes its
+own, e.g. ``hf_bgbench/benchmarks/<name>/download.py``): fetch the archive (resumable,
 :mod:`hf_bgbench.hub.fetch`; a finished download of the same URL is reused), record its sha256,
 unpack it safely, check the layout, convert it into ``<cache>/datasets/<dirname>`` and write
 ``source.json``. The converted folder appears only once complete (it is written as
@@ -15,6 +14,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import shutil
 import sys
 import urllib.parse
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.cache import cache_root
+from hf_bgbench.files import REPORT_NAME
 from hf_bgbench.hub.fetch import (
     ArchiveError,
     DownloadError,
@@ -36,11 +37,13 @@ from hf_bgbench.hub.fetch import (
 
 SOURCE_NAME = "source.json"
 SOURCE_FORMAT = "bgbench-download/1"
+EVALUATE_MODEL = "tf_efficientnet_lite0"
+"""The model the "score a model on it" hint after a download names (bundled, offline)."""
 
 
 @dataclass(frozen=True)
 class ReleaseDownload:
-    """Where a converted release is and what it was made from (IN-9, RIVAL10)."""
+    """Where a converted release is and what it was made from."""
 
     path: Path  # the Hub-layout folder: load_dataset(str(path), "mixed_rand", split="test")
     sha256: str  # of the archive that was converted
@@ -72,10 +75,13 @@ def normalize_url(url: str) -> str:
     return url  # an unsupported scheme: fetch() says so
 
 
+def evaluate_command(folder: str | Path, model: str = EVALUATE_MODEL) -> str:
+    """The ``bgbench evaluate`` command that scores ``model`` on a downloaded folder."""
+    return f"bgbench evaluate {model} --data {shlex.quote(str(folder))}"
+
+
 def record_source_json(folder: Path, source: dict[str, Any]) -> None:
     """source.json and the build report's ``source_archive`` of a downloaded release."""
-    from hf_bgbench.benchmarks.in9.build import REPORT_NAME
-
     (folder / SOURCE_NAME).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     report_path = folder / REPORT_NAME
     if report_path.is_file():

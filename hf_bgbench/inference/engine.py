@@ -1,9 +1,10 @@
 """The inference engine: a model step over a whole dataset, with a resumable cache.
 
-Streams batches through the public decode loader (:func:`hf_bgbench.data.loader.
-decode_loader`), runs the public model step (:class:`hf_bgbench.inference.model_step.ModelStep`) and
-keeps a prediction cache on disk keyed by (model, data, variant, protocol) and image id, so
-a rerun or an interrupted run only computes the images that are missing.
+Streams batches through the one decode loop
+(:func:`hf_bgbench.inference.batches.decoded_batches`), runs the public model step
+(:class:`hf_bgbench.inference.model_step.ModelStep`) and keeps a prediction cache on disk
+keyed by (model, data, variant, protocol) and image id, so a rerun or an interrupted run only
+computes the images that are missing.
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ import numpy as np
 import pandas as pd
 import torch
 from PIL import Image
-from tqdm.auto import tqdm
 
 from hf_bgbench.cache import cache_root
-from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.schema import ID
+from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.model_step import ModelStep
 
 log = logging.getLogger(__name__)
@@ -130,23 +130,24 @@ def predict(
     skipped: list[dict[str, Any]] = []
     if todo:
         workers = default_num_workers() if num_workers is None else num_workers
-        loader = decode_loader(
+        batches = decoded_batches(
             dataset,
             [positions[k] for k in todo],
+            skipped=skipped,
+            desc=desc,
+            progress=progress,
+            total=len(ids),
+            initial=len(have),
             image_transform=image_transform,
             batch_size=batch_size,
             num_workers=workers,
             pin_memory=step.device.type == "cuda",
         )
-        bar = tqdm(total=len(ids), initial=len(have), desc=desc, unit="img", disable=not progress)
         try:
-            for batch in iterate(loader):
-                skipped.extend(batch.skipped)
-                if batch.images is not None:
-                    columns.fill(batch.ids, prediction_rows(step, batch))
+            for batch in batches:
+                columns.fill(batch.ids, prediction_rows(step, batch))
                 if cache is not None and columns.unsaved >= flush_every:
                     cache.append(columns.take_unsaved())
-                bar.update(len(batch) + len(batch.skipped))
         except KeyboardInterrupt:
             flushed = len(have) + columns.computed if cache is not None else 0
             raise Interrupted(flushed) from None
@@ -154,7 +155,7 @@ def predict(
             # Whatever finished is kept, so an interrupted run resumes where it stopped.
             if cache is not None and columns.unsaved:
                 cache.append(columns.take_unsaved())
-            bar.close()
+            batches.close()
     frame = pd.concat([done, columns.frame()], ignore_index=True) if todo else done
     scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
     frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.labels import UNMAPPED, LabelSpace
+from hf_bgbench.spec import BenchmarkSpec
 
 PUBLISHED_PROTOCOL = "argmax over all model classes, then map to the benchmark; unmapped = wrong"
 RESTRICTED_PROTOCOL = "argmax restricted to the model classes that map to the benchmark"

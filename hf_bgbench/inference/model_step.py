@@ -28,8 +28,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from hf_bgbench.inference.devices import default_device
 from hf_bgbench.inference.mapping import LabelMapper
+from hf_bgbench.models.devices import default_device
 
 
 class SupportsLogits(Protocol):

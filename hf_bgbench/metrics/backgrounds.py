@@ -1,11 +1,13 @@
 """Background-reliance scores of ImageNet-9 (Xiao et al., 2020; SPEC §1).
 
 All functions are pure: they take benchmark-space predictions and labels (and variant
-names) and return numbers; they never see a model, and they know no benchmark registry.
-Callers that know the benchmark pass its variant names (``valid_variants``, so a typo such as
-"mixed-rand" fails loudly) and its number of classes (``num_classes``, so an ImageNet index
-such as 207 is refused); ``None`` skips that check. The IN-9 ``evaluate`` module passes IN-9's
-eight variants and nine classes.
+names) and return numbers; they never see a model, and they know no benchmark. Callers that
+know the benchmark pass what its spec declares: the gaps (``gaps``: name -> the two variants
+compared, BG-GAP = mixed_same − mixed_rand first), the three views of the prediction
+categories (``category_roles``: full / foreground / background -> variant), its variant names
+(``valid_variants``, so a typo such as "mixed-rand" fails loudly) and its number of classes
+(``num_classes``, so an ImageNet index such as 207 is refused); ``None`` skips those checks.
+The ``bg_gap`` ``evaluate`` module passes IN-9's, generated from its spec.
 """
 
 from __future__ import annotations
@@ -25,14 +27,12 @@ from hf_bgbench.metrics._checks import (
 )
 from hf_bgbench.metrics.classification import accuracy
 
-# gap name -> (minuend variant, subtrahend variant)
-GAPS = {
-    "bg_gap": ("mixed_same", "mixed_rand"),
-    "same_minus_next": ("mixed_same", "mixed_next"),
-    "original_minus_only_fg": ("original", "only_fg"),
-}
-
 CATEGORIES = ("bg_required", "bg_fg_required", "bg_irrelevant", "bg_fools", "other")
+
+# The three views of one image that the Table 3 buckets compare (keys of ``category_roles``).
+CATEGORY_ROLES = ("full", "foreground", "background")
+
+Gaps = Mapping[str, tuple[str, str]]  # gap name -> (minuend variant, subtrahend variant)
 
 
 def bg_gap(accuracy_mixed_same: float, accuracy_mixed_rand: float) -> float:
@@ -47,11 +47,28 @@ def bg_gap(accuracy_mixed_same: float, accuracy_mixed_rand: float) -> float:
     return float(same - rand)
 
 
-def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
-    """Every gap of :data:`GAPS` whose two variants are in ``accuracies`` (variant -> accuracy,
-    each a number in [0, 1])."""
+def _check_gaps(gaps: Gaps) -> None:
+    """``gaps`` maps gap names to (minuend, subtrahend) variant names; at least one."""
+    if not isinstance(gaps, Mapping) or not gaps:
+        raise ValueError(
+            "`gaps` must map gap names to (minuend, subtrahend) variant names, the headline "
+            f"gap first; got {gaps!r}."
+        )
+    for name, pair in gaps.items():
+        ok = isinstance(pair, tuple | list) and len(pair) == 2
+        if not (isinstance(name, str) and ok and all(isinstance(v, str) for v in pair)):
+            raise ValueError(
+                f"`gaps`: {name!r} must map to two variant names (minuend, subtrahend), "
+                f"got {pair!r}."
+            )
+
+
+def background_gaps(accuracies: Mapping[str, float], gaps: Gaps) -> dict[str, float]:
+    """Every gap of ``gaps`` (name -> (minuend, subtrahend) variant) whose two variants are in
+    ``accuracies`` (variant -> accuracy, each a number in [0, 1]), in the order of ``gaps``."""
     if not isinstance(accuracies, Mapping):
         raise ValueError(f"`accuracies` must map variant names to accuracies, got {accuracies!r}.")
+    _check_gaps(gaps)
 
     def acc(variant: str) -> float:
         value = [accuracies[variant]]
@@ -59,7 +76,7 @@ def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
 
     return {
         name: acc(a) - acc(b)
-        for name, (a, b) in GAPS.items()
+        for name, (a, b) in gaps.items()
         if a in accuracies and b in accuracies
     }
 
@@ -114,9 +131,9 @@ def prediction_categories(
 ) -> dict[str, float]:
     """Fractions of images in the paper's Table 3 buckets (they sum to 1).
 
-    ``full`` are predictions on ``original``, ``foreground`` on ``mixed_rand`` (the
-    foreground with an unrelated background) and ``background`` on ``only_bg_t``,
-    aligned by image. Buckets:
+    ``full`` are predictions on the full image (IN-9: ``original``), ``foreground`` on the
+    foreground with an unrelated background (``mixed_rand``) and ``background`` on the
+    background alone (``only_bg_t``), aligned by image. Buckets:
 
     - ``bg_required``: full correct, foreground wrong, background correct;
     - ``bg_fg_required``: full correct, foreground wrong, background wrong;
@@ -144,8 +161,17 @@ def prediction_categories(
     return {name: float(np.mean(masks[name])) for name in CATEGORIES}
 
 
-# The three views of one image that the Table 3 buckets compare.
-CATEGORY_VARIANTS = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+def _check_roles(category_roles: Mapping[str, str]) -> None:
+    """``category_roles`` maps each of :data:`CATEGORY_ROLES` to a variant name."""
+    if (
+        not isinstance(category_roles, Mapping)
+        or set(category_roles) != set(CATEGORY_ROLES)
+        or not all(isinstance(v, str) for v in category_roles.values())
+    ):
+        raise ValueError(
+            f"`category_roles` must map {', '.join(CATEGORY_ROLES)} to variant names, got "
+            f"{category_roles!r}."
+        )
 
 
 def prediction_categories_by_id(
@@ -154,22 +180,26 @@ def prediction_categories_by_id(
     variants: Sequence[str],
     ids: Sequence[str],
     *,
+    category_roles: Mapping[str, str],
     valid_variants: Sequence[str] | None = None,
     num_classes: int | None = None,
 ) -> dict[str, float]:
     """:func:`prediction_categories` from long-format rows, aligned by image id.
 
-    Rows are (prediction, reference, variant, image id). The ``original``, ``mixed_rand`` and
-    ``only_bg_t`` rows of one id are the full / foreground / background views of one image;
-    only ids present in all three variants are bucketed. Each id may appear at most once per
+    Rows are (prediction, reference, variant, image id). ``category_roles`` names the variant
+    of each view (IN-9: full = ``original``, foreground = ``mixed_rand``, background =
+    ``only_bg_t``); the rows of one id in those three variants are the views of one image,
+    and only ids present in all three are bucketed. Each id may appear at most once per
     variant, and its references must agree (they are the foreground's class).
     ``valid_variants`` and ``num_classes`` as in :func:`accuracy_by_variant`.
     """
+    _check_roles(category_roles)
     pred, ref, var = _check_rows(predictions, references, variants, valid_variants, num_classes)
     idv = as_name_array(ids, "ids")
     same_length(predictions=pred, references=ref, variants=var, ids=idv)
     views: dict[str, dict[str, tuple[int, int]]] = {}
-    for role, variant in CATEGORY_VARIANTS.items():
+    for role in CATEGORY_ROLES:
+        variant = category_roles[role]
         rows = np.flatnonzero(var == variant)
         table = {str(idv[i]): (int(pred[i]), int(ref[i])) for i in rows}
         if len(table) != len(rows):
@@ -177,8 +207,9 @@ def prediction_categories_by_id(
         views[role] = table
     common = sorted(set(views["full"]) & set(views["foreground"]) & set(views["background"]))
     if not common:
+        full, foreground, background = (category_roles[role] for role in CATEGORY_ROLES)
         raise ValueError(
-            "`ids`: no image id has rows in all of original, mixed_rand and only_bg_t, "
+            f"`ids`: no image id has rows in all of {full}, {foreground} and {background}, "
             "which the prediction categories compare."
         )
     columns = {role: np.array([views[role][i][0] for i in common]) for role in views}
@@ -199,29 +230,37 @@ def bg_gap_report(
     variants: Sequence[str],
     ids: Sequence[str] | None = None,
     *,
+    gaps: Gaps,
+    category_roles: Mapping[str, str] | None = None,
     valid_variants: Sequence[str] | None = None,
     num_classes: int | None = None,
 ) -> dict[str, float | dict[str, float]]:
-    """Everything the ``bg_gap`` metric module reports, from long-format IN-9 rows.
+    """Everything the ``bg_gap`` metric module reports, from long-format rows.
 
-    Returns ``accuracy_<variant>`` for every variant present, ``bg_gap`` (mixed_same and
-    mixed_rand rows are required), ``same_minus_next`` and ``original_minus_only_fg`` when
-    their variants are present, and, when ``ids`` are given, ``prediction_categories``
+    Returns ``accuracy_<variant>`` for every variant present, every gap of ``gaps`` (name ->
+    (minuend, subtrahend) variant) whose variants are present -- the first gap, the headline
+    (IN-9: ``bg_gap`` = mixed_same − mixed_rand), needs rows of both of its variants -- and,
+    when ``ids`` are given, ``prediction_categories`` over the views ``category_roles`` names
     (see :func:`prediction_categories_by_id`). ``valid_variants`` and ``num_classes`` as in
-    :func:`accuracy_by_variant` (the module passes IN-9's eight variants and nine classes).
+    :func:`accuracy_by_variant`. The ``bg_gap`` module passes IN-9's gaps, roles, eight
+    variants and nine classes, from its spec.
     """
+    _check_gaps(gaps)
+    if ids is not None and category_roles is None:
+        raise ValueError("`category_roles` is required with `ids` (the prediction categories).")
     checks = {"valid_variants": valid_variants, "num_classes": num_classes}
     accs = accuracy_by_variant(predictions, references, variants, **checks)
-    missing = [v for v in GAPS["bg_gap"] if v not in accs]
+    headline, (minuend, subtrahend) = next(iter(gaps.items()))
+    missing = [v for v in (minuend, subtrahend) if v not in accs]
     if missing:
         raise ValueError(
-            f"`variants` has no row of {missing}; BG-GAP needs both mixed_same and mixed_rand "
-            f"(found: {', '.join(sorted(accs))})."
+            f"`variants` has no row of {missing}; {headline} needs both {minuend} and "
+            f"{subtrahend} (found: {', '.join(sorted(accs))})."
         )
     out: dict[str, float | dict[str, float]] = {f"accuracy_{v}": a for v, a in accs.items()}
-    out.update(background_gaps(accs))
+    out.update(background_gaps(accs, gaps))
     if ids is not None:
         out["prediction_categories"] = prediction_categories_by_id(
-            predictions, references, variants, ids, **checks
+            predictions, references, variants, ids, category_roles=category_roles, **checks
         )
     return out

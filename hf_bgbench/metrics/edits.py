@@ -22,42 +22,23 @@ from hf_bgbench.metrics._checks import (
 )
 from hf_bgbench.metrics.classification import accuracy
 
-REFERENCE_EDIT = "original"
-
-IMAGENET_E_EDITS = (
-    REFERENCE_EDIT,
-    "bg_inversion",  # background guidance λ = 0: the diffusion round-trip control
-    "bg_simpler",  # λ = -20
-    "bg_complex",  # λ = +20
-    "bg_complex_adv",  # λ = +20 with adversarial guidance
-    "bg_random",  # background replaced by a random one
-    "bg_texture",  # background replaced by an OOD texture (checker, stripes, noise; CPU build)
-    "size_full",  # object pixel rate "Full" (object re-pasted at its size)
-    "size_0.1",
-    "size_0.08",
-    "size_0.05",
-    "position",  # random position, from the size-0.05 images
-    "rotation",  # random rotation
-)
-"""Edit names accepted by default: ``original`` plus the 11 ImageNet-E edits (SPEC §3)
-and the CPU build's OOD-texture background ``bg_texture``."""
-
 
 def dropped_accuracy(
     predictions: ArrayLike,
     references: ArrayLike,
     edits: Sequence[str],
     *,
-    reference_edit: str = REFERENCE_EDIT,
-    known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    reference_edit: str,
+    known_edits: Sequence[str] | None,
     num_classes: int | None = None,
 ) -> dict[str, float]:
     """edit -> DA = acc(``reference_edit``) - acc(edit), for every edit present but the
     reference.
 
     Rows are long format: one (prediction, reference, edit name) per image and edit; the
-    ``reference_edit`` rows are required. Edit names are checked against ``known_edits`` (the
-    ImageNet-E names by default) so a typo fails loudly; pass ``None`` for custom edits, e.g.
+    ``reference_edit`` rows (the unedited images, ImageNet-E's ``original``) are required.
+    Edit names are checked against ``known_edits`` (the benchmark's edit names, which the
+    caller takes from its spec) so a typo fails loudly; pass ``None`` for custom edits, e.g.
     the OOD-texture backgrounds.
 
     Predictions and references are class indices in [0, ``num_classes``) (ImageNet-E:
@@ -105,8 +86,8 @@ def dropped_accuracy_report(
     references: ArrayLike,
     edits: Sequence[str],
     *,
-    reference_edit: str = REFERENCE_EDIT,
-    known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    reference_edit: str,
+    known_edits: Sequence[str] | None,
     num_classes: int | None = None,
 ) -> dict[str, object]:
     """Everything the ``dropped_accuracy`` metric module reports: ``accuracy`` (edit ->

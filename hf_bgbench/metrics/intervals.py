@@ -4,6 +4,10 @@
 - :func:`paired_bootstrap_difference` for a gap between two variants of the *same* images
   (e.g. BG-GAP): images are resampled together, so the interval reflects the pairing.
   Seeded; the seed and the number of resamples belong in the output.
+
+Every bootstrap in the package is :func:`bootstrap_means` (resample the units -- images --
+with replacement, the same draws for every column) followed by :func:`percentile_interval`,
+so one seed gives the same draws, in the same order, wherever an interval is computed.
 """
 
 from __future__ import annotations
@@ -43,6 +47,55 @@ def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[flo
     return lo, hi
 
 
+CHUNK_VALUES = 2_000_000  # resampled values held at once (bounded memory for large runs)
+
+
+def bootstrap_means(
+    *columns: np.ndarray, n_resamples: int = 1000, seed: int = 0
+) -> list[np.ndarray]:
+    """The mean of each column over ``n_resamples`` bootstrap resamples of its rows.
+
+    Row ``i`` of every column belongs to one unit (an image): a resample draws ``n`` row
+    indices with replacement from ``np.random.default_rng(seed)`` and takes them from every
+    column alike, so paired values stay paired. Draws are made in chunks of at most
+    :data:`CHUNK_VALUES` indices; the stream is the same as one draw of all of them.
+    Returns one float array of ``n_resamples`` means per column."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
+    if n_resamples < 1:
+        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
+    n = columns[0].size
+    same_length(**{f"column {i}": c for i, c in enumerate(columns)})
+    rng = np.random.default_rng(seed)
+    means = [np.empty(n_resamples) for _ in columns]
+    chunk = max(1, CHUNK_VALUES // max(n, 1))
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        for column, out in zip(columns, means, strict=True):
+            out[start:stop] = column[idx].mean(axis=1)
+    return means
+
+
+def percentile_interval(
+    samples: np.ndarray,
+    confidence: float = 0.95,
+    *,
+    quantiles: tuple[float, float] | None = None,
+) -> tuple[float, float]:
+    """The central ``confidence`` percentile interval of bootstrap ``samples``: the
+    quantiles ``(1 - confidence) / 2`` and ``1 - (1 - confidence) / 2``, or ``quantiles``
+    when given (0.025 is not (1 - 0.95) / 2 in floating point, and the interpolated
+    quantiles differ in the last bits: a caller whose published numbers used literal
+    levels passes them)."""
+    if quantiles is None:
+        _z(confidence)
+        alpha = (1 - confidence) / 2
+        quantiles = (alpha, 1 - alpha)
+    lo, hi = np.quantile(samples, list(quantiles))
+    return float(lo), float(hi)
+
+
 def paired_bootstrap_difference(
     correct_a: np.ndarray,
     correct_b: np.ndarray,
@@ -59,15 +112,5 @@ def paired_bootstrap_difference(
     a = as_bool_array(correct_a, "correct_a").astype(float)
     b = as_bool_array(correct_b, "correct_b").astype(float)
     same_length(correct_a=a, correct_b=b)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
-    _z(confidence)
-    rng = np.random.default_rng(seed)
-    diff = a - b
-    idx = rng.integers(0, diff.size, size=(n_resamples, diff.size))
-    means = diff[idx].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    (means,) = bootstrap_means(a - b, n_resamples=n_resamples, seed=seed)
+    return percentile_interval(means, confidence)

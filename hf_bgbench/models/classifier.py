@@ -9,9 +9,7 @@ from collections.abc import Sequence
 
 import torch
 
-from hf_bgbench.benchmarks.in9.labels import in9_classes
-from hf_bgbench.benchmarks.rival10.labels import rival10_classes
-from hf_bgbench.labels import LabelSpace, imagenet_label_space
+from hf_bgbench.labels import LabelSpace, benchmark_label_spaces, imagenet_label_space
 from hf_bgbench.models.preprocessing import Preprocessing
 
 _GENERIC_NAME = re.compile(r"^(label|class|cls)?[ _-]?\d+$", re.IGNORECASE)
@@ -21,14 +19,22 @@ def _norm(name: str) -> str:
     return str(name).strip().lower()
 
 
-def infer_label_space(num_classes: int, names: Sequence[str] | None = None) -> LabelSpace:
+def infer_label_space(
+    num_classes: int,
+    names: Sequence[str] | None = None,
+    candidates: Sequence[LabelSpace] | None = None,
+) -> LabelSpace:
     """Label space of a model with ``num_classes`` outputs and (optionally) class names.
 
+    ``candidates``: the benchmarks' own label spaces a model may speak (default: those of
+    the registered benchmarks, :func:`hf_bgbench.labels.benchmark_label_spaces`); the first
+    that fits wins.
+
     * 1000 outputs -> ``imagenet-1k`` (canonical ImageNet names, index order).
-    * names equal to the IN-9 (RIVAL10) class names, any case and order -> kind ``in9``
-      (``rival10``) with the model's own names in the model's own order.
-    * no names or generic names (``LABEL_0``...): 9 outputs -> ``in9``, 10 -> ``rival10``,
-      in the benchmark's label order.
+    * names equal to a candidate's class names, any case and order -> that candidate's kind
+      with the model's own names in the model's own order.
+    * no names or generic names (``LABEL_0``...): as many outputs as a candidate has
+      classes -> that candidate, in its label order.
     * otherwise ``custom`` with the model's names (or ``"0"``, ``"1"``, ...).
     """
     num_classes = int(num_classes)
@@ -37,20 +43,17 @@ def infer_label_space(num_classes: int, names: Sequence[str] | None = None) -> L
         names = None  # inconsistent metadata; fall back to the output count
     if num_classes == 1000:
         return imagenet_label_space()
-    in9 = in9_classes()[0]
-    rival = rival10_classes()
+    spaces = benchmark_label_spaces() if candidates is None else tuple(candidates)
     generic = names is None or all(_GENERIC_NAME.match(n.strip()) for n in names)
     if not generic:
         normed = sorted(_norm(n) for n in names)
-        if normed == sorted(_norm(n) for n in in9):
-            return LabelSpace("in9", tuple(names))
-        if normed == sorted(_norm(n) for n in rival):
-            return LabelSpace("rival10", tuple(names))
+        for space in spaces:
+            if normed == sorted(_norm(n) for n in space.names):
+                return LabelSpace(space.kind, tuple(names))
         return LabelSpace("custom", tuple(names))
-    if num_classes == len(in9):
-        return LabelSpace("in9", tuple(in9))
-    if num_classes == len(rival):
-        return LabelSpace("rival10", tuple(rival))
+    for space in spaces:
+        if num_classes == space.num_classes:
+            return space
     return LabelSpace(
         "custom", tuple(names) if names else tuple(str(i) for i in range(num_classes))
     )

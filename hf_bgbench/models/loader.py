@@ -23,9 +23,9 @@ import os
 import re
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
-from hf_bgbench.inference.devices import resolve_device
 from hf_bgbench.models.bundled import bundled_variant, hub_variant, load_bundled, package_name
 from hf_bgbench.models.classifier import Classifier
+from hf_bgbench.models.devices import resolve_device
 from hf_bgbench.models.errors import (
     ModelLoadError,
     UnknownModelError,

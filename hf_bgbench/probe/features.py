@@ -36,17 +36,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm.auto import tqdm
 
-from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.cache import cache_root
-from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.data.sources import DataSourceError, Reader
-from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.batches import decoded_batches
+from hf_bgbench.inference.engine import default_num_workers
+from hf_bgbench.inference.geometry import image_transform
 from hf_bgbench.inference.model_step import ModelStep, backbone_features
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.classifier import Classifier
+from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.probe.fit import (
     PROBE_RECIPE,
     ProbeError,
@@ -55,6 +55,7 @@ from hf_bgbench.probe.fit import (
     load_cached_head,
     save_head,
 )
+from hf_bgbench.spec import BenchmarkSpec
 
 __all__ = [
     "PROBE_RECIPE",
@@ -289,15 +290,8 @@ def train_input(step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds) -> tup
     """(per-image transform, name of what is applied) -- what ``evaluate`` does on this data:
     raw photos get the model's eval transform; precropped images are fed at their own size,
     resized only when the model does not take that size."""
-    from hf_bgbench.tasks.common import first_image_size, input_geometry
-
-    pre = step.classifier.preprocessing
-    if not (spec.images_precropped and reader.precropped):
-        return pre.full_transform(normalize=False), "full"
-    resize_to, _ = input_geometry(step, first_image_size(ds), False)
-    if resize_to is None:
-        return None, "precropped"
-    return pre.precropped_transform(normalize=False), "precropped+resized"
+    transform, _, applied = image_transform(step, spec, reader, ds, False)
+    return transform, applied
 
 
 def train_fingerprint(reader: Reader, ds, variant: str, split: str) -> str:
@@ -317,24 +311,19 @@ def extract_features(
     desc: str,
 ) -> tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]:
     """(features (N, D) float32, labels (N,), skipped rows) on ``step``'s device."""
-    from hf_bgbench.inference.engine import default_num_workers
-
-    workers = default_num_workers() if num_workers is None else num_workers
-    loader = decode_loader(
+    feats, labels, skipped = [], [], []
+    for batch in decoded_batches(
         ds,
+        skipped=skipped,
+        desc=desc,
+        progress=progress,
         image_transform=transform,
         batch_size=batch_size,
-        num_workers=workers,
+        num_workers=default_num_workers() if num_workers is None else num_workers,
         pin_memory=step.device.type == "cuda",
-    )
-    feats, labels, skipped = [], [], []
-    with tqdm(total=len(ds), desc=desc, unit="img", disable=not progress) as bar:
-        for batch in iterate(loader):
-            skipped.extend(batch.skipped)
-            if batch.images is not None:
-                feats.append(step.features(batch.images))
-                labels.append(batch.labels)
-            bar.update(len(batch) + len(batch.skipped))
+    ):
+        feats.append(step.features(batch.images))
+        labels.append(batch.labels)
     if not feats:
         raise ProbeError(f"{desc}: none of the {len(ds)} train images could be read.")
     return torch.cat(feats), torch.cat(labels).to(step.device), skipped

@@ -4,7 +4,7 @@ the report with its paste-ready extras set apart.
 
 Built on the public library only: the readers (:mod:`hf_bgbench.data.sources`), the model
 and label mapping of every task (:func:`hf_bgbench.tasks.common.classifier_and_mapper`), the
-geometry of the noise and saliency tasks (:func:`~hf_bgbench.tasks.common.masked_geometry`:
+geometry of the noise and saliency tasks (:func:`~hf_bgbench.inference.geometry.masked_geometry`:
 benchmark images at their own size, raw photos through the model's resize and crop) and the
 model step (:class:`hf_bgbench.inference.model_step.ModelStep`).
 
@@ -99,8 +99,9 @@ def explore_image(
     import torch
 
     from hf_bgbench.data.loader import DecodedRows
+    from hf_bgbench.inference.geometry import masked_geometry
     from hf_bgbench.inference.model_step import ModelStep
-    from hf_bgbench.tasks.common import classifier_and_mapper, masked_geometry
+    from hf_bgbench.tasks.common import classifier_and_mapper
 
     spec = get_benchmark(benchmark)
     reader = _reader(data, spec)

@@ -8,7 +8,8 @@ is pulled before and pushed after each append (``huggingface_hub``; needs a writ
 
 A score is appended only when the run used the full data it was given: no subset caps
 (``max_foregrounds``, ``max_backgrounds``, ``max_images``) and no mismatched-id filtering.
-The published reference numbers (:data:`PUBLISHED`) are shown beside, marked "published".
+The published reference numbers (:func:`published_rows`, from each benchmark's spec) are
+shown beside, marked "published".
 """
 
 from __future__ import annotations
@@ -30,33 +31,24 @@ KEY = ("model", "benchmark", "task", "data_fingerprint", "hf_bgbench_version")
 INFO_COLUMNS = ["source", "model", "benchmark", "task", "dataset", "hf_bgbench_version", "date"]
 SUBSET_KEYS = ("max_foregrounds", "max_backgrounds", "max_images")
 
-_XIAO = "Xiao et al. 2020 (IN-9 test, 4,050 images)"
-PUBLISHED: list[dict[str, Any]] = [
-    *(
+
+def published_rows() -> list[dict[str, Any]]:
+    """The published reference results of every registered benchmark (its spec's
+    ``published_results``), as leaderboard rows marked ``source: published``."""
+    from hf_bgbench.benchmarks import all_specs
+
+    return [
         {
             "source": "published",
-            "model": model,
-            "benchmark": "in9",
-            "task": "evaluate",
-            "dataset": _XIAO,
-            "scores": {"BG-GAP": gap, "original": o, "mixed_same": s, "mixed_rand": r},
+            "model": row["model"],
+            "benchmark": spec.name,
+            "task": row["task"],
+            "dataset": row["dataset"],
+            "scores": dict(row["scores"]),
         }
-        for model, o, s, r, gap in (
-            ("VGG16-BN", 94.3, 83.6, 73.4, 10.2),
-            ("ResNet-50", 95.6, 86.2, 78.9, 7.3),
-            ("ResNet-152", 96.7, 89.3, 83.5, 5.8),
-        )
-    ),
-    {
-        "source": "published",
-        "model": "ResNet-50",
-        "benchmark": "in9",
-        "task": "challenge",
-        "dataset": _XIAO,
-        "scores": {"Challenge accuracy": 22.3, "Clean acc.": 95.6},
-    },
-]
-"""The reference numbers of SPEC: Xiao et al. (2020), ImageNet-trained models."""
+        for spec in all_specs()
+        for row in spec.published_results
+    ]
 
 
 class NotEligible(ValueError):
@@ -228,7 +220,7 @@ def table(
 ) -> tuple[list[str], list[list[Any]]]:
     """Headers and rows for the leaderboard view: the info columns, then every score column
     of the selected rows; published rows included (``published``) and marked."""
-    chosen = [*(PUBLISHED if published else []), *rows]
+    chosen = [*(published_rows() if published else []), *rows]
     chosen = [
         r
         for r in chosen

@@ -2,8 +2,8 @@
 
 ``BGBENCH_SPACE_DATASETS`` (the allow-list, :func:`allowed`), ``BGBENCH_LEADERBOARD_DIR``
 (:func:`leaderboard_dir`), the time limits, concurrency and queue (read once, at import),
-the model-size limits (:func:`model_limits`) and the subset caps of shared hardware
-(:func:`task_options`). No Gradio here: the app and its tests import these.
+the model-size limits (:func:`model_limits`) and what each task gets on shared hardware
+(:func:`task_options`, from the task's options). No Gradio here: the app and its tests import these.
 """
 
 from __future__ import annotations
@@ -81,16 +81,27 @@ def model_limits() -> tuple[int, int]:
     return int_env("BGBENCH_SPACE_MAX_PARAMS", 400_000_000), int(max_gb * 2**30)
 
 
+def takes_variants(task: str) -> bool:
+    """Whether ``task`` scores the variants a visitor picks (its options have ``variants``)."""
+    from hf_bgbench.tasks import get_task
+    from hf_bgbench.tasks.options import described
+
+    return any(name == "variants" for name, _, _ in described(get_task(task).options))
+
+
 def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
-    """What the Space passes to a task besides model, benchmark, data and output: never a
-    checkpoint, label map or remote code; subsets on shared hardware (recorded)."""
+    """What the Space passes to a task besides model, benchmark, data and output, from the
+    task's options: never a checkpoint, label map or remote code; the variants picked, when
+    the task takes variants; each option the task caps on shared hardware
+    (``Option.space_cap``: a seeded subset, recorded) at the operator's cap."""
+    from hf_bgbench.tasks import get_task
+    from hf_bgbench.tasks.options import described
+
     # progress bars on: their counts are what the page shows while the job runs
     options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": True}
-    if task == "evaluate":
-        options["variants"] = list(variants)
-    elif task == "challenge":
-        options["max_foregrounds"] = subset_cap("BGBENCH_SPACE_FOREGROUNDS", 100)
-        options["max_backgrounds"] = subset_cap("BGBENCH_SPACE_BACKGROUNDS", 200)
-    elif task in ("noise", "saliency"):
-        options["max_images"] = subset_cap("BGBENCH_SPACE_MAX_IMAGES", 200)
+    for name, option, _ in described(get_task(task).options):
+        if name == "variants":
+            options["variants"] = list(variants)
+        elif option.space_cap is not None:
+            options[name] = subset_cap(*option.space_cap)
     return options

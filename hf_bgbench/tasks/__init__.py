@@ -1,43 +1,35 @@
 """Tasks: the protocols that run a model over a benchmark, as a registry.
 
-A task says which columns it needs beyond image/label/id, runs over any benchmark whose spec
-lists it (``BenchmarkSpec.tasks``) through the public model step, summarises with the pure
-metric core and returns one results document (:mod:`hf_bgbench.results`) that the one
-renderer (:mod:`hf_bgbench.render`) turns into the terminal table, Markdown, plots, LaTeX and
-the model-index. The CLI and the Space enumerate tasks from here.
+A task is a :class:`~hf_bgbench.tasks.runner.Task`: a typed options class
+(:mod:`hf_bgbench.tasks.options`) and three hooks -- prepare its data and the model step,
+compute over the data, summarise into numbers and a report -- run by the one runner
+(:func:`hf_bgbench.tasks.runner.execute`), which owns the rest: device, processes, batching,
+progress, timing, the results header and the atomic run folder. It runs over any benchmark
+whose spec lists it (``BenchmarkSpec.tasks``); its results document
+(:mod:`hf_bgbench.results`) is drawn by the one renderer (:mod:`hf_bgbench.render`). The
+command line and the Space are generated from the registry and each task's options.
 
-Adding a protocol = one module defining a :class:`Task` and registering it below.
+Adding a protocol = one module defining ``TASK`` and its name in :data:`BUILTIN` (or
+:func:`register_task` for one defined elsewhere); see ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.tasks.options import default_benchmark
+from hf_bgbench.tasks.runner import Task, execute
 
+__all__ = ["BUILTIN", "Task", "all_tasks", "get_task", "list_tasks", "register_task", "run_task"]
 
-@dataclass(frozen=True)
-class Task:
-    """A protocol. ``run(model, benchmark=..., data=..., output_dir=..., **options)`` returns
-    the results document; ``outputs`` are the files it writes into ``output_dir``."""
-
-    name: str
-    description: str
-    run: Callable[..., dict[str, Any]]
-    columns: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-
+BUILTIN = ("evaluate", "challenge", "noise", "saliency")
+"""The task modules shipped with the package (each defines ``TASK``), in the order front
+ends list them."""
 
 _TASKS: dict[str, Task] = {}
-_BUILTIN = (
-    "hf_bgbench.tasks.evaluate",
-    "hf_bgbench.tasks.challenge",
-    "hf_bgbench.tasks.noise",
-    "hf_bgbench.tasks.saliency",
-)
+_LOADED = False
 
 
 def register_task(task: Task) -> Task:
@@ -48,8 +40,12 @@ def register_task(task: Task) -> Task:
 
 
 def _load_builtin() -> None:
-    for module in _BUILTIN:
-        importlib.import_module(module)
+    # by name, so importing the registry imports no task module
+    global _LOADED
+    if not _LOADED:
+        for name in BUILTIN:
+            register_task(importlib.import_module(f"{__name__}.{name}").TASK)
+        _LOADED = True
 
 
 def get_task(name: str) -> Task:
@@ -67,13 +63,20 @@ def list_tasks() -> list[str]:
     return sorted(_TASKS)
 
 
+def all_tasks() -> list[Task]:
+    """Every registered task, the built-in ones first in :data:`BUILTIN` order."""
+    _load_builtin()
+    return list(_TASKS.values())
+
+
 def tasks_for(spec: BenchmarkSpec | str) -> list[Task]:
     """The tasks a benchmark declares, in its order."""
     spec = get_benchmark(spec) if isinstance(spec, str) else spec
     return [get_task(name) for name in spec.tasks]
 
 
-def run_task(name: str, model: Any, *, benchmark: str, **options: Any) -> dict[str, Any]:
-    """Run task ``name`` of ``benchmark`` (checked against the spec)."""
-    get_benchmark(benchmark).check_task(name)
-    return get_task(name).run(model, benchmark=benchmark, **options)
+def run_task(name: str, model: Any, *, benchmark: str | None = None, **options: Any) -> dict:
+    """Run task ``name`` of ``benchmark`` (default: the first registered; checked against its
+    spec) with ``options`` (the fields of the task's options class)."""
+    get_benchmark(benchmark or default_benchmark()).check_task(name)
+    return execute(get_task(name), model, benchmark=benchmark, **options)

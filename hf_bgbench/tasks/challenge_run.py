@@ -25,8 +25,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import Batch, DataError, decode_loader, iterate, size_message
+from hf_bgbench.data.loader import Batch, DataError, size_message
 from hf_bgbench.data.schema import ID, MASK
+from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.engine import Interrupted
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.tasks.challenge_cache import CachedRow, CacheIdentity, ChallengeCache
@@ -224,15 +225,17 @@ class _Loop:
     def _decide(self, todo: list[int], bgs: torch.Tensor, schedule: Schedule):
         """Yield each foreground's :class:`Outcome` as the schedule decides it."""
         step = self.step
-        loader = decode_loader(
+        batches = decoded_batches(
             self.fg_ds,
             [self.fg_idx[p] for p in todo],
+            skipped=self.fg_skipped,
+            desc="foregrounds",
+            progress=False,  # the schedule's bar counts decided foregrounds instead
             columns=(MASK,),
             batch_size=FOREGROUND_CHUNK,
             num_workers=self.opts.num_workers,
             prefetch_factor=2,
         )
-        batches = iterate(loader)
         position = {self.fg_ids[p]: p for p in todo}
         pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
         waiting: deque[tuple[int, torch.Tensor, torch.Tensor, int]] = deque()
@@ -266,9 +269,6 @@ class _Loop:
     def _arrivals(self, batch: Batch, position: dict[str, int], bgs: torch.Tensor):
         """(position, image, mask, label) of a decoded foreground batch; scores the clean
         images of foregrounds seen for the first time."""
-        self.fg_skipped.extend(batch.skipped)
-        if batch.images is None:
-            return []
         if tuple(batch.images.shape[-2:]) != tuple(bgs.shape[-2:]):
             sizes = {tuple(batch.images.shape[-2:]), tuple(bgs.shape[-2:])}
             raise DataError(size_message("foregrounds and backgrounds", sizes))
@@ -357,23 +357,25 @@ def decode_backgrounds(
     """Decode rows ``indices`` of ``ds`` once into a uint8 (N, 3, H, W) tensor on ``device``
     (uint8 keeps 4,050 backgrounds at 0.6 GB). Returns (images, labels, ids, unreadable rows).
     Images are not resized: the challenge composites at the data's own size (224x224)."""
-    loader = decode_loader(ds, indices, batch_size=batch_size, num_workers=num_workers)
     images: torch.Tensor | None = None  # filled in place: the peak is the backgrounds alone
     labels, ids, skipped = [], [], []
-    bar = tqdm(total=len(indices), desc="decode backgrounds", unit="img", disable=not progress)
-    for batch in iterate(loader):
-        skipped.extend(batch.skipped)
-        if batch.images is not None:
-            hw = tuple(batch.images.shape[-2:])
-            if images is None:
-                images = torch.empty(len(indices), 3, *hw, dtype=torch.uint8, device=device)
-            elif hw != tuple(images.shape[-2:]):
-                raise DataError(size_message("background images", {hw, tuple(images.shape[-2:])}))
-            images[len(ids) : len(ids) + len(batch)].copy_(batch.images)
-            labels.extend(batch.labels.tolist())
-            ids.extend(batch.ids)
-        bar.update(len(batch) + len(batch.skipped))
-    bar.close()
+    for batch in decoded_batches(
+        ds,
+        indices,
+        skipped=skipped,
+        desc="decode backgrounds",
+        progress=progress,
+        batch_size=batch_size,
+        num_workers=num_workers,
+    ):
+        hw = tuple(batch.images.shape[-2:])
+        if images is None:
+            images = torch.empty(len(indices), 3, *hw, dtype=torch.uint8, device=device)
+        elif hw != tuple(images.shape[-2:]):
+            raise DataError(size_message("background images", {hw, tuple(images.shape[-2:])}))
+        images[len(ids) : len(ids) + len(batch)].copy_(batch.images)
+        labels.extend(batch.labels.tolist())
+        ids.extend(batch.ids)
     if images is None:
         return torch.empty(0, 3, 0, 0, dtype=torch.uint8), np.zeros(0, np.int64), [], skipped
     return images[: len(ids)], np.asarray(labels, np.int64), ids, skipped

@@ -22,7 +22,7 @@ Early stop (the default):
   158 x 158 prediction matrix of a real IN-9 build (tie-break seeds 0-3), passes / minimum
   average 1.082 at batch 8, 1.096 at 16, 1.119 at 32 and 1.162 at 64; one foreground at a
   time (batch 1) gets 1.082 too. Hence the challenge's CPU default of 8
-  (:func:`hf_bgbench.inference.devices.default_batch_size`).
+  (:func:`hf_bgbench.models.devices.default_batch_size`).
 * **Most fooling backgrounds first.** Every composite is counted: per background, how often
   it was tried and how often it fooled, per foreground class and overall. A foreground of
   class ``c`` tries next the untried background with the highest fooling rate on class

@@ -1,8 +1,10 @@
-"""What a Backgrounds Challenge run shows and keeps: its report section (scores, tables,
-figure; rendered by :mod:`hf_bgbench.render` like every task) and its per-foreground files."""
+"""What a Backgrounds Challenge run reports and keeps: its numbers (from the per-foreground
+verdicts, all from :mod:`hf_bgbench.metrics`), its report section (scores, tables, figure;
+rendered by :mod:`hf_bgbench.render` like every task) and its per-foreground files."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,8 +12,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.formatting import pct
+from hf_bgbench.formatting import interval, pct
+from hf_bgbench.metrics import (
+    FoolingMatrix,
+    accuracy,
+    challenge_accuracy,
+    challenge_accuracy_per_class,
+    challenge_report,
+    wilson_interval,
+)
 from hf_bgbench.results import Figure, Report, Score, Table
+
+RESULT_KEYS = [  # what a reader wants first in challenge.json (after the header)
+    "mode",
+    "challenge_accuracy",
+    "challenge_accuracy_ci95",
+    "clean_accuracy",
+    "n_foregrounds",
+    "n_backgrounds",
+    "n_vulnerable",
+    "challenge_accuracy_per_class",
+    "attack_success",
+]
+TOP_BACKGROUNDS = 3  # most fooling backgrounds listed per class in the results
 
 
 def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None) -> Report:
@@ -46,7 +69,7 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
             [
                 str(body["model"]),
                 pct(body["challenge_accuracy"]),
-                f"[{pct(lo)}, {pct(hi)}]",
+                interval(body["challenge_accuracy_ci95"]),
                 pct(body["clean_accuracy"]),
                 str(body["n_foregrounds"]),
                 str(body["n_backgrounds"]),
@@ -196,3 +219,72 @@ def write_challenge_files(
         writers["fooling_matrix.npz"] = write_matrix
     writers["vulnerable.parquet"] = lambda path: frame.to_parquet(path, index=False)
     return writers
+
+
+def summarize(
+    spec, out: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str], *, full_matrix: bool
+) -> dict[str, Any]:
+    """The challenge's numbers from the per-foreground verdicts (and the full matrix)."""
+    labels = np.asarray(out["labels"], np.int64)
+    vulnerable = np.asarray(out["vulnerable"], bool)
+    acc = challenge_accuracy(vulnerable)
+    per_class = challenge_accuracy_per_class(vulnerable, labels)
+    n_fg, n_bg = len(labels), len(bg_ids)
+    results: dict[str, Any] = {
+        "challenge_accuracy": acc,
+        "challenge_accuracy_ci95": list(wilson_interval(int((~vulnerable).sum()), n_fg)),
+        "clean_accuracy": accuracy(np.asarray(out["clean_pred"]), labels),
+        "n_foregrounds": n_fg,
+        "n_backgrounds": n_bg,
+        "n_vulnerable": int(vulnerable.sum()),
+        "challenge_accuracy_per_class": {n: per_class.get(c) for c, n in enumerate(spec.classes)},
+        "n_foregrounds_per_class": {
+            n: int((labels == c).sum()) for c, n in enumerate(spec.classes)
+        },
+        # composites the verdicts took (cached foregrounds count what they took when computed)
+        "composites_evaluated": int(out["composites"]),
+        # the least any order can take: every background for a robust foreground, one
+        # composite for a vulnerable one (full matrix: every pair)
+        "composites_minimal": n_fg * n_bg
+        if full_matrix
+        else int((~vulnerable).sum()) * n_bg + int(vulnerable.sum()),
+        "composites_total": n_fg * n_bg,
+        "composites_computed": int(out["composites_computed"]),  # by this run
+        "clean_forwards": int(out["clean_forwards"]),  # clean foregrounds scored by this run
+        "computed_rows": int(out["rows_computed"]),  # (foreground, background chunk) verdicts
+        "reused_rows": int(out["rows_reused"]),  # ... taken from the cache
+    }
+    if full_matrix:
+        matrix = FoolingMatrix.from_arrays(
+            np.stack(out["rows"]), labels, bg_labels, spec.num_classes
+        )
+        report = challenge_report(matrix)
+        if not math.isclose(report["challenge_accuracy"], acc):  # same data, same definition
+            raise RuntimeError("full-matrix challenge accuracy disagrees with the per-row flags")
+        results["attack_success"] = _asr_summary(spec, report, bg_labels, bg_ids)
+        out["asr"] = np.asarray(report["attack_success_rate"], float)  # for the outputs
+    return results
+
+
+def _asr_summary(
+    spec, report: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
+) -> dict[str, Any]:
+    asr = np.asarray(report["attack_success_rate"], float)
+    per_class = {}
+    for c, name in enumerate(spec.classes):
+        cols = np.flatnonzero((bg_labels == c) & ~np.isnan(asr))
+        order = cols[np.argsort(-asr[cols], kind="stable")][:TOP_BACKGROUNDS]
+        per_class[name] = {
+            "n_backgrounds": int((bg_labels == c).sum()),
+            "max_asr": report["max_attack_success_rate_per_class"].get(c),
+            "mean_asr": float(asr[cols].mean()) if len(cols) else None,
+            "top_backgrounds": [{"id": bg_ids[j], "asr": float(asr[j])} for j in order],
+            "foolable_into": report["foolable_into"].get(c),
+        }
+    defined = asr[~np.isnan(asr)]
+    return {
+        "mean_asr": float(defined.mean()) if len(defined) else None,
+        "max_asr": float(defined.max()) if len(defined) else None,
+        "fooled_into_background_class": report["fooled_into_background_class"],
+        "per_class": per_class,
+    }

@@ -1,9 +1,9 @@
-"""What every task does the same way: load the model, decide the input geometry, fill the
-results header and write the run folder."""
+"""What the runner (:mod:`hf_bgbench.tasks.runner`) does the same way for every task: open
+the data, load the model and its label mapping, fill the results header and write the run
+folder. (The input geometry is :mod:`hf_bgbench.inference.geometry`, shared with the probe.)"""
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -13,11 +13,22 @@ import numpy as np
 import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.data.loader import Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
-from hf_bgbench.results import check_writable, write_json, write_run_folder
+from hf_bgbench.probe.features import probe_note, probed_classifier
+from hf_bgbench.results import write_json, write_run_folder
+from hf_bgbench.tasks.options import LABEL_MAPS
+
+__all__ = [
+    "classifier_and_mapper",
+    "load_model",
+    "model_step_for",
+    "open_data",
+    "run_header",
+    "seeded_subset",
+    "write_run",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +65,8 @@ def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
 
 
 def _cached_download(spec: BenchmarkSpec) -> Path | None:
-    if not spec.cached_download:
-        return None
-    module, _, name = spec.cached_download.partition(":")
-    return getattr(importlib.import_module(module), name)()
+    find = spec.hook("cached_download")
+    return find() if find is not None else None
 
 
 def load_model(model: Any, checkpoint: str | None = None, device: str | None = None) -> Any:
@@ -67,9 +76,6 @@ def load_model(model: Any, checkpoint: str | None = None, device: str | None = N
     from hf_bgbench.models import load_classifier
 
     return load_classifier(model, checkpoint=checkpoint, device=device)
-
-
-LABEL_MAPS = ("auto", "model", "imagenet", "probe")
 
 
 def classifier_and_mapper(
@@ -105,25 +111,9 @@ def classifier_and_mapper(
             f"({classifier.label_space.kind}); use --label-map probe."
         )
     if choice == "probe" and not own_classes:
-        from hf_bgbench.probe.features import probed_classifier
-
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
     return classifier, mapper
-
-
-def start_task(
-    task: str, benchmark: str, data: str | Path | None, output_dir: str | Path | None
-) -> tuple[BenchmarkSpec, Reader]:
-    """The benchmark's spec (refusing a task it does not declare) and its data, after checking
-    that ``output_dir`` can be written, so a typo in --output fails before any work."""
-    from hf_bgbench.benchmarks import get_benchmark
-
-    spec = get_benchmark(benchmark)
-    spec.check_task(task)
-    if output_dir is not None:
-        check_writable(output_dir, "--output")
-    return spec, open_data(data, spec)
 
 
 def model_step_for(
@@ -154,41 +144,6 @@ def model_step_for(
     return classifier, mapper, ModelStep(classifier, mapper, device)
 
 
-def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
-    """Whether the model runs on images of size ``hw`` as they are (CNNs, ViTs with a
-    dynamic input size) -- probed with one forward of a blank image."""
-    if tuple(hw) == tuple(step.classifier.preprocessing.input_size):
-        return True
-    try:
-        with torch.inference_mode():
-            step.classifier.logits(torch.zeros(1, 3, *hw, device=step.device))
-    except Exception:  # the model refuses this size (fixed position embeddings, ...)
-        return False
-    return True
-
-
-def input_geometry(
-    step: ModelStep, hw: Sequence[int], resize_to_model_input: bool
-) -> tuple[tuple[int, int] | None, list[str]]:
-    """(size to resize to or None, protocol deviations) for benchmark images of size ``hw``.
-
-    The published protocols feed the benchmark's images at their own size; they are resized
-    to the model's input size only when asked, or when the model cannot take them -- and
-    then the deviation is recorded in results.json, the report header and the model-index.
-    """
-    model_hw = tuple(int(v) for v in step.classifier.preprocessing.input_size)
-    hw = tuple(int(v) for v in hw)
-    if hw == model_hw:
-        return None, []
-    interpolation = getattr(step.classifier.preprocessing, "interpolation", "bilinear")
-    change = f"resized {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
-    if resize_to_model_input:
-        return model_hw, [f"{change}, as asked (--resize-to-model-input)"]
-    if accepts_size(step, hw):
-        return None, []
-    return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
-
-
 def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:
     """All ``n`` rows, or ``limit`` of them drawn with ``seed`` (kept in dataset order), for
     the ``--max-<what>`` options. Separate ``stream`` numbers keep two subsets of one run
@@ -199,33 +154,6 @@ def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: st
         raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
     rng = np.random.default_rng([seed, stream])
     return sorted(rng.choice(n, size=limit, replace=False).tolist())
-
-
-def first_image_size(ds: Any) -> tuple[int, int]:
-    """(H, W) of the first readable image of ``ds`` (the benchmark's working size)."""
-    from hf_bgbench.data.loader import DecodedRows
-
-    for i in range(min(len(ds), 8)):
-        item = DecodedRows(ds, [i])[0]
-        if item["error"] is None:
-            return tuple(item["image"].shape[-2:])
-    raise DataSourceError("none of the first images of the data can be read.")
-
-
-def masked_geometry(
-    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
-) -> tuple[Geometry | None, list[str]]:
-    """How a task that works on images *and their masks* (noise, saliency) sizes them:
-    (geometry for the decode loader, protocol deviations), and ``step.resize_to`` set.
-
-    Benchmark images already at their evaluation size (IN-9's 224x224) stay at that size
-    with their masks; the model step resizes the batch on the device only when the model
-    cannot take it (or when asked), as :func:`input_geometry` decides. Raw photos (RIVAL10)
-    get the model's own eval resize + centre crop, applied alike to image and mask."""
-    if not (spec.images_precropped and reader.precropped):
-        return Geometry.of(step.classifier.preprocessing), []
-    step.resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)
-    return None, deviations
 
 
 def run_header(
@@ -241,9 +169,7 @@ def run_header(
         "data": reader.describe(),
     }
     record = getattr(classifier, "probe_record", None)
-    if record is not None:  # RIVAL10's protocol: a linear probe on frozen features
-        from hf_bgbench.probe.features import probe_note
-
+    if record is not None:  # a linear probe on frozen features (the benchmark's protocol)
         header["label_protocol"] = (
             "linear probe on frozen penultimate features, fitted on the train split; argmax "
             "over the benchmark's classes"

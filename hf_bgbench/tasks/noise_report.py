@@ -5,20 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hf_bgbench.formatting import pct
+from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.results import Figure, Report, Score, Series, Table
 from hf_bgbench.tasks.noise_summary import IRFS_BIN_EDGES
-
-
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.3f}"
-
-
-def _ci(interval: list[float] | None, as_pct: bool) -> str:
-    if not interval:
-        return "—"
-    lo, hi = interval
-    return f"[{pct(lo)}, {pct(hi)}]" if as_pct else f"[{lo:+.3f}, {hi:+.3f}]"
 
 
 def _level_row(name: str, stats: dict[str, Any]) -> list[str]:
@@ -26,13 +15,13 @@ def _level_row(name: str, stats: dict[str, Any]) -> list[str]:
     return [
         name,
         pct(stats["a_fg"]),
-        _ci(stats["a_fg_ci95"], True),
+        interval(stats["a_fg_ci95"]),
         pct(stats["a_bg"]),
-        _ci(stats["a_bg_ci95"], True),
+        interval(stats["a_bg_ci95"]),
         pct(stats["mean_accuracy"]),
-        _num(stats["rfs"]),
-        _ci(stats["rfs_ci95"], False),
-        _num(stats["irfs_mean"]),
+        number(stats["rfs"], "+"),
+        interval(stats["rfs_ci95"], "+"),
+        number(stats["irfs_mean"], "+"),
     ]
 
 
@@ -128,9 +117,9 @@ def noise_report_section(body: dict[str, Any]) -> Report:
                     pct(c["clean_accuracy"]),
                     pct(c["a_fg"]),
                     pct(c["a_bg"]),
-                    _num(c["rfs"]),
-                    _ci(c["rfs_ci95"], False),
-                    _num(c["irfs_mean"]),
+                    number(c["rfs"], "+"),
+                    interval(c["rfs_ci95"], "+"),
+                    number(c["irfs_mean"], "+"),
                 ]
                 for name, c in classes.items()
             ],
@@ -139,7 +128,10 @@ def noise_report_section(body: dict[str, Any]) -> Report:
             "class_levels",
             f"RFS per class and noise level ({_level_name(norm)}):",
             ["Class", *(f"{lv:g}" for lv in levels)],
-            [[name, *(_num(lv["rfs"]) for lv in c["levels"])] for name, c in classes.items()],
+            [
+                [name, *(number(lv["rfs"], "+") for lv in c["levels"])]
+                for name, c in classes.items()
+            ],
         ),
     ]
     return Report(scores, tables, _figures(body, norm, levels, classes), _notes(body))

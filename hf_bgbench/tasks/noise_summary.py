@@ -11,6 +11,7 @@ import pandas as pd
 from hf_bgbench.metrics.intervals import wilson_interval
 from hf_bgbench.metrics.noise import instance_rfs, rfs_bootstrap_intervals, rfs_report
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
+from hf_bgbench.tasks.noise_draw import BG, FG
 
 RESULT_KEYS = [
     "norm",
@@ -32,7 +33,6 @@ RESULT_KEYS = [
     "per_class",
 ]
 PER_IMAGE_FILE = "noise_images.parquet"
-FG, BG = 0, 1
 IRFS_BIN_EDGES = np.linspace(-1.0, 1.0, 21)  # iRFS histograms: 20 bins of width 0.1
 
 

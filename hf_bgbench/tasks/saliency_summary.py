@@ -14,10 +14,21 @@ import pandas as pd
 from PIL import Image
 
 from hf_bgbench.data.loader import DataError, Geometry
-from hf_bgbench.formatting import pct
+from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics.saliency import bootstrap_mean_interval, saliency_fraction_inside
 from hf_bgbench.results import Figure, Report, Score, Table
 
+RESULT_KEYS = [  # what a reader wants first in saliency.json (after the header)
+    "target",
+    "method",
+    "delta_density",
+    "delta_density_ci95",
+    "saliency_fraction_inside",
+    "saliency_fraction_inside_ci95",
+    "saliency_iou",
+    "saliency_iou_ci95",
+    "n_images",
+]
 SCORES = {  # result key -> per-image key of the run
     "saliency_iou": "iou",
     "saliency_fraction_inside": "inside",
@@ -65,10 +76,10 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def _stats(values: np.ndarray, seed: int, resamples: int) -> dict[str, Any]:
-    interval = bootstrap_mean_interval(values, n_resamples=resamples, seed=seed)
+    bounds = bootstrap_mean_interval(values, n_resamples=resamples, seed=seed)
     return {
         "mean": _mean(values),
-        "ci95": list(interval) if interval else None,
+        "ci95": list(bounds) if bounds else None,
         "n": int((~np.isnan(values)).sum()),
     }
 
@@ -115,16 +126,6 @@ def _per_attribute(rows: list[dict[str, dict[str, float]]], seed: int, resamples
             "mask_area": _mean(areas),
         }
     return result
-
-
-def _ci(interval: list[float] | None, scale: float = 100.0, digits: int = 1) -> str:
-    if not interval:
-        return "—"
-    return f"[{scale * interval[0]:.{digits}f}, {scale * interval[1]:.{digits}f}]"
-
-
-def _dd(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) -> Report:
@@ -175,12 +176,12 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
         [
             [
                 str(body["model"]),
-                _dd(body["delta_density"]),
-                _ci(body["delta_density_ci95"], 1.0, 3),
+                number(body["delta_density"], ""),
+                interval(body["delta_density_ci95"], ""),
                 pct(body["saliency_fraction_inside"]),
-                _ci(body["saliency_fraction_inside_ci95"]),
+                interval(body["saliency_fraction_inside_ci95"]),
                 pct(body["saliency_iou"]),
-                _ci(body["saliency_iou_ci95"]),
+                interval(body["saliency_iou_ci95"]),
                 str(n),
             ]
         ],
@@ -202,8 +203,8 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
             [
                 name,
                 str(row["n"]),
-                _dd(row["delta_density"]),
-                _ci(row["delta_density_ci95"], 1.0, 3),
+                number(row["delta_density"], ""),
+                interval(row["delta_density_ci95"], ""),
                 pct(row["saliency_fraction_inside"]),
                 pct(row["saliency_iou"]),
                 pct(row["mask_area"]),
@@ -223,7 +224,7 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
                         name,
                         str(row["n"]),
                         pct(row["share_inside"]),
-                        _ci(row["share_inside_ci95"]),
+                        interval(row["share_inside_ci95"]),
                         pct(row["mask_area"]),
                     ]
                     for name, row in body["per_attribute"].items()

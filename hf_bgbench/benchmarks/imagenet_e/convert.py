@@ -17,7 +17,6 @@ from typing import Any
 import datasets
 from tqdm.auto import tqdm
 
-from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.release import (
     EDIT_PARAMS,
     LAYOUT_TEXT,
@@ -31,11 +30,11 @@ from hf_bgbench.benchmarks.imagenet_e.release import (
     release_edit_params,
 )
 from hf_bgbench.benchmarks.imagenet_e.release_card import write_release_card
-from hf_bgbench.benchmarks.in9.build import REPORT_FORMAT, REPORT_NAME, write_json
-from hf_bgbench.benchmarks.in9.convert import prepare_repo_folder
+from hf_bgbench.builders.report import REPORT_FORMAT, REPORT_NAME, prepare_repo_folder, write_json
 from hf_bgbench.data import hub
+from hf_bgbench.data.reader import quiet_datasets
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
-from hf_bgbench.data.sources import quiet_datasets
+from hf_bgbench.spec import BenchmarkSpec
 
 SPLIT = "test"
 Items = list[tuple[str, int, str]]
@@ -116,13 +115,14 @@ def convert_imagenet_e_release(
     src: str | Path,
     output: str | Path,
     *,
+    spec: BenchmarkSpec,
     original: str | Path | None = None,
     shared_only: bool = False,
     overwrite: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Write the release at ``src`` as a Hub repo folder at ``output``; returns the report."""
-    spec = get_benchmark("imagenet-e")
+    """Write the release at ``src`` as a Hub repo folder at ``output`` for ``spec`` (the
+    imagenet-e spec); returns the report."""
     root = find_imagenet_e_root(src, spec)
     folders, items, skipped = _read_edits(root, spec, Path(original) if original else None)
     notes = _align(items, spec.reference_variant, shared_only)

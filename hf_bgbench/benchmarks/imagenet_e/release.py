@@ -13,7 +13,7 @@ others ``.png``). The form with ImageNet class folders inside each edit folder
 
 ``ROOT`` may also be the parent of a single folder holding the edit folders (what an archive
 unpacks to). Edit folder names are mapped onto the benchmark's edit names
-(:data:`hf_bgbench.metrics.edits.IMAGENET_E_EDITS`) by :data:`FOLDER_ALIASES` after
+(:data:`.edit_names.IMAGENET_E_EDITS`) by :data:`FOLDER_ALIASES` after
 normalising them (lower case; spaces, ``=`` and ``-`` between words become ``_``); our own
 names are accepted as they are. The id of a row is the file stem, shared across edits. Rows
 are sorted by (label, id) so every edit lists the same ids in the same order.
@@ -28,11 +28,11 @@ from pathlib import Path
 import datasets
 import numpy as np
 
-from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.reader import DataSourceError, Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
-from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import IMAGE_SUFFIXES
 from hf_bgbench.labels import imagenet_wnid_index
+from hf_bgbench.spec import BenchmarkSpec
 
 OBJECT_PIXEL_RATE = "object_pixel_rate"
 EDIT_PARAMS = "edit_params"

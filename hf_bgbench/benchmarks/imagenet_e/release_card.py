@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.builders.card import (
     citation_lines,
     dataset_info_entries,
@@ -23,6 +22,7 @@ from hf_bgbench.builders.card import (
     size_category,
 )
 from hf_bgbench.data import hub
+from hf_bgbench.spec import BenchmarkSpec
 
 RELEASE_SOURCE = (
     "the released ImageNet-E archive (Google Drive file id `19M1FQB8c_Mir6ermRsukTQReI-IFXeT0`, "

@@ -3,8 +3,9 @@
 - ``--images DIR --masks DIR``: ImageNet photos (ROOT/<wnid>/<stem>.JPEG or a flat folder of
   <wnid>_<n>.JPEG), labelled with their ImageNet-1k index (the ImageNet-E protocol), and one
   mask per photo, MASKS/<stem>.<png|jpg|...> or MASKS/<wnid>/<stem>.<...> (non-zero = object);
-- ``--from in9 DIR``: an IN-9 build (Hub layout): config ``original`` and its ``mask``;
-- ``--from rival10 DIR``: a RIVAL10 Hub folder: config ``ordinary`` and its ``object_mask``.
+- ``--from NAME DIR``: the Hub folder of another registered benchmark that offers its
+  photos as a masked source (its spec's ``masked_source``): its ``mask_variant`` config and
+  that config's ``mask_column`` (e.g. an IN-9 build: ``original`` and ``mask``).
 
 Labels are ImageNet-1k indices, as the ImageNet-E protocol scores them: from the wnid of
 photo folders, and for IN-9 / RIVAL10 Hub folders from the wnid each id starts with; a Hub
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +24,9 @@ import datasets
 import pyarrow.parquet as pq
 
 from hf_bgbench.files import IMAGE_SUFFIXES, is_image_file
+from hf_bgbench.spec import BenchmarkSpec
 
 WNID = re.compile(r"^n\d{8}$")
-HUB_SOURCES = {"in9": ("original", "mask"), "rival10": ("ordinary", "object_mask")}
 
 
 @dataclass(frozen=True)
@@ -90,10 +92,18 @@ def from_folders(images: Path, masks: Path) -> Source:
     return Source("folders", str(images), items, names, "imagenet-1k", dict(skipped))
 
 
-def from_hub(kind: str, folder: Path) -> Source:
-    if kind not in HUB_SOURCES:
-        raise ValueError(f"--from must be one of {sorted(HUB_SOURCES)}, got {kind!r}.")
-    config, mask_column = HUB_SOURCES[kind]
+def hub_sources(specs: Sequence[BenchmarkSpec]) -> dict[str, tuple[str, str]]:
+    """Benchmark name -> (config, mask column) of the Hub folders ``--from`` reads: the
+    benchmarks that offer their photos as a masked source (``masked_source``), in order."""
+    return {s.name: (s.mask_variant, s.mask_column) for s in specs if s.masked_source}
+
+
+def from_hub(kind: str, folder: Path, sources: Mapping[str, tuple[str, str]]) -> Source:
+    """The masked photos of the Hub folder ``folder`` of benchmark ``kind`` (one of
+    ``sources``, :func:`hub_sources`)."""
+    if kind not in sources:
+        raise ValueError(f"--from must be one of {sorted(sources)}, got {kind!r}.")
+    config, mask_column = sources[kind]
     files = sorted((Path(folder) / "data" / config).glob("test-*.parquet"))
     if not files:
         raise FileNotFoundError(

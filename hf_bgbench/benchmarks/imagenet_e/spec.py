@@ -2,22 +2,40 @@
 at a time -- background complexity, random background, object size, position, rotation.
 Facts: SPEC §3.
 
-One variant (config) per edit, named as in :data:`hf_bgbench.metrics.edits.IMAGENET_E_EDITS`
+One variant (config) per edit, named as in :data:`.edit_names.IMAGENET_E_EDITS`
 (declared there once); every edit holds the same source images (ids). Labels are the 1000
 ImageNet-1k classes, so a 1000-class model is scored directly. The metric is the dropped
 accuracy DA(edit) = acc(original) − acc(edit) per edit, its mean over the edits present
 (the headline), the classes that drop most, and accuracy along the object-size edits.
+
+The top of the folder: the spec names this folder's modules as hooks (reader, sub-commands,
+row checks, ``bgbench edit``), so they never import it; they are handed the spec.
 """
 
 from __future__ import annotations
 
+from hf_bgbench.benchmarks.imagenet_e.edit_names import IMAGENET_E_EDITS, REFERENCE_EDIT
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
-from hf_bgbench.metrics.edits import IMAGENET_E_EDITS, REFERENCE_EDIT
 from hf_bgbench.scoring import AccuracyCurve, MeanDrop, PairedGap, PerClassDrops
-from hf_bgbench.spec import BenchmarkSpec
+from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
 
 IMAGENET_E_EDITED = tuple(e for e in IMAGENET_E_EDITS if e != REFERENCE_EDIT)
 IMAGENET_E_READERS = ("hf_bgbench.benchmarks.imagenet_e.release:ImageNetERelease",)
+IMAGENET_E_HOOKS = {
+    "cli_build": "hf_bgbench.benchmarks.imagenet_e.cli:register_build",
+    "cli_convert": "hf_bgbench.benchmarks.imagenet_e.cli:register_convert",
+    "cli_commands": "hf_bgbench.benchmarks.imagenet_e.edit_cli:register",
+}
+IMAGENET_E_LAYOUT = BuiltLayout(
+    image_size=None,
+    balanced=False,
+    splits=("test",),
+    row_checks="hf_bgbench.benchmarks.imagenet_e.validate:check_imagenet_e_split",
+    masks_shared=False,  # the mask is the object's after the edit
+    required_variants=("original",),  # a release or a CPU build holds a subset of the edits
+    checks="'original' present (absent edits noted), ids shared across edits, "
+    "object_pixel_rate in [0, 1] and equal to the mask's foreground share, edit_params JSON",
+)
 
 # The object-size edits in order of shrinking object, with their nominal object pixel rate
 # (the paper's "Full" keeps the object at its own size). The curve uses these nominal rates
@@ -97,4 +115,7 @@ IMAGENET_E = BenchmarkSpec(
         "random background, object size, position, rotation); dropped accuracy "
         "DA = acc(original) − acc(edit) per edit and averaged."
     ),
+    short_name="ImageNet-E",
+    layout=IMAGENET_E_LAYOUT,
+    hooks=IMAGENET_E_HOOKS,
 )

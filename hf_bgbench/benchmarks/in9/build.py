@@ -1,7 +1,8 @@
 """Build the eight IN-9 variants (SPEC §1) from ImageNet photos and boxes, as a Hub repo folder.
 
-``build_in9(BuildOptions(...))`` is what ``bgbench build in9`` and
-``dataset_scripts/in9.py`` run. Steps:
+``build_in9(BuildOptions(...), spec)`` is what ``bgbench build in9`` and
+``dataset_scripts/in9.py`` run (``spec``: the in9 spec, or in9_full for the 1000 ImageNet
+classes). Steps:
 
 1. find the photos and their classes (:mod:`hf_bgbench.builders.inputs`);
 2. stage 1, in parallel: box -> crop filters -> GrabCut -> tiled background, per photo,
@@ -10,7 +11,7 @@
    only photo of its class, for mixed_same), balance the classes (seeded) and assign the
    backgrounds of the mixed variants (seeded; :mod:`hf_bgbench.benchmarks.in9.choices`);
 4. stage 2, in parallel: render and encode each shard of each variant
-   (:func:`pipeline.render_shard`); the parent writes it with :mod:`hf_bgbench.data.hub`;
+   (:func:`pipeline.render_shard`, :mod:`.shards`); the parent writes it in the Hub layout;
 5. write ``build_report.json`` and the dataset card.
 
 A build that keeps no photo fails with :class:`BuildError` and writes nothing.
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.benchmarks.in9 import pipeline
+from hf_bgbench.benchmarks.in9.card import DROP_TEXT, write_card
 from hf_bgbench.benchmarks.in9.choices import (
     TAG_SUBSAMPLE,
     assign_backgrounds,
@@ -41,20 +42,24 @@ from hf_bgbench.benchmarks.in9.choices import (
     lacking_background,
     pick,
 )
-from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
-from hf_bgbench.builders.card import DROP_TEXT, write_card
+from hf_bgbench.benchmarks.in9.shards import write_in9l, write_variants
+from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.builders.inputs import Photo, discover_photos
-from hf_bgbench.builders.layout import IN9_LAYOUT, layout_for
-from hf_bgbench.builders.shards import Runner, write_in9l, write_variants
+from hf_bgbench.builders.report import (
+    REPORT_FORMAT,
+    REPORT_NAME,
+    WORK_DIRNAME,
+    read_report,
+    write_json,
+)
+from hf_bgbench.builders.shards import Runner
 from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.spec import BenchmarkSpec
 
 SPLITS = {"val": "test", "train": "train"}
 """--split (which ImageNet split the photos come from) -> the split name written."""
 LABEL_SPACES = {"in9": "in9", "imagenet": "in9_full"}
 """--label-space -> the benchmark spec whose classes label the rows."""
-WORK_DIRNAME = ".bgbench-work"
-REPORT_NAME = "build_report.json"
-REPORT_FORMAT = "bgbench-build-report/1"
 NO_OTHER_BACKGROUND = "no_other_background"
 """Drop reason: a requested mixed variant has no background photo for it but itself (e.g.
 the only photo of its class, for mixed_same)."""
@@ -73,7 +78,6 @@ class BuildOptions:
     metadata: Path | None = None
     seed: int = 0
     workers: int = 1
-    label_space: str = "in9"
     split: str = "val"
     image_format: str = "jpeg"
     shard_size: int = 1000
@@ -83,9 +87,14 @@ class BuildOptions:
     overwrite: bool = False
     progress: bool = True
 
-    def check(self) -> BenchmarkSpec:
-        if self.label_space not in LABEL_SPACES:
-            raise BuildError(f"--label-space must be one of {sorted(LABEL_SPACES)}.")
+    def check(self, spec: BenchmarkSpec) -> str:
+        """Raise a BuildError for options that cannot build ``spec``; return the label space
+        (the ``--label-space`` that names ``spec``)."""
+        label_space = next((k for k, name in LABEL_SPACES.items() if name == spec.name), None)
+        if label_space is None:
+            raise BuildError(
+                f"This builder makes {' or '.join(LABEL_SPACES.values())}, not {spec.name}."
+            )
         if self.split not in SPLITS:
             raise BuildError(f"--split must be one of {sorted(SPLITS)}.")
         if self.image_format not in ("jpeg", "png"):
@@ -102,9 +111,8 @@ class BuildOptions:
             )
         if self.limit_per_class is not None and self.limit_per_class < 1:
             raise BuildError("--limit-per-class must be at least 1.")
-        spec = get_benchmark(LABEL_SPACES[self.label_space])
         spec.check_variants(self.variants)
-        return spec
+        return label_space
 
 
 # --------------------------------------------------------------------------- report helpers
@@ -117,17 +125,6 @@ def _photos_digest(photos: Sequence[Photo]) -> str:
     return h.hexdigest()
 
 
-def read_report(output: Path) -> dict[str, Any]:
-    path = Path(output) / REPORT_NAME
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
 def _box_source_kind(options: BuildOptions) -> str:
     if options.boxes is None:
         return "estimated"
@@ -138,16 +135,17 @@ def _box_source_kind(options: BuildOptions) -> str:
 # --------------------------------------------------------------------------- the build
 
 
-def build_in9(options: BuildOptions) -> dict[str, Any]:
-    """Build (or resume) one split of IN-9 into ``options.output``; returns its report.
+def build_in9(options: BuildOptions, spec: BenchmarkSpec) -> dict[str, Any]:
+    """Build (or resume) one split of ``spec`` (in9, or in9_full: all 1000 ImageNet classes)
+    into ``options.output``; returns its report.
 
     Raises :class:`BuildError` when no photo survives (nothing is written then).
     """
-    spec = options.check()
+    label_space = options.check(spec)
     output = Path(options.output)
     created = ensure_writable_dir(output, "--output")
     try:
-        return _build(options, spec, output)
+        return _build(options, spec, label_space, output)
     except BaseException:
         if created:  # leave no empty folder behind a failed first build
             _remove_empty_dirs(output)
@@ -162,7 +160,9 @@ def _remove_empty_dirs(output: Path) -> None:
         output.rmdir()
 
 
-def _build(options: BuildOptions, spec: BenchmarkSpec, output: Path) -> dict[str, Any]:
+def _build(
+    options: BuildOptions, spec: BenchmarkSpec, label_space: str, output: Path
+) -> dict[str, Any]:
     split = SPLITS[options.split]
     report = read_report(output)
     if report and report.get("benchmark") != spec.name:
@@ -171,16 +171,15 @@ def _build(options: BuildOptions, spec: BenchmarkSpec, output: Path) -> dict[str
             "(--label-space). Use another --output."
         )
 
-    photos, skipped = discover_photos(
-        options.images, options.label_space, options.metadata, options.boxes
-    )
+    imagenet_map = spec.label_maps["imagenet-1k"]()
+    photos, skipped = discover_photos(options.images, imagenet_map, options.metadata, options.boxes)
     found = len(photos)
     photos, subsampled = _limit(photos, options.limit_per_class, options.seed)
     params = {
         "benchmark": spec.name,
         "split": split,
         "seed": options.seed,
-        "label_space": options.label_space,
+        "label_space": label_space,
         "boxes": _box_source_kind(options),
         "image_format": options.image_format,
         "shard_size": options.shard_size,
@@ -218,7 +217,7 @@ def _build(options: BuildOptions, spec: BenchmarkSpec, output: Path) -> dict[str
             shard_size=options.shard_size,
             image_format=options.image_format,
         )
-        if split == "train" and options.label_space == "in9":
+        if split == "train" and label_space == "in9":
             split_report["in9l"] = write_in9l(
                 runner, photos, spec, output, seed=options.seed, shard_size=options.shard_size
             )
@@ -316,7 +315,7 @@ def _stage1(runner, photos, options, spec, work):
         retried += attempts > 1
         if box_estimated:
             estimated.add(image_id)
-    layout = layout_for(spec) or IN9_LAYOUT
+    layout = spec.layout or IN9_LAYOUT
     lacking = lacking_background(kept, spec.num_classes, options.variants, layout)
     dropped[NO_OTHER_BACKGROUND] = len(lacking)
     usable = {k: [i for i in v if i not in lacking] for k, v in kept.items()}

@@ -1,7 +1,7 @@
 """Every random choice of a build, each from its own stream derived from the one seed:
 subsampling, balancing, and the background photo of each mixed row.
 
-Background rules come from :mod:`hf_bgbench.builders.layout`. A row never takes its own
+Background rules come from the layout (:data:`.variants.IN9_LAYOUT`). A row never takes its own
 photo as background: photos for which a requested mixed variant has no other candidate
 are found first (:func:`lacking_background`) and dropped from the build.
 """
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
-from hf_bgbench.builders.layout import ANY_CLASS, IN9_LAYOUT, SAME_CLASS, BuiltLayout
+from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
+from hf_bgbench.spec import ANY_CLASS, SAME_CLASS, BuiltLayout, next_class
 
 # Tags that give every random choice its own stream derived from the one seed.
 TAG_SUBSAMPLE, TAG_BALANCE, TAG_IN9L, TAG_MIXED = 1, 2, 3, 4
@@ -46,16 +46,6 @@ def balance(ids_by_label: dict[int, list[str]], seed: int, tag: int = TAG_BALANC
     if not present:
         return {}
     return pick(present, min(len(v) for v in present.values()), seed, tag)
-
-
-def next_class(label: int, present: Sequence[int], num_classes: int) -> int:
-    """``(label + 1) mod C``, skipping classes that have no image in this build."""
-    have = set(present)
-    for step in range(1, num_classes + 1):
-        candidate = (label + step) % num_classes
-        if candidate in have:
-            return candidate
-    return label
 
 
 def background_pools(

@@ -8,12 +8,10 @@ every variant row; the id is the file stem, checked identical across the eight v
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
-from hf_bgbench.benchmarks.in9.build import REPORT_FORMAT, REPORT_NAME, write_json
+from hf_bgbench.benchmarks.in9.card import write_card
 from hf_bgbench.benchmarks.in9.release import (
     MASK_DIRNAME,
     RELEASE_SPLIT,
@@ -22,36 +20,22 @@ from hf_bgbench.benchmarks.in9.release import (
     load_release_variant,
     release_variants,
 )
-from hf_bgbench.builders.card import write_card
+from hf_bgbench.builders.report import REPORT_FORMAT, REPORT_NAME, prepare_repo_folder, write_json
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import ID, LABEL
-from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.spec import BenchmarkSpec
 
 SPLIT = "test"  # the release's "val" images are the benchmark's test set
-
-
-def prepare_repo_folder(output: Path, overwrite: bool) -> None:
-    """Make ``output`` ready for a converted repo: writable (named as OUTPUT in the error),
-    and its ``data/`` empty -- an earlier conversion there is refused unless ``overwrite``,
-    then removed, so no stale shard survives."""
-    ensure_writable_dir(output, "OUTPUT")
-    data = output / "data"
-    if data.exists() and any(data.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"{output} already holds data/; use --overwrite or an empty folder."
-            )
-        shutil.rmtree(data)
 
 
 def convert_in9_release(
     src: str | Path,
     output: str | Path,
-    spec: BenchmarkSpec | None = None,
+    spec: BenchmarkSpec,
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Write the release at ``src`` as a Hub repo folder at ``output``; returns the report."""
-    spec = spec or get_benchmark("in9")
+    """Write the release at ``src`` as a Hub repo folder at ``output`` for ``spec`` (the in9
+    spec); returns the report."""
     root = find_release_root(src, spec)
     present = release_variants(root, spec)
     missing = [v for v in spec.variants if v not in present]

@@ -16,12 +16,11 @@ an interrupted conversion is simply redone on the next call.
 
 from __future__ import annotations
 
-import shlex
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.cache import cache_root
+from hf_bgbench.benchmarks.in9.variants import IN9_VARIANTS
 from hf_bgbench.hub.fetch import (
     ArchiveError,
     ChecksumError,
@@ -33,13 +32,13 @@ from hf_bgbench.hub.release_download import (
     ReleaseDownload,
     ReleaseRecipe,
     cached_release,
+    evaluate_command,
     fetch_release,
     read_source,
     record_source_json,
     release_folder,
 )
-
-In9Download = ReleaseDownload
+from hf_bgbench.spec import BenchmarkSpec
 
 DEFAULT_IN9_URL = (
     "https://github.com/MadryLab/backgrounds_challenge/releases/download/data/"
@@ -53,27 +52,18 @@ RELEASE_TOP = "bg_challenge"
 RELEASE_SPLIT = "val"
 MASK_DIRNAME = "fg_mask"
 IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
-EVALUATE_MODEL = "tf_efficientnet_lite0"
 
 __all__ = [
     "ArchiveError",
     "ChecksumError",
     "DEFAULT_IN9_URL",
     "DownloadError",
-    "In9Download",
     "ReleaseDownload",
     "cached_in9_release",
-    "default_cache_root",
     "download_in9",
-    "evaluate_command",
     "in9_release_folder",
     "read_source",
 ]
-
-
-def default_cache_root() -> Path:
-    """``$HF_BGBENCH_CACHE``, else ``$XDG_CACHE_HOME/hf_bgbench``, else ``~/.cache/hf_bgbench``."""
-    return cache_root()
 
 
 def in9_release_folder(cache_dir: str | Path | None = None) -> Path:
@@ -90,14 +80,8 @@ def cached_in9_release(cache_dir: str | Path | None = None) -> Path | None:
     return cached_release(DATASET_DIRNAME, cache_dir)
 
 
-def evaluate_command(folder: str | Path, model: str = EVALUATE_MODEL) -> str:
-    return f"bgbench evaluate {model} --data {shlex.quote(str(folder))}"
-
-
 def check_release_tree(top: Path, archive: Path) -> Path:
     """The ``bg_challenge`` folder under ``top``, or an ArchiveError naming what is missing."""
-    from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
-
     root = top / RELEASE_TOP
     if not root.is_dir():
         found = sorted(p.name for p in top.iterdir())[:5]
@@ -156,20 +140,21 @@ def download_in9(
     url: str = DEFAULT_IN9_URL,
     cache_dir: str | Path | None = None,
     *,
+    spec: BenchmarkSpec,
     sha256: str | None = IN9_SHA256,
     progress: bool = True,
     force: bool = False,
     keep_archive: bool = True,
 ) -> ReleaseDownload:
-    """Download, verify, unpack and convert the official release; returns where it is
-    (:func:`fetch_release`; the sha256 also goes into the dataset's ``source.json``,
-    ``build_report.json`` and card)."""
+    """Download, verify, unpack and convert the official release for ``spec`` (the in9
+    spec); returns where it is (:func:`fetch_release`; the sha256 also goes into the
+    dataset's ``source.json``, ``build_report.json`` and card)."""
     recipe = ReleaseRecipe(
         benchmark="in9",
         dirname=DATASET_DIRNAME,
         archive_name="backgrounds_challenge_data.tar.gz",
         unpack=_unpack_in9,
-        convert=lambda root, out, progress, _sha: _convert(root, out, progress),
+        convert=lambda root, out, progress, _sha: _convert(root, out, spec, progress),
         record=_record_source,
         bad_archive_fix=_bad_archive_fix,
         disk_hint="The release needs about 3 GB there (archive, unpacked files, Parquet); ",
@@ -185,7 +170,7 @@ def download_in9(
     )
 
 
-def _convert(root: Path, output: Path, progress: bool) -> None:
+def _convert(root: Path, output: Path, spec: BenchmarkSpec, progress: bool) -> None:
     """The release converter, with the datasets progress bars off when ``progress`` is."""
     import datasets
 
@@ -195,7 +180,7 @@ def _convert(root: Path, output: Path, progress: bool) -> None:
     if quiet:
         datasets.disable_progress_bars()
     try:
-        convert_in9_release(root, output)
+        convert_in9_release(root, output, spec)
     finally:
         if quiet:
             datasets.enable_progress_bars()
@@ -224,11 +209,3 @@ def describe(result: ReleaseDownload) -> str:
         f"  {evaluate_command(result.path)}",
     ]
     return "\n".join(lines)
-
-
-def unreachable_hint(url: str = DEFAULT_IN9_URL) -> str:
-    """The fix to print when the IN-9 data cannot be had from the Hub."""
-    return (
-        "run `bgbench download in9` to fetch and convert the official release (or download "
-        f"{url} by hand and run `bgbench download in9 --url file:///path/to/archive.tar.gz`)"
-    )

@@ -7,7 +7,8 @@ the next ImageNet class, ``(y + 1) mod 1000``. A 1000-class model is scored dire
 
 from __future__ import annotations
 
-from hf_bgbench.benchmarks.in9.spec import IN9_CITATION, IN9_METRICS, IN9_TASKS, IN9_VARIANTS
+from hf_bgbench.benchmarks.in9.spec import IN9_CITATION, IN9_METRICS, IN9_TASKS
+from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
 from hf_bgbench.spec import BenchmarkSpec
 
@@ -30,4 +31,6 @@ IN9_FULL = BenchmarkSpec(
         "The eight IN-9 variants over all 1000 ImageNet-1k classes; mixed_next uses a "
         "background of the next ImageNet class."
     ),
+    short_name="Full-IN",
+    layout=IN9_LAYOUT,
 )

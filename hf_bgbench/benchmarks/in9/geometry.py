@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.builders.boxes import Box
+from hf_bgbench.builders.boxes import Box, Rect, rect_area
 
 RESIZE = 256
 CROP = 224
@@ -22,9 +22,6 @@ MAX_BOX_COVER = 0.90
 """Drop an image whose box covers more than this fraction of the 224 crop."""
 MIN_BOX_SURVIVAL = 0.50
 """Drop an image when less than this fraction of its box lies inside the 224 crop."""
-
-Rect = tuple[int, int, int, int]
-"""Integer ``(x0, y0, x1, y1)``, half-open, in working-image pixels."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +85,6 @@ def box_to_rect(box: Box, width: int, height: int) -> Rect:
     rx1 = min(max(int(math.ceil(x1)), 0), width)
     ry1 = min(max(int(math.ceil(y1)), 0), height)
     return rx0, ry0, rx1, ry1
-
-
-def rect_area(rect: Rect) -> int:
-    x0, y0, x1, y1 = rect
-    return max(0, x1 - x0) * max(0, y1 - y0)
 
 
 def crop_filter(rect: Rect, geometry: Geometry) -> str | None:

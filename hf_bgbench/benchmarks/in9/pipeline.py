@@ -18,7 +18,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
 import numpy as np
 from PIL import Image
 
@@ -46,11 +45,6 @@ DROP_REASONS = (
 )
 
 JPEG_SETTINGS = {"format": "JPEG", "quality": 95, "subsampling": 0, "optimize": False}
-
-
-def init_worker() -> None:
-    """Pool initialiser: one OpenCV thread per process (the pool is the parallelism)."""
-    cv2.setNumThreads(1)
 
 
 # --------------------------------------------------------------------------- stage 1

@@ -16,10 +16,10 @@ from pathlib import Path
 import datasets
 import numpy as np
 
-from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features, encode_mask
-from hf_bgbench.data.sources import Reader
 from hf_bgbench.files import IMAGE_SUFFIXES
+from hf_bgbench.spec import BenchmarkSpec
 
 RELEASE_DIRNAME = "bg_challenge"
 RELEASE_SPLIT = "val"

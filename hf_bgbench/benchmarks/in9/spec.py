@@ -1,21 +1,19 @@
-"""ImageNet-9 and the Backgrounds Challenge (Xiao et al., 2020). Facts: SPEC §1."""
+"""ImageNet-9 and the Backgrounds Challenge (Xiao et al., 2020). Facts: SPEC §1.
+
+The top of the folder: the spec names this folder's modules as hooks (the release reader,
+the cached download, the ``bgbench build`` / ``convert`` / ``download`` sub-commands), so
+those modules never import it; they are handed the spec, and share facts through
+:mod:`.variants` and :mod:`.labels`.
+"""
 
 from __future__ import annotations
 
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_label_space
+from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.scoring import PairedGap, PredictionCategories
 from hf_bgbench.spec import BenchmarkSpec
 
-IN9_VARIANTS = (
-    "original",
-    "only_bg_b",
-    "only_bg_t",
-    "no_fg",
-    "only_fg",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
-)
+__all__ = ["IN9", "IN9_CITATION", "IN9_METRICS", "IN9_TASKS", "IN9_VARIANTS"]
 
 IN9_CITATION = """@article{xiao2020noise,
   title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
@@ -47,6 +45,35 @@ IN9_METRICS = (
 )
 IN9_TASKS = ("evaluate", "challenge", "noise", "saliency")
 IN9_READERS = ("hf_bgbench.benchmarks.in9.release:BackgroundsChallengeRelease",)
+IN9_HOOKS = {
+    "cached_download": "hf_bgbench.benchmarks.in9.download:cached_in9_release",
+    "cli_build": "hf_bgbench.benchmarks.in9.cli:register_build",
+    "cli_convert": "hf_bgbench.benchmarks.in9.cli:register_convert",
+    "cli_download": "hf_bgbench.benchmarks.in9.cli:register_download",
+}
+_XIAO = "Xiao et al. 2020 (IN-9 test, 4,050 images)"
+IN9_PUBLISHED = (
+    *(
+        {
+            "model": model,
+            "task": "evaluate",
+            "dataset": _XIAO,
+            "scores": {"BG-GAP": gap, "original": o, "mixed_same": s, "mixed_rand": r},
+        }
+        for model, o, s, r, gap in (
+            ("VGG16-BN", 94.3, 83.6, 73.4, 10.2),
+            ("ResNet-50", 95.6, 86.2, 78.9, 7.3),
+            ("ResNet-152", 96.7, 89.3, 83.5, 5.8),
+        )
+    ),
+    {
+        "model": "ResNet-50",
+        "task": "challenge",
+        "dataset": _XIAO,
+        "scores": {"Challenge accuracy": 22.3, "Clean acc.": 95.6},
+    },
+)
+"""The reference numbers of SPEC: Xiao et al. (2020), ImageNet-trained models."""
 
 IN9 = BenchmarkSpec(
     name="in9",
@@ -60,7 +87,6 @@ IN9 = BenchmarkSpec(
     tasks=IN9_TASKS,
     readers=IN9_READERS,
     aligned_variants=IN9_VARIANTS,
-    cached_download="hf_bgbench.benchmarks.in9.download:cached_in9_release",
     download_command="bgbench download in9",
     mask_variant="original",
     mask_column="mask",
@@ -70,4 +96,9 @@ IN9 = BenchmarkSpec(
         "Nine coarse ImageNet classes; eight variants that separate foreground and "
         "background signal. BG-GAP = acc(mixed_same) - acc(mixed_rand)."
     ),
+    short_name="IN-9",
+    layout=IN9_LAYOUT,
+    hooks=IN9_HOOKS,
+    masked_source="an IN-9 build",
+    published_results=IN9_PUBLISHED,
 )

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.benchmarks.rival10.items import (
     MISSING_FILES,
     OUTSIDE_LABEL_SPACE,
@@ -29,6 +28,7 @@ from hf_bgbench.builders.card import (
     size_category,
 )
 from hf_bgbench.data import hub
+from hf_bgbench.spec import BenchmarkSpec
 
 RELEASE_URL = (
     "https://app.box.com/index.php?rm=box_download_shared_file"

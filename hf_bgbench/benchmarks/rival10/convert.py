@@ -1,6 +1,6 @@
 """Convert the official RIVAL10 release (SPEC §2) into a Hub dataset folder.
 
-``convert_rival10_release(src, output)`` is what ``bgbench convert rival10`` and
+``convert_rival10_release(src, output, spec=...)`` is what ``bgbench convert rival10`` and
 ``dataset_scripts/rival10.py`` run. The output has one config, ``ordinary`` (the default),
 with splits ``train`` and ``test``, in the schema of :mod:`hf_bgbench.benchmarks.rival10.release`
 (reading is :mod:`hf_bgbench.benchmarks.rival10.items`, the same code the reader uses).
@@ -31,14 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.benchmarks.in9.build import (
-    REPORT_FORMAT,
-    REPORT_NAME,
-    WORK_DIRNAME,
-    read_report,
-    write_json,
-)
 from hf_bgbench.benchmarks.rival10.card import write_rival10_card
 from hf_bgbench.benchmarks.rival10.items import COMPANION_SUFFIXES, ItemError, ItemFiles, read_item
 from hf_bgbench.benchmarks.rival10.release import (
@@ -50,9 +42,17 @@ from hf_bgbench.benchmarks.rival10.release import (
     release_splits,
     rival10_features,
 )
+from hf_bgbench.builders.report import (
+    REPORT_FORMAT,
+    REPORT_NAME,
+    WORK_DIRNAME,
+    read_report,
+    write_json,
+)
 from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, write_shard
 from hf_bgbench.data import hub
 from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.spec import BenchmarkSpec
 
 CONFIG = VARIANT_DIRNAME
 WORK_NAME = "rival10"
@@ -105,6 +105,7 @@ def convert_rival10_release(
     src: str | Path,
     output: str | Path,
     *,
+    spec: BenchmarkSpec,
     workers: int = 1,
     shard_size: int = 1000,
     overwrite: bool = False,
@@ -112,7 +113,8 @@ def convert_rival10_release(
     keep_work: bool = False,
     source_sha256: str | None = None,
 ) -> dict[str, Any]:
-    """Write the release at ``src`` (``RIVAL10`` or its parent) as a Hub folder at ``output``.
+    """Write the release at ``src`` (``RIVAL10`` or its parent) as a Hub folder at ``output``
+    for ``spec`` (the rival10 spec).
 
     Returns the report (also written to ``build_report.json``)."""
     if workers < 0 or shard_size < 1:
@@ -142,7 +144,6 @@ def convert_rival10_release(
     work.mkdir(parents=True, exist_ok=True)
     write_json(work / "params.json", params)
 
-    spec = get_benchmark("rival10")
     features = rival10_features(spec.classes)
     splits_report: dict[str, Any] = {}
     with Runner(workers, progress) as runner:

@@ -22,16 +22,17 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from hf_bgbench.benchmarks.in9.download import evaluate_command
 from hf_bgbench.hub.fetch import ArchiveError, by_hand_hint
 from hf_bgbench.hub.release_download import (
     ReleaseDownload,
     ReleaseRecipe,
     cached_release,
+    evaluate_command,
     fetch_release,
     record_source_json,
     release_folder,
 )
+from hf_bgbench.spec import BenchmarkSpec
 
 DEFAULT_RIVAL10_URL = (
     "https://app.box.com/index.php?rm=box_download_shared_file"
@@ -105,10 +106,14 @@ def _unpack(archive: Path, dest: Path) -> Path:
         raise ArchiveError(f"{archive}: {err}") from None
 
 
-def _convert(root: Path, output: Path, progress: bool, sha256: str, workers: int) -> None:
+def _convert(
+    root: Path, output: Path, spec: BenchmarkSpec, progress: bool, sha256: str, workers: int
+) -> None:
     from hf_bgbench.benchmarks.rival10.convert import convert_rival10_release
 
-    convert_rival10_release(root, output, workers=workers, progress=progress, source_sha256=sha256)
+    convert_rival10_release(
+        root, output, spec=spec, workers=workers, progress=progress, source_sha256=sha256
+    )
 
 
 def _bad_archive_fix(url: str, archive: Path) -> str:
@@ -122,13 +127,15 @@ def download_rival10(
     url: str = DEFAULT_RIVAL10_URL,
     cache_dir: str | Path | None = None,
     *,
+    spec: BenchmarkSpec,
     sha256: str | None = None,
     progress: bool = True,
     force: bool = False,
     keep_archive: bool = True,
     workers: int = 1,
 ) -> ReleaseDownload:
-    """Download, verify, unzip and convert the RIVAL10 release; returns where it is.
+    """Download, verify, unzip and convert the RIVAL10 release for ``spec`` (the rival10
+    spec); returns where it is.
 
     A finished conversion in the cache is returned at once (unless ``force``, or ``sha256``
     names a different archive). The sha256 of what was downloaded is always recorded (next
@@ -139,7 +146,7 @@ def download_rival10(
         dirname=DATASET_DIRNAME,
         archive_name=ARCHIVE_NAME,
         unpack=_unpack,
-        convert=lambda root, out, progress, sha: _convert(root, out, progress, sha, workers),
+        convert=lambda root, out, progress, sha: _convert(root, out, spec, progress, sha, workers),
         record=record_source_json,
         bad_archive_fix=_bad_archive_fix,
         fixed_name=True,  # the Box URL's path is index.php

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import datasets
 
-from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.benchmarks.rival10.items import (
     ATTRIBUTE_MASKS,
     ATTRIBUTES,
@@ -40,9 +39,10 @@ from hf_bgbench.benchmarks.rival10.items import (
     read_item,
 )
 from hf_bgbench.benchmarks.rival10.labels import imagenet_to_rival10, rival10_attributes
+from hf_bgbench.data.reader import DataSourceError, Reader, image_paths
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
-from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.labels import imagenet_index_of
+from hf_bgbench.spec import BenchmarkSpec
 
 RELEASE_DIRNAME = "RIVAL10"
 VARIANT_DIRNAME = "ordinary"
@@ -208,8 +208,6 @@ class Rival10Release(Reader):
     def _signature(self, ds: datasets.Dataset) -> str:
         """The images' names, sizes and mtimes, and those of their companion files (masks
         and attributes change what the noise and saliency tasks compute)."""
-        from hf_bgbench.data.imagefolder import image_paths
-
         parts = [super()._signature(ds)]
         for path in filter(None, image_paths(ds)):
             for suffix in COMPANION_SUFFIXES:

@@ -4,17 +4,36 @@ object masks, 18 attributes and attribute masks. Facts: SPEC §2.
 The paper scores a model through a linear head on its frozen penultimate features, fitted on
 the train split (the ``probe`` label map, the default); ``imagenet`` maps a 1000-class model's
 20 source ImageNet classes zero-shot.
+
+The top of the folder: the spec names this folder's modules as hooks (reader, cached
+download, sub-commands, row checks), so they never import it; they are handed the spec.
 """
 
 from __future__ import annotations
 
 from hf_bgbench.benchmarks.rival10.labels import imagenet_to_rival10, rival10_label_space
-from hf_bgbench.spec import BenchmarkSpec
+from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
 
 RIVAL10_VARIANTS = ("ordinary",)
 RIVAL10_TASKS = ("evaluate", "noise", "saliency")
 RIVAL10_READERS = ("hf_bgbench.benchmarks.rival10.release:Rival10Release",)
 OBJECT_MASK = "object_mask"
+RIVAL10_HOOKS = {
+    "cached_download": "hf_bgbench.benchmarks.rival10.download:cached_rival10_release",
+    "cli_convert": "hf_bgbench.benchmarks.rival10.cli:register_convert",
+    "cli_download": "hf_bgbench.benchmarks.rival10.cli:register_download",
+}
+RIVAL10_LAYOUT = BuiltLayout(
+    image_size=None,
+    mask_column=OBJECT_MASK,
+    balanced=False,
+    splits=("train", "test"),
+    row_checks="hf_bgbench.benchmarks.rival10.validate:check_rival10_split",
+    checks="the 18 attribute names, attribute masks only for present attributes, merged "
+    "masks, wnids matching labels",
+)
+"""Photos at their own size with an object mask, unbalanced classes, both splits, and the
+attribute checks of :mod:`.validate`."""
 
 RIVAL10_CITATION = """@inproceedings{moayeri2022comprehensive,
   title={A Comprehensive Study of Image Classification Model Sensitivity to Foregrounds,
@@ -46,6 +65,9 @@ RIVAL10 = BenchmarkSpec(
     default_label_map="probe",
     train_split="train",
     publish_private_only=True,  # the release's licence forbids redistribution (SPEC §2)
-    cached_download="hf_bgbench.benchmarks.rival10.download:cached_rival10_release",
     download_command="bgbench download rival10",
+    short_name="RIVAL10",
+    layout=RIVAL10_LAYOUT,
+    hooks=RIVAL10_HOOKS,
+    masked_source="RIVAL10 Hub folder",
 )

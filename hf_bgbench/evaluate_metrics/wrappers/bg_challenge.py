@@ -1,9 +1,10 @@
-"""The Backgrounds Challenge (Xiao et al., 2020) as an `evaluate` metric: challenge accuracy
-and, from a full fooling matrix, attack success rates of the backgrounds.
+"""The Backgrounds Challenge (Xiao et al., ICLR 2021) as an `evaluate` metric: challenge
+accuracy and, from a full fooling matrix, attack success rates of the backgrounds.
 
 Every number comes from the hf_bgbench metric core (``challenge_accuracy``,
 ``challenge_accuracy_per_class``, ``FoolingMatrix`` and ``challenge_report``); the published
-module carries that core inlined, so it needs only numpy and evaluate.
+module carries that core inlined and the benchmark's facts written in, so it needs only numpy
+and evaluate.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import datasets
 import evaluate
 
+from hf_bgbench.evaluate_metrics.facts import benchmark_facts
 from hf_bgbench.evaluate_metrics.wrappers._common import CheckedInputs
 from hf_bgbench.metrics.challenge import (
     FoolingMatrix,
@@ -19,28 +21,24 @@ from hf_bgbench.metrics.challenge import (
     challenge_report,
 )
 
-# The Backgrounds Challenge is run on ImageNet-9 (SPEC §1): nine classes.
-IN9_NUM_CLASSES = 9
+# From the spec of the benchmark that lists this metric (IN-9, SPEC §1), written in as values
+# when the module is generated: names, citation and its classes.
+BENCHMARK = benchmark_facts("bg_challenge")
 
-_CITATION = """\
-@inproceedings{xiao2021noise,
-  title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
-  author={Xiao, Kai Yuanqing and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
-  booktitle={International Conference on Learning Representations},
-  year={2021},
-  note={arXiv:2006.09994}
-}
+_SHORT = BENCHMARK["short_name"]
+_NUM_CLASSES = BENCHMARK["num_classes"]
+
+_DESCRIPTION = f"""\
+Challenge accuracy = fraction of {_SHORT} test foregrounds that no background (out of every
+background-only test image) can make the model misclassify. With the full foreground x
+background prediction table (config "fooling_matrix") also each background's attack success
+rate, the share of foregrounds foolable into each class, and the share foolable into the
+background's class by some background.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_DESCRIPTION = """\
-Challenge accuracy = fraction of IN-9 test foregrounds that no background (out of every
-only_bg_t test image) can make the model misclassify. With the full foreground x background
-prediction table (config "fooling_matrix") also each background's attack success rate, the
-share of foregrounds foolable into each class, and the share foolable into the background's
-class by some background.
-"""
-
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args (config "default"):
     vulnerable (`list` of `bool`): per foreground, whether some background flipped it
         (True/False or 1/0; strings such as "yes" and NaN are errors).
@@ -53,8 +51,9 @@ Args (config "fooling_matrix"), one row per foreground:
         the benchmark: wrong, but never "fooled into" a background's class).
     background_labels (`list` of `int`, compute keyword, required): the class of each
         background, in that order.
-    num_classes (`int` or `None`, compute keyword, default 9 = IN-9): labels must lie in
-        [0, num_classes) and predictions also may be -1; None lifts the upper bound.
+    num_classes (`int` or `None`, compute keyword, default {_NUM_CLASSES} = {_SHORT}): labels
+        must lie in [0, num_classes) and predictions also may be -1; None lifts the upper
+        bound.
 Returns:
     challenge_accuracy (`float`): in [0, 1].
     challenge_accuracy_per_class (`dict`, "per_class" and "fooling_matrix"): class -> value.
@@ -68,7 +67,7 @@ Returns:
 Examples:
     >>> challenge = evaluate.load("path/to/bg_challenge")  # "bgbench/bg_challenge" once published
     >>> challenge.compute(vulnerable=[True, False, True, True])
-    {'challenge_accuracy': 0.25}
+    {{'challenge_accuracy': 0.25}}
 """
 
 _CONFIGS = {
@@ -96,11 +95,11 @@ class BgChallenge(CheckedInputs, evaluate.Metric):
             )
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(_CONFIGS[self.config_name]),
-            homepage="https://github.com/MadryLab/backgrounds_challenge",
-            reference_urls=["https://arxiv.org/abs/2006.09994"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(
@@ -109,7 +108,7 @@ class BgChallenge(CheckedInputs, evaluate.Metric):
         foreground_labels=None,
         predictions=None,
         background_labels=None,
-        num_classes=IN9_NUM_CLASSES,
+        num_classes=_NUM_CLASSES,
     ):
         if self.config_name == "default":
             return {"challenge_accuracy": challenge_accuracy(vulnerable)}

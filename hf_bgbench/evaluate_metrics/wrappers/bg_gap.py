@@ -1,7 +1,9 @@
-"""BG-GAP and per-variant accuracy on ImageNet-9 (Xiao et al., 2020) as an `evaluate` metric.
+"""BG-GAP and per-variant accuracy on ImageNet-9 (Xiao et al., ICLR 2021) as an `evaluate`
+metric.
 
 Every number comes from the hf_bgbench metric core (``bg_gap_report``); the published module
-carries that core inlined, so it needs only numpy and evaluate.
+carries that core inlined and the benchmark's facts written in, so it needs only numpy and
+evaluate.
 """
 
 from __future__ import annotations
@@ -9,74 +11,64 @@ from __future__ import annotations
 import datasets
 import evaluate
 
+from hf_bgbench.evaluate_metrics.facts import benchmark_facts, category_variants, paired_gaps
 from hf_bgbench.evaluate_metrics.wrappers._common import CheckedInputs
 from hf_bgbench.metrics.backgrounds import bg_gap_report
 
-# ImageNet-9 (SPEC §1): the eight test variants and the nine classes in label order.
-IN9_VARIANTS = (
-    "original",
-    "only_bg_b",
-    "only_bg_t",
-    "no_fg",
-    "only_fg",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
+# From the spec of the benchmark that lists this metric (IN-9, SPEC §1), written in as values
+# when the module is generated: names, citation, variants, classes; the gaps (BG-GAP first)
+# and the views of the prediction categories.
+BENCHMARK = benchmark_facts("bg_gap")
+GAPS = paired_gaps("bg_gap")
+CATEGORY_VARIANTS = category_variants("bg_gap")
+
+_SHORT = BENCHMARK["short_name"]
+_HEADLINE, (_SAME, _RAND) = next(iter(GAPS.items()))
+_OTHER_GAPS = [(name, a, b) for name, (a, b) in GAPS.items() if name != _HEADLINE]
+_LAST_CLASS = BENCHMARK["num_classes"] - 1
+_VARIANT_NAMES = ", ".join(BENCHMARK["variants"])
+_OTHER_DIFFERENCES = ", ".join(f"acc({a}) - acc({b})" for _, a, b in _OTHER_GAPS)
+_OTHER_RETURNS = "".join(
+    f"    {name} (`float`): accuracy_{a} - accuracy_{b} (when both are present).\n"
+    for name, a, b in _OTHER_GAPS
 )
-IN9_CLASSES = (
-    "dog",
-    "bird",
-    "vehicle",
-    "reptile",
-    "carnivore",
-    "insect",
-    "instrument",
-    "primate",
-    "fish",
+_FULL, _FOREGROUND, _BACKGROUND = (
+    CATEGORY_VARIANTS[view] for view in ("full", "foreground", "background")
 )
 
-_CITATION = """\
-@inproceedings{xiao2021noise,
-  title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
-  author={Xiao, Kai Yuanqing and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
-  booktitle={International Conference on Learning Representations},
-  year={2021},
-  note={arXiv:2006.09994}
-}
-"""
-
-_DESCRIPTION = """\
-BG-GAP = accuracy on IN-9 Mixed-Same minus accuracy on IN-9 Mixed-Rand: how much a classifier
+_DESCRIPTION = f"""\
+BG-GAP = accuracy on {_SHORT} {_SAME} minus accuracy on {_SHORT} {_RAND}: how much a classifier
 gains from backgrounds typical of the foreground's class. Also reports the accuracy of every
-IN-9 variant present, acc(mixed_same) - acc(mixed_next), acc(original) - acc(only_fg), and
-(config "with_ids") the paper's prediction categories.
+{_SHORT} variant present, {_OTHER_DIFFERENCES}, and (config "with_ids") the paper's prediction
+categories.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
-    predictions (`list` of `int`): predicted IN-9 class per row, 0-8 (-1 = a model class
-        outside IN-9, always wrong). Whole numbers only: 1.7 is an error.
-    references (`list` of `int`): the foreground's IN-9 class per row, 0-8.
-    variants (`list` of `str`): the IN-9 variant of each row: original, only_bg_b, only_bg_t,
-        no_fg, only_fg, mixed_same, mixed_rand or mixed_next. Rows of mixed_same and
-        mixed_rand are required.
+    predictions (`list` of `int`): predicted {_SHORT} class per row, 0-{_LAST_CLASS} (-1 = a
+        model class outside {_SHORT}, always wrong). Whole numbers only: 1.7 is an error.
+    references (`list` of `int`): the foreground's {_SHORT} class per row, 0-{_LAST_CLASS}.
+    variants (`list` of `str`): the {_SHORT} variant of each row: {_VARIANT_NAMES}.
+        Rows of {_SAME} and {_RAND} are required.
     ids (`list` of `str`, config "with_ids" only): the source image id of each row, shared by
         the variants of one image; enables `prediction_categories`.
 Returns:
     accuracy_<variant> (`float`): accuracy of every variant present, in [0, 1].
-    bg_gap (`float`): accuracy_mixed_same - accuracy_mixed_rand, in [-1, 1].
-    same_minus_next (`float`): accuracy_mixed_same - accuracy_mixed_next (mixed_next rows).
-    original_minus_only_fg (`float`): accuracy_original - accuracy_only_fg (when present).
+    {_HEADLINE} (`float`): accuracy_{_SAME} - accuracy_{_RAND}, in [-1, 1].
+{_OTHER_RETURNS}\
     prediction_categories (`dict`, config "with_ids"): fractions of images that are
-        bg_required, bg_fg_required, bg_irrelevant, bg_fools, other (they sum to 1).
+        bg_required, bg_fg_required, bg_irrelevant, bg_fools, other (they sum to 1), from the
+        views full = {_FULL}, foreground = {_FOREGROUND}, background = {_BACKGROUND}.
 Examples:
     >>> bg_gap = evaluate.load("path/to/bg_gap")  # this folder; "bgbench/bg_gap" once published
     >>> bg_gap.compute(
     ...     predictions=[0, 1, 1, 2],
     ...     references=[0, 1, 1, 1],
-    ...     variants=["mixed_same", "mixed_same", "mixed_rand", "mixed_rand"],
+    ...     variants=["{_SAME}", "{_SAME}", "{_RAND}", "{_RAND}"],
     ... )
-    {'accuracy_mixed_rand': 0.5, 'accuracy_mixed_same': 1.0, 'bg_gap': 0.5}
+    {{'accuracy_{_RAND}': 0.5, 'accuracy_{_SAME}': 1.0, '{_HEADLINE}': 0.5}}
 """
 
 _BASE = {
@@ -92,7 +84,7 @@ _CONFIGS = {
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BgGap(CheckedInputs, evaluate.Metric):
-    """BG-GAP and per-variant accuracy over long-format IN-9 rows."""
+    """BG-GAP and per-variant accuracy over long-format rows of the benchmark's variants."""
 
     def _info(self):
         if self.config_name not in _CONFIGS:
@@ -101,11 +93,11 @@ class BgGap(CheckedInputs, evaluate.Metric):
             )
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(_CONFIGS[self.config_name]),
-            homepage="https://github.com/MadryLab/backgrounds_challenge",
-            reference_urls=["https://arxiv.org/abs/2006.09994"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(self, predictions, references, variants, ids=None):
@@ -114,6 +106,8 @@ class BgGap(CheckedInputs, evaluate.Metric):
             references,
             variants,
             ids=ids,
-            valid_variants=IN9_VARIANTS,
-            num_classes=len(IN9_CLASSES),
+            gaps=GAPS,
+            category_roles=CATEGORY_VARIANTS,
+            valid_variants=BENCHMARK["variants"],
+            num_classes=BENCHMARK["num_classes"],
         )

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from hf_bgbench.spec import BenchmarkSpec
 
 EDITS = ("remove", "size", "position", "rotation", "background", "texture", "guided")
 NEEDS_MODEL = (
@@ -84,7 +87,7 @@ def run_edit(args: argparse.Namespace) -> int:
 def _diffusion(args: argparse.Namespace, image, mask, clean, rng):
     """The diffusion path: guided background, or size/position/rotation blended by it."""
     from hf_bgbench.edits.diffusion import diffusion_edit, diffusion_geometry, load_diffusion_model
-    from hf_bgbench.inference.devices import resolve_device
+    from hf_bgbench.models.devices import resolve_device
 
     if args.edit not in ("guided", "size", "position", "rotation"):
         raise ValueError(
@@ -135,7 +138,10 @@ def _diffusion(args: argparse.Namespace, image, mask, clean, rng):
     )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(
+    sub: argparse._SubParsersAction, spec: BenchmarkSpec, specs: Sequence[BenchmarkSpec]
+) -> None:
+    """Add ``bgbench edit`` (the spec's ``cli_commands`` hook)."""
     p = sub.add_parser(
         "edit",
         help="edit one image + object mask (ImageNet-E edits on the CPU)",

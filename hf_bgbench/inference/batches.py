@@ -1,0 +1,43 @@
+"""The one decode loop: rows of a dataset through the public decode loader, with a progress
+bar and the unreadable rows set aside. Every pass over images uses it (the engine, the
+linear probe's features, the noise and saliency tasks, the challenge's backgrounds)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from hf_bgbench.data.loader import Batch, decode_loader, iterate
+
+
+def decoded_batches(
+    dataset: Any,
+    rows: Sequence[int] | None = None,
+    *,
+    skipped: list[dict[str, Any]],
+    desc: str,
+    progress: bool,
+    total: int | None = None,
+    initial: int = 0,
+    **loader_options: Any,
+) -> Iterator[Batch]:
+    """The decoded batches of rows ``rows`` of ``dataset`` (default: all) that hold images.
+
+    ``loader_options`` go to :func:`hf_bgbench.data.loader.decode_loader` (columns,
+    geometry, image transform, batch size, workers, ...). Rows that cannot be read are
+    appended to ``skipped``; the bar (``desc``, ``total`` rows, starting at ``initial``)
+    counts every row, read or not, once the caller is done with its batch. Close the
+    generator (or exhaust it) to close the bar."""
+    loader = decode_loader(dataset, rows, **loader_options)
+    count = len(loader.dataset) if total is None else total
+    bar = tqdm(total=count, initial=initial, desc=desc, unit="img", disable=not progress)
+    try:
+        for batch in iterate(loader):
+            skipped.extend(batch.skipped)
+            if batch.images is not None:
+                yield batch
+            bar.update(len(batch) + len(batch.skipped))
+    finally:
+        bar.close()

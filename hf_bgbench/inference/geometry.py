@@ -1,0 +1,97 @@
+"""At what size a benchmark's images reach the model: as they are (the published
+protocols), or resized when asked or when the model cannot take them. Used by the tasks and
+by the linear probe, so both feed a model the same pixels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from hf_bgbench.data.loader import DecodedRows, Geometry
+from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.spec import BenchmarkSpec
+
+
+def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
+    """Whether the model runs on images of size ``hw`` as they are (CNNs, ViTs with a
+    dynamic input size) -- probed with one forward of a blank image."""
+    if tuple(hw) == tuple(step.classifier.preprocessing.input_size):
+        return True
+    try:
+        with torch.inference_mode():
+            step.classifier.logits(torch.zeros(1, 3, *hw, device=step.device))
+    except Exception:  # the model refuses this size (fixed position embeddings, ...)
+        return False
+    return True
+
+
+def input_geometry(
+    step: ModelStep, hw: Sequence[int], resize_to_model_input: bool
+) -> tuple[tuple[int, int] | None, list[str]]:
+    """(size to resize to or None, protocol deviations) for benchmark images of size ``hw``.
+
+    The published protocols feed the benchmark's images at their own size; they are resized
+    to the model's input size only when asked, or when the model cannot take them -- and
+    then the deviation is recorded in results.json, the report header and the model-index.
+    """
+    model_hw = tuple(int(v) for v in step.classifier.preprocessing.input_size)
+    hw = tuple(int(v) for v in hw)
+    if hw == model_hw:
+        return None, []
+    interpolation = getattr(step.classifier.preprocessing, "interpolation", "bilinear")
+    change = f"resized {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
+    if resize_to_model_input:
+        return model_hw, [f"{change}, as asked (--resize-to-model-input)"]
+    if accepts_size(step, hw):
+        return None, []
+    return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
+
+
+def first_image_size(ds: Any) -> tuple[int, int]:
+    """(H, W) of the first readable image of ``ds`` (the benchmark's working size)."""
+    for i in range(min(len(ds), 8)):
+        item = DecodedRows(ds, [i])[0]
+        if item["error"] is None:
+            return tuple(item["image"].shape[-2:])
+    raise DataSourceError("none of the first images of the data can be read.")
+
+
+def precropped(spec: BenchmarkSpec, reader: Reader) -> bool:
+    """Whether the data's images are already at the benchmark's evaluation size (IN-9's
+    224x224 variants), rather than raw photos that take the model's resize + centre crop."""
+    return bool(spec.images_precropped and reader.precropped)
+
+
+def image_transform(
+    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
+) -> tuple[Any, list[str], str]:
+    """(per-image transform to uint8, protocol deviations, name of what is applied) for
+    scoring ``ds`` (its first image gives the size): raw photos get the model's own eval
+    transform (resize + centre crop, no deviation); precropped images are fed at their own
+    size, resized only when asked or when the model cannot take that size."""
+    pre = step.classifier.preprocessing
+    if not precropped(spec, reader):
+        return pre.full_transform(normalize=False), [], "full"
+    resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)
+    if resize_to is None:
+        return None, deviations, "precropped"  # fed at their own size (published protocol)
+    return pre.precropped_transform(normalize=False), deviations, "precropped+resized"
+
+
+def masked_geometry(
+    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
+) -> tuple[Geometry | None, list[str]]:
+    """How a task that works on images *and their masks* (noise, saliency) sizes them:
+    (geometry for the decode loader, protocol deviations), and ``step.resize_to`` set.
+
+    Benchmark images already at their evaluation size (IN-9's 224x224) stay at that size
+    with their masks; the model step resizes the batch on the device only when the model
+    cannot take it (or when asked), as :func:`input_geometry` decides. Raw photos (RIVAL10)
+    get the model's own eval resize + centre crop, applied alike to image and mask."""
+    if not precropped(spec, reader):
+        return Geometry.of(step.classifier.preprocessing), []
+    step.resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)
+    return None, deviations

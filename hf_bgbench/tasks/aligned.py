@@ -1,0 +1,46 @@
+"""Variants that hold the same images: ``evaluate`` compares them like with like, so their
+ids must agree (or, when asked, only the shared images are scored, recorded)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from hf_bgbench.benchmarks import BenchmarkSpec
+from hf_bgbench.data.schema import ID
+from hf_bgbench.data.sources import DataSourceError, quiet_datasets
+
+log = logging.getLogger(__name__)
+
+
+def check_aligned_ids(spec: BenchmarkSpec, dss: dict, allow: bool) -> dict[str, Any] | None:
+    """None when every aligned variant has the same ids; else an error (or, with ``allow``,
+    a record of what differs)."""
+    aligned = [v for v in dss if v in spec.aligned_variants]
+    if len(aligned) < 2:
+        return None
+    ids = {v: set(dss[v][ID]) for v in aligned}
+    shared = set.intersection(*ids.values())
+    extra = {v: len(ids[v] - shared) for v in aligned if ids[v] != shared}
+    if not extra:
+        return None
+    listed = ", ".join(f"{v} has {n} id(s) the others lack" for v, n in extra.items())
+    if not allow:
+        raise DataSourceError(
+            f"The variants must hold the same images (ids) so their accuracies and gaps compare "
+            f"like with like, but {listed} ({len(shared)} ids are shared). Repair or rebuild "
+            "the data (`bgbench validate` shows the differences), or pass "
+            "--allow-mismatched-ids to score only the shared images (recorded in results)."
+        )
+    log.warning("scoring only the %d image ids all variants share: %s", len(shared), listed)
+    return {"shared": len(shared), "dropped": extra}
+
+
+def restrict_to_shared(spec: BenchmarkSpec, dss: dict) -> dict:
+    aligned = [v for v in dss if v in spec.aligned_variants]
+    shared = set.intersection(*(set(dss[v][ID]) for v in aligned))
+    with quiet_datasets():
+        return {
+            v: ds.filter(lambda i: i in shared, input_columns=[ID]) if v in aligned else ds
+            for v, ds in dss.items()
+        }

@@ -1,0 +1,214 @@
+"""The noise of the noise analysis (:mod:`hf_bgbench.tasks.noise`): the levels, the seeded
+per-image draws, the noisy copies (one multiply-add per region), and the batcher that forwards
+them in full batches through the model step."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from hf_bgbench.data.loader import Batch
+from hf_bgbench.inference.model_step import ModelStep
+
+NORMS = ("linf", "l2")
+DEFAULT_LEVELS = {
+    "linf": (30, 60, 90, 120, 150, 180, 210),
+    "l2": (25, 50, 75, 100, 125, 150, 175, 200),
+}
+MASK_THRESHOLD = 128  # a pixel is object when its mask value is >= 128 (masks are 0/255)
+FG, BG = 0, 1  # the region axis of the results
+
+
+class NoiseError(ValueError):
+    """The noise analysis cannot run as asked (message meant for a person)."""
+
+
+def check_levels(levels: Sequence[float | str] | None, norm: str) -> list[float]:
+    """The noise levels to run, sorted: ``levels`` checked, or the published ones."""
+    if norm not in NORMS:
+        raise NoiseError(f"--norm {norm!r}: choose one of {', '.join(NORMS)}.")
+    if levels is None:
+        return [float(v) for v in DEFAULT_LEVELS[norm]]
+    unit = "σ x 255 (e.g. 30 = σ 30/255)" if norm == "linf" else "ε, an ℓ2 norm (e.g. 25)"
+    values = []
+    for raw in levels:
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise NoiseError(
+                f"--levels: {raw!r} is not a number; give each level as {unit}."
+            ) from None
+        if not math.isfinite(value) or value <= 0:
+            raise NoiseError(f"--levels: {raw!r} must be a positive number ({unit}).")
+        if norm == "linf" and value < 1:
+            raise NoiseError(
+                f"--levels {raw!r}: linf levels are σ in 0-255 pixel units (σ = level/255; "
+                f"published 30 ... 210), so {value:g} adds almost no noise; did you mean "
+                f"{value * 255:g}?"
+            )
+        values.append(value)
+    if not values:
+        raise NoiseError(f"--levels: give at least one level ({unit}).")
+    if len(set(values)) != len(values):
+        raise NoiseError(f"--levels {list(levels)}: each level once, please.")
+    return sorted(values)
+
+
+def image_seed(seed: int, norm: str, level: float, image_id: str) -> int:
+    """The generator seed of one image at one noise level (63 bits)."""
+    key = f"bgbench-noise|{int(seed)}|{norm}|{float(level)!r}|{image_id}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "little") >> 1
+
+
+@dataclass(frozen=True)
+class NoiseSettings:
+    """What noise a run adds: ``levels`` (σ x 255 for linf, ε for l2), ``trials`` draws per
+    image and level, the ``norm`` and the ``seed``."""
+
+    levels: tuple[float, ...]
+    trials: int = 10
+    norm: str = "linf"
+    seed: int = 0
+
+    def draw(
+        self, ids: Sequence[str], shape: Sequence[int], level: float, device: torch.device
+    ) -> torch.Tensor:
+        """N(0, 1) noise (len(ids), trials, *shape) on ``device``, each image from its own
+        seeded generator (:func:`image_seed`)."""
+        device = torch.device(device)
+        out = torch.empty((len(ids), self.trials, *shape), device=device)
+        for i, image_id in enumerate(ids):
+            generator = torch.Generator(device=device)
+            generator.manual_seed(image_seed(self.seed, self.norm, level, image_id))
+            out[i].normal_(generator=generator)
+        return out
+
+    def copies(
+        self, x: torch.Tensor, m: torch.Tensor, z: torch.Tensor, level: float
+    ) -> torch.Tensor:
+        """(B, 2, T, 3, H, W): [:, 0] = clip(x + n ⊙ m), [:, 1] = clip(x + n ⊙ (1 − m)).
+
+        ``x`` (B, 3, H, W) in [0, 1], ``m`` (B, 1, H, W) in {0, 1}, ``z`` (B, T, 3, H, W)
+        N(0, 1); n = σ z (linf, σ = level/255) or, per region, z scaled to ℓ2 norm ε = level
+        (l2)."""
+        b, t = z.shape[:2]
+        inside = m.unsqueeze(1)  # (B, 1, 1, H, W)
+        outside = 1 - inside
+        if self.norm == "linf":
+            w_fg, w_bg = inside * (level / 255), outside * (level / 255)
+        else:
+            energy = z.square().sum(dim=2, keepdim=True)  # (B, T, 1, H, W)
+            w_fg = inside * _scale(energy, inside, level)
+            w_bg = outside * _scale(energy, outside, level)
+        out = torch.empty((b, 2, t, *x.shape[1:]), device=x.device, dtype=x.dtype)
+        base = x.unsqueeze(1)
+        torch.addcmul(base, z, w_fg, out=out[:, FG])  # x + n ⊙ m, one multiply-add
+        torch.addcmul(base, z, w_bg, out=out[:, BG])  # x + n ⊙ (1 − m)
+        return out.clamp_(0, 1)
+
+
+def _scale(energy: torch.Tensor, region: torch.Tensor, eps: float) -> torch.Tensor:
+    """(B, T, 1, 1, 1): ε / ‖z ⊙ region‖₂ per image and trial; 0 for an empty region."""
+    norm = (energy * region).sum(dim=(2, 3, 4), keepdim=True).sqrt()
+    return torch.where(norm > 0, eps / norm.clamp_min(1e-12), torch.zeros_like(norm))
+
+
+class Batcher:
+    """Collects images (with their labels and result slots) and forwards them in full
+    batches of ``batch_size``; predictions land in ``pred`` / ``prob`` at the slots."""
+
+    def __init__(self, step: ModelStep, batch_size: int, n_slots: int):
+        self.step, self.batch_size = step, batch_size
+        self.pred = np.full(n_slots, -2, np.int64)
+        self.prob = np.zeros(n_slots, np.float32)
+        self.pending: tuple[torch.Tensor, torch.Tensor, np.ndarray] | None = None
+        self.forwarded = 0
+
+    def add(self, x: torch.Tensor, labels: torch.Tensor, slots: np.ndarray) -> None:
+        if self.pending is not None and self.pending[0].shape[1:] != x.shape[1:]:
+            self.finish()  # another image size: close the batch of the previous size
+        if self.pending is not None:
+            px, pl, ps = self.pending
+            x, labels, slots = (
+                torch.cat([px, x]),
+                torch.cat([pl, labels]),
+                np.concatenate([ps, slots]),
+            )
+        full = len(x) - len(x) % self.batch_size
+        for start in range(0, full, self.batch_size):
+            stop = start + self.batch_size
+            self._forward(x[start:stop], labels[start:stop], slots[start:stop])
+        self.pending = (x[full:], labels[full:], slots[full:]) if full < len(x) else None
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self._forward(*self.pending)
+            self.pending = None
+
+    def _forward(self, x: torch.Tensor, labels: torch.Tensor, slots: np.ndarray) -> None:
+        out = self.step.predict(x, labels)
+        self.pred[slots] = out.pred
+        self.prob[slots] = out.prob_true
+        self.forwarded += len(x)
+
+
+def decode_chunk(batch_size: int, trials: int) -> int:
+    """Images decoded at once: enough that their noisy copies fill about one batch."""
+    return max(1, min(16, math.ceil(batch_size / (2 * trials))))
+
+
+def noisy_predictions(
+    batches: Iterable[Batch],
+    n: int,
+    step: ModelStep,
+    noise: NoiseSettings,
+    batch_size: int,
+    mask_column: str,
+    skipped: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Each decoded image (``n`` at most, with its mask) once, clean; per level, all trials'
+    noisy copies through the batcher. ``skipped``: the unreadable rows the batches set aside.
+
+    Slots: the clean image i at i; its copy (level l, region r, trial t) at
+    n + ((i * L + l) * 2 + r) * T + t, L = len(levels)."""
+    n_levels, trials = len(noise.levels), noise.trials
+    per_image = n_levels * 2 * trials
+    batcher = Batcher(step, batch_size, n + n * per_image)
+    ids: list[str] = []
+    labels: list[int] = []
+    offsets = np.arange(per_image).reshape(n_levels, 2 * trials)
+    for batch in batches:
+        first = len(ids)
+        rows = np.arange(first, first + len(batch))
+        x = batch.images.to(step.device).float().div_(255)
+        m = (batch.columns[mask_column].to(step.device) >= MASK_THRESHOLD).float()
+        y = batch.labels
+        batcher.add(x, y, rows)
+        repeated = y.repeat_interleave(2 * trials)
+        for level_index, level in enumerate(noise.levels):
+            z = noise.draw(batch.ids, x.shape[1:], level, step.device)
+            copies = noise.copies(x, m, z, level).flatten(0, 2)
+            slots = n + (rows[:, None] * per_image + offsets[level_index]).ravel()
+            batcher.add(copies, repeated, slots)
+        ids.extend(batch.ids)
+        labels.extend(y.tolist())
+    batcher.finish()
+    k = len(ids)
+    noisy = n + np.arange(k * per_image)
+    shape = (k, n_levels, 2, trials)
+    return {
+        "ids": ids,
+        "labels": np.asarray(labels, np.int64),
+        "clean_pred": batcher.pred[:k],
+        "clean_prob": batcher.prob[:k].astype(np.float64),
+        "pred": batcher.pred[noisy].reshape(shape),
+        "prob": batcher.prob[noisy].reshape(shape).astype(np.float64),
+        "skipped": skipped,
+        "forwarded": batcher.forwarded,
+    }

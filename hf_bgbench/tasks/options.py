@@ -1,0 +1,189 @@
+"""A task's options: one typed dataclass per task, each option declared once, with
+:func:`option`.
+
+A field's name, type and default are the Python API's (``run_noise(model, trials=5)``); its
+metadata (:class:`Option`) holds what a front end needs besides: the help text, the
+command-line flags, how the flag's text is read, the choices, and the cap the Space puts on
+it on shared hardware. The command line (:func:`hf_bgbench.cli._common.add_task_options`)
+and the Space (:func:`hf_bgbench.space.settings.task_options`) are generated from them; the
+dataclass checks the values it is given (a bad choice, a batch of 0) before any work.
+
+Every task's options extend :class:`RunOptions` (benchmark, model loading, label mapping,
+batching, device, progress); the task's own fields come first on the command line.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
+from hf_bgbench.builders.arguments import non_negative_int, positive_int
+from hf_bgbench.inference.devices import CPU_BATCH_SIZE
+
+LABEL_MAPS = ("auto", "model", "imagenet", "probe")
+# What each default label map means, for --label-map's help (per benchmark protocol).
+LABEL_MAP_TEXT = {
+    "model": "the model's ImageNet classes mapped",
+    "probe": "a linear probe on frozen features",
+}
+REQUIRED = inspect.Parameter.empty  # a leading parameter of an entry point without default
+WORKERS_TEXT = "(0: none, work in the main process; default: one per CPU, at most 4)"
+
+Help = str | Callable[[Any], str]  # a callable gets the Task: texts computed from it / the registry
+
+
+@dataclass(frozen=True)
+class Option:
+    """What a front end needs to know of one option besides its name, type and default."""
+
+    help: Help
+    flags: tuple[str, ...] = ()  # default: --<name with dashes>
+    parse: Callable[[str], Any] | None = None  # reads the flag's text (argparse ``type``)
+    choices: tuple[Any, ...] | None = None
+    metavar: str | None = None
+    many: bool = False  # several values, space- or comma-separated
+    negated: bool = False  # the flag switches a True default off (--no-cache -> use_cache)
+    cli: bool = True  # offered on the command line (else: the Python API only)
+    cli_default: Any = None  # the command line's default, when it has one (callable: computed)
+    space_cap: tuple[str, int] | None = None  # the Space caps it: (environment variable, default)
+
+    def text(self, task: Any) -> str:
+        return self.help(task) if callable(self.help) else self.help
+
+
+def option(default: Any, help: Help, **details: Any) -> Any:
+    """A dataclass field: ``default`` and the :class:`Option` ``help`` + ``details``."""
+    return field(default=default, metadata={"option": Option(help, **details)})
+
+
+def output_option(folder: str) -> Any:
+    """The ``output_dir`` field (``--output``; the command line writes to ``folder``)."""
+    return option(None, "output folder", flags=("--output",), parse=Path, cli_default=Path(folder))
+
+
+def described(cls: type) -> list[tuple[str, Option, Any]]:
+    """(name, option, default) of every field of an options class, in command-line order:
+    the task's own fields, then :class:`RunOptions`'s."""
+    shared = {f.name for f in fields(RunOptions)}
+    ordered = [f for f in fields(cls) if f.name not in shared]
+    ordered += [f for f in fields(cls) if f.name in shared]
+    return [(f.name, f.metadata["option"], f.default) for f in ordered]
+
+
+def paragraph(cls: type, index: int) -> str:
+    """Paragraph ``index`` of ``cls``'s docstring, on one line. A task's options class
+    documents the sub-command in its docstring (paragraph 0: the ``--help`` description);
+    prose that cites a benchmark's release by name is kept there, in documentation."""
+    return " ".join(inspect.getdoc(cls).split("\n\n")[index].split())
+
+
+def flag(name: str, opt: Option) -> str:
+    """The option's first command-line flag (how error messages name it)."""
+    return opt.flags[0] if opt.flags else "--" + name.replace("_", "-")
+
+
+def entry_signature(cls: type, **leading: Any) -> inspect.Signature:
+    """The signature of a task's Python entry point (``run_noise(model, data=None, *,
+    trials=10, ...)``): the ``leading`` parameters (name=default, ``inspect.Parameter.empty``
+    for a required one), then every option of ``cls`` as a keyword -- so ``help()`` and
+    editors show the options although the function takes ``**options``."""
+    kind, keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter(name, kind, default=d) for name, d in leading.items()]
+    params += [
+        inspect.Parameter(f.name, keyword, default=f.default, annotation=f.type)
+        for f in fields(cls)
+        if f.name not in leading
+    ]
+    return inspect.Signature(params, return_annotation="dict[str, Any]")
+
+
+def default_spec() -> BenchmarkSpec:
+    """The benchmark a task runs on when none is named: the first one registered."""
+    return all_specs()[0]
+
+
+def default_benchmark() -> str:
+    return default_spec().name
+
+
+def _benchmark_help(task: Any) -> str:
+    return (
+        f"benchmark: {', '.join(list_benchmarks())} (`bgbench list` shows each one's "
+        "variants, tasks and metrics)"
+    )
+
+
+def _batch_help(task: Any) -> str:
+    return (
+        f"images per forward pass (default: {CPU_BATCH_SIZE} on a CPU, {task.gpu_batch_size} "
+        f"on a GPU){task.batch_note}"
+    )
+
+
+def _label_map_help(task: Any) -> str:
+    first: dict[str, str] = {}  # each default protocol, by the first benchmark that has it
+    for spec in all_specs():
+        if spec.default_label_map in LABEL_MAP_TEXT:
+            first.setdefault(spec.default_label_map, spec.short_name)
+    protocols = "; ".join(f"{name}: {LABEL_MAP_TEXT[m]}" for m, name in first.items())
+    return (
+        f"how the model's outputs become benchmark labels: auto = the benchmark's protocol "
+        f"({protocols}); model / imagenet = the model's own classes mapped (imagenet: "
+        "zero-shot from ImageNet-1k); probe = a linear head fitted on the train split"
+    )
+
+
+@dataclass
+class RunOptions:
+    """What every task takes besides its own options (see the module docstring)."""
+
+    # The exception a bad value raises (a task may name its own ValueError subclass).
+    Error: ClassVar[type[ValueError]] = ValueError
+
+    benchmark: str | None = option(
+        None, _benchmark_help, metavar="NAME", cli_default=default_benchmark
+    )
+    checkpoint: str | None = option(
+        None,
+        "weights file (.safetensors, or a .pth/.pt read with weights_only) for a timm "
+        "architecture given as MODEL",
+    )
+    batch_size: int | None = option(None, _batch_help, parse=positive_int)
+    num_workers: int | None = option(
+        None,
+        f"image-decoding worker processes {WORKERS_TEXT}",
+        flags=("--workers",),
+        parse=non_negative_int,
+    )
+    device: str | None = option(None, "cuda / mps / cpu (default: the best available)")
+    progress: bool = option(
+        True, "no progress bars", flags=("--quiet", "--no-progress"), negated=True
+    )
+    restrict_to_benchmark: bool = option(
+        False,
+        "argmax only over the model classes that map to the benchmark (NOT the published "
+        "protocol, which takes the argmax over all classes and counts unmapped ones as wrong)",
+        flags=("--restrict-to-benchmark-classes",),
+    )
+    label_map: str = option("auto", _label_map_help, choices=LABEL_MAPS)
+    resize_to_model_input: bool = option(
+        False,
+        "resize the benchmark's images to the model's input size (a protocol deviation, "
+        "recorded); by default they are fed at their own size, as published, and resized only "
+        "when the model cannot take that size",
+    )
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None and self.batch_size < 1:
+            raise self.Error(f"--batch-size must be >= 1, got {self.batch_size}.")
+        for name, opt, _ in described(type(self)):
+            value = getattr(self, name)
+            if opt.choices is not None and value not in opt.choices:
+                raise self.Error(
+                    f"{flag(name, opt)} {value!r}: choose one of "
+                    f"{', '.join(map(str, opt.choices))}."
+                )

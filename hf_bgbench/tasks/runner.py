@@ -1,0 +1,263 @@
+"""The one task runner: a task is a :class:`Task` -- a typed options class and three hooks --
+and :func:`execute` is the skeleton every task runs through::
+
+    options = task.options(**kwargs)             # typed and checked before any work
+    spec    = the benchmark (refusing a task it does not declare); --output checked writable
+    the processes of the run (``accelerate launch``), this one's device, batch size, workers
+    main process first (it fills the caches the others read):
+        run.reader = the data (--data, else the benchmark's Hub dataset, else a download)
+        work = task.prepare(run)                 # its data, then run.start_model(), geometry
+    out     = task.compute(run, work)            # the pass over the data, timed (run.seconds)
+    run.header = model, benchmark, data, label protocol (and the probe, if any)
+    summary = task.summarise(run, work, out)     # run.body(numbers, **record) + report + files
+    the results document; the run folder written atomically by the main process
+
+What a hook may ask of the :class:`Run`: :meth:`Run.start_model` (the classifier, its label
+mapping and the model step, the linear probe fitted when the protocol says so),
+:meth:`Run.subset` (a seeded ``--max-*`` subset), :meth:`Run.masked_geometry` (images and
+masks at the size the model takes; deviations recorded), :meth:`Run.batches` (the one decode
+loop with its progress bar), :meth:`Run.settings` and :meth:`Run.body`. Prediction caching
+and multi-process shards go through ``run.procs`` and :mod:`hf_bgbench.inference.engine`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.data.loader import Batch, Geometry
+from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.inference.batches import decoded_batches
+from hf_bgbench.inference.devices import default_batch_size
+from hf_bgbench.inference.distributed import Processes, processes
+from hf_bgbench.inference.engine import (
+    PredictionCache,
+    PredictionRun,
+    cache_key,
+    default_cache_dir,
+    default_num_workers,
+    merge_runs,
+    predict,
+)
+from hf_bgbench.inference.geometry import masked_geometry
+from hf_bgbench.inference.mapping import LabelMapper
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.results import Report, check_writable, make_document
+from hf_bgbench.tasks import common
+from hf_bgbench.tasks.options import RunOptions, default_benchmark
+
+Writers = Mapping[str, Callable[[Path], None]]
+
+
+@dataclass
+class Summary:
+    """What a task's ``summarise`` hook returns: the results ``body`` (:meth:`Run.body`), its
+    ``report``, the keys a reader wants first (``head``) and, called only when a run folder
+    is written, the writers of the task's own files (besides <stem>.json/.md/.yaml and the
+    report's figures)."""
+
+    body: dict[str, Any]
+    report: Report
+    head: Sequence[str] = ()
+    files: Callable[[], Writers] | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """A protocol as hooks over the runner (see the module docstring).
+
+    ``options``: its options class (a :class:`~hf_bgbench.tasks.options.RunOptions` with the
+    task's own fields, ``data``, ``output_dir`` and ``seed`` among them); ``prepare(run)``
+    -> work, ``compute(run, work)`` -> out, ``summarise(run, work, out)`` -> :class:`Summary`;
+    ``stem`` names its files; ``outputs`` lists every file it may write (stale ones of an
+    earlier run are removed); ``gpu_batch_size`` is its batch size on a GPU when none is
+    given, ``batch_note`` why, if that needs saying (``--batch-size``'s help)."""
+
+    name: str
+    description: str
+    options: type[RunOptions]
+    prepare: Callable[[Run], Any]
+    compute: Callable[[Run, Any], Any]
+    summarise: Callable[[Run, Any, Any], Summary]
+    stem: str
+    outputs: tuple[str, ...]
+    gpu_batch_size: int
+    batch_note: str = ""
+
+
+@dataclass
+class Run:
+    """One run of a task: what the runner set up, handed to every hook."""
+
+    task: Task
+    model: Any  # as the caller gave it: a model id or a loaded classifier
+    options: Any  # the task's options (an instance of task.options)
+    spec: BenchmarkSpec
+    procs: Processes
+    device: Any  # this process's device (None: the best available)
+    batch_size: int
+    workers: int
+    progress: bool  # progress bars (the main process's only)
+    started: float
+    reader: Reader | None = None
+    classifier: Any = None
+    mapper: LabelMapper | None = None
+    step: ModelStep | None = None
+    deviations: list[str] = field(default_factory=list)  # protocol deviations, recorded
+    seconds: float = 0.0  # the compute hook's time
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def start_model(self, **probe_options: Any) -> ModelStep:
+        """Load the model, its label mapping (a linear probe fitted when the protocol asks:
+        ``probe_options`` go to it) and the model step on this process's device."""
+        o = self.options
+        self.classifier, self.mapper, self.step = common.model_step_for(
+            self.model,
+            self.spec,
+            self.reader,
+            label_map=o.label_map,
+            restrict_to_benchmark=o.restrict_to_benchmark,
+            checkpoint=o.checkpoint,
+            device=self.device,
+            progress=self.progress,
+            **probe_options,
+        )
+        return self.step
+
+    def subset(self, n: int, limit: int | None, *, what: str, stream: int = 0) -> list[int]:
+        """All ``n`` rows, or ``limit`` of them drawn with the run's seed (``--max-<what>``)."""
+        return common.seeded_subset(n, limit, self.options.seed, stream=stream, what=what)
+
+    def masked_geometry(self, ds: Any) -> Geometry | None:
+        """The decode geometry for images and their masks (``step.resize_to`` set; any
+        deviation recorded)."""
+        geometry, deviations = masked_geometry(
+            self.step, self.spec, self.reader, ds, self.options.resize_to_model_input
+        )
+        self.deviations += deviations
+        return geometry
+
+    def batches(
+        self, dataset: Any, rows: Sequence[int], *, skipped: list, desc: str, **loader: Any
+    ) -> Iterator[Batch]:
+        """The one decode loop (:func:`~hf_bgbench.inference.batches.decoded_batches`) at the
+        run's batch size, workers and progress unless ``loader`` says otherwise."""
+        loader.setdefault("batch_size", self.batch_size)
+        loader.setdefault("num_workers", self.workers)
+        return decoded_batches(
+            dataset, rows, skipped=skipped, desc=desc, progress=self.progress, **loader
+        )
+
+    def predict(
+        self,
+        dataset: Any,
+        variant: str,
+        *,
+        image_transform: Any,
+        applied: str,
+        cache_dir: str | Path | None,
+        use_cache: bool,
+    ) -> PredictionRun:
+        """``dataset`` (of ``variant``) through the engine, each process scoring its
+        contiguous share of the rows (gathered in order). With ``use_cache``, predictions are
+        cached under (model, data, variant, label protocol, input ``applied``), so a rerun
+        or an interrupted run computes only what is missing."""
+        # always: results name the data scored (data.fingerprint), with or without a cache
+        fingerprint = self.reader.fingerprint(dataset, variant)
+        cache = None
+        if use_cache:
+            key = cache_key(
+                self.classifier.fingerprint, fingerprint, variant, self.mapper.protocol, applied
+            )
+            cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
+        shares = self.procs.together(
+            lambda: predict(
+                self.step,
+                dataset,
+                rows=self.procs.shard(range(len(dataset))),
+                image_transform=image_transform,
+                batch_size=self.batch_size,
+                num_workers=self.workers,
+                cache=cache,
+                desc=f"{self.spec.name}/{variant}",
+                progress=self.progress,
+            )
+        )
+        return merge_runs(shares)
+
+    def total_seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+    def settings(self, **more: Any) -> dict[str, Any]:
+        """The ``settings`` record: batch size, device and workers, then ``more``."""
+        return {
+            "batch_size": self.batch_size,
+            "device": str(self.step.device),
+            "num_workers": self.workers,
+            **more,
+        }
+
+    def resized_to(self) -> list[int] | None:
+        return list(self.step.resize_to) if self.step.resize_to else None
+
+    def body(self, numbers: Mapping[str, Any], **record: Any) -> dict[str, Any]:
+        """The results body: the task's ``numbers``, the header, the protocol deviations,
+        then what the run ``record``s (variant, settings, timing, ...)."""
+        return {**numbers, **self.header, "protocol_deviations": self.deviations, **record}
+
+
+def plain_geometry(geometry: Geometry | None) -> dict[str, Any] | None:
+    """A geometry as recorded in results (tuples as lists: the document in memory equals
+    the one read back from JSON)."""
+    if geometry is None:
+        return None
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(geometry).items()}
+
+
+def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
+    """Run ``task`` for ``model`` (a model id or a loaded classifier) with the options
+    ``kwargs`` (the fields of ``task.options``); the results document (also written to
+    ``output_dir`` when given, by the main process)."""
+    options = task.options(**kwargs)
+    started = time.perf_counter()
+    spec = get_benchmark(options.benchmark or default_benchmark())
+    spec.check_task(task.name)
+    if options.output_dir is not None:
+        check_writable(options.output_dir, "--output")
+    procs = processes(options.device)
+    device = procs.device(options.device)
+    run = Run(
+        task,
+        model,
+        options,
+        spec,
+        procs,
+        device,
+        batch_size=options.batch_size or default_batch_size(device, task.gpu_batch_size),
+        workers=default_num_workers() if options.num_workers is None else options.num_workers,
+        progress=options.progress and procs.is_main,  # one set of bars, the main process's
+        started=started,
+    )
+    with procs.main_first():  # the main process fills the caches the others then read
+        try:
+            run.reader = common.open_data(options.data, spec)
+        except DataSourceError:  # a misspelt model id is named first, though, if there is one
+            common.load_model(model, options.checkpoint, None if device is None else str(device))
+            raise
+        work = task.prepare(run)  # its data first, then run.start_model()
+    if run.step is None:
+        raise RuntimeError(f"the {task.name!r} task's prepare hook did not start the model.")
+    t0 = time.perf_counter()
+    out = task.compute(run, work)
+    run.seconds = time.perf_counter() - t0
+    run.header = common.run_header(run.classifier, model, spec, run.reader, run.mapper)
+    summary = task.summarise(run, work, out)
+    doc = make_document(task.name, summary.body, summary.report, head=summary.head)
+    if options.output_dir is not None and procs.is_main:
+        files = summary.files() if summary.files else {}
+        common.write_run(doc, options.output_dir, task.stem, files, outputs=task.outputs)
+    return doc

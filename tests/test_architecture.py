@@ -1,0 +1,238 @@
+"""The package's shape, read from its source (``ast``, no import runs):
+
+a) no import cycle between modules, nor between top-level units (sub-packages, root modules);
+b) no import from a lower layer to a higher one (ARCHITECTURE.md's table, :data:`LAYERS`);
+c) the benchmark rule: a benchmark's name, and its folder ``hf_bgbench/benchmarks/<folder>/``,
+   appear only inside that folder; nothing outside ``benchmarks/`` imports a benchmark folder,
+   and a folder imports neither the registry nor another folder.
+
+Imports count at module level and inside functions, plus ``"hf_bgbench.x:y"`` hook strings
+and ``importlib.import_module("hf_bgbench.x")`` with a literal. Each failure lists every
+violation as ``file:line``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+import hf_bgbench
+from hf_bgbench.benchmarks import BUILTIN
+
+ROOT = Path(hf_bgbench.__file__).parent
+PACKAGE = "hf_bgbench"
+LAYERS = {
+    0: ("labels", "files", "cache", "formatting", "results", "spec", "version"),
+    1: ("metrics", "edits", "hub"),
+    2: ("models", "data"),
+    3: ("inference", "probe", "scoring", "builders"),
+    4: ("benchmarks",),
+    5: ("render", "tasks"),
+    6: ("cli", "space", "evaluate_metrics", "__init__", "__main__"),
+}
+LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
+HOOK = re.compile(r"^(hf_bgbench(?:\.\w+)+):\w+$")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def unit(module: str) -> str:
+    """The top-level unit: ``hf_bgbench.data.hub`` -> ``data``; the package -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _target(name: str) -> str | None:
+    """The package module ``name`` refers to (the longest existing prefix), if any."""
+    parts = name.split(".")
+    while parts and ".".join(parts) not in modules():
+        parts.pop()
+    return ".".join(parts) if parts and parts[0] == PACKAGE else None
+
+
+@cache
+def imports(module: str) -> tuple[tuple[str, int], ...]:
+    """(imported package module, line) for every import in ``module``, anywhere in it."""
+    path = modules()[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            hook = HOOK.match(node.value)
+            names = [hook.group(1)] if hook else []
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", "") == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names = [str(node.args[0].value)]
+        for name in names:
+            target = _target(name)
+            if target is not None and target != module:
+                found.append((target, node.lineno))
+    return tuple(dict.fromkeys(found))
+
+
+def where(module: str, line: int) -> str:
+    return f"{modules()[module].relative_to(ROOT.parent)}:{line}"
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _cycle_report(members: list[str], key) -> str:
+    inside = set(members)
+    arrows = [
+        f"    {where(m, line)} {key(m)} -> {key(t)}"
+        for m in modules()
+        if key(m) in inside
+        for t, line in imports(m)
+        if key(t) in inside and key(t) != key(m)
+    ]
+    return " <-> ".join(members) + "\n" + "\n".join(arrows)
+
+
+def test_no_import_cycles():
+    by_module: dict[str, set[str]] = defaultdict(set)
+    by_unit: dict[str, set[str]] = defaultdict(set)
+    for m in modules():
+        for t, _ in imports(m):
+            by_module[m].add(t)
+            if unit(t) != unit(m):
+                by_unit[unit(m)].add(unit(t))
+    problems = [_cycle_report(c, lambda m: m) for c in cycles(by_module)]
+    problems += [_cycle_report(c, unit) for c in cycles(by_unit)]
+    assert not problems, "import cycles:\n" + "\n".join(problems)
+
+
+def test_layers_import_only_downwards():
+    assert set(LAYER_OF) >= {unit(m) for m in modules()}, "a unit with no layer: add it"
+    upward = [
+        f"{where(m, line)} {m} (L{LAYER_OF[unit(m)]}) imports {t} (L{LAYER_OF[unit(t)]})"
+        for m in modules()
+        for t, line in imports(m)
+        if LAYER_OF[unit(t)] > LAYER_OF[unit(m)]
+    ]
+    assert not upward, "imports up the layers:\n" + "\n".join(upward)
+
+
+def _normal(text: str) -> str:
+    return text.lower().replace("-", "_")
+
+
+def benchmark_names() -> dict[str, set[str]]:
+    """folder -> its folder name and the names of the benchmarks it registers."""
+    registry = f"{PACKAGE}.benchmarks"
+    return {
+        folder: {folder, *(s.name for s in importlib.import_module(f"{registry}.{folder}").SPECS)}
+        for folder in BUILTIN
+    }
+
+
+def code_tokens(path: Path):
+    """(line, text) of every identifier and string literal; docstrings (any bare string
+    statement) are left out, comments never reach the AST."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in prose:
+                yield node.lineno, node.value
+        elif isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.lineno, node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.lineno, node.name
+        elif isinstance(node, ast.arg):
+            yield node.lineno, node.arg
+        elif isinstance(node, ast.keyword) and node.arg:
+            yield node.lineno, node.arg
+        elif isinstance(node, ast.alias):
+            yield node.lineno, node.asname or node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.lineno, node.module
+
+
+def _pattern(name: str) -> re.Pattern:
+    # "in9" also matches in9l, in9_full; "imagenet_e" does not match "imagenet_eval".
+    tail = r"(?![a-z0-9])" if name[-1].isalpha() else ""
+    return re.compile(r"(?<![a-z0-9])" + re.escape(_normal(name)) + tail)
+
+
+def test_benchmark_knowledge_stays_in_its_folder():
+    registry = f"{PACKAGE}.benchmarks"
+    names = benchmark_names()
+    problems = []
+    for module, path in modules().items():
+        parts = module.split(".")
+        home = parts[2] if module.startswith(f"{registry}.") else None
+        for folder, own in names.items():
+            if folder == home:
+                continue
+            patterns = {name: _pattern(name) for name in own}
+            for line, token in code_tokens(path):
+                if module == registry and token == folder:
+                    continue  # the registry lists its folders
+                hits = [n for n, p in patterns.items() if p.search(_normal(token))]
+                if hits:
+                    problems.append(f"{where(module, line)} {token!r} names {hits[0]!r}")
+        for target, line in imports(module):
+            inside = target.startswith(f"{registry}.") and target.split(".")[2] in names
+            if home is None and inside and module != registry:
+                problems.append(f"{where(module, line)} imports the benchmark folder {target}")
+            if home is not None and (target == registry or inside and target.split(".")[2] != home):
+                problems.append(f"{where(module, line)} (folder {home}) imports {target}")
+    assert not problems, "benchmark knowledge outside its folder:\n" + "\n".join(problems)

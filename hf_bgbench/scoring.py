@@ -25,7 +25,12 @@ import numpy as np
 import pandas as pd
 
 from hf_bgbench.formatting import pct
-from hf_bgbench.metrics import paired_bootstrap_difference, prediction_categories
+from hf_bgbench.metrics import (
+    paired_bootstrap_difference,
+    prediction_categories,
+    wilson_interval,
+)
+from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
 from hf_bgbench.results import Figure, Report, Score, Series, Table
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -248,10 +253,11 @@ class MeanDrop:
             per_id = correct[self.reference].astype(float) - correct[present].astype(float).mean(
                 axis=1
             )
-            rng = np.random.default_rng(ctx.seed)
-            idx = rng.integers(0, len(per_id), size=(ctx.bootstrap_resamples, len(per_id)))
-            means = per_id.to_numpy()[idx].mean(axis=1)
-            interval = [float(q) for q in np.quantile(means, [0.025, 0.975])]
+            (means,) = bootstrap_means(
+                per_id.to_numpy(), n_resamples=ctx.bootstrap_resamples, seed=ctx.seed
+            )
+            # Literal levels, as this interval has always used (see percentile_interval).
+            interval = list(percentile_interval(means, quantiles=(0.025, 0.975)))
         score = Score(
             key=self.name,
             label=self.label,
@@ -364,8 +370,6 @@ class AccuracyCurve:
         return {self.name: None}
 
     def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
-        from hf_bgbench.metrics import wilson_interval
-
         present = [(v, tick) for v, tick in self.points if v in frames]
         if not present:
             return MetricOutput(self.missing())

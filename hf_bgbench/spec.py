@@ -148,6 +148,13 @@ class BenchmarkSpec:
     images_precropped: bool = True
     citation: str = ""
     description: str = ""
+    # The paper and the official data / code page (links of the metric modules and cards;
+    # "" for the homepage: the paper's).
+    paper_url: str = ""
+    homepage: str = ""
+    # The ``evaluate`` metric modules (hf_bgbench.evaluate_metrics) that score this benchmark:
+    # they are generated with this spec's citation, variant names and class count.
+    evaluate_metrics: tuple[str, ...] = ()
     # How prose names the benchmark ("IN-9"); default: its name.
     short_name: str = ""
     # The layout its builder / converter writes and ``bgbench validate`` checks (None: no

@@ -96,7 +96,7 @@ def test_report_and_card_record_seed_and_counts(built):
             "num_examples": 18,
         }
     ]
-    assert "Seed **7**" in card and "xiao2020noise" in card and "more than one bounding box" in card
+    assert "Seed **7**" in card and "xiao2021noise" in card and "more than one bounding box" in card
     assert not (built / ".bgbench-work").exists()  # the stage-1 cache is cleaned up
 
 

@@ -62,7 +62,7 @@ def test_image_bytes_unchanged_and_masks_carried(in9_release, converted):
 
 def test_card_says_where_the_data_came_from(converted):
     card = (converted / "README.md").read_text()
-    assert "official Backgrounds Challenge release" in card and "xiao2020noise" in card
+    assert "official Backgrounds Challenge release" in card and "xiao2021noise" in card
 
 
 def _copy(release: Path, tmp_path: Path) -> Path:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
-from hf_bgbench.inference.devices import CPU_BATCH_SIZE
+from hf_bgbench.models.devices import CPU_BATCH_SIZE
 
 LABEL_MAPS = ("auto", "model", "imagenet", "probe")
 # What each default label map means, for --label-map's help (per benchmark protocol).

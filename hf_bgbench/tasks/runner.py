@@ -32,7 +32,6 @@ from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.loader import Batch, Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.inference.batches import decoded_batches
-from hf_bgbench.inference.devices import default_batch_size
 from hf_bgbench.inference.distributed import Processes, processes
 from hf_bgbench.inference.engine import (
     PredictionCache,
@@ -46,6 +45,7 @@ from hf_bgbench.inference.engine import (
 from hf_bgbench.inference.geometry import masked_geometry
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.results import Report, check_writable, make_document
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.options import RunOptions, default_benchmark

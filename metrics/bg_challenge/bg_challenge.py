@@ -4,13 +4,14 @@
 #   hf_bgbench/metrics/_checks.py
 #   hf_bgbench/evaluate_metrics/wrappers/_common.py
 #   hf_bgbench/metrics/challenge.py
-# Edit those files and regenerate.
-"""The Backgrounds Challenge (Xiao et al., 2020) as an `evaluate` metric: challenge accuracy
-and, from a full fooling matrix, attack success rates of the backgrounds.
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
+"""The Backgrounds Challenge (Xiao et al., ICLR 2021) as an `evaluate` metric: challenge
+accuracy and, from a full fooling matrix, attack success rates of the backgrounds.
 
 Every number comes from the hf_bgbench metric core (``challenge_accuracy``,
 ``challenge_accuracy_per_class``, ``FoolingMatrix`` and ``challenge_report``); the published
-module carries that core inlined, so it needs only numpy and evaluate.
+module carries that core inlined and the benchmark's facts written in, so it needs only numpy
+and evaluate.
 """
 
 from __future__ import annotations
@@ -451,28 +452,54 @@ def challenge_report(matrix: FoolingMatrix) -> dict[str, object]:
     }
 
 
-# The Backgrounds Challenge is run on ImageNet-9 (SPEC §1): nine classes.
-IN9_NUM_CLASSES = 9
-
-_CITATION = """\
+# From the spec of the benchmark that lists this metric (IN-9, SPEC §1), written in as values
+# when the module is generated: names, citation and its classes.
+BENCHMARK = {
+    "name": "in9",
+    "short_name": "IN-9",
+    "title": "ImageNet-9 Backgrounds Challenge",
+    "description": (
+        "Nine coarse ImageNet classes; eight variants that separate foreground and background "
+        "signal. BG-GAP = acc(mixed_same) - acc(mixed_rand)."
+    ),
+    "citation": """\
 @inproceedings{xiao2021noise,
   title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
   author={Xiao, Kai Yuanqing and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
   booktitle={International Conference on Learning Representations},
   year={2021},
   note={arXiv:2006.09994}
+}""",
+    "paper_url": "https://arxiv.org/abs/2006.09994",
+    "homepage": "https://github.com/MadryLab/backgrounds_challenge",
+    "variants": (
+        "original",
+        "only_bg_b",
+        "only_bg_t",
+        "no_fg",
+        "only_fg",
+        "mixed_same",
+        "mixed_rand",
+        "mixed_next",
+    ),
+    "reference_variant": "original",
+    "num_classes": 9,
 }
+
+_SHORT = BENCHMARK["short_name"]
+_NUM_CLASSES = BENCHMARK["num_classes"]
+
+_DESCRIPTION = f"""\
+Challenge accuracy = fraction of {_SHORT} test foregrounds that no background (out of every
+background-only test image) can make the model misclassify. With the full foreground x
+background prediction table (config "fooling_matrix") also each background's attack success
+rate, the share of foregrounds foolable into each class, and the share foolable into the
+background's class by some background.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_DESCRIPTION = """\
-Challenge accuracy = fraction of IN-9 test foregrounds that no background (out of every
-only_bg_t test image) can make the model misclassify. With the full foreground x background
-prediction table (config "fooling_matrix") also each background's attack success rate, the
-share of foregrounds foolable into each class, and the share foolable into the background's
-class by some background.
-"""
-
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args (config "default"):
     vulnerable (`list` of `bool`): per foreground, whether some background flipped it
         (True/False or 1/0; strings such as "yes" and NaN are errors).
@@ -485,8 +512,9 @@ Args (config "fooling_matrix"), one row per foreground:
         the benchmark: wrong, but never "fooled into" a background's class).
     background_labels (`list` of `int`, compute keyword, required): the class of each
         background, in that order.
-    num_classes (`int` or `None`, compute keyword, default 9 = IN-9): labels must lie in
-        [0, num_classes) and predictions also may be -1; None lifts the upper bound.
+    num_classes (`int` or `None`, compute keyword, default {_NUM_CLASSES} = {_SHORT}): labels
+        must lie in [0, num_classes) and predictions also may be -1; None lifts the upper
+        bound.
 Returns:
     challenge_accuracy (`float`): in [0, 1].
     challenge_accuracy_per_class (`dict`, "per_class" and "fooling_matrix"): class -> value.
@@ -500,7 +528,7 @@ Returns:
 Examples:
     >>> challenge = evaluate.load("path/to/bg_challenge")  # "bgbench/bg_challenge" once published
     >>> challenge.compute(vulnerable=[True, False, True, True])
-    {'challenge_accuracy': 0.25}
+    {{'challenge_accuracy': 0.25}}
 """
 
 _CONFIGS = {
@@ -528,11 +556,11 @@ class BgChallenge(CheckedInputs, evaluate.Metric):
             )
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(_CONFIGS[self.config_name]),
-            homepage="https://github.com/MadryLab/backgrounds_challenge",
-            reference_urls=["https://arxiv.org/abs/2006.09994"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(
@@ -541,7 +569,7 @@ class BgChallenge(CheckedInputs, evaluate.Metric):
         foreground_labels=None,
         predictions=None,
         background_labels=None,
-        num_classes=IN9_NUM_CLASSES,
+        num_classes=_NUM_CLASSES,
     ):
         if self.config_name == "default":
             return {"challenge_accuracy": challenge_accuracy(vulnerable)}

@@ -5,11 +5,13 @@
 #   hf_bgbench/evaluate_metrics/wrappers/_common.py
 #   hf_bgbench/metrics/classification.py
 #   hf_bgbench/metrics/backgrounds.py
-# Edit those files and regenerate.
-"""BG-GAP and per-variant accuracy on ImageNet-9 (Xiao et al., 2020) as an `evaluate` metric.
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
+"""BG-GAP and per-variant accuracy on ImageNet-9 (Xiao et al., ICLR 2021) as an `evaluate`
+metric.
 
 Every number comes from the hf_bgbench metric core (``bg_gap_report``); the published module
-carries that core inlined, so it needs only numpy and evaluate.
+carries that core inlined and the benchmark's facts written in, so it needs only numpy and
+evaluate.
 """
 
 from __future__ import annotations
@@ -293,22 +295,38 @@ def accuracy(
 
 
 # ---- inlined from hf_bgbench/metrics/backgrounds.py
-# gap name -> (minuend variant, subtrahend variant)
-GAPS = {
-    "bg_gap": ("mixed_same", "mixed_rand"),
-    "same_minus_next": ("mixed_same", "mixed_next"),
-    "original_minus_only_fg": ("original", "only_fg"),
-}
-
-
 CATEGORIES = ("bg_required", "bg_fg_required", "bg_irrelevant", "bg_fools", "other")
 
 
-def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
-    """Every gap of :data:`GAPS` whose two variants are in ``accuracies`` (variant -> accuracy,
-    each a number in [0, 1])."""
+# The three views of one image that the Table 3 buckets compare (keys of ``category_roles``).
+CATEGORY_ROLES = ("full", "foreground", "background")
+
+
+Gaps = Mapping[str, tuple[str, str]]  # gap name -> (minuend variant, subtrahend variant)
+
+
+def _check_gaps(gaps: Gaps) -> None:
+    """``gaps`` maps gap names to (minuend, subtrahend) variant names; at least one."""
+    if not isinstance(gaps, Mapping) or not gaps:
+        raise ValueError(
+            "`gaps` must map gap names to (minuend, subtrahend) variant names, the headline "
+            f"gap first; got {gaps!r}."
+        )
+    for name, pair in gaps.items():
+        ok = isinstance(pair, tuple | list) and len(pair) == 2
+        if not (isinstance(name, str) and ok and all(isinstance(v, str) for v in pair)):
+            raise ValueError(
+                f"`gaps`: {name!r} must map to two variant names (minuend, subtrahend), "
+                f"got {pair!r}."
+            )
+
+
+def background_gaps(accuracies: Mapping[str, float], gaps: Gaps) -> dict[str, float]:
+    """Every gap of ``gaps`` (name -> (minuend, subtrahend) variant) whose two variants are in
+    ``accuracies`` (variant -> accuracy, each a number in [0, 1]), in the order of ``gaps``."""
     if not isinstance(accuracies, Mapping):
         raise ValueError(f"`accuracies` must map variant names to accuracies, got {accuracies!r}.")
+    _check_gaps(gaps)
 
     def acc(variant: str) -> float:
         value = [accuracies[variant]]
@@ -316,7 +334,7 @@ def background_gaps(accuracies: Mapping[str, float]) -> dict[str, float]:
 
     return {
         name: acc(a) - acc(b)
-        for name, (a, b) in GAPS.items()
+        for name, (a, b) in gaps.items()
         if a in accuracies and b in accuracies
     }
 
@@ -371,9 +389,9 @@ def prediction_categories(
 ) -> dict[str, float]:
     """Fractions of images in the paper's Table 3 buckets (they sum to 1).
 
-    ``full`` are predictions on ``original``, ``foreground`` on ``mixed_rand`` (the
-    foreground with an unrelated background) and ``background`` on ``only_bg_t``,
-    aligned by image. Buckets:
+    ``full`` are predictions on the full image (IN-9: ``original``), ``foreground`` on the
+    foreground with an unrelated background (``mixed_rand``) and ``background`` on the
+    background alone (``only_bg_t``), aligned by image. Buckets:
 
     - ``bg_required``: full correct, foreground wrong, background correct;
     - ``bg_fg_required``: full correct, foreground wrong, background wrong;
@@ -401,8 +419,17 @@ def prediction_categories(
     return {name: float(np.mean(masks[name])) for name in CATEGORIES}
 
 
-# The three views of one image that the Table 3 buckets compare.
-CATEGORY_VARIANTS = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+def _check_roles(category_roles: Mapping[str, str]) -> None:
+    """``category_roles`` maps each of :data:`CATEGORY_ROLES` to a variant name."""
+    if (
+        not isinstance(category_roles, Mapping)
+        or set(category_roles) != set(CATEGORY_ROLES)
+        or not all(isinstance(v, str) for v in category_roles.values())
+    ):
+        raise ValueError(
+            f"`category_roles` must map {', '.join(CATEGORY_ROLES)} to variant names, got "
+            f"{category_roles!r}."
+        )
 
 
 def prediction_categories_by_id(
@@ -411,22 +438,26 @@ def prediction_categories_by_id(
     variants: Sequence[str],
     ids: Sequence[str],
     *,
+    category_roles: Mapping[str, str],
     valid_variants: Sequence[str] | None = None,
     num_classes: int | None = None,
 ) -> dict[str, float]:
     """:func:`prediction_categories` from long-format rows, aligned by image id.
 
-    Rows are (prediction, reference, variant, image id). The ``original``, ``mixed_rand`` and
-    ``only_bg_t`` rows of one id are the full / foreground / background views of one image;
-    only ids present in all three variants are bucketed. Each id may appear at most once per
+    Rows are (prediction, reference, variant, image id). ``category_roles`` names the variant
+    of each view (IN-9: full = ``original``, foreground = ``mixed_rand``, background =
+    ``only_bg_t``); the rows of one id in those three variants are the views of one image,
+    and only ids present in all three are bucketed. Each id may appear at most once per
     variant, and its references must agree (they are the foreground's class).
     ``valid_variants`` and ``num_classes`` as in :func:`accuracy_by_variant`.
     """
+    _check_roles(category_roles)
     pred, ref, var = _check_rows(predictions, references, variants, valid_variants, num_classes)
     idv = as_name_array(ids, "ids")
     same_length(predictions=pred, references=ref, variants=var, ids=idv)
     views: dict[str, dict[str, tuple[int, int]]] = {}
-    for role, variant in CATEGORY_VARIANTS.items():
+    for role in CATEGORY_ROLES:
+        variant = category_roles[role]
         rows = np.flatnonzero(var == variant)
         table = {str(idv[i]): (int(pred[i]), int(ref[i])) for i in rows}
         if len(table) != len(rows):
@@ -434,8 +465,9 @@ def prediction_categories_by_id(
         views[role] = table
     common = sorted(set(views["full"]) & set(views["foreground"]) & set(views["background"]))
     if not common:
+        full, foreground, background = (category_roles[role] for role in CATEGORY_ROLES)
         raise ValueError(
-            "`ids`: no image id has rows in all of original, mixed_rand and only_bg_t, "
+            f"`ids`: no image id has rows in all of {full}, {foreground} and {background}, "
             "which the prediction categories compare."
         )
     columns = {role: np.array([views[role][i][0] for i in common]) for role in views}
@@ -456,99 +488,130 @@ def bg_gap_report(
     variants: Sequence[str],
     ids: Sequence[str] | None = None,
     *,
+    gaps: Gaps,
+    category_roles: Mapping[str, str] | None = None,
     valid_variants: Sequence[str] | None = None,
     num_classes: int | None = None,
 ) -> dict[str, float | dict[str, float]]:
-    """Everything the ``bg_gap`` metric module reports, from long-format IN-9 rows.
+    """Everything the ``bg_gap`` metric module reports, from long-format rows.
 
-    Returns ``accuracy_<variant>`` for every variant present, ``bg_gap`` (mixed_same and
-    mixed_rand rows are required), ``same_minus_next`` and ``original_minus_only_fg`` when
-    their variants are present, and, when ``ids`` are given, ``prediction_categories``
+    Returns ``accuracy_<variant>`` for every variant present, every gap of ``gaps`` (name ->
+    (minuend, subtrahend) variant) whose variants are present -- the first gap, the headline
+    (IN-9: ``bg_gap`` = mixed_same − mixed_rand), needs rows of both of its variants -- and,
+    when ``ids`` are given, ``prediction_categories`` over the views ``category_roles`` names
     (see :func:`prediction_categories_by_id`). ``valid_variants`` and ``num_classes`` as in
-    :func:`accuracy_by_variant` (the module passes IN-9's eight variants and nine classes).
+    :func:`accuracy_by_variant`. The ``bg_gap`` module passes IN-9's gaps, roles, eight
+    variants and nine classes, from its spec.
     """
+    _check_gaps(gaps)
+    if ids is not None and category_roles is None:
+        raise ValueError("`category_roles` is required with `ids` (the prediction categories).")
     checks = {"valid_variants": valid_variants, "num_classes": num_classes}
     accs = accuracy_by_variant(predictions, references, variants, **checks)
-    missing = [v for v in GAPS["bg_gap"] if v not in accs]
+    headline, (minuend, subtrahend) = next(iter(gaps.items()))
+    missing = [v for v in (minuend, subtrahend) if v not in accs]
     if missing:
         raise ValueError(
-            f"`variants` has no row of {missing}; BG-GAP needs both mixed_same and mixed_rand "
-            f"(found: {', '.join(sorted(accs))})."
+            f"`variants` has no row of {missing}; {headline} needs both {minuend} and "
+            f"{subtrahend} (found: {', '.join(sorted(accs))})."
         )
     out: dict[str, float | dict[str, float]] = {f"accuracy_{v}": a for v, a in accs.items()}
-    out.update(background_gaps(accs))
+    out.update(background_gaps(accs, gaps))
     if ids is not None:
         out["prediction_categories"] = prediction_categories_by_id(
-            predictions, references, variants, ids, **checks
+            predictions, references, variants, ids, category_roles=category_roles, **checks
         )
     return out
 
 
-# ImageNet-9 (SPEC §1): the eight test variants and the nine classes in label order.
-IN9_VARIANTS = (
-    "original",
-    "only_bg_b",
-    "only_bg_t",
-    "no_fg",
-    "only_fg",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
-)
-IN9_CLASSES = (
-    "dog",
-    "bird",
-    "vehicle",
-    "reptile",
-    "carnivore",
-    "insect",
-    "instrument",
-    "primate",
-    "fish",
-)
-
-_CITATION = """\
+# From the spec of the benchmark that lists this metric (IN-9, SPEC §1), written in as values
+# when the module is generated: names, citation, variants, classes; the gaps (BG-GAP first)
+# and the views of the prediction categories.
+BENCHMARK = {
+    "name": "in9",
+    "short_name": "IN-9",
+    "title": "ImageNet-9 Backgrounds Challenge",
+    "description": (
+        "Nine coarse ImageNet classes; eight variants that separate foreground and background "
+        "signal. BG-GAP = acc(mixed_same) - acc(mixed_rand)."
+    ),
+    "citation": """\
 @inproceedings{xiao2021noise,
   title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
   author={Xiao, Kai Yuanqing and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
   booktitle={International Conference on Learning Representations},
   year={2021},
   note={arXiv:2006.09994}
+}""",
+    "paper_url": "https://arxiv.org/abs/2006.09994",
+    "homepage": "https://github.com/MadryLab/backgrounds_challenge",
+    "variants": (
+        "original",
+        "only_bg_b",
+        "only_bg_t",
+        "no_fg",
+        "only_fg",
+        "mixed_same",
+        "mixed_rand",
+        "mixed_next",
+    ),
+    "reference_variant": "original",
+    "num_classes": 9,
 }
-"""
+GAPS = {
+    "bg_gap": ("mixed_same", "mixed_rand"),
+    "same_minus_next": ("mixed_same", "mixed_next"),
+    "original_minus_only_fg": ("original", "only_fg"),
+}
+CATEGORY_VARIANTS = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
 
-_DESCRIPTION = """\
-BG-GAP = accuracy on IN-9 Mixed-Same minus accuracy on IN-9 Mixed-Rand: how much a classifier
+_SHORT = BENCHMARK["short_name"]
+_HEADLINE, (_SAME, _RAND) = next(iter(GAPS.items()))
+_OTHER_GAPS = [(name, a, b) for name, (a, b) in GAPS.items() if name != _HEADLINE]
+_LAST_CLASS = BENCHMARK["num_classes"] - 1
+_VARIANT_NAMES = ", ".join(BENCHMARK["variants"])
+_OTHER_DIFFERENCES = ", ".join(f"acc({a}) - acc({b})" for _, a, b in _OTHER_GAPS)
+_OTHER_RETURNS = "".join(
+    f"    {name} (`float`): accuracy_{a} - accuracy_{b} (when both are present).\n"
+    for name, a, b in _OTHER_GAPS
+)
+_FULL, _FOREGROUND, _BACKGROUND = (
+    CATEGORY_VARIANTS[view] for view in ("full", "foreground", "background")
+)
+
+_DESCRIPTION = f"""\
+BG-GAP = accuracy on {_SHORT} {_SAME} minus accuracy on {_SHORT} {_RAND}: how much a classifier
 gains from backgrounds typical of the foreground's class. Also reports the accuracy of every
-IN-9 variant present, acc(mixed_same) - acc(mixed_next), acc(original) - acc(only_fg), and
-(config "with_ids") the paper's prediction categories.
+{_SHORT} variant present, {_OTHER_DIFFERENCES}, and (config "with_ids") the paper's prediction
+categories.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
-    predictions (`list` of `int`): predicted IN-9 class per row, 0-8 (-1 = a model class
-        outside IN-9, always wrong). Whole numbers only: 1.7 is an error.
-    references (`list` of `int`): the foreground's IN-9 class per row, 0-8.
-    variants (`list` of `str`): the IN-9 variant of each row: original, only_bg_b, only_bg_t,
-        no_fg, only_fg, mixed_same, mixed_rand or mixed_next. Rows of mixed_same and
-        mixed_rand are required.
+    predictions (`list` of `int`): predicted {_SHORT} class per row, 0-{_LAST_CLASS} (-1 = a
+        model class outside {_SHORT}, always wrong). Whole numbers only: 1.7 is an error.
+    references (`list` of `int`): the foreground's {_SHORT} class per row, 0-{_LAST_CLASS}.
+    variants (`list` of `str`): the {_SHORT} variant of each row: {_VARIANT_NAMES}.
+        Rows of {_SAME} and {_RAND} are required.
     ids (`list` of `str`, config "with_ids" only): the source image id of each row, shared by
         the variants of one image; enables `prediction_categories`.
 Returns:
     accuracy_<variant> (`float`): accuracy of every variant present, in [0, 1].
-    bg_gap (`float`): accuracy_mixed_same - accuracy_mixed_rand, in [-1, 1].
-    same_minus_next (`float`): accuracy_mixed_same - accuracy_mixed_next (mixed_next rows).
-    original_minus_only_fg (`float`): accuracy_original - accuracy_only_fg (when present).
+    {_HEADLINE} (`float`): accuracy_{_SAME} - accuracy_{_RAND}, in [-1, 1].
+{_OTHER_RETURNS}\
     prediction_categories (`dict`, config "with_ids"): fractions of images that are
-        bg_required, bg_fg_required, bg_irrelevant, bg_fools, other (they sum to 1).
+        bg_required, bg_fg_required, bg_irrelevant, bg_fools, other (they sum to 1), from the
+        views full = {_FULL}, foreground = {_FOREGROUND}, background = {_BACKGROUND}.
 Examples:
     >>> bg_gap = evaluate.load("path/to/bg_gap")  # this folder; "bgbench/bg_gap" once published
     >>> bg_gap.compute(
     ...     predictions=[0, 1, 1, 2],
     ...     references=[0, 1, 1, 1],
-    ...     variants=["mixed_same", "mixed_same", "mixed_rand", "mixed_rand"],
+    ...     variants=["{_SAME}", "{_SAME}", "{_RAND}", "{_RAND}"],
     ... )
-    {'accuracy_mixed_rand': 0.5, 'accuracy_mixed_same': 1.0, 'bg_gap': 0.5}
+    {{'accuracy_{_RAND}': 0.5, 'accuracy_{_SAME}': 1.0, '{_HEADLINE}': 0.5}}
 """
 
 _BASE = {
@@ -564,7 +627,7 @@ _CONFIGS = {
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BgGap(CheckedInputs, evaluate.Metric):
-    """BG-GAP and per-variant accuracy over long-format IN-9 rows."""
+    """BG-GAP and per-variant accuracy over long-format rows of the benchmark's variants."""
 
     def _info(self):
         if self.config_name not in _CONFIGS:
@@ -573,11 +636,11 @@ class BgGap(CheckedInputs, evaluate.Metric):
             )
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(_CONFIGS[self.config_name]),
-            homepage="https://github.com/MadryLab/backgrounds_challenge",
-            reference_urls=["https://arxiv.org/abs/2006.09994"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(self, predictions, references, variants, ids=None):
@@ -586,6 +649,8 @@ class BgGap(CheckedInputs, evaluate.Metric):
             references,
             variants,
             ids=ids,
-            valid_variants=IN9_VARIANTS,
-            num_classes=len(IN9_CLASSES),
+            gaps=GAPS,
+            category_roles=CATEGORY_VARIANTS,
+            valid_variants=BENCHMARK["variants"],
+            num_classes=BENCHMARK["num_classes"],
         )

@@ -2,7 +2,7 @@
 # from hf_bgbench/evaluate_metrics/wrappers/app.py
 # and the hf_bgbench code it imports, copied below from:
 #   hf_bgbench/evaluate_metrics/widget.py
-# Edit those files and regenerate.
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
 """Space for this metric: a form that computes it on a table of inputs, above its card.
 
 The widget code (``hf_bgbench.evaluate_metrics.widget``) is inlined below, so the Space needs only

@@ -5,11 +5,13 @@
 #   hf_bgbench/evaluate_metrics/wrappers/_common.py
 #   hf_bgbench/metrics/classification.py
 #   hf_bgbench/metrics/edits.py
-# Edit those files and regenerate.
-"""Dropped accuracy under ImageNet-E attribute edits (Li et al., 2023) as an `evaluate` metric.
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
+"""Dropped accuracy under ImageNet-E attribute edits (Li et al., CVPR 2023) as an `evaluate`
+metric.
 
 Every number comes from the hf_bgbench metric core (``dropped_accuracy_report``); the
-published module carries that core inlined, so it needs only numpy and evaluate.
+published module carries that core inlined and the benchmark's facts written in, so it needs
+only numpy and evaluate.
 """
 
 from __future__ import annotations
@@ -293,43 +295,22 @@ def accuracy(
 
 
 # ---- inlined from hf_bgbench/metrics/edits.py
-REFERENCE_EDIT = "original"
-
-
-IMAGENET_E_EDITS = (
-    REFERENCE_EDIT,
-    "bg_inversion",  # background guidance λ = 0: the diffusion round-trip control
-    "bg_simpler",  # λ = -20
-    "bg_complex",  # λ = +20
-    "bg_complex_adv",  # λ = +20 with adversarial guidance
-    "bg_random",  # background replaced by a random one
-    "bg_texture",  # background replaced by an OOD texture (checker, stripes, noise; CPU build)
-    "size_full",  # object pixel rate "Full" (object re-pasted at its size)
-    "size_0.1",
-    "size_0.08",
-    "size_0.05",
-    "position",  # random position, from the size-0.05 images
-    "rotation",  # random rotation
-)
-"""Edit names accepted by default: ``original`` plus the 11 ImageNet-E edits (SPEC §3)
-and the CPU build's OOD-texture background ``bg_texture``."""
-
-
 def dropped_accuracy(
     predictions: ArrayLike,
     references: ArrayLike,
     edits: Sequence[str],
     *,
-    reference_edit: str = REFERENCE_EDIT,
-    known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    reference_edit: str,
+    known_edits: Sequence[str] | None,
     num_classes: int | None = None,
 ) -> dict[str, float]:
     """edit -> DA = acc(``reference_edit``) - acc(edit), for every edit present but the
     reference.
 
     Rows are long format: one (prediction, reference, edit name) per image and edit; the
-    ``reference_edit`` rows are required. Edit names are checked against ``known_edits`` (the
-    ImageNet-E names by default) so a typo fails loudly; pass ``None`` for custom edits, e.g.
+    ``reference_edit`` rows (the unedited images, ImageNet-E's ``original``) are required.
+    Edit names are checked against ``known_edits`` (the benchmark's edit names, which the
+    caller takes from its spec) so a typo fails loudly; pass ``None`` for custom edits, e.g.
     the OOD-texture backgrounds.
 
     Predictions and references are class indices in [0, ``num_classes``) (ImageNet-E:
@@ -377,8 +358,8 @@ def dropped_accuracy_report(
     references: ArrayLike,
     edits: Sequence[str],
     *,
-    reference_edit: str = REFERENCE_EDIT,
-    known_edits: Sequence[str] | None = IMAGENET_E_EDITS,
+    reference_edit: str,
+    known_edits: Sequence[str] | None,
     num_classes: int | None = None,
 ) -> dict[str, object]:
     """Everything the ``dropped_accuracy`` metric module reports: ``accuracy`` (edit ->
@@ -403,10 +384,19 @@ def dropped_accuracy_report(
     }
 
 
-# ImageNet-E (SPEC §3) is scored in ImageNet-1k's label space.
-IMAGENET_NUM_CLASSES = 1000
-
-_CITATION = """\
+# From the spec of the benchmark that lists this metric (ImageNet-E, SPEC §3), written in as
+# values when the module is generated: names, citation, the edit names (its variants, the
+# unedited reference first) and its classes (ImageNet-1k's).
+BENCHMARK = {
+    "name": "imagenet-e",
+    "short_name": "ImageNet-E",
+    "title": "ImageNet-E: attribute editing (background, size, position, direction)",
+    "description": (
+        "ImageNet photos with one attribute edited at a time (background complexity, random "
+        "background, object size, position, rotation); dropped accuracy DA = acc(original) − "
+        "acc(edit) per edit and averaged."
+    ),
+    "citation": """\
 @inproceedings{li2023imagenet,
   title={ImageNet-E: Benchmarking Neural Network Robustness via Attribute Editing},
   author={Li, Xiaodan and Chen, Yuefeng and Zhu, Yao and Wang, Shuhui and Zhang, Rong and
@@ -414,50 +404,75 @@ _CITATION = """\
   booktitle={Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern
              Recognition (CVPR)},
   year={2023}
+}""",
+    "paper_url": "https://arxiv.org/abs/2303.17096",
+    "homepage": "https://arxiv.org/abs/2303.17096",
+    "variants": (
+        "original",
+        "bg_inversion",
+        "bg_simpler",
+        "bg_complex",
+        "bg_complex_adv",
+        "bg_random",
+        "bg_texture",
+        "size_full",
+        "size_0.1",
+        "size_0.08",
+        "size_0.05",
+        "position",
+        "rotation",
+    ),
+    "reference_variant": "original",
+    "num_classes": 1000,
 }
+
+_SHORT = BENCHMARK["short_name"]
+_REFERENCE = BENCHMARK["reference_variant"]
+_EDITS = ", ".join(BENCHMARK["variants"])
+_EDIT = BENCHMARK["variants"][-1]  # an edit for the example
+
+_DESCRIPTION = f"""\
+Dropped accuracy (DA) = accuracy on the {_REFERENCE} images minus accuracy on an edited copy
+of them, per {_SHORT} edit, and its mean over the edits.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_DESCRIPTION = """\
-Dropped accuracy (DA) = accuracy on the original images minus accuracy on an edited copy of
-them, per ImageNet-E edit (background complexity, random background, object size, position,
-rotation), and its mean over the edits.
-"""
-
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     predictions (`list` of `int`): predicted class per row (whole numbers only).
     references (`list` of `int`): true class per row.
-    edits (`list` of `str`): the edit of each row; "original" rows are required. Default
-        names: {edits}.
-    reference_edit (`str`, compute keyword, default "original"): the unedited rows' name.
+    edits (`list` of `str`): the edit of each row; "{_REFERENCE}" rows are required. Default
+        names: {_EDITS}.
+    reference_edit (`str`, compute keyword, default "{_REFERENCE}"): the unedited rows' name.
     known_edits (`list` of `str` or `None`, compute keyword): accepted edit names (default
-        the ImageNet-E names above); `None` accepts any name (e.g. custom texture edits).
-    num_classes (`int` or `None`, compute keyword, default 1000 = ImageNet-1k): classes
+        the {_SHORT} names above); `None` accepts any name (e.g. custom texture edits).
+    num_classes (`int` or `None`, compute keyword, default {BENCHMARK["num_classes"]}): classes
         must lie in [0, num_classes); None lifts the upper bound.
 Returns:
-    accuracy (`dict`): edit -> accuracy, in [0, 1], "original" included.
-    dropped_accuracy (`dict`): edit -> acc(original) - acc(edit), in [-1, 1].
+    accuracy (`dict`): edit -> accuracy, in [0, 1], "{_REFERENCE}" included.
+    dropped_accuracy (`dict`): edit -> acc({_REFERENCE}) - acc(edit), in [-1, 1].
     mean_dropped_accuracy (`float`): unweighted mean of `dropped_accuracy` over the edits.
 Examples:
     >>> da = evaluate.load("path/to/dropped_accuracy")  # "bgbench/dropped_accuracy" once published
     >>> da.compute(
     ...     predictions=[3, 7, 3, 0],
     ...     references=[3, 7, 3, 7],
-    ...     edits=["original", "original", "size_0.05", "size_0.05"],
+    ...     edits=["{_REFERENCE}", "{_REFERENCE}", "{_EDIT}", "{_EDIT}"],
     ... )
-    {{'accuracy': {{'original': 1.0, 'size_0.05': 0.5}}, 'dropped_accuracy': {{'size_0.05': 0.5}}, \
-'mean_dropped_accuracy': 0.5}}
-""".format(edits=", ".join(IMAGENET_E_EDITS))
+    {{'accuracy': {{'{_REFERENCE}': 1.0, '{_EDIT}': 0.5}},
+     'dropped_accuracy': {{'{_EDIT}': 0.5}}, 'mean_dropped_accuracy': 0.5}}
+"""
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class DroppedAccuracy(CheckedInputs, evaluate.Metric):
-    """Per-edit and mean dropped accuracy over long-format ImageNet-E rows."""
+    """Per-edit and mean dropped accuracy over long-format rows, one edit name per row."""
 
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(
                 {
@@ -466,8 +481,8 @@ class DroppedAccuracy(CheckedInputs, evaluate.Metric):
                     "edits": datasets.Value("string"),
                 }
             ),
-            homepage="https://arxiv.org/abs/2303.17096",
-            reference_urls=["https://arxiv.org/abs/2303.17096"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(
@@ -475,9 +490,9 @@ class DroppedAccuracy(CheckedInputs, evaluate.Metric):
         predictions,
         references,
         edits,
-        reference_edit="original",
-        known_edits=IMAGENET_E_EDITS,
-        num_classes=IMAGENET_NUM_CLASSES,
+        reference_edit=_REFERENCE,
+        known_edits=BENCHMARK["variants"],
+        num_classes=BENCHMARK["num_classes"],
     ):
         return dropped_accuracy_report(
             predictions,

@@ -4,12 +4,13 @@
 #   hf_bgbench/metrics/_checks.py
 #   hf_bgbench/evaluate_metrics/wrappers/_common.py
 #   hf_bgbench/metrics/noise.py
-# Edit those files and regenerate.
-"""Relative foreground sensitivity (RIVAL10 noise analysis; Moayeri et al., 2022) as an
+# Edit those files (benchmark facts: the benchmark's spec) and regenerate.
+"""Relative foreground sensitivity (RIVAL10 noise analysis; Moayeri et al., CVPR 2022) as an
 `evaluate` metric.
 
 Every number comes from the hf_bgbench metric core (``rfs_report``); the published module
-carries that core inlined, so it needs only numpy and evaluate.
+carries that core inlined and the benchmark's facts written in, so it needs only numpy and
+evaluate.
 """
 
 from __future__ import annotations
@@ -441,11 +442,18 @@ def rfs_report(
     return out
 
 
-# RIVAL10 (SPEC §2): ten classes; labels outside [0, 10) are refused unless num_classes says
-# otherwise.
-RIVAL10_NUM_CLASSES = 10
-
-_CITATION = """\
+# From the spec of the benchmark that lists this metric (RIVAL10, SPEC §2), written in as
+# values when the module is generated: names, citation and its classes (labels outside
+# [0, num_classes) are refused unless the num_classes keyword says otherwise).
+BENCHMARK = {
+    "name": "rival10",
+    "short_name": "RIVAL10",
+    "title": "RIVAL10",
+    "description": (
+        "Ten classes of ImageNet images with object masks, 18 attributes and attribute masks; "
+        "noise analysis (RFS) and saliency alignment."
+    ),
+    "citation": """\
 @inproceedings{moayeri2022comprehensive,
   title={A Comprehensive Study of Image Classification Model Sensitivity to Foregrounds,
          Backgrounds, and Visual Attributes},
@@ -453,18 +461,25 @@ _CITATION = """\
   booktitle={Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern
              Recognition (CVPR)},
   year={2022}
+}""",
+    "paper_url": "https://arxiv.org/abs/2201.10766",
+    "homepage": "https://arxiv.org/abs/2201.10766",
+    "variants": ("ordinary",),
+    "reference_variant": "ordinary",
+    "num_classes": 10,
 }
-"""
 
-_DESCRIPTION = """\
+_DESCRIPTION = f"""\
 Relative foreground sensitivity RFS = (a_bg - a_fg) / (2 min(ā, 1 - ā)), where a_fg and a_bg
 are the accuracies with Gaussian noise added to the object only and to the background only
 and ā their mean. In [-1, 1]; positive = the model depends more on the foreground. Defined as
 0 when ā is 0 or 1 (then a_fg = a_bg). Optional inputs (pick them with the config name) add
 instance-wise iRFS from true-class probabilities, per-noise-level values and trial grouping.
+
+{BENCHMARK["title"]}: {BENCHMARK["description"]}
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     predictions_fg_noise (`list` of `int`): predicted class with noise on the object (-1 = a
         model class outside the benchmark, always wrong). Whole numbers only.
@@ -476,8 +491,8 @@ Args:
     instance_ids (`list` of `str`, config token "instance_ids", needs "irfs"): image id of
         each row; rows sharing an id (and noise level) are trials whose probabilities are
         averaged before iRFS. Without it every row is one image.
-    num_classes (`int` or `None`, compute keyword, default 10 = RIVAL10): labels must lie in
-        [0, num_classes); None lifts the upper bound.
+    num_classes (`int` or `None`, compute keyword, default {BENCHMARK["num_classes"]} = \
+{BENCHMARK["short_name"]}): labels must lie in [0, num_classes); None lifts the upper bound.
     The config name is "default" or "+"-joined tokens, e.g. "irfs+noise_levels".
 Returns:
     rfs (`float`): RFS from the accuracies pooled over all rows, in [-1, 1].
@@ -493,8 +508,8 @@ Examples:
     ...     predictions_bg_noise=[0, 1, 1, 3],
     ...     references=[0, 1, 1, 3],
     ... )
-    {'rfs': 1.0, 'accuracy_fg_noise': 0.5, 'accuracy_bg_noise': 1.0, 'rfs_per_class': \
-{0: 0.0, 1: 1.0, 3: 1.0}}
+    {{'rfs': 1.0, 'accuracy_fg_noise': 0.5, 'accuracy_bg_noise': 1.0, 'rfs_per_class': \
+{{0: 0.0, 1: 1.0, 3: 1.0}}}}
 """
 
 _BASE = {
@@ -538,11 +553,11 @@ class Rfs(CheckedInputs, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BENCHMARK["citation"],
             inputs_description=_KWARGS_DESCRIPTION,
             features=_features(self.config_name),
-            homepage="https://arxiv.org/abs/2201.10766",
-            reference_urls=["https://arxiv.org/abs/2201.10766"],
+            homepage=BENCHMARK["homepage"],
+            reference_urls=[BENCHMARK["paper_url"]],
         )
 
     def _compute(
@@ -554,7 +569,7 @@ class Rfs(CheckedInputs, evaluate.Metric):
         probabilities_bg_noise=None,
         noise_levels=None,
         instance_ids=None,
-        num_classes=RIVAL10_NUM_CLASSES,
+        num_classes=BENCHMARK["num_classes"],
     ):
         return rfs_report(
             predictions_fg_noise,

@@ -98,7 +98,7 @@ def run_build(args: argparse.Namespace, specs: Sequence[BenchmarkSpec]) -> int:
     diffusion, edits = None, CPU_EDITS
     if args.diffusion_model:
         from hf_bgbench.benchmarks.imagenet_e.diffusion import DiffusionSettings
-        from hf_bgbench.inference.devices import resolve_device
+        from hf_bgbench.models.devices import resolve_device
 
         diffusion = DiffusionSettings(
             model=args.diffusion_model,

@@ -116,6 +116,8 @@ IMAGENET_E = BenchmarkSpec(
         "DA = acc(original) − acc(edit) per edit and averaged."
     ),
     short_name="ImageNet-E",
+    paper_url="https://arxiv.org/abs/2303.17096",
+    evaluate_metrics=("dropped_accuracy",),
     layout=IMAGENET_E_LAYOUT,
     hooks=IMAGENET_E_HOOKS,
 )

@@ -15,11 +15,12 @@ from hf_bgbench.spec import BenchmarkSpec
 
 __all__ = ["IN9", "IN9_CITATION", "IN9_METRICS", "IN9_TASKS", "IN9_VARIANTS"]
 
-IN9_CITATION = """@article{xiao2020noise,
+IN9_CITATION = """@inproceedings{xiao2021noise,
   title={Noise or Signal: The Role of Image Backgrounds in Object Recognition},
-  author={Xiao, Kai and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
-  journal={arXiv preprint arXiv:2006.09994},
-  year={2020}
+  author={Xiao, Kai Yuanqing and Engstrom, Logan and Ilyas, Andrew and Madry, Aleksander},
+  booktitle={International Conference on Learning Representations},
+  year={2021},
+  note={arXiv:2006.09994}
 }"""
 
 # SPEC §1 "Metrics": BG-GAP first (the headline), then the two other gaps the paper reports,
@@ -97,6 +98,9 @@ IN9 = BenchmarkSpec(
         "background signal. BG-GAP = acc(mixed_same) - acc(mixed_rand)."
     ),
     short_name="IN-9",
+    paper_url="https://arxiv.org/abs/2006.09994",
+    homepage="https://github.com/MadryLab/backgrounds_challenge",
+    evaluate_metrics=("bg_gap", "bg_challenge"),
     layout=IN9_LAYOUT,
     hooks=IN9_HOOKS,
     masked_source="an IN-9 build",

@@ -25,7 +25,15 @@ def _title(doc: Mapping[str, Any]) -> str:
 
 
 def _deviations(doc: Mapping[str, Any]) -> list[str]:
-    return list(doc.get("protocol_deviations") or [])
+    protocol = doc.get("protocol")
+    if isinstance(protocol, Mapping) and "deviations" in protocol:
+        return list(protocol["deviations"] or [])
+    return list(doc.get("protocol_deviations") or [])  # documents written before protocols
+
+
+def _protocol_name(doc: Mapping[str, Any]) -> str | None:
+    protocol = doc.get("protocol")
+    return str(protocol["name"]) if isinstance(protocol, Mapping) else None
 
 
 # --------------------------------------------------------------------------- terminal
@@ -35,6 +43,8 @@ def render_table(doc: Mapping[str, Any]) -> str:
     """A plain-text summary for the terminal: headline scores, then every table."""
     report = doc["report"]
     lines = [_title(doc), ""]
+    if _protocol_name(doc):
+        lines.append(f"protocol: {_protocol_name(doc)}")
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
     headline = [s for s in report["scores"] if s["headline"]]
     for s in headline:
@@ -73,6 +83,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     """results.md: headline numbers, tables, a LaTeX row and the model-index block."""
     report = doc["report"]
     out = [f"# {_title(doc)}", ""]
+    if _protocol_name(doc):
+        summary = doc["protocol"].get("summary")
+        out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
     for d in _deviations(doc):
         out += [f"> **Protocol deviation:** {d}", ""]
     for s in (s for s in report["scores"] if s["headline"]):
@@ -154,8 +167,13 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
         if config:
             dataset["config"] = config
         dataset["split"] = "test"
+        args: dict[str, Any] = {}
+        if _protocol_name(doc):
+            args["protocol"] = _protocol_name(doc)
         if deviation:
-            dataset["args"] = {"protocol_deviation": deviation}
+            args["protocol_deviation"] = deviation
+        if args:
+            dataset["args"] = args
         results.append(
             {
                 "task": {"type": "image-classification", "name": doc.get("task", "evaluate")},

@@ -3,7 +3,8 @@
 A results document is a JSON object with
 
 * a header every task fills the same way: ``schema_version``, ``task``, ``benchmark``,
-  ``model``, ``model_resolved``, ``data``, ``label_protocol``, ``hf_bgbench_version``,
+  ``model``, ``model_resolved``, ``data``, ``label_protocol``, ``protocol`` (the recipe's
+  name, settings and every named deviation from the paper), ``hf_bgbench_version``,
   ``created`` (and what else the task records: preprocessing, seeds, settings);
 * the task's own numbers under their documented keys (e.g. ``variants``, ``bg_gap`` for
   ``evaluate``; ``challenge_accuracy`` for ``challenge``);
@@ -29,7 +30,7 @@ from typing import Any
 
 from hf_bgbench.version import __version__
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"  # 2.0: `protocol` (name, settings, deviations); noise headline = class means
 HEADER_KEYS = [
     "schema_version",
     "task",

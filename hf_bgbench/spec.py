@@ -21,6 +21,15 @@ Hooks (:attr:`BenchmarkSpec.hooks`, resolved by :meth:`BenchmarkSpec.hook`):
 ``cached_download``
     ``function(cache_dir=None) -> Path | None``: the folder of an earlier ``bgbench
     download``, used when no ``--data`` is given and the Hub dataset cannot be had.
+``data_deviations``
+    ``function(spec, reader) -> list[str]``: plain sentences on how the data being scored
+    departs from the published benchmark (e.g. a CPU rebuild of edits the paper made with a
+    diffusion model); every task records them in ``protocol.deviations``.
+
+Protocols (:attr:`BenchmarkSpec.protocols`, :class:`Protocol`): per task, the named recipes
+it can run, the published one first (the default). A task's hooks read the chosen recipe's
+``settings``; its ``deviations`` -- what the recipe knowingly does differently from the
+paper and the authors' code -- go into every results document it produces.
 
 Two more "module:attr" names live in fields: :attr:`BenchmarkSpec.readers` (release
 readers, :class:`hf_bgbench.data.reader.Reader` subclasses) and
@@ -109,6 +118,40 @@ class BuiltLayout:
 
 
 @dataclass(frozen=True)
+class Protocol:
+    """A named recipe of one task on one benchmark (e.g. the paper's noise analysis).
+
+    ``settings``: what the task's hooks read (its keys are the task's, documented there);
+    ``deviations``: plain sentences naming every way the recipe knowingly differs from the
+    paper's text or the authors' released code, and why; ``sources``: what it follows
+    (paper sections, the authors' files)."""
+
+    name: str
+    summary: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    deviations: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    def record(self, more_deviations: Sequence[str] = ()) -> dict[str, Any]:
+        """The ``protocol`` entry of a results document (JSON types only)."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "settings": _plain(self.settings),
+            "sources": list(self.sources),
+            "deviations": [*self.deviations, *more_deviations],
+        }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     name: str
     title: str
@@ -168,6 +211,9 @@ class BenchmarkSpec:
     # Published reference results shown on the leaderboard: dicts of model, task, dataset
     # and scores (display name -> value).
     published_results: tuple[Mapping[str, Any], ...] = ()
+    # Task name -> its named recipes on this benchmark, the default (published) one first.
+    # A task with none declared runs its own default recipe (:meth:`protocol_for`).
+    protocols: Mapping[str, tuple[Protocol, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.short_name:
@@ -191,6 +237,25 @@ class BenchmarkSpec:
     @property
     def num_classes(self) -> int:
         return self.label_space.num_classes
+
+    def protocol_for(self, task: str, name: str | None = None) -> Protocol:
+        """The recipe ``name`` of ``task`` (None: the default, the first declared); a task
+        with no declared recipe runs ``<benchmark>-<task>``, which deviates from nothing
+        named. An unknown name raises a ValueError listing the choices."""
+        declared = self.protocols.get(task, ())
+        if not declared:
+            default = Protocol(f"{self.name}-{task}", f"bgbench's {task} on {self.short_name}")
+            declared = (default,)
+        if name is None:
+            return declared[0]
+        for protocol in declared:
+            if protocol.name == name:
+                return protocol
+        choices = ", ".join(p.name for p in declared)
+        raise ValueError(
+            f"--protocol {name!r}: {self.name}'s {task} task has the protocols {choices} "
+            f"(default {declared[0].name})."
+        )
 
     def check_task(self, task: str) -> None:
         """Raise a ValueError if ``task`` does not apply to this benchmark."""

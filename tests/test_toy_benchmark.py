@@ -23,6 +23,7 @@ from hf_bgbench.cli import main
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
 from hf_bgbench.data.sources import Reader
 from hf_bgbench.labels import LabelSpace
+from hf_bgbench.results import SCHEMA_VERSION
 from hf_bgbench.scoring import FrameMetric
 
 CLASSES = ("red", "green", "blue")
@@ -136,7 +137,7 @@ def test_toy_benchmark_runs_through_the_cli_with_its_own_metric(toy_benchmark, t
     code = main([*argv, "--output", str(out), "--quiet", "--workers", "0", "--no-cache"])
     assert code == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["schema_version"] == "1.0" and results["task"] == "evaluate"
+    assert results["schema_version"] == SCHEMA_VERSION and results["task"] == "evaluate"
     assert results["benchmark"] == "toy" and results["data"]["kind"] == "toy-release"
     assert results["variants"]["clean"]["accuracy"] == pytest.approx(2 / 6)
     assert results["variants"]["blue_heavy"]["accuracy"] == pytest.approx(3 / 4)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from hf_bgbench.data.loader import DecodedRows, Geometry
@@ -65,14 +66,49 @@ def precropped(spec: BenchmarkSpec, reader: Reader) -> bool:
     return bool(spec.images_precropped and reader.precropped)
 
 
+class Stretch:
+    """A protocol's fixed input size: the whole photo resized to (H, W) with PIL's bilinear
+    filter (antialiased), no crop -- ``transforms.Resize((H, W))`` as some authors feed
+    every image -- then uint8 (3, H, W). A class, not a closure, so loader workers can
+    pickle it."""
+
+    def __init__(self, size: Sequence[int]):
+        self.size = (int(size[0]), int(size[1]))
+        self.geometry = Geometry(self.size, None, "bilinear")
+
+    def __call__(self, image: Any) -> torch.Tensor:
+
+        rgb = image if image.mode == "RGB" else image.convert("RGB")
+        array = np.asarray(self.geometry(rgb), dtype=np.uint8)
+        return torch.from_numpy(array.copy()).permute(2, 0, 1)
+
+
+def stretch_size(
+    step: ModelStep, size: Sequence[int], resize_to_model_input: bool
+) -> tuple[tuple[int, int], list[str]]:
+    """(the size to stretch to, deviations): the protocol's ``size``, or the model's input
+    size when asked or when the model cannot take ``size`` (recorded)."""
+    resize_to, deviations = input_geometry(step, size, resize_to_model_input)
+    return (tuple(resize_to) if resize_to else (int(size[0]), int(size[1]))), deviations
+
+
 def image_transform(
-    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
+    step: ModelStep,
+    spec: BenchmarkSpec,
+    reader: Reader,
+    ds: Any,
+    resize_to_model_input: bool,
+    stretch: Sequence[int] | None = None,
 ) -> tuple[Any, list[str], str]:
     """(per-image transform to uint8, protocol deviations, name of what is applied) for
-    scoring ``ds`` (its first image gives the size): raw photos get the model's own eval
-    transform (resize + centre crop, no deviation); precropped images are fed at their own
-    size, resized only when asked or when the model cannot take that size."""
+    scoring ``ds`` (its first image gives the size): with ``stretch`` (a protocol's fixed
+    size), every photo resized to it, no crop; else raw photos get the model's own eval
+    transform (resize + centre crop, no deviation) and precropped images are fed at their
+    own size, resized only when asked or when the model cannot take that size."""
     pre = step.classifier.preprocessing
+    if stretch is not None and not precropped(spec, reader):
+        size, deviations = stretch_size(step, stretch, resize_to_model_input)
+        return Stretch(size), deviations, f"stretch {size[0]}x{size[1]}"
     if not precropped(spec, reader):
         return pre.full_transform(normalize=False), [], "full"
     resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)
@@ -82,7 +118,12 @@ def image_transform(
 
 
 def masked_geometry(
-    step: ModelStep, spec: BenchmarkSpec, reader: Reader, ds: Any, resize_to_model_input: bool
+    step: ModelStep,
+    spec: BenchmarkSpec,
+    reader: Reader,
+    ds: Any,
+    resize_to_model_input: bool,
+    stretch: Sequence[int] | None = None,
 ) -> tuple[Geometry | None, list[str]]:
     """How a task that works on images *and their masks* (noise, saliency) sizes them:
     (geometry for the decode loader, protocol deviations), and ``step.resize_to`` set.
@@ -90,7 +131,12 @@ def masked_geometry(
     Benchmark images already at their evaluation size (IN-9's 224x224) stay at that size
     with their masks; the model step resizes the batch on the device only when the model
     cannot take it (or when asked), as :func:`input_geometry` decides. Raw photos (RIVAL10)
-    get the model's own eval resize + centre crop, applied alike to image and mask."""
+    get the model's own eval resize + centre crop, applied alike to image and mask -- or,
+    with ``stretch`` (a protocol's fixed size), are resized to it whole, no crop (masks
+    with nearest neighbour, so they stay binary)."""
+    if stretch is not None and not precropped(spec, reader):
+        size, deviations = stretch_size(step, stretch, resize_to_model_input)
+        return Geometry(size, None, "bilinear"), deviations
     if not precropped(spec, reader):
         return Geometry.of(step.classifier.preprocessing), []
     step.resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)

@@ -114,3 +114,26 @@ def paired_bootstrap_difference(
     same_length(correct_a=a, correct_b=b)
     (means,) = bootstrap_means(a - b, n_resamples=n_resamples, seed=seed)
     return percentile_interval(means, confidence)
+
+
+def class_bootstrap_means(
+    *columns: np.ndarray, groups: np.ndarray, n_resamples: int = 1000, seed: int = 0
+) -> list[np.ndarray]:
+    """The bootstrap of a *class-mean* statistic: per resample, the mean over the groups
+    (classes) present of each column's mean within the group.
+
+    Stratified: each group's rows are resampled within the group (:func:`bootstrap_means`,
+    seeded with ``(seed, group number)``), so every class keeps its size and its weight
+    1 / (number of classes) -- the statistic the published class-averaged numbers are.
+    Returns one float array of ``n_resamples`` values per column."""
+    groups = np.asarray(groups)
+    same_length(groups=groups, **{f"column {i}": c for i, c in enumerate(columns)})
+    per_group = [
+        bootstrap_means(
+            *(np.asarray(c)[groups == g] for c in columns),
+            n_resamples=n_resamples,
+            seed=np.random.SeedSequence([int(seed), k]).generate_state(1)[0],
+        )
+        for k, g in enumerate(np.unique(groups))
+    ]
+    return [np.mean([g[i] for g in per_group], axis=0) for i in range(len(columns))]

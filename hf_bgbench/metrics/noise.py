@@ -32,6 +32,7 @@ from hf_bgbench.metrics._checks import (
     labels_in_range,
     same_length,
 )
+from hf_bgbench.metrics.intervals import class_bootstrap_means, percentile_interval
 
 
 def _rfs(a_fg: np.ndarray, a_bg: np.ndarray) -> np.ndarray:
@@ -282,3 +283,64 @@ def rfs_bootstrap_intervals(
         lo, hi = np.quantile(values, [alpha, 1 - alpha])
         out[key] = (float(lo), float(hi))
     return out
+
+
+def class_mean(values: ArrayLike, labels: ArrayLike) -> float:
+    """The mean over the classes present in ``labels`` of each class's mean of ``values``
+    (one value per image): how the RIVAL10 authors average accuracies -- per class, then
+    over the classes (``noise_analysis_plots.py``: ``np.average`` of the ten per-class
+    accuracies), so every class weighs the same whatever its number of images."""
+    vals = as_float_array(values, "values")
+    labs = as_int_array(labels, "labels")
+    same_length(values=vals, labels=labs)
+    if vals.size == 0:
+        raise ValueError("`values` is empty: a class mean needs at least one image.")
+    return float(np.mean([vals[labs == c].mean() for c in np.unique(labs)]))
+
+
+def rfs_class_mean(
+    accuracy_fg_noise_per_image: ArrayLike,
+    accuracy_bg_noise_per_image: ArrayLike,
+    labels: ArrayLike,
+) -> dict[str, float]:
+    """a_fg, a_bg as class means (:func:`class_mean`) of the per-image accuracies (each
+    image's share of correct noisy copies, over its trials and the levels taken), and the
+    RFS *of those two accuracies* -- the authors' RFS of a noise level (Fig. 4) and, with
+    every level's copies, their "RFS averaged over noise levels" (Fig. 6)."""
+    a_fg = class_mean(accuracy_fg_noise_per_image, labels)
+    a_bg = class_mean(accuracy_bg_noise_per_image, labels)
+    return {
+        "accuracy_fg_noise": a_fg,
+        "accuracy_bg_noise": a_bg,
+        "rfs": relative_foreground_sensitivity(a_fg, a_bg),
+    }
+
+
+def rfs_class_mean_intervals(
+    accuracy_fg_noise_per_image: ArrayLike,
+    accuracy_bg_noise_per_image: ArrayLike,
+    labels: ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of :func:`rfs_class_mean`'s three numbers: a stratified
+    bootstrap over images (each class resampled within itself, the trials and levels of an
+    image together; :func:`hf_bgbench.metrics.intervals.class_bootstrap_means`)."""
+    a_fg = as_float_array(
+        accuracy_fg_noise_per_image, "accuracy_fg_noise_per_image", low=0.0, high=1.0
+    )
+    a_bg = as_float_array(
+        accuracy_bg_noise_per_image, "accuracy_bg_noise_per_image", low=0.0, high=1.0
+    )
+    labs = as_int_array(labels, "labels")
+    fg, bg = class_bootstrap_means(a_fg, a_bg, groups=labs, n_resamples=n_resamples, seed=seed)
+    return {
+        key: percentile_interval(values, confidence)
+        for key, values in (
+            ("accuracy_fg_noise", fg),
+            ("accuracy_bg_noise", bg),
+            ("rfs", _rfs(fg, bg)),
+        )
+    }

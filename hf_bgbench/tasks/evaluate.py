@@ -103,7 +103,7 @@ def prepare(run: Run) -> _Work:
     run.start_model(batch_size=run.batch_size, num_workers=o.num_workers)
     first = next(iter(datasets.values()))
     transform, deviations, applied = image_transform(
-        run.step, spec, reader, first, o.resize_to_model_input
+        run.step, spec, reader, first, o.resize_to_model_input, stretch=run.stretch
     )
     run.deviations += deviations
     return _Work(datasets, transform, applied, mismatch)

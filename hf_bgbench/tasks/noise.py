@@ -168,7 +168,8 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o, levels = run.options, list(work.noise.levels)
-    numbers, frame = summarize(run.spec, out, levels, o.norm, o.trials, o.seed)
+    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    numbers, frame = summarize(run.spec, out, levels, o.norm, o.trials, o.seed, aggregation)
     noisy = len(out["ids"]) * len(levels) * 2 * o.trials
     body = run.body(
         numbers,

@@ -8,13 +8,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.metrics.intervals import wilson_interval
-from hf_bgbench.metrics.noise import instance_rfs, rfs_bootstrap_intervals, rfs_report
+from hf_bgbench.metrics.intervals import (
+    class_bootstrap_means,
+    percentile_interval,
+    wilson_interval,
+)
+from hf_bgbench.metrics.noise import (
+    class_mean,
+    instance_rfs,
+    rfs_bootstrap_intervals,
+    rfs_class_mean,
+    rfs_class_mean_intervals,
+    rfs_report,
+)
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 from hf_bgbench.tasks.noise_draw import BG, FG
 
 RESULT_KEYS = [
     "norm",
+    "aggregation",
     "rfs",
     "rfs_ci95",
     "a_fg",
@@ -46,6 +58,9 @@ def level_size(level: float, norm: str) -> float:
     return level / 255 if norm == "linf" else level
 
 
+AGGREGATIONS = ("class-mean", "image-pooled")
+
+
 def _stats(
     out: dict[str, Any],
     irfs: np.ndarray,
@@ -53,16 +68,26 @@ def _stats(
     levels: list[int],
     num_classes: int,
     seed: int,
+    aggregation: str,
     with_ci: bool = True,
 ) -> dict[str, Any]:
     """a_fg, a_bg, ā, RFS (+ bootstrap intervals over images) and mean iRFS of the rows of
-    ``images`` (bool[N]) at the level indices ``levels``, trials pooled."""
+    ``images`` (bool[N]) at the level indices ``levels``, trials pooled within an image.
+
+    ``class-mean`` (the authors'): accuracy per class, then the mean over the classes
+    present, and RFS of those two accuracies; ``image-pooled``: every noisy copy weighs
+    the same (bgbench-v1)."""
     pred = out["pred"][images][:, levels]  # (n, l, 2, T)
     labels = out["labels"][images]
-    ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
-    report = rfs_report(
-        pred[:, :, FG].ravel(), pred[:, :, BG].ravel(), ref.ravel(), num_classes=num_classes
-    )
+    correct = pred == labels[:, None, None, None]
+    per_image = correct.mean(axis=(1, 3))  # (n, 2): share of an image's noisy copies right
+    if aggregation == "class-mean":
+        report = rfs_class_mean(per_image[:, FG], per_image[:, BG], labels)
+    else:
+        ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
+        report = rfs_report(
+            pred[:, :, FG].ravel(), pred[:, :, BG].ravel(), ref.ravel(), num_classes=num_classes
+        )
     a_fg, a_bg = report["accuracy_fg_noise"], report["accuracy_bg_noise"]
     stats: dict[str, Any] = {
         "n_images": int(images.sum()),
@@ -73,11 +98,18 @@ def _stats(
         "irfs_mean": float(irfs[images][:, levels].mean()),
     }
     if with_ci:
-        correct = pred == labels[:, None, None, None]
-        per_image = correct.mean(axis=(1, 3))  # (n, 2): share of noisy copies right
-        ci = rfs_bootstrap_intervals(
-            per_image[:, FG], per_image[:, BG], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
-        )
+        if aggregation == "class-mean":
+            ci = rfs_class_mean_intervals(
+                per_image[:, FG],
+                per_image[:, BG],
+                labels,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                seed=seed,
+            )
+        else:
+            ci = rfs_bootstrap_intervals(
+                per_image[:, FG], per_image[:, BG], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
+            )
         stats["a_fg_ci95"] = list(ci["accuracy_fg_noise"])
         stats["a_bg_ci95"] = list(ci["accuracy_bg_noise"])
         stats["rfs_ci95"] = list(ci["rfs"])
@@ -85,10 +117,23 @@ def _stats(
 
 
 def summarize(
-    spec: Any, out: dict[str, Any], levels: list[float], norm: str, trials: int, seed: int
+    spec: Any,
+    out: dict[str, Any],
+    levels: list[float],
+    norm: str,
+    trials: int,
+    seed: int,
+    aggregation: str = "class-mean",
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """(the run's numbers for results.json, the per-image table: one row per image and
-    level) from the per-copy predictions and true-class probabilities of ``out``."""
+    level) from the per-copy predictions and true-class probabilities of ``out``.
+
+    ``aggregation`` (:data:`AGGREGATIONS`) makes the headline: with ``class-mean`` the
+    authors' numbers -- a_fg, a_bg per level as class means (Fig. 4) and, over all levels,
+    the RFS of the level- and class-averaged accuracies (Fig. 6) -- and the image-pooled
+    ones as a labelled secondary ``image_pooled`` entry."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}.")
     labels = out["labels"]
     n = len(labels)
     # iRFS per (image, level): true-class probabilities averaged over the trials (core).
@@ -98,10 +143,10 @@ def summarize(
     everyone = np.ones(n, bool)
     all_levels = list(range(len(levels)))
     key = level_key(norm)
-    overall = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed)
+    overall = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed, aggregation)
     per_level = [
         {"level": lv, key: level_size(lv, norm)}
-        | _stats(out, irfs, everyone, [i], spec.num_classes, seed)
+        | _stats(out, irfs, everyone, [i], spec.num_classes, seed, aggregation)
         | {"n_trials": trials}
         for i, lv in enumerate(levels)
     ]
@@ -111,7 +156,9 @@ def summarize(
         mine = labels == c
         if not mine.any():
             continue
-        per_class[name] = _stats(out, irfs, mine, all_levels, spec.num_classes, seed) | {
+        per_class[name] = _stats(
+            out, irfs, mine, all_levels, spec.num_classes, seed, aggregation
+        ) | {
             "clean_accuracy": float(clean_right[mine].mean()),
             "irfs_histogram": {  # one value per image and level, as the authors plot it
                 "edges": IRFS_BIN_EDGES.tolist(),
@@ -119,24 +166,33 @@ def summarize(
             },
             "levels": [
                 {"level": lv, key: level_size(lv, norm)}
-                | _stats(out, irfs, mine, [i], spec.num_classes, seed, with_ci=False)
+                | _stats(out, irfs, mine, [i], spec.num_classes, seed, aggregation, with_ci=False)
                 for i, lv in enumerate(levels)
             ],
         }
     n_right = int(clean_right.sum())
+    secondary = {}
+    if aggregation == "class-mean":  # today's image-weighted numbers, labelled as such
+        pooled = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed, "image-pooled")
+        secondary["image_pooled"] = {
+            "note": "every noisy copy weighs the same (not the paper's aggregation)",
+            **{k: pooled[k] for k in ("a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95", "rfs", "rfs_ci95")},
+        }
     body = {
         "norm": norm,
+        "aggregation": aggregation,
         **{k: overall[k] for k in ("rfs", "rfs_ci95", "a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95")},
         "mean_accuracy": overall["mean_accuracy"],
+        # not a number the authors report (their Fig. 6 is the RFS of averaged accuracies)
         "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
         "irfs_mean": overall["irfs_mean"],
-        "clean_accuracy": n_right / n,
-        "clean_accuracy_ci95": list(wilson_interval(n_right, n)),
+        **_clean_accuracy(clean_right, labels, n_right, seed, aggregation),
         "n_images": n,
         "trials": trials,
         "seed": seed,
         "levels": per_level,
         "per_class": per_class,
+        **secondary,
         "noise": {
             "norm": norm,
             "levels_given_as": "sigma x 255 (sigma = level / 255)"
@@ -150,6 +206,27 @@ def summarize(
         "per_image_file": PER_IMAGE_FILE,
     }
     return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
+
+
+def _clean_accuracy(
+    right: np.ndarray, labels: np.ndarray, n_right: int, seed: int, aggregation: str
+) -> dict[str, Any]:
+    """Clean accuracy aggregated like the noisy ones: a class mean with a stratified
+    bootstrap interval, or pooled over images with a Wilson interval."""
+    n = len(labels)
+    if aggregation != "class-mean":
+        return {
+            "clean_accuracy": n_right / n,
+            "clean_accuracy_ci95": list(wilson_interval(n_right, n)),
+        }
+    (samples,) = class_bootstrap_means(
+        right.astype(float), groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
+    )
+    return {
+        "clean_accuracy": class_mean(right.astype(float), labels),
+        "clean_accuracy_ci95": list(percentile_interval(samples)),
+        "clean_accuracy_image_pooled": n_right / n,
+    }
 
 
 def _per_image_frame(

@@ -137,6 +137,20 @@ def _label_map_help(task: Any) -> str:
     )
 
 
+def _protocol_help(task: Any) -> str:
+    offered = []
+    for spec in all_specs():
+        if task.name in spec.tasks:
+            names = [p.name for p in spec.protocols.get(task.name, ())]
+            if len(names) > 1:
+                offered.append(f"{spec.short_name}: {', '.join(names)}")
+    listed = f" ({'; '.join(offered)})" if offered else ""
+    return (
+        "named recipe to run (default: the benchmark's published protocol, the first "
+        f"listed){listed}; the name and every deviation from the paper are recorded"
+    )
+
+
 @dataclass
 class RunOptions:
     """What every task takes besides its own options (see the module docstring)."""
@@ -170,6 +184,7 @@ class RunOptions:
         flags=("--restrict-to-benchmark-classes",),
     )
     label_map: str = option("auto", _label_map_help, choices=LABEL_MAPS)
+    protocol: str | None = option(None, _protocol_help, metavar="NAME")
     resize_to_model_input: bool = option(
         False,
         "resize the benchmark's images to the model's input size (a protocol deviation, "

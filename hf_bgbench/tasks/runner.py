@@ -47,6 +47,7 @@ from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.results import Report, check_writable, make_document
+from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.options import RunOptions, default_benchmark
 
@@ -103,6 +104,7 @@ class Run:
     workers: int
     progress: bool  # progress bars (the main process's only)
     started: float
+    protocol: Protocol  # the recipe (--protocol, else the benchmark's published one)
     reader: Reader | None = None
     classifier: Any = None
     mapper: LabelMapper | None = None
@@ -136,7 +138,12 @@ class Run:
         """The decode geometry for images and their masks (``step.resize_to`` set; any
         deviation recorded)."""
         geometry, deviations = masked_geometry(
-            self.step, self.spec, self.reader, ds, self.options.resize_to_model_input
+            self.step,
+            self.spec,
+            self.reader,
+            ds,
+            self.options.resize_to_model_input,
+            stretch=self.stretch,
         )
         self.deviations += deviations
         return geometry
@@ -189,6 +196,13 @@ class Run:
         )
         return merge_runs(shares)
 
+    @property
+    def stretch(self) -> tuple[int, int] | None:
+        """The protocol's fixed input size (``settings["stretch"]``: every photo and mask
+        resized to it whole, no crop), or None: the model's own eval transform."""
+        size = self.protocol.settings.get("stretch")
+        return (int(size[0]), int(size[1])) if size else None
+
     def total_seconds(self) -> float:
         return time.perf_counter() - self.started
 
@@ -205,9 +219,17 @@ class Run:
         return list(self.step.resize_to) if self.step.resize_to else None
 
     def body(self, numbers: Mapping[str, Any], **record: Any) -> dict[str, Any]:
-        """The results body: the task's ``numbers``, the header, the protocol deviations,
-        then what the run ``record``s (variant, settings, timing, ...)."""
-        return {**numbers, **self.header, "protocol_deviations": self.deviations, **record}
+        """The results body: the task's ``numbers``, the header, the protocol (its name,
+        settings and every deviation: the recipe's own, then what this run and its data
+        added), then what the run ``record``s (variant, settings, timing, ...)."""
+        protocol = self.protocol.record(self.deviations)
+        return {
+            **numbers,
+            **self.header,
+            "protocol": protocol,
+            "protocol_deviations": protocol["deviations"],
+            **record,
+        }
 
 
 def plain_geometry(geometry: Geometry | None) -> dict[str, Any] | None:
@@ -226,6 +248,10 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
     started = time.perf_counter()
     spec = get_benchmark(options.benchmark or default_benchmark())
     spec.check_task(task.name)
+    try:
+        protocol = spec.protocol_for(task.name, options.protocol)
+    except ValueError as err:
+        raise options.Error(str(err)) from None
     if options.output_dir is not None:
         check_writable(options.output_dir, "--output")
     procs = processes(options.device)
@@ -241,6 +267,7 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         workers=default_num_workers() if options.num_workers is None else options.num_workers,
         progress=options.progress and procs.is_main,  # one set of bars, the main process's
         started=started,
+        protocol=protocol,
     )
     with procs.main_first():  # the main process fills the caches the others then read
         try:
@@ -248,6 +275,9 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         except DataSourceError:  # a misspelt model id is named first, though, if there is one
             common.load_model(model, options.checkpoint, None if device is None else str(device))
             raise
+        about_data = spec.hook("data_deviations")
+        if about_data is not None:
+            run.deviations += about_data(spec, run.reader)
         work = task.prepare(run)  # its data first, then run.start_model()
     if run.step is None:
         raise RuntimeError(f"the {task.name!r} task's prepare hook did not start the model.")

@@ -7,6 +7,7 @@ the next ImageNet class, ``(y + 1) mod 1000``. A 1000-class model is scored dire
 
 from __future__ import annotations
 
+from hf_bgbench.benchmarks.in9.protocols import IN9_PROTOCOLS
 from hf_bgbench.benchmarks.in9.spec import IN9_CITATION, IN9_METRICS, IN9_TASKS
 from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
@@ -33,4 +34,5 @@ IN9_FULL = BenchmarkSpec(
     ),
     short_name="Full-IN",
     layout=IN9_LAYOUT,
+    protocols=IN9_PROTOCOLS,
 )

@@ -9,6 +9,7 @@ those modules never import it; they are handed the spec, and share facts through
 from __future__ import annotations
 
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_label_space
+from hf_bgbench.benchmarks.in9.protocols import IN9_PROTOCOLS
 from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.scoring import PairedGap, PredictionCategories
 from hf_bgbench.spec import BenchmarkSpec
@@ -105,4 +106,5 @@ IN9 = BenchmarkSpec(
     hooks=IN9_HOOKS,
     masked_source="an IN-9 build",
     published_results=IN9_PUBLISHED,
+    protocols=IN9_PROTOCOLS,
 )

@@ -12,6 +12,7 @@ download, sub-commands, row checks), so they never import it; they are handed th
 from __future__ import annotations
 
 from hf_bgbench.benchmarks.rival10.labels import imagenet_to_rival10, rival10_label_space
+from hf_bgbench.benchmarks.rival10.protocols import RIVAL10_PROTOCOLS
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
 
 RIVAL10_VARIANTS = ("ordinary",)
@@ -54,7 +55,7 @@ RIVAL10 = BenchmarkSpec(
     label_maps={"imagenet-1k": imagenet_to_rival10},
     tasks=RIVAL10_TASKS,
     readers=RIVAL10_READERS,
-    images_precropped=False,  # photos at their own size: the model's own eval transform
+    images_precropped=False,  # photos at their own size (the paper protocol stretches them)
     citation=RIVAL10_CITATION,
     description=(
         "Ten classes of ImageNet images with object masks, 18 attributes and attribute "
@@ -72,4 +73,5 @@ RIVAL10 = BenchmarkSpec(
     layout=RIVAL10_LAYOUT,
     hooks=RIVAL10_HOOKS,
     masked_source="RIVAL10 Hub folder",
+    protocols=RIVAL10_PROTOCOLS,
 )

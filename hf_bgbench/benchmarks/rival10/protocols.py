@@ -1,0 +1,97 @@
+"""RIVAL10's named recipes per task (:class:`hf_bgbench.spec.Protocol`): the paper's, the
+default, and bgbench-v1, the recipe of bgbench before it followed the authors point by point.
+
+Sources: the paper (Moayeri et al., CVPR 2022, §3-4) where its text is explicit, else the
+authors' released code (``mmoayeri/RIVAL10``, branch ``gh-pages``: ``datasets/rival10.py``,
+``compute_noise_robustness.py``, ``noise_analysis_plots.py``, ``bg_fg_saliency.py``,
+``saliency_alignment_plots.py``). Settings read by the tasks: ``stretch`` (every photo and
+mask resized whole to this size, no crop), ``aggregation`` (``class-mean`` or
+``image-pooled``).
+"""
+
+from __future__ import annotations
+
+from hf_bgbench.spec import Protocol
+
+PAPER = "rival10-paper"
+PAPER_SOURCES = (
+    "Moayeri et al., CVPR 2022, §3 (noise analysis, RFS) and §4 (saliency alignment)",
+    "mmoayeri/RIVAL10@gh-pages datasets/rival10.py: Resize((224, 224)), no crop",
+    "mmoayeri/RIVAL10@gh-pages noise_analysis_plots.py: per-class accuracy, mean over classes",
+    "mmoayeri/RIVAL10@gh-pages bg_fg_saliency.py, saliency_alignment_plots.py",
+)
+STRETCH = (224, 224)
+SEEDED_NOISE = (
+    "Each image's noise at each level comes from its own seeded generator (reproducible and "
+    "independent of batch size); the authors draw it from the global generator in loader "
+    "order."
+)
+BINARY_NOISE_MASK = (
+    "Object masks are resized with nearest neighbour and stay binary (m in {0, 1}, as the "
+    "paper writes x + n ⊙ m); the authors' noise code multiplies the noise by the bilinearly "
+    "resized, soft mask, so edge pixels get partial noise."
+)
+TEN_TRIALS = (
+    "Ten noise trials per image and level, as the paper's text says; the authors' released "
+    "script runs one."
+)
+BINARY_SALIENCY_MASK = (
+    "Object masks are resized with nearest neighbour and binarised at 128; the authors "
+    "binarise the bilinearly resized mask with > 0, which counts every partly covered edge "
+    "pixel as object."
+)
+V1_GEOMETRY = (
+    "Images and masks take the model's own eval resize + centre crop; the authors stretch "
+    "every photo to 224x224 without a crop, so the crop here removes background at the "
+    "borders."
+)
+V1_POOLED = (
+    "Accuracies are pooled over images (every noisy copy weighs the same); the authors take "
+    "the accuracy per class, then the mean over the classes."
+)
+V1_SUMMARY = "bgbench-v1: the model's eval resize + centre crop, numbers pooled over images"
+
+
+def _paper(summary: str, *deviations: str) -> Protocol:
+    return Protocol(
+        PAPER,
+        summary,
+        settings={"stretch": STRETCH, "aggregation": "class-mean"},
+        deviations=deviations,
+        sources=PAPER_SOURCES,
+    )
+
+
+def _v1(*deviations: str) -> Protocol:
+    return Protocol(
+        "bgbench-v1",
+        V1_SUMMARY,
+        settings={"aggregation": "image-pooled"},
+        deviations=(V1_GEOMETRY, *deviations),
+    )
+
+
+RIVAL10_PROTOCOLS = {
+    "evaluate": (
+        _paper("the authors' 224x224 stretch of every photo; accuracy of the scoring head"),
+        _v1(),
+    ),
+    "noise": (
+        _paper(
+            "Gaussian noise on the object vs the background at the paper's seven σ, ten "
+            "trials; per-class accuracies averaged over the classes; RFS of the averages",
+            BINARY_NOISE_MASK,
+            TEN_TRIALS,
+            SEEDED_NOISE,
+        ),
+        _v1(V1_POOLED, BINARY_NOISE_MASK, SEEDED_NOISE),
+    ),
+    "saliency": (
+        _paper(
+            "Grad-CAM against the object mask on 224x224 stretched photos; scores grouped "
+            "by predicted class, NaN-skipping mean per class, then the mean over classes",
+            BINARY_SALIENCY_MASK,
+        ),
+        _v1(BINARY_SALIENCY_MASK),
+    ),
+}

@@ -21,6 +21,7 @@ COMMANDS = [
     "list_benchmarks",
     "noise",
     "saliency",
+    "graying",
 ]
 
 

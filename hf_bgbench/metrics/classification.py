@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from hf_bgbench.metrics._checks import ArrayLike, as_int_array, labels_in_range, same_length
+from hf_bgbench.metrics._checks import (
+    ArrayLike,
+    as_float_array,
+    as_int_array,
+    labels_in_range,
+    same_length,
+)
 
 
 def accuracy(
@@ -42,3 +48,16 @@ def per_class_accuracy(
     total = np.bincount(ref, minlength=num_classes).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, correct / np.maximum(total, 1), np.nan)
+
+
+def class_mean(values: ArrayLike, labels: ArrayLike) -> float:
+    """The mean over the classes present in ``labels`` of each class's mean of ``values``
+    (one value per image): how Moayeri et al. (2022) average accuracies -- per class, then
+    over the classes (their ``noise_analysis_plots.py``: ``np.average`` of the per-class
+    accuracies), so every class weighs the same whatever its number of images."""
+    vals = as_float_array(values, "values")
+    labs = as_int_array(labels, "labels")
+    same_length(values=vals, labels=labs)
+    if vals.size == 0:
+        raise ValueError("`values` is empty: a class mean needs at least one image.")
+    return float(np.mean([vals[labs == c].mean() for c in np.unique(labs)]))

@@ -32,6 +32,7 @@ from hf_bgbench.metrics._checks import (
     labels_in_range,
     same_length,
 )
+from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import class_bootstrap_means, percentile_interval
 
 
@@ -283,19 +284,6 @@ def rfs_bootstrap_intervals(
         lo, hi = np.quantile(values, [alpha, 1 - alpha])
         out[key] = (float(lo), float(hi))
     return out
-
-
-def class_mean(values: ArrayLike, labels: ArrayLike) -> float:
-    """The mean over the classes present in ``labels`` of each class's mean of ``values``
-    (one value per image): how the RIVAL10 authors average accuracies -- per class, then
-    over the classes (``noise_analysis_plots.py``: ``np.average`` of the ten per-class
-    accuracies), so every class weighs the same whatever its number of images."""
-    vals = as_float_array(values, "values")
-    labs = as_int_array(labels, "labels")
-    same_length(values=vals, labels=labs)
-    if vals.size == 0:
-        raise ValueError("`values` is empty: a class mean needs at least one image.")
-    return float(np.mean([vals[labs == c].mean() for c in np.unique(labs)]))
 
 
 def rfs_class_mean(

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
     class_bootstrap_means,
     percentile_interval,
     wilson_interval,
 )
 from hf_bgbench.metrics.noise import (
-    class_mean,
     instance_rfs,
     rfs_bootstrap_intervals,
     rfs_class_mean,

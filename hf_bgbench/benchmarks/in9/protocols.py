@@ -58,6 +58,10 @@ IN9_PROTOCOLS = {
         "Gaussian noise on the object vs the background; per-class accuracies averaged "
         "over the classes; RFS of the averages",
     ),
+    "graying": _borrowed(
+        "graying",
+        "every background pixel set to 0.5 grey; accuracy per class averaged over the classes",
+    ),
     "saliency": _borrowed(
         "saliency",
         "Grad-CAM against the foreground mask; scores grouped by predicted class, mean per "

@@ -45,7 +45,7 @@ IN9_METRICS = (
         {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
     ),
 )
-IN9_TASKS = ("evaluate", "challenge", "noise", "saliency")
+IN9_TASKS = ("evaluate", "challenge", "noise", "saliency", "graying")
 IN9_READERS = ("hf_bgbench.benchmarks.in9.release:BackgroundsChallengeRelease",)
 IN9_HOOKS = {
     "cached_download": "hf_bgbench.benchmarks.in9.download:cached_in9_release",

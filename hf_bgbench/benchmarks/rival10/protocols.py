@@ -40,6 +40,14 @@ BINARY_SALIENCY_MASK = (
     "binarise the bilinearly resized mask with > 0, which counts every partly covered edge "
     "pixel as object."
 )
+GRAY_MASK = (
+    "The object is kept under the nearest-neighbour resized binary mask; the authors blend "
+    "with the bilinearly resized soft mask (x m + 0.5 (1 - m))."
+)
+NO_GRAY_HEAD = (
+    "Only the first number of Fig. 8 (accuracy of the ordinary head on grayed images): the "
+    "head re-fitted on grey-background training features is not computed by this task."
+)
 V1_GEOMETRY = (
     "Images and masks take the model's own eval resize + centre crop; the authors stretch "
     "every photo to 224x224 without a crop, so the crop here removes background at the "
@@ -93,5 +101,14 @@ RIVAL10_PROTOCOLS = {
             BINARY_SALIENCY_MASK,
         ),
         _v1(BINARY_SALIENCY_MASK),
+    ),
+    "graying": (
+        _paper(
+            "every background pixel set to 0.5 grey on 224x224 stretched photos; accuracy "
+            "per class averaged over the classes",
+            GRAY_MASK,
+            NO_GRAY_HEAD,
+        ),
+        _v1(V1_POOLED, GRAY_MASK, NO_GRAY_HEAD),
     ),
 }

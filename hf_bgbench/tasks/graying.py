@@ -1,0 +1,200 @@
+"""The ``graying`` task: background ablation by graying (Moayeri et al., 2022, Fig. 8;
+SPEC §2 "Other analyses").
+
+Every background pixel of an image of the benchmark's mask variant is set to a flat grey
+(0.5 in [0, 1], the paper's), the object kept: ``x_gray = x ⊙ m + 0.5 (1 − m)`` with the
+binary object mask m. The model sees the clean and the grayed image; the drop in accuracy
+says how much of its accuracy the background carried. Accuracies follow the protocol's
+aggregation (the paper's: per class, then the mean over the classes).
+
+Hooks over the runner: prepare = the mask variant's test images (a seeded subset) at the
+protocol's size; compute = clean and grayed copies per batch through the model step;
+summarise = :mod:`hf_bgbench.tasks.graying_summary`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hf_bgbench.builders.arguments import positive_int
+from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.tasks.graying_summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
+from hf_bgbench.tasks.noise_draw import MASK_THRESHOLD
+from hf_bgbench.tasks.options import REQUIRED, RunOptions, entry_signature, option, output_option
+from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
+
+ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
+GRAYING_OUTPUTS = (
+    "graying.json",
+    "graying.md",
+    "graying_model_index.yaml",
+    "graying.png",
+    PER_IMAGE_FILE,
+)
+
+
+class GrayingError(ValueError):
+    """The graying ablation cannot run as asked (message meant for a person)."""
+
+
+def _gray_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"the grey level is a pixel value in [0, 1] (0.5: mid-grey), got {text!r}"
+        )
+    return value
+
+
+@dataclass
+class GrayingOptions(RunOptions):
+    """Background ablation by graying (Moayeri et al., 2022, Fig. 8) on any benchmark with
+    object masks (test split): every background pixel set to a flat grey, the object kept;
+    accuracy on the clean and on the grayed images, and the drop, per class and overall with
+    95% intervals. Writes graying.json, graying.md, graying_model_index.yaml and
+    graying_images.parquet (per image) to --output."""
+
+    Error = GrayingError
+
+    data: str | Path | None = option(
+        None,
+        "release folder, Hub-layout folder or Hub dataset id whose mask variant has its mask "
+        "column (default: the benchmark's Hub repo, else a `bgbench download`)",
+    )
+    gray: float = option(
+        0.5,
+        "the grey every background pixel is set to, in [0, 1] (the paper's: 0.5)",
+        parse=_gray_level,
+    )
+    seed: int = option(0, "seed of --max-images and the bootstrap (recorded)", parse=int)
+    max_images: int | None = option(
+        None,
+        "seeded random subset of images",
+        parse=positive_int,
+        space_cap=("BGBENCH_SPACE_MAX_IMAGES", 200),
+    )
+    output_dir: str | Path | None = output_option("bgbench_graying")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= float(self.gray) <= 1.0:
+            raise GrayingError(f"--gray must be in [0, 1], got {self.gray!r}.")
+
+
+@dataclass
+class _Work:
+    ds: Any
+    rows: list[int]
+    geometry: Geometry | None
+
+
+def prepare(run: Run) -> _Work:
+    spec = run.spec
+    try:
+        ds = run.reader.load(spec.mask_variant, columns=(spec.mask_column,), split="test")
+    except (ValueError, FileNotFoundError) as err:
+        raise GrayingError(
+            f"Graying keeps the object and greys the rest, so it needs {spec.mask_variant!r} "
+            f"with its {spec.mask_column!r} column: {err}"
+        ) from None
+    rows = run.subset(len(ds), run.options.max_images, what="images")
+    run.start_model()
+    return _Work(ds, rows, run.masked_geometry(ds))
+
+
+def compute(run: Run, work: _Work) -> dict[str, Any]:
+    skipped: list[dict[str, Any]] = []
+    ids, labels, pred, prob = [], [], [], []
+    gray = float(run.options.gray)
+    batches = run.batches(
+        work.ds,
+        work.rows,
+        skipped=skipped,
+        desc="graying",
+        columns=(run.spec.mask_column,),
+        geometry=work.geometry,
+    )
+    try:
+        for batch in batches:
+            x = batch.images.to(run.step.device).float().div_(255)
+            m = (batch.columns[run.spec.mask_column].to(run.step.device) >= MASK_THRESHOLD).float()
+            grayed = x * m + gray * (1 - m)
+            out = run.step.predict(torch.cat([x, grayed]), torch.cat([batch.labels] * 2))
+            k = len(batch)
+            ids += batch.ids
+            labels.append(batch.labels.numpy())
+            pred.append(np.stack([out.pred[:k], out.pred[k:]], axis=1))
+            prob.append(np.stack([out.prob_true[:k], out.prob_true[k:]], axis=1))
+    except DataError as err:
+        raise GrayingError(f"Graying cannot use the data: {err}") from None
+    finally:
+        batches.close()
+    if not ids:
+        raise GrayingError(f"{run.reader.location} [{run.spec.mask_variant}]: no readable image.")
+    return {
+        "ids": ids,
+        "labels": np.concatenate(labels).astype(np.int64),
+        "pred": np.concatenate(pred),  # (n, 2): clean, grayed
+        "prob": np.concatenate(prob).astype(np.float64),
+        "skipped": skipped,
+    }
+
+
+def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
+    o = run.options
+    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    numbers, report, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
+    body = run.body(
+        numbers,
+        variant=run.spec.mask_variant,
+        mask_column=run.spec.mask_column,
+        max_images=o.max_images,
+        image_ids=out["ids"] if o.max_images is not None else None,
+        skipped=out["skipped"],
+        settings=run.settings(
+            resized_to=run.resized_to(),
+            geometry=plain_geometry(work.geometry),
+            mask_threshold=MASK_THRESHOLD,
+        ),
+        timing={
+            "graying_seconds": round(run.seconds, 3),
+            "total_seconds": round(run.total_seconds(), 3),
+        },
+    )
+    files = {PER_IMAGE_FILE: lambda path: frame.to_parquet(path, index=False)}
+    return Summary(body, report(body), RESULT_KEYS, lambda: files)
+
+
+TASK = Task(
+    name="graying",
+    description="Background ablation: accuracy with every background pixel set to grey",
+    options=GrayingOptions,
+    prepare=prepare,
+    compute=compute,
+    summarise=summarise,
+    stem="graying",
+    outputs=GRAYING_OUTPUTS,
+    gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+)
+
+
+def run_graying(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+    """Background ablation by graying of ``model`` (a model id or a loaded classifier) with
+    the :class:`GrayingOptions` ``options``: accuracy on clean and background-grayed test
+    images and the drop, per class and overall. Returns the results document; with
+    ``output_dir`` also writes graying.json, graying.md, graying_model_index.yaml and
+    graying_images.parquet."""
+    return execute(TASK, model, data=data, **options)
+
+
+run_graying.__signature__ = entry_signature(GrayingOptions, model=REQUIRED, data=None)

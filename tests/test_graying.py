@@ -1,0 +1,79 @@
+"""The graying task (background ablation, Moayeri et al. 2022 Fig. 8) on the synthetic IN-9
+release of tests/in9_fixture.py, where each answer can be worked out by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from hf_bgbench.cli import main
+from hf_bgbench.tasks.graying import GRAYING_OUTPUTS, run_graying
+from tests.in9_fixture import BOX
+from tests.test_noise import RegionRule
+
+
+def _run(release, model, **kw):
+    kw.setdefault("progress", False)
+    kw.setdefault("num_workers", 0)
+    kw.setdefault("device", "cpu")
+    return run_graying(model, release, **kw)
+
+
+def test_background_model_loses_everything_object_model_nothing(in9_release, tmp_path):
+    """18 images (9 classes x 2). A model that reads the background is right on 16 clean
+    images (classes 7 and 8 have one misleading background each: class means 1.0 x 7 and
+    0.5 x 2 -> 8/9) and on none once the background is grey; a model that reads the object
+    is right on the 9 coloured objects, grey background or not."""
+    bg_model = RegionRule("bg")
+    r = _run(in9_release, bg_model, output_dir=tmp_path)
+    assert r["accuracy_clean"] == pytest.approx(8 / 9)
+    assert r["accuracy_grayed"] == 0.0 and r["drop"] == pytest.approx(8 / 9)
+    assert r["per_class"]["fish"]["accuracy_clean"] == 0.5  # class 8: one misleading bg
+    assert bg_model.forward_images == 36  # each image clean and grayed, once
+    lo, hi = r["drop_ci95"]
+    assert lo <= r["drop"] <= hi
+    assert r["protocol"]["name"] == "class-mean" and r["aggregation"] == "class-mean"
+    assert set(p.name for p in tmp_path.iterdir()) == set(GRAYING_OUTPUTS)
+    assert json.loads((tmp_path / "graying.json").read_text())["drop"] == pytest.approx(8 / 9)
+
+    fg = _run(in9_release, RegionRule("fg"))
+    assert fg["accuracy_clean"] == 0.5 and fg["accuracy_grayed"] == 0.5 and fg["drop"] == 0.0
+
+
+class _Recorder(RegionRule):
+    def __init__(self):
+        super().__init__("fg")
+        self.inputs: list[torch.Tensor] = []
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        self.inputs.append(x.clone())
+        return super().logits(x)
+
+
+def test_grayed_image_keeps_the_object_and_greys_the_rest(in9_release):
+    model = _Recorder()
+    _run(in9_release, model, gray=0.25, max_images=2, batch_size=2)
+    clean, grayed = torch.cat(model.inputs).split(2)
+    x0, y0, x1, y1 = BOX
+    inside = torch.zeros(clean.shape[-2:], dtype=torch.bool)
+    inside[y0:y1, x0:x1] = True
+    assert torch.equal(grayed[:, :, inside], clean[:, :, inside])
+    assert torch.all(grayed[:, :, ~inside] == 0.25)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gray", "1.5"], "grey level is a pixel value in [0, 1]"),
+        (["--protocol", "nope"], "--protocol 'nope'"),
+    ],
+)
+def test_bad_graying_arguments_are_named(in9_release, tmp_path, capsys, args, message):
+    try:  # argparse refuses a bad value (SystemExit 2), the task a bad name (exit code 2)
+        code = main(["graying", "tf_efficientnet_lite0", "--data", str(in9_release), *args])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2
+    assert message in capsys.readouterr().err

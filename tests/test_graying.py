@@ -34,7 +34,7 @@ def test_background_model_loses_everything_object_model_nothing(in9_release, tmp
     assert bg_model.forward_images == 36  # each image clean and grayed, once
     lo, hi = r["drop_ci95"]
     assert lo <= r["drop"] <= hi
-    assert r["protocol"]["name"] == "class-mean" and r["aggregation"] == "class-mean"
+    assert r["protocol"]["name"] == "moayeri2022" and r["aggregation"] == "image-pooled"
     assert set(p.name for p in tmp_path.iterdir()) == set(GRAYING_OUTPUTS)
     assert json.loads((tmp_path / "graying.json").read_text())["drop"] == pytest.approx(8 / 9)
 
@@ -77,3 +77,28 @@ def test_bad_graying_arguments_are_named(in9_release, tmp_path, capsys, args, me
         code = stop.code
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_rival10_grays_each_attribute_alone(tmp_path):
+    """RIVAL10 (the paper protocol: photos and masks stretched to 224x224): besides the
+    background, each attribute with a mask is grayed alone, on the images that have it;
+    the model sees one copy per such attribute."""
+    from tests.rival10_fixture import fixture_items, write_rival10_release
+    from tests.test_noise import Recorder
+
+    release = write_rival10_release(tmp_path)
+    model = Recorder()
+    r = _run(release, model, benchmark="rival10", label_map="imagenet", batch_size=4)
+    test = [item for item in fixture_items() if item.split == "test"]
+    expected = {}
+    for item in test:
+        for name, mask in item.attribute_masks.items():
+            if name != "entire-object" and mask.any():
+                expected[name] = expected.get(name, 0) + 1
+    assert len(expected) >= 3
+    assert {a: v["n"] for a, v in r["per_attribute"].items()} == expected
+    forwarded = sum(len(x) for x in model.inputs)
+    assert forwarded == 2 * len(test) + sum(expected.values())
+    assert r["protocol"]["name"] == "rival10-paper"
+    assert r["settings"]["geometry"]["resize"] == [224, 224]
+    assert r["aggregation"] == "image-pooled"  # as the authors count graying

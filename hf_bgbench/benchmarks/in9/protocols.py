@@ -17,29 +17,29 @@ PAPER_SOURCES = (
 )
 BORROWED = (
     "IN-9's paper defines no {task} analysis: this applies Moayeri et al. (2022)'s protocol "
-    "(per-class numbers averaged over the classes) to IN-9's original images and their "
-    "foreground masks."
+    "to IN-9's original images and their foreground masks."
 )
 BINARY_MASK = "Foreground masks are IN-9's own, binary (fg_mask > 0), at 224x224 as released."
 V1_POOLED = "Numbers pooled over images (every image weighs the same), not averaged per class."
 
 
-def _borrowed(task: str, summary: str) -> tuple[Protocol, ...]:
-    return (
-        Protocol(
-            "class-mean",
-            summary,
-            settings={"aggregation": "class-mean"},
-            deviations=(BORROWED.format(task=task), BINARY_MASK),
-            sources=("Moayeri et al., CVPR 2022 (the RFS and saliency-alignment protocol)",),
-        ),
-        Protocol(
-            "bgbench-v1",
-            "bgbench-v1: numbers pooled over images",
-            settings={"aggregation": "image-pooled"},
-            deviations=(BORROWED.format(task=task), BINARY_MASK, V1_POOLED),
-        ),
+def _borrowed(task: str, summary: str, aggregation: str = "class-mean") -> tuple[Protocol, ...]:
+    borrowed = Protocol(
+        "moayeri2022",
+        summary,
+        settings={"aggregation": aggregation},
+        deviations=(BORROWED.format(task=task), BINARY_MASK),
+        sources=("Moayeri et al., CVPR 2022, and their released code",),
     )
+    if aggregation != "class-mean":
+        return (borrowed,)
+    pooled = Protocol(
+        "bgbench-v1",
+        "bgbench-v1: numbers pooled over images",
+        settings={"aggregation": "image-pooled"},
+        deviations=(BORROWED.format(task=task), BINARY_MASK, V1_POOLED),
+    )
+    return borrowed, pooled
 
 
 IN9_PROTOCOLS = {
@@ -60,7 +60,9 @@ IN9_PROTOCOLS = {
     ),
     "graying": _borrowed(
         "graying",
-        "every background pixel set to 0.5 grey; accuracy per class averaged over the classes",
+        "every background pixel set to 0.5 grey; accuracy pooled over the test images, as "
+        "Moayeri et al. count it",
+        aggregation="image-pooled",
     ),
     "saliency": _borrowed(
         "saliency",

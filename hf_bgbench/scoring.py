@@ -218,8 +218,10 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 class MeanDrop:
     """``name`` = mean over the ``others`` present of acc(``reference``) − acc(other) (the
     per-variant accuracies over all their images); ``<name>_ci95``: a seeded bootstrap over
-    the ids every one of them shares; ``<name>_variants``: what was averaged. Also a bars
-    figure of each drop with its paired-bootstrap interval (``figure`` names the file)."""
+    the ids every one of them shares; ``<name>_variants``: what was averaged;
+    ``<name>_reference``: the base the drops are taken from. Variants left out of ``others``
+    (e.g. a control) are not averaged. Also a bars figure of each drop with its
+    paired-bootstrap interval (``figure`` names the file)."""
 
     name: str
     reference: str
@@ -236,7 +238,12 @@ class MeanDrop:
         return (self.reference,)
 
     def missing(self) -> dict[str, Any]:
-        return {self.name: None, f"{self.name}_ci95": None, f"{self.name}_variants": []}
+        return {
+            self.name: None,
+            f"{self.name}_ci95": None,
+            f"{self.name}_variants": [],
+            f"{self.name}_reference": self.reference,
+        }
 
     def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
         present = [v for v in self.others if v in frames and v != self.reference]
@@ -266,7 +273,8 @@ class MeanDrop:
             ci95=interval,
             n=len(correct),
             headline=self.headline,
-            description=self.description,
+            description=f"{self.description} Base: {self.reference}; averaged: "
+            f"{', '.join(present)}.".strip(),
             short=self.short,
             latex=self.headline,
         )
@@ -290,7 +298,12 @@ class MeanDrop:
                     ylim=None,
                 )
             )
-        values = {self.name: value, f"{self.name}_ci95": interval, f"{self.name}_variants": present}
+        values = {
+            self.name: value,
+            f"{self.name}_ci95": interval,
+            f"{self.name}_variants": present,
+            f"{self.name}_reference": self.reference,
+        }
         return MetricOutput(values, report)
 
 

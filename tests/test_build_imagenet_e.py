@@ -11,10 +11,13 @@ import pytest
 from datasets import load_dataset
 from PIL import Image
 
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.edit_set import CPU_EDITS
+from hf_bgbench.benchmarks.imagenet_e.fidelity import data_deviations
 from hf_bgbench.benchmarks.in9.labels import in9_classes
 from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs, read_card_metadata
+from hf_bgbench.data.sources import resolve_source
 
 COLUMNS = ["image", "label", "id", "mask", "object_pixel_rate", "edit_params"]
 
@@ -52,13 +55,20 @@ def test_every_cpu_edit_loads_with_the_schema(built):
         assert ds["id"] == ids
         row = ds[0]
         mask = np.asarray(row["mask"]) > 0
-        assert row["mask"].mode == "L" and row["image"].size == (224, 224)
+        assert row["mask"].mode == "L" and row["image"].size == (256, 256)  # authors' canvas
         assert row["object_pixel_rate"] == pytest.approx(mask.mean(), abs=1e-6)
         params = json.loads(row["edit_params"])
         assert params["edit"] == edit and params["seed"] == 0
+        method = "unedited" if edit == "original" else "cpu-inpaint-paste"
+        assert {json.loads(p)["edit_method"] for p in ds["edit_params"]} == {method}
         if edit.startswith("size_0"):
             rate = float(edit.split("_")[1])
-            assert all(abs(r - rate) <= 0.05 * rate for r in ds["object_pixel_rate"])
+            assert all(abs(r - rate) <= 0.015 for r in ds["object_pixel_rate"])
+            assert all(json.loads(p)["within_tolerance"] for p in ds["edit_params"])
+        if edit == "size_full":
+            for m in ds["mask"]:
+                m = np.asarray(m) > 0
+                assert (m[0].any() and m[-1].any()) or (m[:, 0].any() and m[:, -1].any())
         if edit in ("bg_random", "bg_simpler", "bg_complex"):
             assert all(
                 json.loads(p)["background_id"] not in ("", i)
@@ -70,9 +80,40 @@ def test_every_cpu_edit_loads_with_the_schema(built):
         if edit == "bg_texture":
             assert params["texture"] in ("checker", "stripes", "noise")
         if edit == "position":
-            assert all(r == pytest.approx(0.05, rel=0.05) for r in ds["object_pixel_rate"])
+            assert all(abs(r - 0.05) <= 0.015 for r in ds["object_pixel_rate"])
+            assert {json.loads(p)["from"]["edit"] for p in ds["edit_params"]} == {"size_0.05"}
+        if edit == "rotation":
+            angles = [json.loads(p)["angle"] for p in ds["edit_params"]]
+            assert all(a == int(a) and -45 <= a <= 45 for a in angles)
     report = json.loads((built / "build_report.json").read_text())
     assert report["kept"] == 18 and not any(report["dropped"].values())
+
+
+def test_the_card_records_the_edit_method_and_says_not_comparable(built):
+    meta = read_card_metadata(built)["bgbench_build"]
+    assert meta["kind"] == "cpu" and meta["comparable_to_published"] is False
+    assert meta["canvas"] == [256, 256] and meta["fit"] == "resize"
+    assert meta["edit_method"]["original"] == "unedited"
+    assert {meta["edit_method"][e] for e in CPU_EDITS if e != "original"} == {"cpu-inpaint-paste"}
+    text = (built / "README.md").read_text()
+    assert "Not comparable to the published ImageNet-E table" in text
+    assert "| `size_0.05` | 18 | `cpu-inpaint-paste` |" in text
+
+
+def test_data_deviations_of_a_cpu_build(built):
+    spec = get_benchmark("imagenet-e")
+    found = data_deviations(spec, resolve_source(built, spec))
+    first = found[0]
+    assert first.startswith("the edits of this build were made on a CPU by inpainting and pasting")
+    assert "size_0.05=cpu-inpaint-paste" in first and "original=unedited" in first
+    assert first.endswith("not comparable to the published ImageNet-E table")
+    text = " | ".join(found)
+    assert "bg_simpler of this build uses another image's inpainted background" in text
+    assert "bg_texture is not a paper edit" in text
+    assert "size_full of this build zooms the object with one factor" in text
+    assert "bg_complex_adv" in text and "no bg_inversion (λ = 0 inversion) control" in text
+    assert "seed(s) 0" in text and "means over 5 runs" in text
+    assert "not the authors' 256 x 256" not in text  # built on the authors' canvas
 
 
 def test_byte_identical_whatever_the_workers_and_resumable(in9_build, built, tmp_path):
@@ -107,7 +148,17 @@ def test_photo_folders_with_masks_use_imagenet_labels(tmp_path):
     report = json.loads((out / "build_report.json").read_text())
     assert report["skipped"] == {"no_mask": 1} and report["label_space"] == "imagenet-1k"
     image = Image.open(io.BytesIO(ds.data.column("image")[0].as_py()["bytes"]))
-    assert image.size == (224, 224)
+    assert image.size == (256, 256)  # the whole 300 x 200 photo resized to the authors' canvas
+    mask = np.asarray(load_dataset(str(out), "original", split="test")[0]["mask"]) > 0
+    ys, xs = np.nonzero(mask)  # the box 100..200 x 60..140 of 300 x 200, scaled by 256/300
+    # and 256/200 (a centre crop would put it at x 64..192)
+    assert abs(xs.min() - 85.3) <= 1 and abs(xs.max() + 1 - 170.7) <= 1
+    assert abs(ys.min() - 76.8) <= 1 and abs(ys.max() + 1 - 179.2) <= 1
+    # read from the rows' edit_params (ImageNet-1k labels: the reader serves them)
+    spec = get_benchmark("imagenet-e")
+    found = data_deviations(spec, resolve_source(out, spec))
+    assert found[0].startswith("the edits of this build were made on a CPU by inpainting")
+    assert "rotation=cpu-inpaint-paste" in found[0]
 
 
 def test_clear_errors(tmp_path, capsys):

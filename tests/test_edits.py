@@ -6,10 +6,15 @@ import cv2
 import numpy as np
 import pytest
 
+from hf_bgbench.benchmarks.imagenet_e.edit_set import apply_edit
 from hf_bgbench.edits import EditError, seeded_rng
 from hf_bgbench.edits.backgrounds import TEXTURES, replace_background, texture, texture_background
 from hf_bgbench.edits.complexity import complexity_bins, fourier_complexity, glcm_measures
 from hf_bgbench.edits.geometry import (
+    RATE_TOLERANCE,
+    ROTATION_MAX_ANGLE,
+    draw_angle,
+    full_window,
     move_object,
     object_box,
     paste,
@@ -17,6 +22,7 @@ from hf_bgbench.edits.geometry import (
     rotate_object,
 )
 from hf_bgbench.edits.inpaint import remove_object
+from tests import synthetic_scenes
 
 RED, BLUE = (220, 20, 20), (20, 40, 200)
 
@@ -69,10 +75,70 @@ def test_size_edit_reaches_the_object_pixel_rate(rate):
     assert not red_pixels(result.image)[~result.mask].any()
 
 
-def test_size_full_keeps_the_object():
-    image, mask = scene()
+def _photo(label: int, k: int, box_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """A synthetic photo (textured background, elliptical object) on a 128 x 160 canvas."""
+    rgb, truth, _ = synthetic_scenes.scene(label, k, size=(160, 128), box_scale=box_scale)
+    return rgb, truth
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.08, 0.05])
+@pytest.mark.parametrize(
+    "label, k, box_scale", [(0, 0, 1.0), (3, 1, 0.4), (5, 2, 1.5), (7, 3, 0.7)]
+)
+def test_size_edits_land_within_the_authors_tolerance(rate, label, k, box_scale):
+    image, mask = _photo(label, k, box_scale)
+    result = resize_object(image, mask, remove_object(image, mask).image, rate)
+    reached = result.mask.mean()
+    assert abs(reached - rate) <= RATE_TOLERANCE  # resize_obj.py: |rate - scale| <= 0.015
+    assert result.params["object_pixel_rate"] == pytest.approx(reached, abs=1e-6)
+    assert result.params["within_tolerance"] is True
+    assert result.params["rate_tolerance"] == RATE_TOLERANCE
+
+
+def test_size_edit_iterates_when_the_frame_cuts_the_object():
+    # a small object in the corner: one step s = sqrt(0.1 / rate) grows it about its centre,
+    # mostly out of the frame (rate ~0.04); the scale has to be iterated
+    image, mask = scene(box=(0, 0, 10, 10))
+    result = resize_object(image, mask, remove_object(image, mask).image, 0.1)
+    assert result.params["rate_steps"] > 1
+    assert abs(result.mask.mean() - 0.1) <= RATE_TOLERANCE
+    one_step = np.sqrt(0.1 / mask.mean())
+    assert result.params["scale"] > one_step
+
+
+@pytest.mark.parametrize(
+    "box", [(40, 50, 72, 94), (0, 0, 30, 128), (100, 5, 127, 40), (10, 60, 110, 80)]
+)
+def test_size_full_fills_the_frame_with_the_whole_object(box):
+    image, mask = scene(box=box)
     result = resize_object(image, mask, remove_object(image, mask).image, None)
-    assert result.params["scale"] == 1.0 and np.array_equal(result.mask, mask)
+    new = result.mask
+    touches_rows = new[0].any() and new[-1].any()
+    touches_cols = new[:, 0].any() and new[:, -1].any()
+    assert touches_rows or touches_cols  # spans the frame along the axis that binds
+    scale = result.params["scale"]
+    x, y, w, h = object_box(mask)
+    assert scale == pytest.approx(min(128 / h, 128 / w))  # as large as possible...
+    # ... with its whole body inside: nothing cut, the area grows by exactly s^2
+    assert new.sum() == pytest.approx(mask.sum() * scale**2, rel=0.03)
+    # the object's colours, away from its edge (at the frame, the edge is the frame itself)
+    away = np.zeros_like(new)
+    away[4:-4, 4:-4] = True
+    assert red_pixels(result.image)[interior(new) & away].all()
+
+
+def test_size_full_on_photos_keeps_the_whole_ellipse():
+    for label, k in [(0, 0), (2, 1), (6, 3)]:
+        image, mask = _photo(label, k)
+        result = resize_object(image, mask, remove_object(image, mask).image, None)
+        scale, x0, y0 = full_window(mask)
+        new = result.mask
+        assert (new[0].any() and new[-1].any()) or (new[:, 0].any() and new[:, -1].any())
+        assert new.sum() == pytest.approx(mask.sum() * scale**2, rel=0.03)
+        # the crop window lies inside the photo and holds the object's whole box
+        x, y, w, h = object_box(mask)
+        assert 0 <= x0 <= x and x + w <= x0 + 160 / scale + 1e-6
+        assert 0 <= y0 <= y and y + h <= y0 + 128 / scale + 1e-6
 
 
 def test_position_edit_keeps_the_object_inside_the_frame():
@@ -102,6 +168,43 @@ def test_rotation_maps_the_mask(angle, k):
     expected = np.rot90(mask, k)  # counter-clockwise, as OpenCV's positive angles
     iou = (result.mask & expected).sum() / (result.mask | expected).sum()
     assert iou > 0.97
+
+
+def test_rotation_turns_about_the_image_centre():
+    # an object far from the centre: turned about the image centre (the authors' PIL
+    # Image.rotate), a quarter turn is np.rot90 of the whole mask -- about its own box centre
+    # it would stay in the same corner
+    image, mask = scene(size=128, box=(8, 10, 40, 34))
+    result = rotate_object(image, mask, remove_object(image, mask).image, angle=90)
+    expected = np.rot90(mask, 1)
+    iou = (result.mask & expected).sum() / (result.mask | expected).sum()
+    assert iou > 0.95 and result.params["centre"] == "image"
+
+
+def test_rotation_angle_is_the_authors_integer_in_plus_minus_45():
+    assert ROTATION_MAX_ANGLE == 45
+    angles = [draw_angle(seeded_rng(s, "id", "rotation")) for s in range(3000)]
+    assert all(isinstance(a, int) for a in angles)
+    assert min(angles) == -45 and max(angles) == 45  # both ends, as random.randint
+    assert len(set(angles)) == 91
+    image, mask = scene()
+    bg = remove_object(image, mask).image
+    for seed in range(10):
+        angle = rotate_object(image, mask, bg, seeded_rng(seed, "r")).params["angle"]
+        assert angle == int(angle) and -45 <= angle <= 45
+
+
+def test_position_moves_the_size_005_object():
+    image, mask = _photo(4, 0)
+    clean = remove_object(image, mask).image
+    small = apply_edit("size_0.05", image, mask, clean=clean, rng=seeded_rng(0, "s"))
+    moved = apply_edit("position", image, mask, clean=clean, rng=seeded_rng(0, "p"))
+    assert moved.params["from"]["edit"] == "size_0.05"
+    assert abs(moved.mask.mean() - 0.05) <= RATE_TOLERANCE
+    dx, dy = moved.params["dx"], moved.params["dy"]
+    shifted = np.roll(np.roll(small.mask, dy, axis=0), dx, axis=1)
+    assert np.array_equal(moved.mask, shifted)  # the 0.05 object, translated whole
+    assert moved.params["edit_method"] == "cpu-inpaint-paste"
 
 
 def test_rotation_draws_and_records_the_angle():

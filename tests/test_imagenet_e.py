@@ -9,6 +9,7 @@ from pathlib import Path
 
 import datasets
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -16,6 +17,7 @@ from PIL import Image
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.convert import convert_imagenet_e_release
+from hf_bgbench.benchmarks.imagenet_e.fidelity import data_deviations
 from hf_bgbench.benchmarks.imagenet_e.release import ImageNetELayoutError, imagenet_e_features
 from hf_bgbench.cli import main
 from hf_bgbench.cli.validate import validate
@@ -23,6 +25,8 @@ from hf_bgbench.data import hub
 from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.labels import imagenet_label_space
+from hf_bgbench.scoring import ScoringContext, compute_metrics
+from hf_bgbench.spec import resolve_hook
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import _Preprocessing
 
@@ -314,3 +318,48 @@ def test_the_flat_layout_fails_clearly_without_good_labels(tmp_path):
     labels.unlink()
     with pytest.raises(ImageNetELayoutError, match="no labels.txt next to it"):
         convert_imagenet_e_release(src, tmp_path / "o2", progress=False, spec=IMAGENET_E)
+
+
+def _frame(preds: list[int], labels: list[int]) -> pd.DataFrame:
+    ids = [f"img{i}" for i in range(len(labels))]
+    return pd.DataFrame({"id": ids, "label": labels, "pred": preds})
+
+
+def test_mean_da_averages_the_paper_edits_only_by_hand():
+    labels = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    right = list(labels)
+
+    def wrong(n: int) -> list[int]:  # the first n images predicted wrong
+        return [(y + 1) % 10 if i < n else y for i, y in enumerate(labels)]
+
+    frames = {
+        "original": _frame(wrong(1), labels),  # acc 0.9: the base
+        "bg_inversion": _frame(wrong(2), labels),  # control, DA 0.1: not averaged
+        "bg_texture": _frame(wrong(10), labels),  # CPU-only, DA 0.9: not averaged
+        "bg_complex": _frame(wrong(4), labels),  # DA 0.3
+        "size_0.05": _frame(wrong(6), labels),  # DA 0.5
+        "rotation": _frame(right, labels),  # DA -0.1
+    }
+    accuracies = {v: float((f["pred"] == f["label"]).mean()) for v, f in frames.items()}
+    ctx = ScoringContext(accuracies=accuracies, classes=tuple(str(c) for c in range(1000)))
+    out = compute_metrics(IMAGENET_E.metrics, frames, ctx).values
+    by_hand = ((0.9 - 0.6) + (0.9 - 0.4) + (0.9 - 1.0)) / 3  # bg_complex, size_0.05, rotation
+    assert out["mean_da"] == pytest.approx(by_hand)
+    assert out["mean_da_variants"] == ["bg_complex", "size_0.05", "rotation"]
+    assert out["mean_da_reference"] == "original"
+    # the control and the CPU-only edit are reported on their own
+    assert out["da/bg_inversion"] == pytest.approx(0.1)
+    assert out["da/bg_texture"] == pytest.approx(0.9)
+    report = compute_metrics(IMAGENET_E.metrics, frames, ctx).report
+    labels_shown = {s.key: s.label for s in report.scores}
+    assert "control" in labels_shown["da/bg_inversion"]
+    assert "not a paper edit" in labels_shown["da/bg_texture"]
+    headline = next(s for s in report.scores if s.key == "mean_da")
+    assert "Base: original" in headline.description
+
+
+def test_no_data_deviations_for_the_released_images(release, converted):
+    hook = resolve_hook(IMAGENET_E.hooks["data_deviations"])
+    assert hook is data_deviations
+    assert data_deviations(IMAGENET_E, resolve_source(release, IMAGENET_E)) == []
+    assert data_deviations(IMAGENET_E, resolve_source(converted, IMAGENET_E)) == []

@@ -43,7 +43,12 @@ from hf_bgbench.edits.diffusion_model import (
     load_diffusion_model,
     require_diffusers,
 )
-from hf_bgbench.edits.geometry import move_object, resize_object, rotate_object
+from hf_bgbench.edits.geometry import (
+    ROTATION_MAX_ANGLE,
+    move_object,
+    resize_object,
+    rotate_object,
+)
 from hf_bgbench.edits.guidance import ImageClassifier, background_objective
 from hf_bgbench.edits.types import EditError, EditResult, as_image, as_mask
 
@@ -257,7 +262,7 @@ def diffusion_geometry(
     rng: np.random.Generator | None = None,
     rate: float | None = None,
     angle: float | None = None,
-    max_angle: float = 180.0,
+    max_angle: float = ROTATION_MAX_ANGLE,
     **diffusion_options: Any,
 ) -> EditResult:
     """``edit`` in ("size", "position", "rotation"): the object and its mask mapped by the

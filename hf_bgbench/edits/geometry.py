@@ -4,15 +4,26 @@ Each edit maps the object (image pixels under the mask) with a 2x3 affine matrix
 two rows of the paper's 3x3 transforms:
 
 - T_size = [[s, 0, Δx], [0, s, Δy]] with Δx = (1 - s)(x + w/2), Δy = (1 - s)(y + h/2):
-  scaling by ``s`` about the centre of the object's box (x, y, w, h), ``s`` chosen so that
-  the object pixel rate (object pixels / image pixels) reaches the target;
+  scaling by ``s`` about the centre of the object's box (x, y, w, h). ``s`` is iterated, as
+  the authors' ``resize_obj.py`` (``rescale``) does, s ← s·sqrt(target / rate), until the
+  object pixel rate (object pixels / image pixels) is within :data:`RATE_TOLERANCE` of the
+  target (the object may be cut at the frame, so one step is not always enough);
+- "Full" (the paper: "the object as large as possible while maintaining its whole body
+  inside the image"): the authors' ``rescale_maximum`` crops a window around the object's
+  box and zooms it to the canvas, so the object spans the frame along the axis that binds;
+  :func:`full_matrix`;
 - T_position = translation of the box to (x', y'), x' ∈ [0, W - w], y' ∈ [0, H - h] drawn
-  uniformly, so the object stays inside the frame;
-- T_direction = rotation by θ about the box centre.
+  uniformly (integers, both ends included, as the authors' ``change_place.find_bbox``), so
+  the object stays inside the frame;
+- T_direction = rotation by θ about the centre of the *image* (the authors rotate the whole
+  object image with PIL's ``Image.rotate``, whose default centre is the image centre), θ an
+  integer number of degrees drawn uniformly in [-45, 45] (the authors' random rule in
+  ``image_editor.py``).
 
 The mapped object is pasted onto a background (usually the image's own inpainted background,
 :func:`hf_bgbench.edits.inpaint.remove_object`) by :func:`paste`: Poisson blending
-(``cv2.seamlessClone``) at the seam, the object's own colours inside.
+(``cv2.seamlessClone``) at the seam, the object's own colours inside. The paper blends the
+edited object in with a diffusion model instead (:mod:`hf_bgbench.edits.diffusion` does that).
 """
 
 from __future__ import annotations
@@ -28,6 +39,14 @@ FEATHER = 3.0
 Poisson blending alone keeps only gradients, so a uniform object would take the colour of
 the background around it; the ramp keeps the object recognisable and the seam invisible."""
 _PAD = 2  # seamlessClone ignores the outermost pixel of the mask; objects may touch the border
+RATE_TOLERANCE = 0.015
+"""How far the object pixel rate reached may be from the target: the authors' acceptance
+test in ``resize_obj.py`` (``rescale``: |rate - scale| > 0.015 keeps iterating)."""
+MAX_RATE_STEPS = 50
+"""Scale steps before giving up on the target rate (the authors' ``max_steps``)."""
+ROTATION_MAX_ANGLE = 45
+"""θ is an integer in [-45, 45] degrees: the random-angle rule in the authors'
+``image_editor.py`` (``random.randint(-45, 45)``)."""
 
 
 def object_box(mask: np.ndarray) -> tuple[int, int, int, int]:
@@ -64,6 +83,14 @@ def paste(
     return out
 
 
+def warped_mask(mask: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``mask`` mapped by the 2x3 ``matrix`` (bilinear, then halved: what :func:`warp_object`
+    pastes through), cut at the frame."""
+    h, w = mask.shape
+    warped = cv2.warpAffine(mask.astype(np.uint8) * 255, matrix, (w, h), flags=cv2.INTER_LINEAR)
+    return warped > 127
+
+
 def warp_object(
     image: np.ndarray,
     mask: np.ndarray,
@@ -78,9 +105,7 @@ def warp_object(
     moved = cv2.warpAffine(
         image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
-    moved_mask = (
-        cv2.warpAffine(mask.astype(np.uint8) * 255, matrix, (w, h), flags=cv2.INTER_LINEAR) > 127
-    )
+    moved_mask = warped_mask(mask, matrix)
     return paste(background, moved, moved_mask, blend=blend), moved_mask
 
 
@@ -100,6 +125,73 @@ def size_matrix(mask: np.ndarray, scale: float) -> np.ndarray:
     return np.array([[scale, 0.0, dx], [0.0, scale, dy]])
 
 
+def zoom_matrix(scale: float, x0: float, y0: float) -> np.ndarray:
+    """The window whose top-left corner is (x0, y0) (pixel edges) zoomed by ``scale`` onto
+    the canvas, as a matrix on pixel indices (pixel i covers [i, i + 1), centre i + 0.5)."""
+    return np.array(
+        [
+            [scale, 0.0, scale * (0.5 - x0) - 0.5],
+            [0.0, scale, scale * (0.5 - y0) - 0.5],
+        ]
+    )
+
+
+def full_window(mask: np.ndarray) -> tuple[float, float, float]:
+    """(scale, x0, y0) of "Full": the largest zoom that keeps the object's whole box in the
+    frame, s = min(H / h, W / w), and the window (x0, y0, W / s, H / s) it crops.
+
+    As the authors' ``rescale_maximum``: along the axis that binds, the window is the box
+    itself (the object touches both borders); along the other, the window is placed so the
+    box centre keeps its relative place (x0 = c_x (1 - 1/s), what zooming about the centre
+    gives), moved just enough to hold the whole box. Their code sizes that other side as
+    w·h/H and unions it with the box, so the window loses the canvas's aspect ratio and the
+    object is stretched when resized to the canvas; ours keeps one scale for both axes."""
+    x, y, w, h = object_box(mask)
+    height, width = mask.shape
+    scale = min(height / h, width / w)
+    win_w, win_h = width / scale, height / scale
+    cx, cy = x + w / 2, y + h / 2
+    x0 = float(np.clip(cx * (1 - 1 / scale), x + w - win_w, x))
+    y0 = float(np.clip(cy * (1 - 1 / scale), y + h - win_h, y))
+    return float(scale), x0, y0
+
+
+def full_matrix(mask: np.ndarray) -> np.ndarray:
+    """The 2x3 matrix of "Full" (:func:`full_window`)."""
+    return zoom_matrix(*full_window(mask))
+
+
+def fit_size_scale(
+    mask: np.ndarray,
+    rate: float,
+    *,
+    tolerance: float = RATE_TOLERANCE,
+    max_steps: int = MAX_RATE_STEPS,
+) -> tuple[float, float, int]:
+    """(scale, object pixel rate reached, steps) of T_size towards the target ``rate``.
+
+    The first step is s = sqrt(rate / rate_before); then, as the authors' ``rescale``,
+    s ← s·sqrt(rate / reached) while the rate reached is more than ``tolerance`` off -- the
+    frame cuts an object grown near its border, and small objects lose pixels to rounding.
+    Each step maps the original mask (no resampling of resampled pixels). Stops when a step
+    does not bring the rate closer (the frame cannot hold more of the object) or after
+    ``max_steps``; the closest scale is returned with the rate it reaches."""
+    before = float(mask.mean())
+    scale = float(np.sqrt(rate / before))
+    best: tuple[float, float, int] | None = None
+    for step in range(1, max_steps + 1):
+        reached = float(warped_mask(mask, size_matrix(mask, scale)).mean())
+        if best is None or abs(reached - rate) < abs(best[1] - rate):
+            best = (scale, reached, step)
+        elif step > 1:
+            break  # no closer than the best: further steps cannot help
+        if abs(reached - rate) <= tolerance or reached <= 0:
+            break
+        scale *= float(np.sqrt(rate / reached))
+    assert best is not None
+    return best
+
+
 def resize_object(
     image: np.ndarray,
     mask: np.ndarray,
@@ -107,27 +199,40 @@ def resize_object(
     rate: float | None,
     *,
     blend: str = "poisson",
+    tolerance: float = RATE_TOLERANCE,
 ) -> EditResult:
-    """T_size to the object pixel rate ``rate`` (None: "Full", the object re-pasted at its
-    own size, s = 1). A rate the frame cannot hold about the centre is cut at the frame; the
-    rate reached is recorded as ``object_pixel_rate``."""
+    """T_size to the object pixel rate ``rate`` within ``tolerance``
+    (:func:`fit_size_scale`), or "Full" for None (:func:`full_matrix`: the object zoomed
+    until its box spans the frame along one axis, whole). The rate reached is recorded as
+    ``object_pixel_rate``, with ``within_tolerance``."""
     img, m, bg = _inputs(image, mask, background)
     if rate is not None and not 0 < rate <= 1:
         raise EditError(f"The object pixel rate must be in (0, 1], got {rate}.")
     before = float(m.mean())
-    scale = 1.0 if rate is None else float(np.sqrt(rate / before))
-    matrix = size_matrix(m, scale)
+    params: dict = {"edit": "size", "target_rate": "full" if rate is None else rate}
+    if rate is None:
+        scale, x0, y0 = full_window(m)
+        matrix = zoom_matrix(scale, x0, y0)
+        params["window"] = [round(v, 3) for v in (x0, y0, m.shape[1] / scale, m.shape[0] / scale)]
+    else:
+        scale, _, steps = fit_size_scale(m, rate, tolerance=tolerance)
+        matrix = size_matrix(m, scale)
+        params["rate_steps"] = steps
     out, new_mask = warp_object(img, m, bg, matrix, blend=blend)
-    params = {
-        "edit": "size",
-        "target_rate": "full" if rate is None else rate,
-        "rate_before": round(before, 6),
-        "object_pixel_rate": round(float(new_mask.mean()), 6),
-        "scale": round(scale, 6),
-        "dx": round(float(matrix[0, 2]), 3),
-        "dy": round(float(matrix[1, 2]), 3),
-        "blend": blend,
-    }
+    reached = float(new_mask.mean())
+    params.update(
+        {
+            "rate_before": round(before, 6),
+            "object_pixel_rate": round(reached, 6),
+            "scale": round(float(scale), 6),
+            "dx": round(float(matrix[0, 2]), 3),
+            "dy": round(float(matrix[1, 2]), 3),
+            "blend": blend,
+        }
+    )
+    if rate is not None:
+        params["rate_tolerance"] = tolerance
+        params["within_tolerance"] = bool(abs(reached - rate) <= tolerance)
     return EditResult(out, new_mask, params)
 
 
@@ -147,14 +252,31 @@ def move_object(
     ny = int(rng.integers(0, height - h + 1))
     matrix = np.array([[1.0, 0.0, nx - x], [0.0, 1.0, ny - y]])
     out, new_mask = warp_object(img, m, bg, matrix, blend=blend)
-    params = {"edit": "position", "x": nx, "y": ny, "dx": nx - x, "dy": ny - y, "blend": blend}
+    params = {
+        "edit": "position",
+        "x": nx,
+        "y": ny,
+        "dx": nx - x,
+        "dy": ny - y,
+        "object_pixel_rate": round(float(new_mask.mean()), 6),
+        "blend": blend,
+    }
     return EditResult(out, new_mask, params)
 
 
 def rotation_matrix(mask: np.ndarray, angle: float) -> np.ndarray:
-    """T_direction: rotation by ``angle`` degrees (counter-clockwise) about the box centre."""
-    x, y, w, h = object_box(mask)
-    return cv2.getRotationMatrix2D((x + (w - 1) / 2, y + (h - 1) / 2), angle, 1.0)
+    """T_direction: rotation by ``angle`` degrees (counter-clockwise, as PIL's
+    ``Image.rotate`` and OpenCV) about the image centre ((W - 1)/2, (H - 1)/2 in pixel
+    indices: the centre PIL uses), as the authors rotate the object image."""
+    h, w = mask.shape
+    return cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), angle, 1.0)
+
+
+def draw_angle(rng: np.random.Generator, max_angle: float = ROTATION_MAX_ANGLE) -> int:
+    """θ: an integer drawn uniformly in [-⌊max_angle⌋, ⌊max_angle⌋] (both ends included, as
+    Python's ``random.randint`` in the authors' code)."""
+    bound = int(np.floor(max_angle))
+    return int(rng.integers(-bound, bound + 1))
 
 
 def rotate_object(
@@ -164,19 +286,22 @@ def rotate_object(
     rng: np.random.Generator | None = None,
     *,
     angle: float | None = None,
-    max_angle: float = 180.0,
+    max_angle: float = ROTATION_MAX_ANGLE,
     blend: str = "poisson",
 ) -> EditResult:
-    """T_direction by ``angle`` degrees, or by θ drawn uniformly in [-max_angle, max_angle]."""
+    """T_direction by ``angle`` degrees about the image centre, or by an integer θ drawn
+    uniformly in [-max_angle, max_angle] (:func:`draw_angle`). Parts turned out of the frame
+    are cut, as in the authors' rotation."""
     img, m, bg = _inputs(image, mask, background)
     if angle is None:
         if rng is None:
             raise EditError("Give an angle or a random generator to draw one.")
-        angle = float(rng.uniform(-max_angle, max_angle))
+        angle = draw_angle(rng, max_angle)
     out, new_mask = warp_object(img, m, bg, rotation_matrix(m, angle), blend=blend)
     params = {
         "edit": "rotation",
         "angle": round(float(angle), 4),
+        "centre": "image",
         "object_pixel_rate": round(float(new_mask.mean()), 6),
         "blend": blend,
     }

@@ -39,6 +39,7 @@ from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, 
 from hf_bgbench.data import hub
 from hf_bgbench.edits import seeded_rng
 from hf_bgbench.edits.complexity import complexity_bins
+from hf_bgbench.edits.geometry import ROTATION_MAX_ANGLE
 from hf_bgbench.files import ensure_writable_dir
 
 SPLIT = "test"
@@ -58,11 +59,12 @@ class EditBuildOptions:
     output: Path
     seed: int = 0
     workers: int = 1
-    size: int = 224
+    size: int = work_mod.CANVAS  # the authors' 256 x 256 canvas
+    fit: str = work_mod.FIT_RESIZE  # how a photo is brought to the canvas
     method: str = "telea"
     image_format: str = "jpeg"
     shard_size: int = 500
-    max_angle: float = 180.0
+    max_angle: float = ROTATION_MAX_ANGLE
     edits: tuple[str, ...] = CPU_EDITS
     overwrite: bool = False
     keep_work: bool = False
@@ -93,6 +95,8 @@ class EditBuildOptions:
                 "--workers must be 0 or more (0 or 1: in the main process), --shard-size at "
                 "least 1, --size at least 16."
             )
+        if self.fit not in work_mod.FITS:
+            raise BuildError(f"--fit must be one of {list(work_mod.FITS)}.")
         if self.image_format not in ("jpeg", "png"):
             raise BuildError("--image-format must be 'jpeg' or 'png'.")
 
@@ -160,7 +164,13 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
     with Runner(options.workers, options.progress) as runner:
         tasks = [
             work_mod.PrepareTask(
-                i.id, i.image, i.mask, options.size, options.method, str(work / f"{i.id}.npz")
+                i.id,
+                i.image,
+                i.mask,
+                options.size,
+                options.method,
+                str(work / f"{i.id}.npz"),
+                options.fit,
             )
             for i in source.items
         ]

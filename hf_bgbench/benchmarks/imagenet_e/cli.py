@@ -40,11 +40,28 @@ def add_build_arguments(p: argparse.ArgumentParser, specs: Sequence[BenchmarkSpe
         default=default_workers(),
         help="worker processes (0 or 1: in the main process)",
     )
-    p.add_argument("--size", type=int, default=224, help="side of the square edited images")
+    p.add_argument(
+        "--size",
+        type=int,
+        default=256,
+        help="side of the square canvas the edits are made on (default 256: the authors')",
+    )
+    p.add_argument(
+        "--fit",
+        choices=("resize", "crop"),
+        default="resize",
+        help="photo to canvas: resize the whole photo (the authors'; aspect ratio not kept) or "
+        "resize the shorter side and centre crop",
+    )
     p.add_argument("--inpaint", choices=("telea", "ns"), default="telea", help="inpainting")
     p.add_argument("--image-format", choices=("jpeg", "png"), default="jpeg", help="encoding")
     p.add_argument("--shard-size", type=int, default=500, help="images per Parquet shard")
-    p.add_argument("--max-angle", type=float, default=180.0, help="rotation: θ ~ U[-a, a]")
+    p.add_argument(
+        "--max-angle",
+        type=float,
+        default=45.0,
+        help="rotation: θ an integer drawn uniformly in [-a, a] degrees (default 45: the authors')",
+    )
     p.add_argument(
         "--edits",
         default=None,
@@ -119,6 +136,7 @@ def run_build(args: argparse.Namespace, specs: Sequence[BenchmarkSpec]) -> int:
             seed=args.seed,
             workers=args.workers,
             size=args.size,
+            fit=args.fit,
             method=args.inpaint,
             image_format=args.image_format,
             shard_size=args.shard_size,

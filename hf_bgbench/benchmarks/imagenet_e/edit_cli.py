@@ -163,12 +163,15 @@ def register(
         "--rate",
         type=float,
         default=None,
-        help="size/position: target object pixel rate, e.g. 0.05 (default: full, the object's own "
-        "size)",
+        help="size/position: target object pixel rate, e.g. 0.05 (default: full, the object "
+        "zoomed as large as the frame holds it whole)",
     )
     p.add_argument("--angle", type=float, default=None, help="rotation: θ in degrees (CCW)")
     p.add_argument(
-        "--max-angle", type=float, default=180.0, help="rotation without --angle: θ ~ U[-a, a]"
+        "--max-angle",
+        type=float,
+        default=45.0,
+        help="rotation without --angle: θ an integer in [-a, a] (default 45: the authors')",
     )
     p.add_argument("--background", type=Path, default=None, help="background: the new background")
     p.add_argument(

@@ -14,7 +14,7 @@ IMAGENET_E_EDITS = (
     "bg_complex_adv",  # λ = +20 with adversarial guidance
     "bg_random",  # background replaced by a random one
     "bg_texture",  # background replaced by an OOD texture (checker, stripes, noise; CPU build)
-    "size_full",  # object pixel rate "Full" (object re-pasted at its size)
+    "size_full",  # object pixel rate "Full" (as large as the frame holds it whole)
     "size_0.1",
     "size_0.08",
     "size_0.05",
@@ -23,3 +23,15 @@ IMAGENET_E_EDITS = (
 )
 """Edit names: ``original`` plus the 11 ImageNet-E edits and the CPU build's OOD-texture
 background ``bg_texture``."""
+
+CONTROL_EDIT = "bg_inversion"
+"""The paper's λ = 0 column ("Inver", the release's ``rec``): the diffusion round trip alone.
+A control, reported beside the mean, never averaged into it."""
+NON_PAPER_EDITS = ("bg_texture",)
+"""Edits the paper does not have (our CPU build's OOD-texture background): scored per edit,
+never averaged into the paper's mean."""
+PAPER_ATTRIBUTE_EDITS = tuple(
+    e for e in IMAGENET_E_EDITS if e not in (REFERENCE_EDIT, CONTROL_EDIT, *NON_PAPER_EDITS)
+)
+"""The paper's attribute edits (background λ = ∓20, λ = 20 adversarial, random background,
+the four sizes, position, rotation): what the headline mean DA averages."""

@@ -1,7 +1,8 @@
 """The per-image and per-shard work of ``bgbench build imagenet-e`` (run in worker processes).
 
-Stage 1 (:func:`prepare_image`): decode, fit to ``size`` x ``size`` (shorter side resized,
-centre crop), inpaint the object away (the clean background), measure the background's
+Stage 1 (:func:`prepare_image`): decode, fit to the ``size`` x ``size`` canvas (by default
+the authors' 256 x 256, the whole photo resized to it as their scripts do; or shorter side
+resized and centre crop), inpaint the object away (the clean background), measure the background's
 complexity; cached as ``<work>/<id>.npz``. Stage 2 (:func:`edit_shard`): one shard of one
 edit, each image edited with a generator seeded by (seed, id, edit) only.
 """
@@ -19,13 +20,21 @@ import numpy as np
 from PIL import Image
 
 from hf_bgbench.benchmarks.imagenet_e.diffusion import DiffusionSettings, diffusion_background
-from hf_bgbench.benchmarks.imagenet_e.edit_set import apply_edit
+from hf_bgbench.benchmarks.imagenet_e.edit_set import METHOD_DIFFUSION, apply_edit
 from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
 from hf_bgbench.edits import EditError, seeded_rng
 from hf_bgbench.edits.complexity import complexity
 from hf_bgbench.edits.inpaint import remove_object
 
 KEPT, UNREADABLE, EMPTY_MASK, NO_BACKGROUND = "kept", "unreadable", "empty_mask", "no_background"
+CANVAS = 256
+"""Side of the square canvas the edits are made on: the authors' (``app.py`` and
+``change_place.py`` resize every photo and mask to (256, 256); their diffusion model is 256)."""
+FIT_RESIZE, FIT_CROP = "resize", "crop"
+FITS = (FIT_RESIZE, FIT_CROP)
+"""How a photo reaches the canvas: ``resize`` the whole photo to the square (the authors'
+``Image.resize((256, 256))``: the aspect ratio is not kept, the object is never cut), or
+``crop`` (shorter side resized, centre crop: the aspect ratio kept, the object may be cut)."""
 MIN_BACKGROUND = 0.05
 """Fraction of the image the background must cover for a clean background to be inpainted."""
 
@@ -38,6 +47,7 @@ class PrepareTask:
     size: int
     method: str
     cache: str
+    fit: str = FIT_RESIZE
 
 
 @dataclass(frozen=True)
@@ -65,12 +75,19 @@ def decode_image(data: bytes | str, mode: str) -> np.ndarray:
         return np.asarray(im.convert(mode))
 
 
-def fit(image: np.ndarray, mask: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Shorter side to ``size`` (area interpolation), centre crop to a square."""
+def fit(
+    image: np.ndarray, mask: np.ndarray, size: int, how: str = FIT_CROP
+) -> tuple[np.ndarray, np.ndarray]:
+    """The photo and mask on the ``size`` x ``size`` canvas: ``how`` = "resize" (the whole
+    photo, aspect ratio not kept, as the authors) or "crop" (shorter side to ``size``, centre
+    crop). Area interpolation for the photo, nearest for the mask."""
     if mask.shape != image.shape[:2]:
         mask = cv2.resize(mask, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_NEAREST)
     h, w = mask.shape
-    if (h, w) != (size, size):
+    if how == FIT_RESIZE and (h, w) != (size, size):
+        image = cv2.resize(image, (size, size), interpolation=cv2.INTER_AREA)
+        mask = cv2.resize(mask, (size, size), interpolation=cv2.INTER_NEAREST)
+    elif (h, w) != (size, size):
         scale = size / min(h, w)
         nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
         image = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
@@ -88,7 +105,9 @@ def prepare_image(task: PrepareTask) -> tuple[str, str, dict[str, float]]:
         with np.load(cache) as z:
             return task.id, KEPT, json.loads(str(z["complexity"]))
     try:
-        image, mask = fit(decode_image(task.image, "RGB"), decode_image(task.mask, "L"), task.size)
+        image, mask = fit(
+            decode_image(task.image, "RGB"), decode_image(task.mask, "L"), task.size, task.fit
+        )
     except (OSError, ValueError):
         return task.id, UNREADABLE, {}
     if not mask.any():
@@ -139,6 +158,7 @@ def edit_shard(task: ShardTask) -> dict[str, list[Any]]:
                 seed=task.seed,
                 image_id=row.id,
             )
+            result.params["edit_method"] = METHOD_DIFFUSION
         else:
             result = apply_edit(
                 task.edit,

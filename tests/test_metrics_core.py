@@ -40,6 +40,12 @@ from hf_bgbench.metrics import (
     saliency_iou,
     vulnerable_foregrounds,
 )
+from hf_bgbench.metrics.saliency import (
+    class_mean,
+    class_mean_interval,
+    saliency_average_precision,
+    saliency_mask_coverage,
+)
 from tests.assertions import assert_close
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -532,6 +538,199 @@ def test_saliency_scores_in_range(seed):
     d = delta_density(s, m)
     d = d[~np.isnan(d)]
     assert np.all((d >= -1) & (d <= 1))
+
+
+def test_saliency_average_precision_hand_computed():
+    saliency, mask = _example()
+    # ranked: 4 (object), 2 (object), 1 (background), then 13 tied zeros holding the other 2
+    # object pixels: P = 1 at R = 1/4 and 2/4; 2/3 at R = 2/4; 4/16 at R = 1
+    assert saliency_average_precision(saliency, mask) == pytest.approx(
+        0.25 * 1 + 0.25 * 1 + 0.5 * 4 / 16
+    )
+    # ties enter together: 0.9 (object), then {0.5 background, 0.5 object}, then 0.1:
+    # P = 1 at R = 1/2, P = 2/3 at R = 1 (not 1, as an object-first order of the tie would give)
+    tied = np.array([[0.9, 0.5], [0.5, 0.1]])
+    assert saliency_average_precision(tied, np.array([[1, 0], [1, 0]])) == pytest.approx(5 / 6)
+    assert saliency_average_precision(tied, np.array([[1, 1], [0, 0]])) == pytest.approx(5 / 6)
+    assert saliency_average_precision(tied, np.array([[1, 0], [0, 0]])) == 1.0
+    assert saliency_average_precision(tied, np.array([[0, 0], [0, 1]])) == pytest.approx(1 / 4)
+    # a map that ranks nothing: precision is the mask's area at the only threshold
+    assert saliency_average_precision(np.zeros((4, 4)), mask) == pytest.approx(4 / 16)
+    assert math.isnan(saliency_average_precision(saliency, np.zeros_like(mask)))
+    assert saliency_average_precision(saliency, np.ones_like(mask)) == 1.0
+
+
+def test_saliency_mask_coverage_hand_computed():
+    saliency, mask = _example()
+    # ascending 0 (x13), 1, 2, 4; total 7; running sum first exceeds 1.75 at 2, 3.5 and
+    # 5.25 at 4: cuts 2, 4, 4 -> {4, 2} covers 2 of the 4 mask pixels, {4} covers 1
+    assert saliency_mask_coverage(saliency, mask).tolist() == pytest.approx([0.5, 0.25, 0.25])
+    # "exceeds", not "reaches": 0, 1, 1, 2 (total 4); at t = 0.5 the running sum is 2 after
+    # the second 1 -- not above 2 -- so the cut is 2 and the 1 on the mask is left out
+    steps = np.array([[0.0, 1.0], [1.0, 2.0]])
+    on_a_one = np.array([[0, 1], [0, 0]])
+    assert saliency_mask_coverage(steps, on_a_one).tolist() == [1.0, 0.0, 0.0]
+    assert saliency_mask_coverage(steps, on_a_one, thresholds=[0.2]).tolist() == [1.0]
+    # an all-zero map selects nothing (the authors' cut of 1); an empty mask is undefined
+    assert saliency_mask_coverage(np.zeros((4, 4)), mask).tolist() == [0.0, 0.0, 0.0]
+    assert np.isnan(saliency_mask_coverage(saliency, np.zeros_like(mask))).all()
+    # a mask over the whole image: coverage is the share of pixels selected ({4, 2}: 2/16)
+    assert saliency_mask_coverage(saliency, np.ones_like(mask))[0] == pytest.approx(2 / 16)
+
+
+def test_saliency_ap_and_coverage_batches_match_single_images():
+    saliency, mask = _example()
+    batch_s = np.stack([saliency, saliency.T, np.zeros((4, 4))])
+    batch_m = np.stack([mask, mask, np.zeros_like(mask)])
+    ap = saliency_average_precision(batch_s, batch_m)
+    cov = saliency_mask_coverage(batch_s, batch_m)
+    assert ap.shape == (3,) and cov.shape == (3, 3)
+    for i in range(2):
+        assert ap[i] == pytest.approx(saliency_average_precision(batch_s[i], batch_m[i]))
+        assert cov[i].tolist() == pytest.approx(saliency_mask_coverage(batch_s[i], batch_m[i]))
+    assert np.isnan(ap[2]) and np.isnan(cov[2]).all()
+
+
+def _reference_ap(sal: np.ndarray, mask: np.ndarray) -> float:
+    """AP written out: over the distinct values, highest first, (R - R_prev) * P."""
+    sal, mask = sal.ravel(), mask.ravel() > 0
+    total, ap, prev_recall = mask.sum(), 0.0, 0.0
+    for value in sorted(set(sal.tolist()), reverse=True):
+        chosen = sal >= value
+        hits = (chosen & mask).sum()
+        recall = hits / total
+        ap += (recall - prev_recall) * hits / chosen.sum()
+        prev_recall = recall
+    return ap
+
+
+def _reference_coverage(sal: np.ndarray, mask: np.ndarray, t: float) -> float:
+    """Mask coverage written out: walk the ascending values until the sum passes t * total."""
+    values = sorted(sal.ravel().tolist())
+    total, running, cut = sum(values), 0.0, 1.0
+    if total > 0:
+        for value in values:
+            running += value
+            if running > t * total:
+                cut = value
+                break
+    chosen = (sal >= cut) & (sal > 0)
+    return (chosen & (mask > 0)).sum() / (mask > 0).sum()
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1))
+def test_saliency_ap_and_coverage_match_their_definitions(seed):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 4, (3, 5, 6)) * rng.random() if seed % 2 else rng.random((3, 5, 6))
+    s = s * rng.integers(0, 2, s.shape)  # zeros and (for odd seeds) ties
+    m = rng.integers(0, 2, s.shape)
+    m[:, 0, 0] = 1
+    ap = saliency_average_precision(s, m)
+    cov = saliency_mask_coverage(s, m, thresholds=(0.1, 0.25, 0.5, 0.75, 0.9))
+    for i in range(3):
+        assert ap[i] == pytest.approx(_reference_ap(s[i], m[i]), abs=1e-12)
+        expected = [_reference_coverage(s[i], m[i], t) for t in (0.1, 0.25, 0.5, 0.75, 0.9)]
+        assert cov[i].tolist() == pytest.approx(expected, abs=1e-12)
+    assert np.all((ap >= 0) & (ap <= 1)) and np.all((cov >= 0) & (cov <= 1))
+    assert np.all(np.diff(cov, axis=1) <= 0)  # more saliency, a higher cut: less coverage
+
+
+def test_saliency_ap_and_coverage_errors_name_the_argument():
+    saliency, mask = _example()
+    with pytest.raises(ValueError, match="`masks` has shape"):
+        saliency_average_precision(saliency, mask[:2])
+    with pytest.raises(ValueError, match="`saliency` has negative"):
+        saliency_mask_coverage(-saliency, mask)
+    with pytest.raises(ValueError, match="`saliency` holds NaN"):
+        saliency_average_precision(np.full((2, 2), np.nan), np.ones((2, 2)))
+    for bad in ((0.0, 0.5), (0.5, 1.0), (), ("a",), ((0.5,),)):
+        with pytest.raises(ValueError, match="`thresholds`"):
+            saliency_mask_coverage(saliency, mask, thresholds=bad)
+
+
+def _authors_class_mean(values, groups, num_classes):
+    """The RIVAL10 authors' aggregation written out: np.nanmean per class, then the mean
+    over the classes that have a value."""
+    means = []
+    for c in range(num_classes):
+        mine = [v for v, g in zip(values, groups, strict=True) if g == c]
+        if any(not math.isnan(v) for v in mine):
+            means.append(float(np.nanmean(mine)))
+    return sum(means) / len(means) if means else math.nan
+
+
+def test_class_mean_hand_computed():
+    values = [1.0, 0.0, 0.5, math.nan, 0.2, math.nan, 0.9, 0.3]
+    groups = [0, 0, 0, 1, 1, 2, -1, 0]
+    per_class, overall = class_mean(values, groups, 4)
+    # class 0: (1 + 0 + .5 + .3) / 4; class 1: .2 (its NaN skipped); class 2 only NaN and
+    # class 3 never seen: left out; the -1 image is in no class
+    assert per_class[:2].tolist() == pytest.approx([0.45, 0.2])
+    assert np.isnan(per_class[2:]).all()
+    assert overall == pytest.approx((0.45 + 0.2) / 2)
+    assert overall == pytest.approx(_authors_class_mean(values, groups, 4))
+    image_mean = np.nanmean([v for v, g in zip(values, groups, strict=True) if g >= 0])
+    assert overall != pytest.approx(image_mean)  # class-imbalanced: not the image mean
+    nothing, undefined = class_mean([math.nan, 1.0], [0, -1], 3)
+    assert np.isnan(nothing).all() and math.isnan(undefined)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1))
+def test_class_mean_matches_the_authors_formula(seed):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    groups = rng.integers(-1, k, n)
+    values = np.where(rng.random(n) < 0.2, np.nan, rng.normal(size=n))
+    per_class, overall = class_mean(values, groups, k)
+    expected = _authors_class_mean(values.tolist(), groups.tolist(), k)
+    assert (math.isnan(overall) and math.isnan(expected)) or overall == pytest.approx(expected)
+    assert len(per_class) == k
+
+
+def test_class_mean_interval_resamples_images_within_classes():
+    # class 0: five images of 0.5 (no spread); class 1: 0 and 1, whose resampled mean is
+    # 0, 0.5 or 1 with chances 1/4, 1/2, 1/4; the statistic (0.5 + m1) / 2 has 2.5 % and
+    # 97.5 % quantiles 0.25 and 0.75. (A bootstrap of the mean over images would spread
+    # differently: it is (2.5 + k) / 7 for k ones drawn.) The NaN and the -1 image are left
+    # out; class 2 is never seen.
+    values = [0.5] * 5 + [0.0, 1.0, np.nan, 0.9]
+    groups = [0] * 5 + [1, 1, 0, -1]
+    assert class_mean(values, groups, 3)[1] == pytest.approx(0.5)
+    lo, hi = class_mean_interval(values, groups, 3, n_resamples=500, seed=7)
+    assert (lo, hi) == pytest.approx((0.25, 0.75))
+    assert class_mean_interval(values, groups, 3, n_resamples=500, seed=7) == (lo, hi)
+    narrow = class_mean_interval(values, groups, 3, n_resamples=500, seed=7, confidence=0.2)
+    assert narrow == pytest.approx((0.5, 0.5))
+    # constant classes: no spread, whatever their sizes
+    assert class_mean_interval([0.3, 0.3, 0.9], [1, 1, 0], 2) == pytest.approx((0.6, 0.6))
+    assert class_mean_interval([np.nan, 0.3], [0, -1], 2) is None
+
+
+def test_class_mean_errors_name_the_argument():
+    with pytest.raises(ValueError, match="`groups` has 1 value"):
+        class_mean([0.1, 0.2], [0, 3], 3)
+    with pytest.raises(ValueError, match="`groups` must hold integer"):
+        class_mean([0.1, 0.2], [0, 0.5], 3)
+    with pytest.raises(ValueError, match="same length"):
+        class_mean([0.1, 0.2], [0], 3)
+    with pytest.raises(ValueError, match="`num_classes`"):
+        class_mean([0.1], [0], 0)
+    with pytest.raises(ValueError, match="`num_classes`"):
+        class_mean([0.1], [0], None)
+    with pytest.raises(ValueError, match="`values` holds infinite"):
+        class_mean([np.inf], [0], 2)
+    with pytest.raises(ValueError, match="`values` must be one-dimensional"):
+        class_mean([[0.1]], [0], 2)
+    with pytest.raises(ValueError, match="`values` must hold numbers"):
+        class_mean(["a"], [0], 2)
+    with pytest.raises(ValueError, match="`groups` is empty"):
+        class_mean([], [], 2)
+    with pytest.raises(ValueError, match="`n_resamples`"):
+        class_mean_interval([0.1], [0], 2, n_resamples=0)
+    with pytest.raises(ValueError, match="`confidence`"):
+        class_mean_interval([np.nan], [0], 2, confidence=1.0)
 
 
 # ----------------------------------------------------------------------------- ImageNet-E

@@ -31,9 +31,9 @@ from hf_bgbench.data.loader import Geometry
 from hf_bgbench.inference.cam import CamRunner, ClassTarget, TargetLayerError, choose_target_layer
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.labels import LabelSpace, imagenet_label_space
-from hf_bgbench.metrics.saliency import bootstrap_mean_interval
-from hf_bgbench.models import load_classifier
+from hf_bgbench.metrics.saliency import bootstrap_mean_interval, class_mean_interval
 from hf_bgbench.tasks.saliency import SALIENCY_OUTPUTS, run_saliency
+from hf_bgbench.tasks.saliency_summary import RESULT_KEYS, SCORES, summarize
 from tests.in9_fixture import _Preprocessing, image_id, write_release
 
 
@@ -111,17 +111,41 @@ def test_saliency_of_a_known_object_detector_lands_inside_the_mask(release, tmp_
     plain = frame.drop(index=GREY)  # one colour throughout: no saliency anywhere
     assert plain["saliency_fraction_inside"].isna().all()
     assert (plain["delta_density"] == 0).all() and (plain["saliency_iou"] == 0).all()
+    area = 80 * 80 / 224**2
+    assert (grey["saliency_average_precision"] > 0.95).all()
+    assert (grey["saliency_recall_25"] > 0.7).all()
+    assert (grey["saliency_recall_25"] >= grey["saliency_recall_75"]).all()
+    # a blank map ranks nothing (AP = the mask's area) and selects nothing (coverage 0)
+    assert plain["saliency_average_precision"].to_numpy() == pytest.approx(area, abs=1e-9)
+    recalls = plain[["saliency_recall_25", "saliency_recall_50", "saliency_recall_75"]]
+    assert (recalls.to_numpy() == 0).all()
     assert doc["n_undefined"] == {
-        "saliency_iou": 0,
-        "saliency_fraction_inside": 9,
         "delta_density": 0,
+        "saliency_fraction_inside": 9,
+        "saliency_iou": 0,
+        "saliency_average_precision": 0,
+        "saliency_recall_25": 0,
+        "saliency_recall_50": 0,
+        "saliency_recall_75": 0,
     }
-    assert doc["saliency_fraction_inside"] == pytest.approx(grey["saliency_fraction_inside"].mean())
-    assert doc["delta_density"] == pytest.approx(frame["delta_density"].mean())
+    # every logit is a positive multiple of the map's mean: the grey images are predicted
+    # class 8 (fish), the blank ones class 0 (dog, the first of nine tied zero logits)
+    assert set(frame.loc[GREY, "pred"]) == {8} and set(plain["pred"]) == {0}
+    assert doc["n_classes"]["delta_density"] == 2 and doc["n_predicted_classes"] == 2
+    assert doc["n_classes"]["saliency_fraction_inside"] == 1  # class 0: no saliency at all
+    for key in SCORES:
+        by_pred = frame.groupby("pred")[key].mean()  # pandas skips NaN, like np.nanmean
+        assert doc[key] == pytest.approx(by_pred.dropna().mean())
+        assert doc[f"{key}_image_mean"] == pytest.approx(frame[key].mean())
     lo, hi = doc["delta_density_ci95"]
     assert lo < doc["delta_density"] < hi
-    assert doc["mask_area"] == pytest.approx(80 * 80 / 224**2, abs=1e-9)
-    assert doc["per_class"]["dog"]["n"] == 2
+    assert doc["mask_area"] == pytest.approx(area, abs=1e-9)
+    per_class = doc["per_predicted_class"]
+    assert (per_class["dog"]["n"], per_class["fish"]["n"], per_class["bird"]["n"]) == (9, 9, 0)
+    assert per_class["fish"]["n_correct"] == 1 and per_class["bird"]["delta_density"] is None
+    assert per_class["fish"]["saliency_average_precision"] == pytest.approx(
+        grey["saliency_average_precision"].mean()
+    )
 
 
 def test_numbers_do_not_depend_on_the_batch_size(release, tmp_path):
@@ -141,6 +165,8 @@ def test_a_background_detector_is_caught_and_its_images_fill_the_gallery(release
     assert (grey["saliency_fraction_inside"] < 0.02).all()
     assert (grey["saliency_iou"] == 0).all()
     assert (grey["delta_density"] < -0.9).all()
+    assert (grey["saliency_average_precision"] < 0.2).all()  # the object ranks last
+    assert (grey["saliency_recall_25"] < 0.05).all()
     shown = frame.loc[doc["gallery_ids"], "delta_density"].tolist()
     assert shown == sorted(frame["delta_density"])[:4]  # the lowest delta density, in order
     assert set(doc["gallery_ids"]) <= set(GREY)
@@ -164,14 +190,102 @@ def test_outputs_follow_the_one_results_format(release, tmp_path):
     assert again["subset"]["ids"] == doc["subset"]["ids"]
     assert _run(release, max_images=7, seed=4)["subset"]["ids"] != doc["subset"]["ids"]
     keys = [s["key"] for s in saved["report"]["scores"]]
-    assert keys == ["delta_density", "saliency_fraction_inside", "saliency_iou"]
+    assert keys == [
+        "delta_density",
+        "saliency_fraction_inside",
+        "saliency_iou",
+        "saliency_average_precision",
+        "saliency_recall_25",
+    ]
+    start = list(saved).index("target")
+    assert list(saved)[start : start + len(RESULT_KEYS)] == RESULT_KEYS
     assert saved["settings"]["bootstrap"] == {"resamples": 1000, "seed": 3}
     markdown = (tmp_path / "saliency.md").read_text()
-    assert "Per class (true label):" in markdown and "| grey-object-in9 |" in markdown
+    assert "Per predicted class" in markdown and "| grey-object-in9 |" in markdown
+    assert "mean over predicted classes" in markdown and "Mean over images" in markdown
+    assert "AP (%)" in markdown and "Recall@25 (%)" in markdown
     assert "model-index" in (tmp_path / "saliency_model_index.yaml").read_text()
     frame = pd.read_parquet(tmp_path / "saliency_per_image.parquet")
     assert list(frame.columns)[:4] == ["id", "label", "target_class", "target_class_name"]
+    assert set(SCORES) <= set(frame.columns)
     assert Image.open(tmp_path / "saliency.png").size[0] > 300
+
+
+def _authors_number(values, preds, num_classes):
+    """saliency_alignment_plots.gen_heatmap written out: per predicted class np.nanmean of
+    its images' scores, then the average over the classes (those with a value)."""
+    class_means = []
+    for c in range(num_classes):
+        scores = [v for v, p in zip(values, preds, strict=True) if p == c]
+        if scores and not all(np.isnan(scores)):
+            class_means.append(np.nanmean(scores))
+    return sum(class_means) / len(class_means)
+
+
+def test_summary_is_the_authors_mean_over_predicted_classes():
+    """Hand-made per-image scores, class-imbalanced on purpose: class 0 is predicted for 6
+    images, class 1 for 2, class 2 for 1, class 3 never; one image is predicted outside the
+    benchmark (-1). The headline is the mean of the class means; the image mean differs."""
+    from types import SimpleNamespace
+
+    nan = float("nan")
+    preds = [0, 0, 0, 0, 0, 0, 1, 1, 2, -1]
+    labels = [0, 0, 1, 0, 0, 0, 1, 0, 3, 2]
+    per_image = {
+        "delta": [0.9, 0.8, 1.0, 0.7, 0.9, 0.6, -0.2, 0.0, 0.5, 0.3],
+        "inside": [0.9, nan, 0.8, 0.95, 0.85, 0.9, 0.1, 0.3, nan, 0.5],
+        "iou": [0.7, 0.6, 0.8, 0.5, 0.7, 0.6, 0.0, 0.1, 0.2, 0.9],
+        "ap": [0.9, 0.85, 0.95, 0.8, 0.9, 0.7, 0.15, 0.2, 0.4, 0.6],
+        "coverage_25": [0.5, 0.4, 0.6, 0.3, 0.5, 0.4, 0.0, 0.05, 0.2, 0.3],
+        "coverage_50": [0.7, 0.6, 0.8, 0.5, 0.7, 0.6, 0.1, 0.1, 0.4, 0.5],
+        "coverage_75": [0.9, 0.8, 0.9, 0.7, 0.9, 0.8, 0.2, 0.3, 0.6, 0.7],
+    }
+    out = {
+        "labels": labels,
+        "pred": preds,
+        "mask_area": [0.2] * 10,
+        "attributes": [],
+        "gallery": [],
+        **per_image,
+    }
+    spec = SimpleNamespace(classes=("a", "b", "c", "d"))
+    body = summarize(spec, out, seed=5, resamples=300)
+    for key, src in SCORES.items():
+        expected = _authors_number(per_image[src], preds, 4)
+        assert body[key] == pytest.approx(expected, abs=1e-12)
+        assert body[f"{key}_image_mean"] == pytest.approx(np.nanmean(per_image[src]))
+        assert body[key] != pytest.approx(body[f"{key}_image_mean"], abs=1e-3)
+        lo, hi = body[f"{key}_ci95"]
+        assert lo <= body[key] <= hi
+    assert body["delta_density"] == pytest.approx(
+        ((0.9 + 0.8 + 1 + 0.7 + 0.9 + 0.6) / 6 - 0.1 + 0.5) / 3
+    )
+    assert body["n_classes"] == {**dict.fromkeys(SCORES, 3), "saliency_fraction_inside": 2}
+    assert body["n_predicted_classes"] == 3 and body["n_predicted_outside_benchmark"] == 1
+    assert (
+        body["n_scored"]["saliency_fraction_inside"] == 7 and body["n_scored"]["saliency_iou"] == 9
+    )
+    assert body["accuracy"] == pytest.approx(6 / 10)
+    rows = body["per_predicted_class"]
+    assert [rows[c]["n"] for c in "abcd"] == [6, 2, 1, 0]
+    assert [rows[c]["n_correct"] for c in "abcd"] == [5, 1, 0, 0]
+    assert rows["b"]["delta_density"] == pytest.approx(-0.1)
+    assert rows["c"]["saliency_fraction_inside"] is None and rows["d"]["saliency_iou"] is None
+    # the intervals: the metric core's class-mean bootstrap of the same values and seed
+    for key, src in SCORES.items():
+        expected = class_mean_interval(per_image[src], preds, 4, n_resamples=300, seed=5)
+        assert body[f"{key}_ci95"] == pytest.approx(list(expected))
+    assert body["aggregation"] == "class-mean" and "saliency_iou_class_mean" not in body
+    # bgbench-v1's protocol: the image mean is the headline, the class mean secondary
+    pooled = summarize(spec, out, seed=5, resamples=300, aggregation="image-pooled")
+    for key in SCORES:
+        assert pooled[key] == body[f"{key}_image_mean"]
+        assert pooled[f"{key}_ci95"] == body[f"{key}_image_mean_ci95"]
+        assert pooled[f"{key}_class_mean"] == body[key]
+        assert pooled[f"{key}_class_mean_ci95"] == body[f"{key}_ci95"]
+        assert f"{key}_image_mean" not in pooled
+    with pytest.raises(ValueError, match="aggregation 'per-class'"):
+        summarize(spec, out, seed=5, resamples=300, aggregation="per-class")
 
 
 def test_targets_in_the_model_label_space(release):
@@ -335,8 +449,10 @@ def test_rival10_attribute_shares(tmp_path):
     saved = json.loads((tmp_path / "out" / "saliency.json").read_text())
     test_items = [item for item in fixture_items() if item.split == "test"]
     assert saved["n_images"] == len(test_items) and saved["variant"] == "ordinary"
-    # what the model sees: its eval resize + centre crop, applied to the masks too
-    geometry = Geometry.of(load_classifier("tf_efficientnet_lite0").preprocessing)
+    # what the model sees under the paper protocol: every photo and mask stretched whole
+    # to 224x224 (the authors' Resize((224, 224))), so no attribute is cropped away
+    geometry = Geometry((224, 224), None)
+    assert saved["protocol"]["name"] == "rival10-paper"
     visible = {
         item.stem: {
             name

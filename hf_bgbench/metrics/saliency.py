@@ -1,7 +1,8 @@
 """Saliency alignment with the object mask (RIVAL10; Moayeri et al., 2022; SPEC §2).
 
 A saliency map (e.g. GradCAM on the predicted or true class, non-negative, any scale) is
-compared with the binary object mask of the same image and size. Three scores:
+compared with the binary object mask of the same image and size. Five scores, those of the
+RIVAL10 authors' saliency-alignment analysis:
 
 - ``saliency_iou``: IoU between the mask and the map after max-normalising it to [0, 1] and
   binarising at 0.5 (``>= threshold``); in [0, 1].
@@ -11,18 +12,48 @@ compared with the binary object mask of the same image and size. Three scores:
   background; in [-1, 1]. Low or negative values flag maps that sit on the background;
   the paper found this score the best at surfacing spurious background features (water
   for ships, branches for birds).
+- ``saliency_average_precision``: average precision of the map's values as a ranking of the
+  mask's pixels (the map as a detector of object pixels); in [0, 1], the mask's area for a
+  map that ranks nothing (all equal).
+- ``saliency_mask_coverage``: share of the mask covered by the smallest set of most salient
+  pixels holding at least a fraction ``t`` of the saliency, for t = 25, 50, 75 %; in [0, 1].
+  The authors' "Saliency Recall" is the coverage at 25 %.
 
 Undefined cases give NaN instead of raising, so that one degenerate image does not stop a
 batch: the saliency fraction is NaN for an all-zero map (there is no saliency to locate),
-delta density is NaN when the mask is empty or covers the whole image, and IoU is NaN only
+delta density is NaN when the mask is empty or covers the whole image, IoU is NaN only
 when both the mask and the binarised map are empty (an all-zero map against a non-empty mask
-has IoU 0). Batch means (:func:`saliency_alignment`) skip NaNs and report how many were
-skipped. Masks are binarised with ``> 0``.
+has IoU 0), and average precision and mask coverage are NaN when the mask is empty (an
+all-zero map against a non-empty mask covers none of it: coverage 0). Batch means
+(:func:`saliency_alignment`) skip NaNs and report how many were skipped. Masks are binarised
+with ``> 0``.
+
+Aggregation over a data set (:func:`class_mean`, the authors' protocol): the images are
+grouped by the model's *predicted* class, each class's scores are averaged skipping NaNs,
+and the model's number is the mean of those class means, so every predicted class weighs
+the same whatever its number of images. :func:`class_mean_interval` is its percentile
+bootstrap (images resampled within their class).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+from hf_bgbench.metrics._checks import (
+    as_int_array,
+    check_num_classes,
+    labels_in_range,
+    same_length,
+)
+from hf_bgbench.metrics.intervals import (
+    bootstrap_means,
+    class_bootstrap_means,
+    percentile_interval,
+)
+
+COVERAGE_THRESHOLDS = (0.25, 0.5, 0.75)  # cumulative-saliency fractions (RIVAL10 authors')
 
 
 def _check_pair(saliency: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +131,88 @@ def delta_density(saliency: np.ndarray, masks: np.ndarray) -> float | np.ndarray
     return _reduce(np.where(ok, values, np.nan))
 
 
+def saliency_average_precision(saliency: np.ndarray, masks: np.ndarray) -> float | np.ndarray:
+    """Average precision of the map's values ranking the mask's pixels (NaN for an empty
+    mask); one value for an (H, W) pair, a float[N] array for (N, H, W) batches.
+
+    The pixels are ranked by saliency, highest first; at each distinct saliency value ``s``
+    (pixels of equal saliency enter together) precision P(s) = |mask ∩ {sal >= s}| /
+    |{sal >= s}| and recall R(s) = |mask ∩ {sal >= s}| / |mask|, and
+    AP = sum over the distinct values, highest first, of (R(s) - R(previous s)) * P(s),
+    the non-interpolated average precision (the definition of scikit-learn's
+    ``average_precision_score(mask.flatten(), saliency.flatten())``, which the RIVAL10
+    authors use). Equivalently: the mean, over the mask's pixels, of the precision at the
+    lowest saliency of its block of ties."""
+    sal, msk = _check_pair(saliency, masks)
+    lead = sal.shape[:-2]
+    flat = sal.reshape(*lead, -1)
+    order = np.argsort(-flat, axis=-1, kind="stable")
+    ranked = np.take_along_axis(flat, order, axis=-1)
+    hits = np.take_along_axis(msk.reshape(*lead, -1), order, axis=-1)
+    found = np.cumsum(hits, axis=-1)
+    size = ranked.shape[-1]
+    precision = found / np.arange(1, size + 1)
+    # the last position of each block of equal saliency; a pixel's precision is its block's
+    last = np.ones(ranked.shape, dtype=bool)
+    last[..., :-1] = ranked[..., :-1] != ranked[..., 1:]
+    ends = np.where(last, np.arange(size), size - 1)
+    ends = np.flip(np.minimum.accumulate(np.flip(ends, axis=-1), axis=-1), axis=-1)
+    block_precision = np.take_along_axis(precision, ends, axis=-1)
+    positives = found[..., -1].astype(float)
+    total = np.sum(block_precision * hits, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _reduce(np.where(positives > 0, total / np.maximum(positives, 1.0), np.nan))
+
+
+def _check_thresholds(thresholds: Sequence[float]) -> np.ndarray:
+    raw = np.asarray(thresholds)
+    if raw.dtype.kind not in "iuf" or raw.ndim != 1 or raw.size == 0:
+        raise ValueError(
+            f"`thresholds` must be a non-empty sequence of numbers in (0, 1), got {thresholds!r}."
+        )
+    ts = raw.astype(np.float64)
+    if not np.all((ts > 0) & (ts < 1)):
+        raise ValueError(
+            f"`thresholds` must lie in (0, 1) (fractions of the total saliency), got "
+            f"{thresholds!r}."
+        )
+    return ts
+
+
+def saliency_mask_coverage(
+    saliency: np.ndarray,
+    masks: np.ndarray,
+    thresholds: Sequence[float] = COVERAGE_THRESHOLDS,
+) -> np.ndarray:
+    """Share of the mask covered by the most salient pixels holding a fraction ``t`` of the
+    saliency, for each ``t`` of ``thresholds``: a float[T] array for an (H, W) pair, a
+    float[N, T] array for (N, H, W) batches; NaN where the mask is empty.
+
+    Per map (the RIVAL10 authors' ``compute_saliency_thresholds`` and
+    ``compute_mask_coverage``): sort the saliency values ascending and add them up in that
+    order; the cut for ``t`` is the value at which the running sum first exceeds ``t`` times
+    the total; the pixels with saliency >= the cut (all > 0) form the binary map, and the
+    coverage is |binary map ∩ mask| / |mask|. An all-zero map has cut 1 for every ``t``:
+    nothing is selected, coverage 0. Sums are taken in float64. The authors' "Saliency
+    Recall" is the coverage at t = 0.25."""
+    sal, msk = _check_pair(saliency, masks)
+    ts = _check_thresholds(thresholds)
+    lead = sal.shape[:-2]
+    ordered = np.sort(sal.reshape(*lead, -1), axis=-1)
+    running = np.cumsum(ordered, axis=-1)
+    total = running[..., -1:]  # (..., 1)
+    milestones = total * ts  # (..., T)
+    first = np.sum(running[..., None, :] <= milestones[..., :, None], axis=-1)
+    first = np.minimum(first, ordered.shape[-1] - 1)  # t < 1: only rounding could overrun
+    cuts = np.where(total > 0, np.take_along_axis(ordered, first, axis=-1), 1.0)
+    pixels = sal[..., None, :, :]
+    hot = pixels >= cuts[..., :, None, None]  # (..., T, H, W); a cut is > 0: no zeros
+    covered = np.sum(hot & msk[..., None, :, :], axis=(-2, -1)).astype(float)
+    area = np.sum(msk, axis=(-2, -1)).astype(float)[..., None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(area > 0, covered / np.maximum(area, 1.0), np.nan)
+
+
 def saliency_alignment(
     saliency: np.ndarray, masks: np.ndarray, threshold: float = 0.5
 ) -> dict[str, float]:
@@ -121,6 +234,17 @@ def saliency_alignment(
     return out
 
 
+def _check_bootstrap(n_resamples: int, confidence: float) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
+    if n_resamples < 1:
+        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"`confidence` must be in (0, 1), got {confidence}.")
+
+
 def bootstrap_mean_interval(
     values: np.ndarray,
     *,
@@ -137,22 +261,85 @@ def bootstrap_mean_interval(
         raise ValueError("`values` must hold numbers.") from None
     if np.any(np.isinf(vals)):
         raise ValueError("`values` holds infinite values.")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
-    if not 0 < confidence < 1:
-        raise ValueError(f"`confidence` must be in (0, 1), got {confidence}.")
+    _check_bootstrap(n_resamples, confidence)
     vals = vals[~np.isnan(vals)]
     if vals.size == 0:
         return None
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    chunk = max(1, 2_000_000 // vals.size)  # bounded memory for large runs
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        idx = rng.integers(0, vals.size, size=(stop - start, vals.size))
-        means[start:stop] = vals[idx].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    (means,) = bootstrap_means(vals, n_resamples=n_resamples, seed=seed)
+    return percentile_interval(means, confidence)
+
+
+def _class_inputs(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (values, groups): float[N] (NaN allowed), int[N] in [-1, num_classes)."""
+    if num_classes is None:
+        raise ValueError("`num_classes` must be a positive int, got None.")
+    check_num_classes(num_classes)
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"`values` must hold numbers (NaN for undefined), got dtype {raw.dtype}.")
+    vals = raw.astype(np.float64)
+    if vals.ndim != 1:
+        raise ValueError(f"`values` must be one-dimensional, got shape {vals.shape}.")
+    if np.any(np.isinf(vals)):
+        raise ValueError("`values` holds infinite values.")
+    grp = as_int_array(groups, "groups")
+    labels_in_range(grp, "groups", num_classes, allow_unmapped=True)
+    same_length(values=vals, groups=grp)
+    return vals, grp
+
+
+def class_mean(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+) -> tuple[np.ndarray, float]:
+    """The RIVAL10 authors' aggregation of per-image scores: (the mean of each class,
+    the mean over classes of those means).
+
+    ``values[i]`` is image ``i``'s score (NaN: undefined), ``groups[i]`` its class -- the
+    authors group by the model's *predicted* class -- in ``[0, num_classes)``, or -1 for an
+    image in no class (a prediction outside the benchmark's classes), which is left out.
+    The first element is a float[num_classes] array: per class, the mean of its defined
+    values (``np.nanmean``), NaN for a class with none (never predicted, or only undefined
+    values). The second is the unweighted mean of the defined class means -- classes with
+    no defined value are left out rather than making it NaN -- and NaN when no class has
+    one; the number of classes that entered it is ``(~np.isnan(first)).sum()``."""
+    vals, grp = _class_inputs(values, groups, num_classes)
+    keep = ~np.isnan(vals) & (grp >= 0)
+    sums = np.bincount(grp[keep], weights=vals[keep], minlength=num_classes)
+    counts = np.bincount(grp[keep], minlength=num_classes).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_class = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
+    defined = per_class[~np.isnan(per_class)]
+    return per_class, float(defined.mean()) if defined.size else float("nan")
+
+
+def class_mean_interval(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of :func:`class_mean`'s mean over classes; None when it
+    is undefined. The images that enter it (a defined value and a class) are resampled with
+    replacement within their class and the statistic recomputed on each resample -- per
+    class the mean of its resampled values, then the mean over the classes -- by the
+    package's class-mean bootstrap
+    (:func:`hf_bgbench.metrics.intervals.class_bootstrap_means`, seeded), so each class
+    keeps its number of images and its weight 1 / (number of classes)."""
+    vals, grp = _class_inputs(values, groups, num_classes)
+    _check_bootstrap(n_resamples, confidence)
+    keep = ~np.isnan(vals) & (grp >= 0)
+    if not keep.any():
+        return None
+    (samples,) = class_bootstrap_means(
+        vals[keep], groups=grp[keep], n_resamples=n_resamples, seed=seed
+    )
+    return percentile_interval(samples, confidence)

@@ -3,16 +3,21 @@ SPEC §2 "Saliency alignment").
 
 For every image of the benchmark's mask variant (IN-9 ``original`` + ``mask``; RIVAL10
 ``ordinary`` + ``object_mask``), Grad-CAM on the predicted class -- or the true class --
-gives a saliency map at the mask's size, compared with the object mask: IoU after
-max-normalising and binarising at 0.5, the share of saliency inside the mask, and delta
-density (mean saliency on the object minus on the background); where the data has attribute
+gives a saliency map at the mask's size, compared with the object mask by the RIVAL10
+authors' scores (:mod:`hf_bgbench.metrics.saliency`): IoU after max-normalising and
+binarising at 0.5, the share of saliency inside the mask (saliency precision), delta density
+(mean saliency on the object minus on the background), the average precision of the map as a
+ranking of the mask's pixels, and the mask coverage of the most salient pixels holding 25,
+50 and 75 % of the saliency (at 25 %: the saliency recall); where the data has attribute
 masks (RIVAL10), also the share of saliency on each present attribute's mask.
 
 Hooks over the runner: prepare = the mask variant (a seeded subset) at the size the model
 takes (IN-9's 224x224 images as they are, RIVAL10's photos through the model's eval resize +
 centre crop applied alike to image and masks); compute = the maps per batch
-(:mod:`hf_bgbench.tasks.saliency_maps`); summarise = means over images with seeded
-percentile-bootstrap intervals (:mod:`hf_bgbench.tasks.saliency_summary`).
+(:mod:`hf_bgbench.tasks.saliency_maps`); summarise = the protocol's ``aggregation``, by
+default the authors' (``class-mean``: per predicted class a NaN-skipping mean, then the mean
+over classes), with seeded percentile-bootstrap intervals, and the other aggregation (the
+plain mean over images) as a secondary value (:mod:`hf_bgbench.tasks.saliency_summary`).
 """
 
 from __future__ import annotations
@@ -65,10 +70,14 @@ class SaliencyOptions(RunOptions):
     """Grad-CAM (grad-cam package) on the predicted or true class of every image of the
     benchmark's mask variant (IN-9: original + mask; RIVAL10: ordinary + object_mask),
     compared with the object mask: IoU after max-normalising and binarising at 0.5, share of
-    saliency inside the mask, and delta density (mean saliency on the object minus on the
-    background); per class, overall with bootstrap intervals, and on RIVAL10 per attribute.
-    Writes saliency.json, saliency.md, saliency.png, saliency_gallery.png (the images with
-    the lowest delta density) and saliency_per_image.parquet to --output."""
+    saliency inside the mask, delta density (mean saliency on the object minus on the
+    background), average precision of the map for the mask's pixels, and saliency recall
+    (mask coverage of the most salient pixels holding 25 % of the saliency; also at 50 and
+    75 %). Each score is averaged per predicted class, then over classes (the RIVAL10
+    authors' aggregation; --protocol bgbench-v1: over images), with bootstrap intervals;
+    also the other way, per predicted class and on RIVAL10 per attribute. Writes
+    saliency.json, saliency.md, saliency.png, saliency_gallery.png (the images with the
+    lowest delta density) and saliency_per_image.parquet to --output."""
 
     data: str | Path | None = option(
         None,
@@ -81,7 +90,8 @@ class SaliencyOptions(RunOptions):
     target: str = option(
         "predicted",
         "class whose Grad-CAM is taken: the model's predicted class, or the true class (for a "
-        "1000-class model: the highest-scoring ImageNet class mapped to it)",
+        "1000-class model: the highest-scoring ImageNet class mapped to it); scores are "
+        "grouped by predicted class either way",
         choices=TARGETS,
     )
     target_layer: str | None = option(
@@ -171,7 +181,10 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o, spec = run.options, run.spec
-    numbers = summarize(spec, out, seed=o.seed, resamples=o.bootstrap_resamples)
+    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    numbers = summarize(
+        spec, out, seed=o.seed, resamples=o.bootstrap_resamples, aggregation=aggregation
+    )
     subset_ids = out["ids"] if o.max_images is not None else None
     body = run.body(
         numbers,
@@ -205,7 +218,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
 TASK = Task(
     name="saliency",
     description="saliency alignment: Grad-CAM vs the object mask (IoU, share inside, "
-    "delta density)",
+    "delta density, average precision, saliency recall)",
     options=SaliencyOptions,
     prepare=prepare,
     compute=compute,
@@ -220,11 +233,14 @@ def run_saliency(model: Any, data: str | Path | None = None, **options: Any) -> 
     """Saliency alignment of ``model`` (a model id or a loaded classifier) with the object
     masks of the benchmark, with the :class:`SaliencyOptions` ``options``. ``max_images``
     takes a seeded random subset (``seed``; the ids are recorded). Returns the results
-    document; with ``output_dir`` also writes saliency.json, saliency.md,
-    saliency_model_index.yaml, saliency.png, the gallery of the ``gallery`` images with the
-    lowest delta density (saliency_gallery.png) and the per-image values
-    (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU and 32 on a GPU; the
-    numbers do not depend on it."""
+    document (each score averaged per predicted class, then over classes, as the RIVAL10
+    authors do, unless the protocol's ``aggregation`` is ``image-pooled``; the other
+    aggregation as ``<score>_image_mean`` / ``<score>_class_mean``); with ``output_dir`` also
+    writes
+    saliency.json, saliency.md, saliency_model_index.yaml, saliency.png, the gallery of the
+    ``gallery`` images with the lowest delta density (saliency_gallery.png) and the
+    per-image values (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU and
+    32 on a GPU; the numbers do not depend on it."""
     return execute(TASK, model, data=data, **options)
 
 

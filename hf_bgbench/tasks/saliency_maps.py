@@ -15,7 +15,14 @@ import torch
 from hf_bgbench.data.loader import Batch, Geometry
 from hf_bgbench.inference.cam import CamRunner, ClassTarget, LayerChoice, choose_target_layer
 from hf_bgbench.inference.model_step import ModelStep
-from hf_bgbench.metrics.saliency import delta_density, saliency_fraction_inside, saliency_iou
+from hf_bgbench.metrics.saliency import (
+    COVERAGE_THRESHOLDS,
+    delta_density,
+    saliency_average_precision,
+    saliency_fraction_inside,
+    saliency_iou,
+    saliency_mask_coverage,
+)
 from hf_bgbench.tasks.saliency_summary import attribute_shares
 
 TARGETS = ("predicted", "true")
@@ -29,6 +36,8 @@ PER_IMAGE = (
     "iou",
     "inside",
     "delta",
+    "ap",
+    *(f"coverage_{round(100 * t)}" for t in COVERAGE_THRESHOLDS),
     "mask_area",
 )
 
@@ -43,9 +52,13 @@ def target_rule(target: str, restrict: bool) -> str:
 
 class SaliencyMaps:
     """Saliency of each batch of images against its masks; ``out`` collects, per image,
-    the values of :data:`PER_IMAGE`, the attribute shares and the ``gallery`` lowest delta
-    densities. The CAM runner opens on the first batch (its layer is chosen at the data's
-    size) and closes with :meth:`close`."""
+    the values of :data:`PER_IMAGE` (the labels and predictions, then the scores: ``iou``,
+    ``inside`` (fraction of saliency inside the mask), ``delta`` (delta density), ``ap``
+    (average precision of the map against the mask) and ``coverage_25/50/75`` (mask
+    coverage at 25/50/75 % of the cumulative saliency; at 25 %: the saliency recall), NaN
+    where undefined), the attribute shares and the ``gallery`` lowest delta densities. The
+    CAM runner opens on the first batch (its layer is chosen at the data's size) and closes
+    with :meth:`close`."""
 
     def __init__(
         self,
@@ -99,8 +112,14 @@ class SaliencyMaps:
             "iou": np.atleast_1d(saliency_iou(maps, masks)).tolist(),
             "inside": np.atleast_1d(saliency_fraction_inside(maps, masks)).tolist(),
             "delta": delta.tolist(),
+            "ap": np.atleast_1d(saliency_average_precision(maps, masks)).tolist(),
             "mask_area": masks.mean(axis=(1, 2)).tolist(),
         }
+        coverage = saliency_mask_coverage(maps, masks, COVERAGE_THRESHOLDS).reshape(
+            len(masks), len(COVERAGE_THRESHOLDS)
+        )
+        for j, t in enumerate(COVERAGE_THRESHOLDS):
+            values[f"coverage_{round(100 * t)}"] = coverage[:, j].tolist()
         for key, vals in values.items():
             out[key].extend(vals)
         if ATTRIBUTE_MASKS in batch.columns:

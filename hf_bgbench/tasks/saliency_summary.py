@@ -1,7 +1,16 @@
-"""What a saliency run reports and keeps: the numbers (overall, per class, per attribute, with
-bootstrap intervals), its report section (rendered by :mod:`hf_bgbench.render` like every
-task), the per-image Parquet file and the gallery of the images whose saliency sits most on
-the background."""
+"""What a saliency run reports and keeps: the numbers (overall, per predicted class, per
+attribute, with bootstrap intervals), its report section (rendered by :mod:`hf_bgbench.render`
+like every task), the per-image Parquet file and the gallery of the images whose saliency
+sits most on the background.
+
+The headline numbers follow the protocol's ``aggregation``. ``class-mean``, the RIVAL10
+authors' (``saliency_alignment_plots.py``, ``gen_heatmap``;
+:func:`hf_bgbench.metrics.saliency.class_mean`): images grouped by the model's *predicted*
+class, a NaN-skipping mean per class, then the unweighted mean over the classes that have a
+defined value (``n_classes`` of them; a class never predicted is left out, as is an image
+predicted outside the benchmark's classes); the plain mean over images is kept as
+``<score>_image_mean``. ``image-pooled`` (bgbench-v1): the mean over images, the class mean
+kept as ``<score>_class_mean``."""
 
 from __future__ import annotations
 
@@ -15,24 +24,36 @@ from PIL import Image
 
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.formatting import interval, number, pct
-from hf_bgbench.metrics.saliency import bootstrap_mean_interval, saliency_fraction_inside
+from hf_bgbench.metrics.saliency import (
+    bootstrap_mean_interval,
+    class_mean,
+    class_mean_interval,
+    saliency_fraction_inside,
+)
 from hf_bgbench.results import Figure, Report, Score, Table
 
+SCORES = {  # result key (and per-image Parquet column) -> per-image key of the run
+    "delta_density": "delta",
+    "saliency_fraction_inside": "inside",
+    "saliency_iou": "iou",
+    "saliency_average_precision": "ap",
+    "saliency_recall_25": "coverage_25",
+    "saliency_recall_50": "coverage_50",
+    "saliency_recall_75": "coverage_75",
+}
+MAIN_SCORES = tuple(SCORES)[:5]  # the authors' five plotted scores; recall at 25 % only
 RESULT_KEYS = [  # what a reader wants first in saliency.json (after the header)
     "target",
     "method",
-    "delta_density",
-    "delta_density_ci95",
-    "saliency_fraction_inside",
-    "saliency_fraction_inside_ci95",
-    "saliency_iou",
-    "saliency_iou_ci95",
+    *(k for key in MAIN_SCORES for k in (key, f"{key}_ci95")),
+    "n_classes",
     "n_images",
 ]
-SCORES = {  # result key -> per-image key of the run
-    "saliency_iou": "iou",
-    "saliency_fraction_inside": "inside",
-    "delta_density": "delta",
+AGGREGATIONS = ("class-mean", "image-pooled")  # what the headline numbers are
+SUFFIX = {"class-mean": "class_mean", "image-pooled": "image_mean"}  # of the secondary one
+HEADINGS = {
+    "class-mean": "mean over predicted classes of the per-class means",
+    "image-pooled": "mean over images",
 }
 
 
@@ -84,28 +105,67 @@ def _stats(values: np.ndarray, seed: int, resamples: int) -> dict[str, Any]:
     }
 
 
-def summarize(spec: Any, out: Mapping[str, Any], *, seed: int, resamples: int) -> dict[str, Any]:
-    """The run's numbers: means over images with seeded bootstrap intervals, overall, per
-    class of the true label and (RIVAL10) per attribute."""
+def _value(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def summarize(
+    spec: Any,
+    out: Mapping[str, Any],
+    *,
+    seed: int,
+    resamples: int,
+    aggregation: str = "class-mean",
+) -> dict[str, Any]:
+    """The run's numbers: every score aggregated both ways, with seeded bootstrap
+    intervals -- over predicted classes (:func:`~hf_bgbench.metrics.saliency.class_mean`:
+    per class a NaN-skipping mean, then the mean over the classes) and over images --
+    ``aggregation`` (:data:`AGGREGATIONS`) naming the headline ``<score>``, the other
+    kept as ``<score>_image_mean`` or ``<score>_class_mean``; per predicted class and, when
+    the data has attribute masks, per attribute."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}.")
     labels = np.asarray(out["labels"], np.int64)
+    pred = np.asarray(out["pred"], np.int64)  # -1: a model class outside the benchmark
+    num_classes = len(spec.classes)
     values = {key: np.asarray(out[src], float) for key, src in SCORES.items()}
     area = np.asarray(out["mask_area"], float)
-    body: dict[str, Any] = {"n_images": len(labels)}
+    body: dict[str, Any] = {"n_images": len(labels), "aggregation": aggregation}
+    by_class: dict[str, np.ndarray] = {}
+    n_classes: dict[str, int] = {}
     for key, vals in values.items():
-        stats = _stats(vals, seed, resamples)
-        body[key], body[f"{key}_ci95"] = stats["mean"], stats["ci95"]
+        by_class[key], overall = class_mean(vals, pred, num_classes)
+        bounds = class_mean_interval(vals, pred, num_classes, n_resamples=resamples, seed=seed)
+        pooled = _stats(vals, seed, resamples)
+        both = {
+            "class-mean": (_value(overall), list(bounds) if bounds else None),
+            "image-pooled": (pooled["mean"], pooled["ci95"]),
+        }
+        for name, (value, ci) in both.items():
+            where = key if name == aggregation else f"{key}_{SUFFIX[name]}"
+            body[where], body[f"{where}_ci95"] = value, ci
+        n_classes[key] = int((~np.isnan(by_class[key])).sum())
+    body["n_classes"] = n_classes
+    body["n_predicted_classes"] = int(np.unique(pred[pred >= 0]).size)
+    body["n_scored"] = {key: int((~np.isnan(v) & (pred >= 0)).sum()) for key, v in values.items()}
     body["n_undefined"] = {key: int(np.isnan(v).sum()) for key, v in values.items()}
+    body["n_predicted_outside_benchmark"] = int((pred < 0).sum())
     body["mask_area"] = _mean(area)
-    body["accuracy"] = float((np.asarray(out["pred"]) == labels).mean())
+    body["accuracy"] = float((pred == labels).mean())
     per_class = {}
     for c, name in enumerate(spec.classes):
-        rows = labels == c
-        entry: dict[str, Any] = {"n": int(rows.sum()), "mask_area": _mean(area[rows])}
+        rows = pred == c
+        entry: dict[str, Any] = {
+            "n": int(rows.sum()),
+            "n_correct": int((rows & (labels == c)).sum()),
+            "mask_area": _mean(area[rows]),
+        }
         for key, vals in values.items():
-            stats = _stats(vals[rows], seed, resamples)
-            entry[key], entry[f"{key}_ci95"] = stats["mean"], stats["ci95"]
+            entry[key] = _value(by_class[key][c])
+            bounds = bootstrap_mean_interval(vals[rows], n_resamples=resamples, seed=seed)
+            entry[f"{key}_ci95"] = list(bounds) if bounds else None
         per_class[name] = entry
-    body["per_class"] = per_class
+    body["per_predicted_class"] = per_class
     if out["attributes"]:
         body["per_attribute"] = _per_attribute(out["attributes"], seed, resamples)
     body["gallery_ids"] = [item["id"] for item in out["gallery"]]
@@ -128,91 +188,126 @@ def _per_attribute(rows: list[dict[str, dict[str, float]]], seed: int, resamples
     return result
 
 
+LABELS = {  # result key -> (label, short column name, unit)
+    "delta_density": ("Delta density (object − background)", "ΔDensity", ""),
+    "saliency_fraction_inside": ("Saliency inside the object mask", "Inside (%)", "%"),
+    "saliency_iou": ("IoU of saliency (≥ 0.5 of max) and mask", "IoU (%)", "%"),
+    "saliency_average_precision": ("Average precision of saliency for the mask", "AP (%)", "%"),
+    "saliency_recall_25": (
+        "Saliency recall (mask coverage at 25% of saliency)",
+        "Recall@25 (%)",
+        "%",
+    ),
+    "saliency_recall_50": ("Mask coverage at 50% of saliency", "Recall@50 (%)", "%"),
+    "saliency_recall_75": ("Mask coverage at 75% of saliency", "Recall@75 (%)", "%"),
+}
+DESCRIPTIONS = {
+    "delta_density": "(mean max-normalised Grad-CAM saliency on the object minus on the "
+    "background, in [-1, 1]; low or negative: the model looks at the background).",
+    "saliency_fraction_inside": "(share of the saliency on the object, which covers "
+    "{area}% of the image on average).",
+}
+
+
 def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) -> Report:
     """Scores, tables and the figure of a saliency run; ``deltas``: per-image delta density
     (the histogram panel)."""
     n = body["n_images"]
     config = body["variant"]
-    scores = [
-        Score(
-            "delta_density",
-            "Delta density (object − background)",
-            body["delta_density"],
-            unit="",
-            ci95=body["delta_density_ci95"],
-            n=n - body["n_undefined"]["delta_density"],
-            config=config,
-            headline=True,
-            short="ΔDensity",
-            description="(mean max-normalised Grad-CAM saliency on the object minus on the "
-            "background, in [-1, 1]; low or negative: the model looks at the background).",
-        ),
-        Score(
-            "saliency_fraction_inside",
-            "Saliency inside the object mask",
-            body["saliency_fraction_inside"],
-            ci95=body["saliency_fraction_inside_ci95"],
-            n=n - body["n_undefined"]["saliency_fraction_inside"],
-            config=config,
-            headline=True,
-            short="Inside (%)",
-            description=f"(share of the saliency on the object, which covers "
-            f"{pct(body['mask_area'])}% of the image on average).",
-        ),
-        Score(
-            "saliency_iou",
-            "IoU of saliency (≥ 0.5 of max) and mask",
-            body["saliency_iou"],
-            ci95=body["saliency_iou_ci95"],
-            n=n - body["n_undefined"]["saliency_iou"],
-            config=config,
-            short="IoU (%)",
-        ),
-    ]
+    class_mean = body["aggregation"] == "class-mean"
+    scores = []
+    for key in MAIN_SCORES:
+        label, short, unit = LABELS[key]
+        description = DESCRIPTIONS.get(key, "").format(area=pct(body["mask_area"]))
+        scores.append(
+            Score(
+                key,
+                label,
+                body[key],
+                unit=unit,
+                ci95=body[f"{key}_ci95"],
+                n=body["n_scored"][key] if class_mean else n - body["n_undefined"][key],
+                config=config,
+                headline=bool(description),
+                short=short,
+                description=description,
+            )
+        )
+    header, cells = ["Model"], [str(body["model"])]
+    for key in MAIN_SCORES:
+        _, short, unit = LABELS[key]
+        header += [short, "95% CI"]
+        cells += [number(body[key], unit), interval(body[f"{key}_ci95"], unit)]
+    header += ["classes", "n"]
+    cells += [str(body["n_predicted_classes"]), str(n)]
+    outside = body["n_predicted_outside_benchmark"]
     summary = Table(
         "saliency",
-        "Saliency alignment:",
-        ["Model", "ΔDensity", "95% CI", "Inside (%)", "95% CI", "IoU (%)", "95% CI", "n"],
-        [
-            [
-                str(body["model"]),
-                number(body["delta_density"], ""),
-                interval(body["delta_density_ci95"], ""),
-                pct(body["saliency_fraction_inside"]),
-                interval(body["saliency_fraction_inside_ci95"]),
-                pct(body["saliency_iou"]),
-                interval(body["saliency_iou_ci95"]),
-                str(n),
-            ]
-        ],
+        f"Saliency alignment ({HEADINGS[body['aggregation']]}):",
+        header,
+        [cells],
         note=(
             f"{body['method']} at {body['target_layer']['name']} on "
             f"{body['settings']['target_rule']}; {config} images, "
             f"accuracy {pct(body['accuracy'])}%"
             + _subset_note(body["subset"])
-            + ". Intervals: percentile bootstrap over images "
-            f"({body['settings']['bootstrap']['resamples']} resamples, seed {body['seed']})."
+            + (
+                ". Each score is averaged over the images of each predicted class, then over "
+                "the classes (each class weighs the same)"
+                + (
+                    f"; {outside} image(s) predicted outside the benchmark's classes are left "
+                    "out (--restrict-to-benchmark-classes gives every image a benchmark class)"
+                    if outside
+                    else ""
+                )
+                + ". Intervals: percentile bootstrap, images resampled within their predicted "
+                "class and the class means recomputed on each resample"
+                if class_mean
+                else ". Each score is averaged over the images. Intervals: percentile "
+                "bootstrap over images"
+            )
+            + f" ({body['settings']['bootstrap']['resamples']} resamples, seed {body['seed']})."
         ),
     )
-    per_class = body["per_class"]
+    secondary = Table(
+        "saliency_image_mean",
+        "Every score, over classes and over images (secondary):",
+        ["Score", "Mean over classes", "95% CI", "classes", "Mean over images", "95% CI", "n"],
+        [
+            [
+                LABELS[key][0],
+                *_both(body, key),
+                str(body["n_classes"][key]),
+                *_both(body, key, images=True),
+                str(n - body["n_undefined"][key]),
+            ]
+            for key in SCORES
+        ],
+        note="Mean over images: every image weighs the same, whatever its predicted class.",
+    )
+    per_class = body["per_predicted_class"]
     classes = Table(
         "per_class",
-        "Per class (true label):",
-        ["Class", "n", "ΔDensity", "95% CI", "Inside (%)", "IoU (%)", "Mask area (%)"],
+        "Per predicted class (the images the model assigns to it):",
+        ["Class", "n", "correct", "ΔDensity", "95% CI", "Inside (%)", "IoU (%)", "AP (%)"]
+        + ["Recall@25 (%)", "Mask area (%)"],
         [
             [
                 name,
                 str(row["n"]),
+                str(row["n_correct"]),
                 number(row["delta_density"], ""),
                 interval(row["delta_density_ci95"], ""),
                 pct(row["saliency_fraction_inside"]),
                 pct(row["saliency_iou"]),
+                pct(row["saliency_average_precision"]),
+                pct(row["saliency_recall_25"]),
                 pct(row["mask_area"]),
             ]
             for name, row in per_class.items()
         ],
     )
-    tables = [summary, classes]
+    tables = [summary, secondary, classes]
     if body.get("per_attribute"):
         tables.append(
             Table(
@@ -229,14 +324,14 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
                     ]
                     for name, row in body["per_attribute"].items()
                 ],
-                note="A share above the attribute's area means the model looks at it more than "
-                "a uniform map would.",
+                note="Means over images. A share above the attribute's area means the model "
+                "looks at it more than a uniform map would.",
             )
         )
     inside = [row["saliency_fraction_inside"] for row in per_class.values()]
     figure = Figure(
         file="saliency.png",
-        title=f"{body['model']}: saliency inside the object",
+        title=f"{body['model']}: saliency inside the object, per predicted class",
         labels=list(per_class),
         values=[100 * v if v is not None else None for v in inside],
         ylabel="saliency inside the mask (%)",
@@ -246,7 +341,10 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
             else None
             for row in per_class.values()
         ],
-        reference=(100 * (body["saliency_fraction_inside"] or 0.0), "overall"),
+        reference=(
+            100 * (body["saliency_fraction_inside"] or 0.0),
+            "mean over classes" if class_mean else "mean over images",
+        ),
         counts=[row["n"] for row in per_class.values()],
         ylim=(0.0, 105.0),
         histogram={
@@ -262,6 +360,14 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
         f"Seed {body['seed']}.",
     ]
     return Report(scores, tables, [figure], notes)
+
+
+def _both(body: Mapping[str, Any], key: str, *, images: bool = False) -> list[str]:
+    """[value, interval] of ``key`` over classes (or ``images``), whichever is headline."""
+    name = "image-pooled" if images else "class-mean"
+    where = key if body["aggregation"] == name else f"{key}_{SUFFIX[name]}"
+    unit = LABELS[key][2]
+    return [number(body[where], unit), interval(body[f"{where}_ci95"], unit)]
 
 
 def _subset_note(sub: Mapping[str, Any]) -> str:
@@ -283,9 +389,7 @@ def write_saliency_files(
             "pred": np.asarray(out["pred"], np.int64),
             "pred_model": np.asarray(out["pred_model"], np.int64),
             "prob_true": np.asarray(out["prob_true"], float),
-            "saliency_iou": np.asarray(out["iou"], float),
-            "saliency_fraction_inside": np.asarray(out["inside"], float),
-            "delta_density": np.asarray(out["delta"], float),
+            **{key: np.asarray(out[src], float) for key, src in SCORES.items()},
             "mask_area": np.asarray(out["mask_area"], float),
         }
     )

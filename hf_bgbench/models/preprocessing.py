@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -135,6 +135,14 @@ class Preprocessing:
         mean = torch.tensor(self.mean, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
         std = torch.tensor(self.std, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
         return batch.sub(mean).div(std)
+
+    def without_normalisation(self) -> Preprocessing:
+        """This preprocessing with the identity normalisation (mean 0, std 1), every size and
+        interpolation kept: the model then sees [0, 1] pixels, because
+        :meth:`normalize_unit_batch` computes ``(x - 0) / 1``, which is ``x`` exactly. For a
+        backbone some protocol feeds unnormalised (e.g. a linear probe trained on [0, 1]
+        pixels); the fingerprint of a classifier carrying it differs, as it should."""
+        return replace(self, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0))
 
     def full_transform(self, normalize: bool = True) -> Callable[[Image.Image], torch.Tensor]:
         """Raw photos: RGB, resize, centre crop, ToTensor, normalise.

@@ -20,13 +20,24 @@ The recipe (:data:`PROBE_RECIPE`, recorded with every head and in results.json):
 5. keep the strength with the best held-out accuracy (ties: the stronger one) and refit it
    on all of train (standardisation recomputed).
 
+A second recipe, ``adam-augmented-v1`` (:mod:`hf_bgbench.probe.adam_head`), trains the head
+as Moayeri et al. 2022's ``finetuner.py`` does (Adam on augmented train photos, the backbone
+fed [0, 1] pixels) and chooses its epoch on held-out train images. ``probed_classifier(...,
+recipe=, normalise=)`` chooses the recipe and whether the backbone gets the model's
+normalisation (default: the recipe's -- applied for ``linear-probe-v1``, not for
+``adam-augmented-v1``, as its authors). Without normalisation the returned classifier carries
+a preprocessing whose normalisation is the identity, so every task feeds the backbone [0, 1]
+pixels at test time too.
+
 The head is cached under ``<cache root>/probes/<key>/`` (``head.safetensors`` +
 ``probe.json``), keyed by the backbone's fingerprint, the train data's fingerprint, the input
-pipeline, the recipe and the seed, so every task and every rerun reuses it without refitting.
+pipeline, the recipe, the normalisation and the seed, so every task and every rerun reuses it
+without refitting.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -47,6 +58,8 @@ from hf_bgbench.inference.model_step import ModelStep, backbone_features
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.models.devices import default_batch_size
+from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.probe.adam_head import ADAM_RECIPE, fit_adam_probe
 from hf_bgbench.probe.fit import (
     PROBE_RECIPE,
     ProbeError,
@@ -58,7 +71,9 @@ from hf_bgbench.probe.fit import (
 from hf_bgbench.spec import BenchmarkSpec
 
 __all__ = [
+    "ADAM_RECIPE",
     "PROBE_RECIPE",
+    "RECIPES",
     "ProbeError",
     "ProbedClassifier",
     "probe_note",
@@ -68,6 +83,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
+# The head recipes by name, the default first.
+RECIPES: dict[str, dict[str, Any]] = {r["name"]: r for r in (PROBE_RECIPE, ADAM_RECIPE)}
+# Whether the backbone gets the model's normalisation when ``normalise`` is not given: the
+# authors of the second recipe feed [0, 1] pixels (ToTensor, no Normalize).
+NORMALISE_BY_DEFAULT = {PROBE_RECIPE["name"]: True, ADAM_RECIPE["name"]: False}
 
 
 def probes_dir() -> Path:
@@ -102,15 +122,24 @@ class ProbedModel(torch.nn.Module):
 class ProbedClassifier(Classifier):
     """A classifier made of ``base``'s frozen backbone and a fitted linear head, in the
     benchmark's label space. ``base`` is the original classifier; ``probe_record`` says how
-    the head was fitted (recipe, seed, chosen l2, held-out accuracy, cache path)."""
+    the head was fitted (recipe, seed, normalisation, held-out accuracy, cache path).
+    ``preprocessing`` (default: ``base``'s) is what every task normalises with: the identity
+    one when the head was fitted on unnormalised [0, 1] pixels."""
 
-    def __init__(self, base: Any, head: ProbeHead, label_space: LabelSpace, record: dict):
+    def __init__(
+        self,
+        base: Any,
+        head: ProbeHead,
+        label_space: LabelSpace,
+        record: dict,
+        preprocessing: Preprocessing | None = None,
+    ):
         super().__init__(
             model_id=f"{getattr(base, 'model_id', type(base).__name__)} + linear probe",
             resolved=getattr(base, "resolved", None),
             source=getattr(base, "source", None),
             model=ProbedModel(base, head),
-            preprocessing=base.preprocessing,
+            preprocessing=base.preprocessing if preprocessing is None else preprocessing,
             label_space=label_space,
             fingerprint=hashlib.sha256(f"{base.fingerprint}|{record['key']}".encode()).hexdigest(),
         )
@@ -128,8 +157,10 @@ class ProbedClassifier(Classifier):
 
     def __repr__(self) -> str:
         rec = self.probe_record
+        chosen = f"l2={rec['l2']}" if "l2" in rec else f"epoch={rec.get('selected_epoch')}"
         return (
-            f"ProbedClassifier({self.model_id!r}, l2={rec['l2']}, "
+            f"ProbedClassifier({self.model_id!r}, {rec['recipe']['name']}, {chosen}, "
+            f"normalise={rec.get('normalise', True)}, "
             f"heldout_accuracy={rec['heldout_accuracy']:.4f}, device={self.device})"
         )
 
@@ -142,6 +173,8 @@ def probed_classifier(
     spec: BenchmarkSpec,
     reader: Reader,
     *,
+    recipe: str = PROBE_RECIPE["name"],
+    normalise: bool | None = None,
     device: str | torch.device | None = None,
     progress: bool = True,
     seed: int = 0,
@@ -150,23 +183,45 @@ def probed_classifier(
     cache_dir: str | Path | None = None,
 ) -> ProbedClassifier:
     """``classifier`` with a linear head fitted on ``spec``'s train split (see the module
-    docstring for the recipe); the head is read from the cache when it was fitted before.
+    docstring for the recipes); the head is read from the cache when it was fitted before.
 
-    ``seed`` chooses the held-out part (recorded; part of the cache key); ``batch_size``
-    (default: 8 on a CPU, where it extracts features 1.9x faster than 64, and 64 on a GPU) and
-    ``num_workers`` (default: the engine's) only affect speed; ``cache_dir`` defaults to
-    :func:`probes_dir`."""
+    ``recipe``: a name of :data:`RECIPES` (``linear-probe-v1``, the default, or
+    ``adam-augmented-v1``); another name is a ValueError listing them. ``normalise``: whether
+    the backbone gets the model's normalisation, at fitting and at test time (None: the
+    recipe's default, :data:`NORMALISE_BY_DEFAULT`). ``seed`` chooses the held-out part and
+    every random draw of the recipe (recorded; part of the cache key, as are the recipe and
+    the normalisation); ``batch_size`` (default: 8 on a CPU, where it extracts features 1.9x
+    faster than 64, and 64 on a GPU) and ``num_workers`` (default: the engine's) only affect
+    speed; ``cache_dir`` defaults to :func:`probes_dir`."""
+    settings = recipe_settings(recipe)
+    normalise = NORMALISE_BY_DEFAULT[recipe] if normalise is None else bool(normalise)
     variant, split = spec.reference_variant, spec.train_split
     train = load_train_split(spec, reader)
-    step = ModelStep(classifier, device=device)
+    preprocessing = classifier.preprocessing
+    if not normalise:
+        preprocessing = preprocessing.without_normalisation()
+    backbone = with_preprocessing(classifier, preprocessing)
+    step = ModelStep(backbone, device=device)
     if batch_size is None:
         batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
-    transform, applied = train_input(step, spec, reader, train)
+    workers = default_num_workers() if num_workers is None else num_workers
+    if recipe == PROBE_RECIPE["name"]:
+        transform, applied = train_input(step, spec, reader, train)
+    else:  # the photos are augmented per epoch; the key needs only what is fixed
+        transform, applied = None, "augmented photos (see the recipe)"
     data_fp = train_fingerprint(reader, train, variant, split)
-    recipe = {**PROBE_RECIPE, "seed": int(seed)}
+    recipe_record = {**settings, "seed": int(seed)}
     key = hashlib.sha256(
         json.dumps(
-            [classifier.fingerprint, data_fp, applied, spec.name, list(spec.classes), recipe],
+            [
+                classifier.fingerprint,
+                data_fp,
+                applied,
+                spec.name,
+                list(spec.classes),
+                recipe_record,
+                {"normalise": normalise},
+            ],
             sort_keys=True,
         ).encode()
     ).hexdigest()[:24]
@@ -176,40 +231,111 @@ def probed_classifier(
         head, record = cached
         log.info("linear probe reused from %s", folder / key)
     else:
-        feats, labels, skipped = extract_features(
-            step, train, transform, batch_size, num_workers, progress, f"{spec.name} probe/{split}"
-        )
-        check_labels(spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
+        desc = f"{spec.name} probe/{split}"
         start = time.perf_counter()
-        head, fit = fit_probe(feats, labels, spec.num_classes, seed)
+        if recipe == PROBE_RECIPE["name"]:
+            feats, labels, skipped = extract_features(
+                step, train, transform, batch_size, workers, progress, desc
+            )
+            check_labels(spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
+            start = time.perf_counter()  # features once, then the fit: time the fit alone
+            head, fit = fit_probe(feats, labels, spec.num_classes, seed)
+            n_train, per_class = len(labels), labels.bincount(minlength=spec.num_classes)
+        else:
+            head, fit, skipped = fit_adam_probe(
+                step,
+                train,
+                spec.num_classes,
+                seed,
+                batch_size=batch_size,
+                num_workers=workers,
+                progress=progress,
+                desc=desc,
+                settings=settings,
+            )
+            gone = {str(s["id"]) for s in skipped}
+            pairs = zip(train[ID], train[LABEL], strict=True)
+            kept = [int(y) for i, y in pairs if str(i) not in gone]
+            check_labels(spec, kept, f"after {len(skipped)} unreadable image(s)")
+            n_train, per_class = len(kept), torch.tensor(kept).bincount(minlength=spec.num_classes)
         record = {
             "method": "linear probe on frozen penultimate features",
             "key": key,
-            "recipe": recipe,
+            "recipe": recipe_record,
             "seed": int(seed),
+            "normalise": normalise,
+            "normalisation": normalisation_text(normalise, classifier.preprocessing),
             **fit,
-            "n_train": int(len(labels)),
+            "n_train": int(n_train),
             "skipped_train": len(skipped),
             "skipped_train_ids": [s["id"] for s in skipped],
-            "train_per_class": dict(zip(spec.classes, labels.bincount().tolist(), strict=False)),
+            "train_per_class": dict(zip(spec.classes, per_class.tolist(), strict=False)),
             "train_data": {"variant": variant, "split": split, "fingerprint": data_fp},
-            "input": applied,
+            "input": fit.get("input", applied),
             "base_fingerprint": classifier.fingerprint,
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
         save_head(folder / key, head, record)
-        log.info("linear probe: l2=%g, held-out accuracy %.4f", fit["l2"], fit["heldout_accuracy"])
+        log.info("linear probe (%s): held-out accuracy %.4f", recipe, fit["heldout_accuracy"])
     record = {**record, "cache_path": str(folder / key), "reused": cached is not None}
-    return ProbedClassifier(classifier, head, spec.label_space, record).to(step.device)
+    clf = ProbedClassifier(classifier, head, spec.label_space, record, preprocessing)
+    return clf.to(step.device)
+
+
+def recipe_settings(recipe: str) -> dict[str, Any]:
+    """The settings of the head recipe named ``recipe``, or a ValueError listing them."""
+    if recipe not in RECIPES:
+        raise ValueError(
+            f"unknown probe recipe {recipe!r}; choose one of {', '.join(RECIPES)} "
+            f"(default {PROBE_RECIPE['name']})."
+        )
+    return RECIPES[recipe]
+
+
+def with_preprocessing(classifier: Any, preprocessing: Preprocessing) -> Any:
+    """``classifier`` itself when it already has ``preprocessing``, else a shallow copy that
+    shares its model and differs only in the preprocessing (what ModelStep normalises with);
+    the caller's classifier is left as it is."""
+    if classifier.preprocessing == preprocessing:
+        return classifier
+    view = copy.copy(classifier)
+    view.preprocessing = preprocessing
+    return view
+
+
+def normalisation_text(normalise: bool, preprocessing: Preprocessing) -> str:
+    if normalise:
+        return f"the model's own: (x - {list(preprocessing.mean)}) / {list(preprocessing.std)}"
+    return "none: the backbone sees [0, 1] pixels, when the head is fitted and when scored"
 
 
 def probe_note(record: dict[str, Any]) -> str:
-    """One line for a results.md: how the probe that scored the model was fitted."""
+    """One line for a results.md: how the head that scored the model was fitted -- its recipe
+    and whether the backbone got the model's normalisation."""
+    name = record["recipe"]["name"]
+    normalised = record.get("normalise", True)  # heads cached before the option: applied
+    pixels = (
+        "the model's normalisation applied"
+        if normalised
+        else "no normalisation: the backbone sees [0, 1] pixels"
+    )
+    held = (
+        f"{record['heldout_n']} held-out train images (accuracy "
+        f"{100 * record['heldout_accuracy']:.1f}%)"
+    )
+    split = record["train_data"]["split"]
+    if "l2" in record:
+        return (
+            f"Scored through a linear probe on frozen penultimate features ({name}, seed "
+            f"{record['seed']}, {pixels}): l2 = {record['l2']:g} chosen on {held}, refitted on "
+            f"{record['n_train']} train images ({split} split)."
+        )
     return (
-        f"Scored through a linear probe on frozen penultimate features ({record['recipe']['name']}"
-        f", seed {record['seed']}): l2 = {record['l2']:g} chosen on {record['heldout_n']} "
-        f"held-out train images (accuracy {100 * record['heldout_accuracy']:.1f}%), refitted on "
-        f"{record['n_train']} train images ({record['train_data']['split']} split)."
+        f"Scored through a linear head on frozen penultimate features ({name}: Adam on "
+        f"augmented train photos, after Moayeri et al. 2022's finetuner.py; seed "
+        f"{record['seed']}, {pixels}): epoch {record['selected_epoch']} of {record['epochs']} "
+        f"chosen on {held}, not refitted (trained on the other {record['n_fit']} of "
+        f"{record['n_train']} train images, {split} split)."
     )
 
 

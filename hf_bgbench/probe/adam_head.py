@@ -1,0 +1,472 @@
+"""The ``adam-augmented-v1`` head: the head-training recipe of Moayeri et al. 2022's
+``finetuner.py`` (``FineTuner(fix_ftrs=True)``) and its dataset's train transform, with one
+deliberate change -- the epoch is chosen on held-out train images, never on the test split.
+
+Step by step (:data:`ADAM_RECIPE`; the authors' file and line each step follows):
+
+1. hold out a seeded, per-class 10% of the train split (:func:`hf_bgbench.probe.fit.
+   holdout_split`); the authors choose on the test split instead (``finetuner.py``
+   ``finetune``, lines 261-266). The head trains on the other 90% and is *not* refitted on
+   all of train afterwards: the kept head is exactly the one whose held-out accuracy chose it;
+2. every epoch, every fit photo: crop parameters from ``RandomResizedCrop.get_params`` with
+   scale (0.8, 1.0) and ratio (0.75, 1.25) cut from the *original* photo, a horizontal flip
+   with probability 0.5, a stretch to 224x224 (``transforms.Resize((224, 224))``: PIL
+   bilinear), then pixels in [0, 1] (``datasets/rival10.py`` lines 30, 78-87) -- drawn per
+   (seed, epoch, image id) from a hashed seed, so neither the batch size nor the worker
+   count changes them;
+3. the frozen backbone (eval mode, see :data:`BACKBONE_MODE_DEVIATION`: the authors'
+   ``process_epoch`` calls ``model.train()`` on the whole model, ``finetuner.py`` line 233)
+   gives penultimate features (the authors freeze it with ``requires_grad = False``, line
+   203; here its features are computed without gradients); by default it gets no
+   normalisation, as in the authors' code (``ToTensor`` and nothing else);
+4. an ``nn.Linear(num_features, num_classes)`` head with PyTorch's default init
+   (``finetuner.py`` lines 75, 92, 189), drawn from a seeded generator; mean cross-entropy
+   (line 30); Adam(lr 1e-5, betas (0.9, 0.999), weight_decay 1e-4) on the head's weight and
+   bias only (lines 22-23, 198-203); batches of 32, reshuffled every epoch (line 211) by a
+   seeded ``torch.Generator``; 10 epochs (lines 285, 290);
+5. after each epoch the head scores the held-out photos (stretched to 224x224, no crop or
+   flip: the authors' test transform, ``datasets/rival10.py`` lines 81, 87); the epoch with
+   the best held-out accuracy is kept (ties: the earliest, as the authors' strict ``>``,
+   line 264).
+
+The backbone is frozen and in eval mode, so a photo's features do not depend on the other
+photos of its batch: features are computed in decode batches of any size and the head's
+batches of 32 are cut from that stream in the shuffled order -- the same steps as feeding
+batches of 32 through backbone and head together. Nothing is cached across epochs (each
+epoch crops the photos anew); the held-out features are computed once (no augmentation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from tqdm.auto import tqdm
+
+from hf_bgbench.data.loader import DecodedRows, collate_rows, iterate, to_rgb
+from hf_bgbench.data.schema import ID, LABEL
+from hf_bgbench.inference.batches import decoded_batches
+from hf_bgbench.inference.geometry import accepts_size
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.probe.fit import ProbeError, ProbeHead, holdout_split
+
+__all__ = [
+    "ADAM_RECIPE",
+    "BACKBONE_MODE_DEVIATION",
+    "PhotoTransform",
+    "fit_adam_probe",
+    "stream_seed",
+    "train_head",
+]
+
+AUTHORS_SIZE = (224, 224)  # transforms.Resize((224, 224)) in the authors' dataset
+
+ADAM_RECIPE: dict[str, Any] = {
+    "name": "adam-augmented-v1",
+    "follows": "the head training of Moayeri et al. 2022's finetuner.py (FineTuner with "
+    "fix_ftrs=True) and the train transform of its dataset loader",
+    "features": "frozen penultimate features (ModelStep.features), backbone in eval mode",
+    "augmentation": {
+        "crop": "RandomResizedCrop.get_params, cut from the original photo",
+        "scale": [0.8, 1.0],
+        "ratio": [0.75, 1.25],
+        "hflip_probability": 0.5,
+        "resize": "stretch the crop to the size (no crop after), PIL bilinear",
+        "size": list(AUTHORS_SIZE),
+        "pixels": "[0, 1] (ToTensor)",
+        "randomness": "per (seed, epoch, image id): a sha256-derived seed",
+    },
+    "heldout_input": "the whole photo stretched to the size, no crop or flip",
+    "head": "nn.Linear(num_features, num_classes), PyTorch's default init (uniform, "
+    "bound 1/sqrt(num_features)) from a torch.Generator seeded from the seed",
+    "loss": "mean cross-entropy",
+    "optimiser": {
+        "name": "Adam",
+        "lr": 1e-5,
+        "betas": [0.9, 0.999],
+        "eps": 1e-8,
+        "weight_decay": 1e-4,
+        "parameters": "the head's weight and bias (torch.optim.Adam's L2 term on both)",
+    },
+    "batch_size": 32,
+    "last_batch": "kept (smaller)",
+    "shuffle": "a new permutation every epoch from a torch.Generator seeded from the seed",
+    "epochs": 10,
+    "holdout_fraction": 0.1,
+    "holdout": "per class: round(fraction * n_c) images (at least 1 when n_c >= 2), chosen "
+    "by a torch.Generator permutation seeded with the seed",
+    "selection": "the epoch with the best held-out accuracy; ties go to the earliest",
+    "refit": "none: the selected epoch's head, trained on the other 90% of train, is kept",
+}
+
+BACKBONE_MODE_DEVIATION = (
+    "The frozen backbone stays in eval mode while the head trains; the authors' code puts it "
+    "in train mode, so its BatchNorm statistics drift (and its dropout is active)."
+)
+SELECTION_DEVIATION = (
+    "The epoch is chosen on a seeded, per-class held-out 10% of the train split, never on "
+    "the test split (the authors keep the checkpoint with the best test accuracy); the head "
+    "is not refitted afterwards, so it is trained on the other 90% of the train split."
+)
+SEEDING_DEVIATION = (
+    "Crops, flips, shuffling and the head's initial weights come from generators seeded "
+    "from the seed (the crop and flip per seed, epoch and image id), where the authors draw "
+    "them unseeded from the global random state; the distributions are the same."
+)
+
+
+def stream_seed(*parts: Any) -> int:
+    """A 63-bit seed from ``parts`` (e.g. seed, epoch, image id) through sha256: independent
+    streams for independent uses, the same on every machine and in every worker."""
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+# --------------------------------------------------------------------------- photos
+
+
+class PhotoTransform:
+    """A PIL photo -> uint8 (3, H, W): with ``augment``, the crop and flip of the recipe drawn
+    for one image (:meth:`for_image`), then a stretch to ``size`` (PIL bilinear, as
+    ``transforms.Resize((H, W))``); without, the stretch alone (the held-out photos).
+    Picklable, so decode workers can run it."""
+
+    def __init__(
+        self,
+        size: Sequence[int],
+        *,
+        augment: bool,
+        seed: int = 0,
+        epoch: int = 0,
+        settings: Mapping[str, Any] = ADAM_RECIPE,
+    ):
+        aug = settings["augmentation"]
+        self.size = (int(size[0]), int(size[1]))
+        self.augment = augment
+        self.seed, self.epoch = int(seed), int(epoch)
+        self.scale = tuple(float(v) for v in aug["scale"])
+        self.ratio = tuple(float(v) for v in aug["ratio"])
+        self.flip_p = float(aug["hflip_probability"])
+
+    def params(self, image: Image.Image, image_id: str) -> tuple[int, int, int, int, bool]:
+        """(top, left, height, width, flip) for ``image_id`` in this seed and epoch: the crop
+        by :func:`crop_params` (torchvision's ``RandomResizedCrop.get_params``, the authors'
+        sampler), then the flip, from one generator seeded for this image."""
+        gen = torch.Generator().manual_seed(stream_seed(self.seed, "augment", self.epoch, image_id))
+        width, height = image.size
+        i, j, h, w = crop_params(height, width, self.scale, self.ratio, gen)
+        flip = bool(torch.rand((), generator=gen).item() < self.flip_p)
+        return i, j, h, w, flip
+
+    def for_image(self, image_id: str) -> Callable[[Image.Image], torch.Tensor]:
+        """The transform of one image (its own crop and flip)."""
+        return partial(self._apply, image_id)
+
+    def __call__(self, image: Image.Image) -> torch.Tensor:
+        if self.augment:
+            raise ValueError("an augmenting PhotoTransform needs the image id: for_image(id)")
+        return self._apply(None, image)
+
+    def _apply(self, image_id: str | None, image: Image.Image) -> torch.Tensor:
+        import torchvision.transforms.functional as TF
+        from torchvision.transforms import InterpolationMode
+
+        image = to_rgb(image)  # the authors expand greyscale before the transform: same pixels
+        if self.augment:
+            i, j, h, w, flip = self.params(image, str(image_id))
+            image = TF.crop(image, i, j, h, w)
+            if flip:
+                image = TF.hflip(image)
+        image = TF.resize(image, list(self.size), interpolation=InterpolationMode.BILINEAR)
+        return TF.pil_to_tensor(image)  # uint8; ModelStep divides by 255 (= ToTensor)
+
+    def describe(self) -> str:
+        h, w = self.size
+        if not self.augment:
+            return f"stretch {h}x{w}"
+        return (
+            f"crop (scale {self.scale[0]:g}-{self.scale[1]:g}, ratio {self.ratio[0]:g}-"
+            f"{self.ratio[1]:g}) + flip (p {self.flip_p:g}) + stretch {h}x{w}"
+        )
+
+
+def crop_params(
+    height: int,
+    width: int,
+    scale: Sequence[float],
+    ratio: Sequence[float],
+    gen: torch.Generator,
+) -> tuple[int, int, int, int]:
+    """(top, left, height, width) of a random crop: torchvision's
+    ``RandomResizedCrop.get_params`` draw for draw (ten tries at a random area fraction in
+    ``scale`` and log-uniform aspect ratio in ``ratio``, then a centre crop clamped to the
+    ratio range), but from ``gen``, not the global random state -- seeding that state per
+    image would cost far more than the draw (``torch.manual_seed`` seeds every device)."""
+    area = height * width
+    log_ratio = torch.log(torch.tensor(list(ratio)))
+    for _ in range(10):
+        target_area = area * torch.empty(1).uniform_(scale[0], scale[1], generator=gen).item()
+        aspect = math.exp(torch.empty(1).uniform_(log_ratio[0], log_ratio[1], generator=gen).item())
+        w = int(round(math.sqrt(target_area * aspect)))
+        h = int(round(math.sqrt(target_area / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            i = int(torch.randint(0, height - h + 1, size=(1,), generator=gen).item())
+            j = int(torch.randint(0, width - w + 1, size=(1,), generator=gen).item())
+            return i, j, h, w
+    in_ratio = float(width) / float(height)
+    if in_ratio < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif in_ratio > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+class AugmentedRows(DecodedRows):
+    """:class:`DecodedRows` whose photo transform is drawn per row from its image id."""
+
+    def __init__(self, ds: Any, indices: Sequence[int], ids: Sequence[str], augment: Any):
+        super().__init__(ds, indices, image_transform=augment)
+        self.ids = ids
+        self.augment = augment
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        # DecodedRows applies ``self.image_transform`` to the decoded photo; each worker holds
+        # its own copy of this dataset and decodes one row at a time, so binding the row's
+        # transform here is safe and leaves the decoding (and its error handling) shared.
+        self.image_transform = self.augment.for_image(str(self.ids[self.indices[i]]))
+        return super().__getitem__(i)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train_head(
+    epoch_stream: Callable[[int, torch.Tensor], Iterable[tuple[torch.Tensor, torch.Tensor]]],
+    n_fit: int,
+    held_feats: torch.Tensor,
+    held_labels: torch.Tensor,
+    num_classes: int,
+    seed: int,
+    settings: Mapping[str, Any] = ADAM_RECIPE,
+) -> tuple[ProbeHead, dict[str, Any]]:
+    """(head, fit record): Adam on the features ``epoch_stream(epoch, order)`` yields -- the
+    fit rows' (features, labels) in the order of ``order`` (a permutation of ``range(n_fit)``
+    drawn here) -- in batches of ``settings["batch_size"]``, whatever sizes the stream
+    yields; after each epoch the held-out accuracy; the best epoch's head is returned."""
+    if int(settings["epochs"]) < 1:
+        raise ValueError(f"the head needs at least one epoch, not {settings['epochs']}.")
+    device = held_feats.device
+    dim = int(held_feats.shape[1])
+    opt_cfg = settings["optimiser"]
+    batch = int(settings["batch_size"])
+    head = _default_linear(dim, num_classes, stream_seed(seed, "init")).to(device)
+    opt = torch.optim.Adam(
+        head.parameters(),
+        lr=opt_cfg["lr"],
+        betas=tuple(opt_cfg["betas"]),
+        eps=opt_cfg["eps"],
+        weight_decay=opt_cfg["weight_decay"],
+    )
+    shuffle = torch.Generator().manual_seed(stream_seed(seed, "shuffle"))
+    held_by_epoch, train_acc_by_epoch, loss_by_epoch = [], [], []
+    best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+    for epoch in range(int(settings["epochs"])):
+        order = torch.randperm(n_fit, generator=shuffle)
+        stats = [0, 0, 0.0]  # correct, seen, summed loss
+        pending_x: torch.Tensor | None = None
+        pending_y: torch.Tensor | None = None
+        for feats, labels in epoch_stream(epoch, order):
+            feats, labels = feats.to(device).float(), labels.to(device).long()
+            if pending_x is None:
+                pending_x, pending_y = feats, labels
+            else:
+                pending_x, pending_y = torch.cat([pending_x, feats]), torch.cat([pending_y, labels])
+            while len(pending_x) >= batch:
+                _step(head, opt, pending_x[:batch], pending_y[:batch], stats)
+                pending_x, pending_y = pending_x[batch:], pending_y[batch:]
+        if pending_x is not None and len(pending_x):  # the last, smaller batch
+            _step(head, opt, pending_x, pending_y, stats)
+        if stats[1] == 0:
+            raise ProbeError("none of the train images could be read: no head to train.")
+        held_acc = heldout_accuracy(head, held_feats, held_labels)
+        held_by_epoch.append(held_acc)
+        train_acc_by_epoch.append(stats[0] / stats[1])
+        loss_by_epoch.append(stats[2] / stats[1])
+        if best is None or held_acc > best[0]:  # strict: ties keep the earlier epoch
+            state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+            best = (held_acc, epoch, state)
+    held_acc, epoch, state = best  # type: ignore[misc]  # set by the first epoch
+    zeros, ones = torch.zeros(dim, device=device), torch.ones(dim, device=device)
+    probe = ProbeHead(zeros, ones, state["weight"], state["bias"])  # no standardisation
+    record = {
+        "epochs": int(settings["epochs"]),
+        "selected_epoch": epoch + 1,  # 1-based, as the epochs are counted in reports
+        "heldout_accuracy": held_acc,
+        "heldout_n": int(len(held_labels)),
+        "heldout_accuracy_by_epoch": held_by_epoch,
+        "train_accuracy": train_acc_by_epoch[epoch],
+        "train_accuracy_by_epoch": train_acc_by_epoch,
+        "train_loss_by_epoch": loss_by_epoch,
+        "train_accuracy_is": "running accuracy over the epoch's augmented fit photos, each "
+        "scored by the head just before its batch's step (as the authors' process_epoch)",
+        "n_fit": int(stats[1]),
+        "feature_dim": dim,
+        "refit": settings["refit"],
+    }
+    return probe, record
+
+
+def _default_linear(dim: int, num_classes: int, seed: int) -> torch.nn.Linear:
+    """``nn.Linear(dim, num_classes)`` with PyTorch's default init (kaiming_uniform with
+    a = sqrt(5) for the weight, the same uniform bound 1/sqrt(fan_in) for the bias), drawn
+    from a generator seeded with ``seed`` instead of the global random state."""
+    head = torch.nn.Linear(dim, num_classes)
+    gen = torch.Generator().manual_seed(seed)
+    bound = 1.0 / math.sqrt(dim)
+    with torch.no_grad():
+        head.weight.copy_(torch.rand(num_classes, dim, generator=gen) * (2 * bound) - bound)
+        head.bias.copy_(torch.rand(num_classes, generator=gen) * (2 * bound) - bound)
+    return head
+
+
+def _step(head, opt, x: torch.Tensor, y: torch.Tensor, stats: list) -> None:
+    with torch.enable_grad():
+        opt.zero_grad(set_to_none=True)
+        logits = head(x)
+        loss = F.cross_entropy(logits, y)
+        loss.backward()
+        opt.step()
+    stats[0] += int((logits.detach().argmax(1) == y).sum())
+    stats[1] += len(y)
+    stats[2] += float(loss.detach()) * len(y)
+
+
+def heldout_accuracy(head: torch.nn.Module, feats: torch.Tensor, labels: torch.Tensor) -> float:
+    """Accuracy of ``head`` on held-out features (eval, no gradients)."""
+    with torch.no_grad():
+        return int((head(feats).argmax(1) == labels).sum()) / len(labels)
+
+
+# --------------------------------------------------------------------------- data passes
+
+
+def stretch_size(step: ModelStep) -> tuple[tuple[int, int], list[str]]:
+    """(size the photos are stretched to, deviations): the authors' 224x224, or the model's
+    input size when the model cannot take 224x224 (fixed position embeddings)."""
+    if accepts_size(step, AUTHORS_SIZE):
+        return AUTHORS_SIZE, []
+    h, w = (int(v) for v in step.classifier.preprocessing.input_size)
+    return (h, w), [
+        f"Photos are stretched to {h}x{w}, the model's input size, not the authors' "
+        f"224x224: the model does not accept 224x224 inputs."
+    ]
+
+
+def fit_adam_probe(
+    step: ModelStep,
+    ds: Any,
+    num_classes: int,
+    seed: int,
+    *,
+    batch_size: int,
+    num_workers: int,
+    progress: bool,
+    desc: str,
+    settings: Mapping[str, Any] = ADAM_RECIPE,
+) -> tuple[ProbeHead, dict[str, Any], list[dict[str, Any]]]:
+    """(head, fit record, unreadable rows) by the recipe, on ``step``'s backbone (whose
+    classifier's preprocessing decides the normalisation). ``batch_size`` and
+    ``num_workers`` are the decode loader's: they change the speed, not the head."""
+    labels = torch.tensor([int(y) for y in ds[LABEL]])
+    ids = [str(i) for i in ds[ID]]
+    fit_idx, held_idx = holdout_split(labels, settings["holdout_fraction"], seed)
+    if len(held_idx) == 0:
+        raise ProbeError(
+            f"the train split has {len(labels)} image(s): the head's held-out epoch selection "
+            "needs at least 2 images of some class."
+        )
+    step.classifier.model.eval()  # the deliberate choice of BACKBONE_MODE_DEVIATION
+    size, deviations = stretch_size(step)
+    held = PhotoTransform(size, augment=False, settings=settings)
+    loader = {"batch_size": batch_size, "num_workers": num_workers}
+    skipped: list[dict[str, Any]] = []
+    held_feats, held_labels = [], []
+    for b in decoded_batches(
+        ds,
+        held_idx.tolist(),
+        skipped=skipped,
+        desc=f"{desc} held-out",
+        progress=progress,
+        image_transform=held,
+        pin_memory=step.device.type == "cuda",
+        **loader,
+    ):
+        held_feats.append(step.features(b.images))
+        held_labels.append(b.labels.to(step.device))
+    if not held_feats:
+        raise ProbeError(f"{desc}: none of the {len(held_idx)} held-out images could be read.")
+    fit_rows = fit_idx.tolist()
+    unreadable: dict[str, dict[str, Any]] = {}
+
+    def epoch_stream(epoch: int, order: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
+        augment = PhotoTransform(size, augment=True, seed=seed, epoch=epoch, settings=settings)
+        rows = [fit_rows[k] for k in order.tolist()]
+        for b in _augmented_batches(
+            ds, rows, ids, augment, f"{desc} epoch {epoch + 1}", progress, step, **loader
+        ):
+            for s in b.skipped:
+                unreadable.setdefault(str(s["id"]), s)
+            if b.images is not None:
+                yield step.features(b.images), b.labels
+
+    held_x, held_y = torch.cat(held_feats), torch.cat(held_labels)
+    head, record = train_head(
+        epoch_stream, len(fit_rows), held_x, held_y, num_classes, seed, settings
+    )
+    record["input"] = {
+        "train": PhotoTransform(size, augment=True, settings=settings).describe(),
+        "heldout": held.describe(),
+    }
+    record["deviations"] = [SELECTION_DEVIATION, BACKBONE_MODE_DEVIATION, SEEDING_DEVIATION]
+    record["deviations"] += deviations
+    return head, record, skipped + list(unreadable.values())
+
+
+def _augmented_batches(
+    ds: Any,
+    rows: Sequence[int],
+    ids: Sequence[str],
+    augment: PhotoTransform,
+    desc: str,
+    progress: bool,
+    step: ModelStep,
+    *,
+    batch_size: int,
+    num_workers: int,
+) -> Iterator[Any]:
+    """The decoded batches of ``rows`` (in that order), each photo augmented for its id --
+    the decode loop of :func:`hf_bgbench.inference.batches.decoded_batches` over
+    :class:`AugmentedRows` (unreadable rows come back in ``batch.skipped``)."""
+    loader = torch.utils.data.DataLoader(
+        AugmentedRows(ds, rows, ids, augment),
+        batch_size=batch_size,
+        num_workers=num_workers,
+        collate_fn=collate_rows,
+        pin_memory=step.device.type == "cuda",
+        prefetch_factor=4 if num_workers > 0 else None,
+    )
+    bar = tqdm(total=len(rows), desc=desc, unit="img", disable=not progress)
+    try:
+        for batch in iterate(loader):
+            yield batch
+            bar.update(len(batch) + len(batch.skipped))
+    finally:
+        bar.close()

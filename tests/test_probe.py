@@ -269,10 +269,31 @@ def test_cli_evaluate_rival10_records_the_probe(hub, tmp_path, capsys):
     rec = results["probe"]
     assert results["model"] == f"{model} + linear probe"
     assert results["model_label_space"] == "rival10"
-    assert rec["recipe"]["name"] == "linear-probe-v1" and rec["seed"] == 0
+    # the paper protocol's head: the authors' finetuner recipe, its deviations named
+    assert results["protocol"]["name"] == "rival10-paper"
+    assert rec["recipe"]["name"] == "adam-augmented-v1" and rec["seed"] == 0
+    assert rec["normalise"] is False and rec["selected_epoch"] >= 1
+    assert set(rec["deviations"]) <= set(results["protocol"]["deviations"])
     assert rec["n_train"] == 160 and 0 <= rec["heldout_accuracy"] <= 1
     assert Path(rec["cache_path"]).is_dir()
     assert results["variants"]["ordinary"]["n"] == 60
+    # bgbench-v1 keeps the fast L-BFGS head by name
+    code = main(
+        [
+            *argv,
+            "--output",
+            str(tmp_path / "v1"),
+            "--quiet",
+            "--workers",
+            "0",
+            "--protocol",
+            "bgbench-v1",
+        ]
+    )
+    assert code == 0
+    v1 = json.loads((tmp_path / "v1" / "results.json").read_text())
+    assert v1["probe"]["recipe"]["name"] == "linear-probe-v1"
+    assert any("L-BFGS" in d for d in v1["protocol"]["deviations"])
     # no train split: the CLI says so, without a traceback
     test_only = write_hub(tmp_path / "test_only", {"test": 1})
     code = main(

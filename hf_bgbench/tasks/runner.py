@@ -117,6 +117,8 @@ class Run:
         """Load the model, its label mapping (a linear probe fitted when the protocol asks:
         ``probe_options`` go to it) and the model step on this process's device."""
         o = self.options
+        head = dict(self.protocol.settings.get("head") or {})  # the protocol's head recipe
+        probe_options = {**head, **probe_options}
         self.classifier, self.mapper, self.step = common.model_step_for(
             self.model,
             self.spec,
@@ -128,6 +130,14 @@ class Run:
             progress=self.progress,
             **probe_options,
         )
+        record = getattr(self.classifier, "probe_record", None)
+        if record is not None:  # how the head departs from the authors' recipe, named
+            self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
+        if head and record is None:
+            self.deviations.append(
+                f"Scored through the model's own classes (--label-map {o.label_map}), not "
+                f"through the protocol's linear head ({head.get('recipe')}) on frozen features."
+            )
         return self.step
 
     def subset(self, n: int, limit: int | None, *, what: str, stream: int = 0) -> list[int]:

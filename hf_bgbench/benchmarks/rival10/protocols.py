@@ -6,7 +6,8 @@ authors' released code (``mmoayeri/RIVAL10``, branch ``gh-pages``: ``datasets/ri
 ``compute_noise_robustness.py``, ``noise_analysis_plots.py``, ``bg_fg_saliency.py``,
 ``saliency_alignment_plots.py``). Settings read by the tasks: ``stretch`` (every photo and
 mask resized whole to this size, no crop), ``aggregation`` (``class-mean`` or
-``image-pooled``).
+``image-pooled``), ``head`` (the keyword arguments of the linear head the probe label map
+fits: its ``recipe``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ PAPER_SOURCES = (
     "mmoayeri/RIVAL10@gh-pages finetuner.py (fg_only), attr_importance.py: graying",
 )
 STRETCH = (224, 224)
+# the linear head on frozen features (when the label map is the probe, the default): the
+# authors' finetuner.py recipe; its own deviations land in results.json's probe record
+PAPER_HEAD = {"recipe": "adam-augmented-v1"}
 SEEDED_NOISE = (
     "Each image's noise at each level comes from its own seeded generator (reproducible and "
     "independent of batch size); the authors draw it from the global generator in loader "
@@ -54,6 +58,11 @@ V1_GEOMETRY = (
     "every photo to 224x224 without a crop, so the crop here removes background at the "
     "borders."
 )
+V1_HEAD = (
+    "The linear head is multinomial logistic regression on standardised features fitted by "
+    "L-BFGS with an L2 strength chosen on held-out train images (linear-probe-v1, fast); the "
+    "authors train a linear layer with Adam on augmented [0, 1] photos for 10 epochs."
+)
 V1_POOLED = (
     "Accuracies are pooled over images (every noisy copy weighs the same); the authors take "
     "the accuracy per class, then the mean over the classes."
@@ -65,7 +74,7 @@ def _paper(summary: str, *deviations: str, aggregation: str = "class-mean") -> P
     return Protocol(
         PAPER,
         summary,
-        settings={"stretch": STRETCH, "aggregation": aggregation},
+        settings={"stretch": STRETCH, "aggregation": aggregation, "head": PAPER_HEAD},
         deviations=deviations,
         sources=PAPER_SOURCES,
     )
@@ -75,8 +84,8 @@ def _v1(*deviations: str) -> Protocol:
     return Protocol(
         "bgbench-v1",
         V1_SUMMARY,
-        settings={"aggregation": "image-pooled"},
-        deviations=(V1_GEOMETRY, *deviations),
+        settings={"aggregation": "image-pooled", "head": {"recipe": "linear-probe-v1"}},
+        deviations=(V1_GEOMETRY, V1_HEAD, *deviations),
     )
 
 

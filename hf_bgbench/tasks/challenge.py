@@ -32,13 +32,13 @@ from typing import Any
 
 import torch
 
-from hf_bgbench.builders.arguments import positive_int
 from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.geometry import first_image_size, input_geometry
 from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
 from hf_bgbench.tasks.challenge_memory import background_chunk, peak_memory
+from hf_bgbench.tasks.challenge_options import ChallengeError, ChallengeOptions
 from hf_bgbench.tasks.challenge_run import LoopOptions, run_pairs
 from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
@@ -50,11 +50,7 @@ from hf_bgbench.tasks.challenge_summary import (
 )
 from hf_bgbench.tasks.options import (
     REQUIRED,
-    RunOptions,
-    default_spec,
     entry_signature,
-    option,
-    output_option,
 )
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute
 
@@ -72,75 +68,6 @@ CHALLENGE_OUTPUTS = (
     "fooling_matrix.npz",
 )
 COMPOSITE = "x = bg * (1 - mask) + fg * mask in [0, 1], then normalise"
-
-
-class ChallengeError(ValueError):
-    """The data cannot be used for the Backgrounds Challenge as given."""
-
-
-@dataclass
-class ChallengeOptions(RunOptions):
-    """Paste every test foreground (image + fg_mask) on every only_bg_t background, of every
-    class, and count the foregrounds no background can flip (challenge accuracy). Each
-    foreground stops at its first fooling background, the most fooling backgrounds tried
-    first; --full-matrix scores every composite and adds per-background attack success
-    rates. Decided foregrounds are cached: rerun the same command after an interruption to
-    resume. Writes challenge.json, challenge.md, vulnerable.parquet, challenge.png (and
-    fooling_matrix.npz) to --output. Several processes (one per GPU), each taking a share of
-    the foregrounds: `accelerate launch --multi_gpu --num_processes N -m hf_bgbench
-    challenge ...`."""
-
-    data: str | Path | None = option(
-        None,
-        lambda task: (
-            "official release folder (bg_challenge/... with fg_mask), a Hub-layout "
-            "folder whose foreground variant has a mask column, or a Hub dataset id (default: the "
-            f"benchmark's Hub repo, e.g. {default_spec().hub_repo}, else a `bgbench download`)"
-        ),
-    )
-    foreground_variant: str = option("original", "variant of the foregrounds", cli=False)
-    background_variant: str = option("only_bg_t", "variant of the backgrounds", cli=False)
-    max_foregrounds: int | None = option(
-        None,
-        "seeded random subset",
-        parse=positive_int,
-        space_cap=("BGBENCH_SPACE_FOREGROUNDS", 100),
-    )
-    max_backgrounds: int | None = option(
-        None,
-        "seeded random subset",
-        parse=positive_int,
-        space_cap=("BGBENCH_SPACE_BACKGROUNDS", 200),
-    )
-    full_matrix: bool = option(
-        False, "score every composite (no early stop) for attack success rates per background"
-    )
-    max_device_backgrounds: int | None = option(
-        None,
-        "backgrounds held on the device at once; more are streamed in chunks of this size, "
-        "same results (default: all that fit in half the free device memory)",
-        parse=positive_int,
-    )
-    cache_dir: str | Path | None = option(
-        None,
-        "where decided foregrounds are cached, so an interrupted run resumes (default: "
-        "<cache root>/challenge)",
-        parse=Path,
-    )
-    use_cache: bool = option(
-        True, "recompute every foreground", flags=("--no-cache",), negated=True
-    )
-    seed: int = option(
-        0, "seed of the subsets and of the schedule's tie-breaks (recorded)", parse=int
-    )
-    output_dir: str | Path | None = output_option("bgbench_challenge")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.max_device_backgrounds is not None and self.max_device_backgrounds < 1:
-            raise ValueError(
-                f"--max-device-backgrounds must be >= 1, got {self.max_device_backgrounds}."
-            )
 
 
 @dataclass

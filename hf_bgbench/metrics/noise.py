@@ -33,7 +33,11 @@ from hf_bgbench.metrics._checks import (
     same_length,
 )
 from hf_bgbench.metrics.classification import class_mean
-from hf_bgbench.metrics.intervals import class_bootstrap_means, percentile_interval
+from hf_bgbench.metrics.intervals import (
+    bootstrap_means,
+    class_bootstrap_means,
+    percentile_interval,
+)
 
 
 def _rfs(a_fg: np.ndarray, a_bg: np.ndarray) -> np.ndarray:
@@ -271,19 +275,15 @@ def rfs_bootstrap_intervals(
         raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
     if isinstance(confidence, bool) or not 0 < confidence < 1:
         raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, a_fg.size, size=(n_resamples, a_fg.size))
-    fg, bg = a_fg[idx].mean(axis=1), a_bg[idx].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    out = {}
-    for key, values in (
-        ("accuracy_fg_noise", fg),
-        ("accuracy_bg_noise", bg),
-        ("rfs", _rfs(fg, bg)),
-    ):
-        lo, hi = np.quantile(values, [alpha, 1 - alpha])
-        out[key] = (float(lo), float(hi))
-    return out
+    fg, bg = bootstrap_means(a_fg, a_bg, n_resamples=n_resamples, seed=seed)
+    return {
+        key: percentile_interval(values, confidence)
+        for key, values in (
+            ("accuracy_fg_noise", fg),
+            ("accuracy_bg_noise", bg),
+            ("rfs", _rfs(fg, bg)),
+        )
+    }
 
 
 def rfs_class_mean(

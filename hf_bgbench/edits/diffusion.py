@@ -245,6 +245,13 @@ def diffusion_edit(
         "start": start,
         "noise_seed": int(seed),
         "adversarial_scale": float(adversarial_scale),
+        # what bit-for-bit reproduction of the pixels depends on, besides the seed
+        "determinism": {
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+            "device": str(x.device),
+        },
         **model.describe(),
     }
     if adversarial_scale:

@@ -126,6 +126,27 @@ def _from_pretrained(cls: Any, location: str, subfolders: tuple[str, ...], what:
     )
 
 
+def own_storage(module: torch.nn.Module) -> torch.nn.Module:
+    """``module`` with every parameter and buffer copied into its own allocation.
+
+    safetensors loads the weights as views into one file buffer at arbitrary byte offsets
+    (e.g. 24 or 36 mod 64); CPU kernels take another code path for unaligned weights, whose
+    sums differ in the last bits (1e-6 on a UNet output), so a model loaded from a folder
+    did not reproduce the in-memory model's edit grey level for grey level on every
+    machine. Fresh allocations are aligned: the same weights then give the same pixels."""
+    import torch
+
+    with torch.no_grad():
+        for sub in module.modules():
+            for param in sub._parameters.values():
+                if param is not None:
+                    param.data = param.data.clone()
+            for name, buffer in sub._buffers.items():
+                if buffer is not None:
+                    sub._buffers[name] = buffer.clone()
+    return module
+
+
 def load_diffusion_model(
     location: str | Path, device: str | torch.device = "cpu"
 ) -> DiffusionModel:
@@ -140,8 +161,8 @@ def load_diffusion_model(
     vae = None
     if Path(location).is_dir() and (Path(location) / "vae").is_dir():
         vae = _from_pretrained(diffusers.AutoencoderKL, location, ("vae",), "VAE")
-        vae.eval().requires_grad_(False).to(device)
-    unet.eval().requires_grad_(False).to(device)
+        own_storage(vae.eval().requires_grad_(False).to(device))
+    own_storage(unet.eval().requires_grad_(False).to(device))
     return DiffusionModel(unet=unet, scheduler=scheduler, vae=vae, source=location)
 
 

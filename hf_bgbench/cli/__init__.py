@@ -22,6 +22,7 @@ COMMANDS = [
     "noise",
     "saliency",
     "graying",
+    "attribution",
 ]
 
 

@@ -24,7 +24,7 @@ from hf_bgbench.tasks.runner import Task, execute
 
 __all__ = ["BUILTIN", "Task", "all_tasks", "get_task", "list_tasks", "register_task", "run_task"]
 
-BUILTIN = ("evaluate", "challenge", "noise", "saliency", "graying")
+BUILTIN = ("evaluate", "challenge", "noise", "saliency", "graying", "attribution")
 """The task modules shipped with the package (each defines ``TASK``), in the order front
 ends list them."""
 

@@ -68,7 +68,7 @@ class AttributionOptions(RunOptions):
         many=True,
         metavar="CLASS",
     )
-    seed: int = option(0, "seed of --max-images (recorded)", parse=int)
+    seed: int = option(0, "seed of --max-images and the bootstrap (recorded)", parse=int)
     max_images: int | None = option(
         None,
         "seeded random subset of images of each split (recorded)",

@@ -123,4 +123,35 @@ RIVAL10_PROTOCOLS = {
         ),
         _v1(GRAY_MASK, NO_GRAY_HEAD),
     ),
+    "attribution": (
+        Protocol(
+            PAPER,
+            "per class, the top 10 train images of each penultimate feature; Grad-CAM of the "
+            "feature binarised at 0.5 x max; mean IoU with each attribute mask; the best "
+            "feature per class and attribute, then its IoU on the test split (Fig. 10)",
+            settings={"stretch": STRETCH, "head": PAPER_HEAD},
+            deviations=(
+                "The authors release no code for this analysis (Sec. 5), so where the paper "
+                "is silent the choices are bgbench's: top images are a class's train images "
+                "by true label, highest activation first, ties to the earlier image.",
+                "An image among a feature's top images that lacks the attribute counts IoU 0 "
+                "in the mean over the top images, as the authors' eps-IoU (utils.py) gives "
+                "for an empty mask against a non-empty map.",
+                "The best feature is chosen per class and attribute, among the features whose "
+                "top images hold the attribute at least once; ties go to the lower index.",
+                "On the test split the best feature's IoU is taken on the class's top 10 test "
+                "images by that feature's activation, the rule used on train.",
+                "Grad-CAM explains the layer the saliency task explains (a CNN's last feature "
+                "map, a ViT's last block norm1) with respect to the feature's activation.",
+                "Attribute masks are resized with nearest neighbour and binarised at 128; the "
+                "authors' loader (local_rival10.py) resizes them smoothly and keeps every "
+                "non-zero pixel, which widens each mask at its edges.",
+            ),
+            sources=(
+                "Moayeri et al., CVPR 2022, §5 (neural feature attribution) and Fig. 10",
+                "mmoayeri/RIVAL10@gh-pages datasets/rival10.py: Resize((224, 224)), no crop",
+                "mmoayeri/RIVAL10@gh-pages utils.py: binarize (x / max > 0.5), IoU",
+            ),
+        ),
+    ),
 }

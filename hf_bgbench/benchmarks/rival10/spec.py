@@ -16,7 +16,7 @@ from hf_bgbench.benchmarks.rival10.protocols import RIVAL10_PROTOCOLS
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
 
 RIVAL10_VARIANTS = ("ordinary",)
-RIVAL10_TASKS = ("evaluate", "noise", "saliency", "graying")
+RIVAL10_TASKS = ("evaluate", "noise", "saliency", "graying", "attribution")
 RIVAL10_READERS = ("hf_bgbench.benchmarks.rival10.release:Rival10Release",)
 OBJECT_MASK = "object_mask"
 RIVAL10_HOOKS = {

@@ -1,0 +1,195 @@
+"""What an attribution run reports: per (class, attribute) the best feature with its train
+and test IoU, their means and the gap, the train-vs-test scatter (the paper's Fig. 10) and
+the gallery of the best features' Grad-CAMs on their top images."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
+from hf_bgbench.results import Figure, Report, Score, Table
+from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
+
+STEM = "attribution"
+GALLERY_FILE = "attribution_gallery.png"
+OUTPUTS = (
+    "attribution.json",
+    "attribution.md",
+    "attribution_model_index.yaml",
+    "attribution.png",
+    GALLERY_FILE,
+)
+RESULT_KEYS = [
+    "top_k",
+    "tau",
+    *(
+        f"{key}{ci}"
+        for key in ("mean_train_iou", "mean_test_iou", "iou_gap")
+        for ci in ("", "_ci95")
+    ),
+    "n_pairs",
+    "pairs",
+]
+
+
+def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict[str, Any]:
+    """The numbers: every (class, attribute) pair, the mean train and test IoU of the best
+    features (over the pairs with a test value), their difference, and percentile bootstrap
+    intervals over those pairs (paired: a pair's two IoUs are resampled together)."""
+    pairs = out["pairs"]
+    both = [p for p in pairs if p["test_iou"] is not None]
+    train = np.array([p["train_iou"] for p in both], float)
+    test = np.array([p["test_iou"] for p in both], float)
+    numbers: dict[str, Any] = {"top_k": int(top_k), "tau": float(tau)}
+    for key in ("mean_train_iou", "mean_test_iou", "iou_gap"):
+        numbers |= {key: None, f"{key}_ci95": None}
+    if len(both):
+        s_train, s_test = bootstrap_means(train, test, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+        for key, value, samples in (
+            ("mean_train_iou", train.mean(), s_train),
+            ("mean_test_iou", test.mean(), s_test),
+            ("iou_gap", train.mean() - test.mean(), s_train - s_test),
+        ):
+            numbers |= {key: float(value), f"{key}_ci95": list(percentile_interval(samples))}
+    return numbers | {
+        "n_pairs": len(pairs),
+        "n_pairs_tested": len(both),
+        "pairs": pairs,
+        "feature_dim": out["feature_dim"],
+        "examined_features": out["examined"],
+        "n_train_images": out["n_train"],
+        "n_test_images": out["n_test"],
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "pair"},
+    }
+
+
+def best_features(scores: Any, classes: Sequence[int]) -> dict[tuple[int, str], int]:
+    """Per (class, attribute) seen among some examined feature's top images: the feature
+    with the highest mean IoU (ties: the lower feature index)."""
+    best: dict[tuple[int, str], tuple[float, int]] = {}
+    for c, f, a in sorted(scores.present):
+        value = scores.mean(c, f, a)
+        if c in classes and ((c, a) not in best or value > best[(c, a)][0]):
+            best[(c, a)] = (value, f)
+    return {key: f for key, (_, f) in best.items()}
+
+
+def pair_rows(
+    names: Sequence[str], best: Mapping[tuple[int, str], int], train: Any, test: Any
+) -> list[dict[str, Any]]:
+    """One row per (class, attribute): its best feature, the mean IoU and counts on the
+    train and test top images (``test_iou`` None when the class has no test image)."""
+    return [
+        {
+            "class": names[c],
+            "attribute": a,
+            "feature": f,
+            "train_iou": train.mean(c, f, a),
+            "train_n": train.present.get((c, f, a), 0),
+            "train_k": train.done.get((c, f), 0),
+            "test_iou": test.mean(c, f, a) if (c, f) in test.done else None,
+            "test_n": test.present.get((c, f, a), 0),
+            "test_k": test.done.get((c, f), 0),
+        }
+        for (c, a), f in sorted(best.items())
+    ]
+
+
+def gallery_rows(pairs: Sequence[Mapping[str, Any]], most: int) -> list[Mapping[str, Any]]:
+    """The ``most`` pairs with the highest train IoU (ties: table order)."""
+    ranked = sorted(enumerate(pairs), key=lambda ip: (-ip[1]["train_iou"], ip[0]))
+    return [p for _, p in ranked[:most] if p["train_iou"] > 0]
+
+
+def _cell(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def report_section(body: Mapping[str, Any]) -> Report:
+    n, k, tau = body["n_pairs_tested"], body["top_k"], body["tau"]
+    how = f"(top {k} images per class and feature; Grad-CAM binarised at {tau:g} x max)"
+    scores = [
+        Score(
+            "mean_train_iou",
+            "Mean IoU of the best feature per attribute, train",
+            body["mean_train_iou"],
+            ci95=body["mean_train_iou_ci95"],
+            n=n,
+            headline=True,
+            short="Train IoU",
+            description=how,
+        ),
+        Score(
+            "mean_test_iou",
+            "Mean IoU of the same features, test",
+            body["mean_test_iou"],
+            ci95=body["mean_test_iou_ci95"],
+            n=n,
+            headline=True,
+            short="Test IoU",
+            description="(does the attribution generalise to unseen images?)",
+        ),
+        Score(
+            "iou_gap",
+            "Train − test IoU",
+            body["iou_gap"],
+            unit="pts",
+            ci95=body["iou_gap_ci95"],
+            n=n,
+            short="Gap",
+        ),
+    ]
+    rows = [
+        [
+            p["class"],
+            p["attribute"],
+            str(p["feature"]),
+            _cell(p["train_iou"]),
+            f"{p['train_n']}/{p['train_k']}",
+            _cell(p["test_iou"]),
+            f"{p['test_n']}/{p['test_k']}",
+        ]
+        for p in body["pairs"]
+    ]
+    table = Table(
+        "pairs",
+        "Best feature per class and attribute:",
+        ["Class", "Attribute", "Feature", "Train IoU", "n", "Test IoU", "n"],
+        rows,
+        note="IoU averaged over the top images (an image without the attribute counts 0); "
+        "n = top images with the attribute / top images. 95% intervals of the means: "
+        f"percentile bootstrap over the pairs ({body['bootstrap']['resamples']} resamples, "
+        f"seed {body['bootstrap']['seed']}).",
+    )
+    both = [p for p in body["pairs"] if p["test_iou"] is not None]
+    figures = []
+    if both:
+        figures.append(
+            Figure(
+                file="attribution.png",
+                title=f"{body['model']}: best feature per attribute, train vs test IoU",
+                labels=[f"{p['class']}/{p['attribute']}" for p in both],
+                values=[100 * p["test_iou"] for p in both],
+                x=[100 * p["train_iou"] for p in both],
+                ylabel="test IoU (%)",
+                xlabel="train IoU (%)",
+                kind="scatter",
+                diagonal=True,
+                xlim=(0.0, 105.0),
+            )
+        )
+    return Report(scores, [table], figures, [])
+
+
+def writers(out: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Callable[[Path], None]]:
+    if not out["panels"]:
+        return {}
+    title = f"{body['model']}: best feature per attribute, Grad-CAM on its top train images"
+    from hf_bgbench.tasks.attribution_gallery import draw_gallery
+
+    return {GALLERY_FILE: lambda path: draw_gallery(out["gallery"], out["panels"], title, path)}

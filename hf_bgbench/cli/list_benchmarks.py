@@ -25,6 +25,7 @@ def describe_benchmarks() -> str:
         spec = get_benchmark(name)
         tasks = "\n".join(
             f"    {t}: {get_task(t).description}  (bgbench {t} MODEL --benchmark {name})"
+            f"\n      protocols: {_protocols(spec, t)}"
             for t in spec.tasks
         )
         blocks.append(
@@ -37,6 +38,12 @@ def describe_benchmarks() -> str:
             f"  tasks:\n{tasks}"
         )
     return "\n\n".join(blocks)
+
+
+def _protocols(spec, task: str) -> str:
+    """The task's named recipes on ``spec``, the default first and marked."""
+    declared = spec.protocols.get(task) or (spec.protocol_for(task),)
+    return ", ".join(f"{p.name} (default)" if i == 0 else p.name for i, p in enumerate(declared))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,6 +23,16 @@ HERE = Path(__file__).resolve().parent.parent
 COMMON = ["--seed", "0", "--workers", "2", "--quiet", "--device", "cpu"]
 
 
+# --quick: the subsets of the numbers snapshot (/tmp/numbers/run.sh), so its earlier
+# results folders can stand in for the old checkout (--old-results)
+QUICK = {
+    "noise_in9": ["--max-images", "16", "--trials", "2"],
+    "saliency_in9": ["--max-images", "24"],
+    "noise_rival10": ["--max-images", "8", "--trials", "2"],
+    "saliency_rival10": ["--max-images", "18"],
+}
+
+
 def runs(args: argparse.Namespace) -> list[tuple[str, list[str], str, tuple[str, ...]]]:
     """(name, bgbench argv, json file, keys to compare)."""
     noise = ("a_fg", "a_bg", "rfs", "clean_accuracy")
@@ -40,6 +50,8 @@ def runs(args: argparse.Namespace) -> list[tuple[str, list[str], str, tuple[str,
             ("noise_rival10", ["noise", *r10], "noise.json", noise),
             ("saliency_rival10", ["saliency", *r10], "saliency.json", saliency),
         ]
+    if args.quick:
+        out = [(n, [*argv, *QUICK.get(n, [])], f, k) for n, argv, f, k in out]
     return out
 
 
@@ -67,6 +79,13 @@ def main() -> int:
     p.add_argument("--rival10", help="a RIVAL10 build (Hub layout) with a train split")
     p.add_argument("--model", default="tf_efficientnet_lite0")
     p.add_argument("--output", type=Path, required=True)
+    p.add_argument("--quick", action="store_true", help="the numbers snapshot's subsets")
+    p.add_argument(
+        "--old-results",
+        type=Path,
+        help="a folder with <run>/<file> of the old checkout already run (e.g. a numbers "
+        "snapshot's tasks/ with --quick): the old runs are read from it, not re-run",
+    )
     args = p.parse_args()
     rows = [
         "| run | number | old | new (published protocol) | new, old recipe by name |",
@@ -80,6 +99,8 @@ def main() -> int:
             ("new_v1", HERE, ["--protocol", "bgbench-v1"]),
         ):
             folder = args.output / label / name
+            if label == "old" and args.old_results is not None:
+                folder = args.old_results / name
             if not (folder / file).exists() and run(repo, argv + extra, args.model, folder) is None:
                 continue
             docs[label] = json.loads((folder / file).read_text())

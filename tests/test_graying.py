@@ -102,3 +102,106 @@ def test_rival10_grays_each_attribute_alone(tmp_path):
     assert r["protocol"]["name"] == "rival10-paper"
     assert r["settings"]["geometry"]["resize"] == [224, 224]
     assert r["aggregation"] == "image-pooled"  # as the authors count graying
+    # scored through its own ImageNet classes: no head to re-fit, and the result says so
+    assert "accuracy_grayed_refit" not in r and r["refit_head"]["fitted"] is False
+    assert "own classes" in r["refit_head"]["reason"]
+    assert any(d.startswith("Only the first number of Fig. 8") for d in r["protocol_deviations"])
+
+
+@pytest.fixture(scope="module")
+def rival10_release(tmp_path_factory):
+    from tests.rival10_fixture import write_rival10_release
+
+    return write_rival10_release(tmp_path_factory.mktemp("rival10_graying"))
+
+
+@pytest.fixture
+def no_decode_workers(monkeypatch):
+    """The heads' decode loops in this process (no worker start-ups on a shared CPU)."""
+    import hf_bgbench.probe.features as features
+
+    monkeypatch.setattr(features, "default_num_workers", lambda: 0)
+
+
+def test_rival10_head_refitted_on_grey_backgrounds_scores_the_grayed_images(
+    rival10_release, tmp_path, no_decode_workers, monkeypatch
+):
+    """Under the paper protocol a model scored through the linear head also gets the second
+    number of Fig. 8: a head trained (20 epochs) on grey-background train photos, through
+    which exactly the grayed test copies are scored."""
+    import pandas as pd
+
+    from hf_bgbench.inference.model_step import ModelStep
+    from tests.test_probe_adam import pixel_classifier
+
+    calls: list[tuple[str, torch.Tensor]] = []
+    predict = ModelStep.predict
+
+    def spy(self, x, labels):
+        calls.append((self.classifier.probe_record["key"], x.detach().clone()))
+        return predict(self, x, labels)
+
+    monkeypatch.setattr(ModelStep, "predict", spy)
+    r = _run(rival10_release, pixel_classifier(), benchmark="rival10", batch_size=4,
+             output_dir=tmp_path)  # fmt: skip
+    ordinary, refit = r["probe"], r["refit_head"]["probe"]
+    assert r["refit_head"]["fitted"] is True and refit["key"] != ordinary["key"]
+    assert refit["recipe"]["background"]["gray"] == 0.5 and refit["epochs"] == 20
+    assert "background" not in ordinary["recipe"] and ordinary["epochs"] == 10
+    assert refit["seed"] == ordinary["seed"] and refit["normalise"] == ordinary["normalise"]
+    # per batch of 4, the grey head sees exactly the grayed half of what the scoring head
+    # was just given (clean + grayed; its attribute ablations follow), and nothing else
+    assert {key for key, _ in calls} == {ordinary["key"], refit["key"]}
+    at = [i for i, (key, _) in enumerate(calls) if key == refit["key"]]
+    assert len(at) == 5 and r["n_images"] == 20
+    for i in at:
+        key, both = calls[i - 1]
+        assert key == ordinary["key"] and len(both) == 8
+        assert torch.equal(calls[i][1], both[4:])
+        assert not torch.equal(both[:4], both[4:])
+    frame = pd.read_parquet(tmp_path / "graying_images.parquet")
+    right = frame["pred_grayed_refit"] == frame["label"]
+    assert r["accuracy_grayed_refit"] == pytest.approx(right.mean())
+    lo, hi = r["accuracy_grayed_refit_ci95"]
+    assert lo <= r["accuracy_grayed_refit"] <= hi
+    for name, c in r["per_class"].items():
+        in_class = frame["class"] == name
+        assert c["accuracy_grayed_refit"] == pytest.approx(right[in_class].mean())
+        assert len(c["accuracy_grayed_refit_ci95"]) == 2
+    assert not any("Only the first number" in d for d in r["protocol_deviations"])
+    assert adam_deviation("GRAY_SELECTION_DEVIATION") in r["protocol_deviations"]
+    scores = {s["key"]: s for s in r["report"]["scores"]}
+    assert scores["accuracy_grayed_refit"]["value"] == r["accuracy_grayed_refit"]
+    table = next(t for t in r["report"]["tables"] if t["key"] == "per_class")
+    assert "Grayed, re-fitted head (%)" in table["columns"]
+    assert "re-fitted" in (tmp_path / "graying.md").read_text()
+
+    # --no-refit-head: the first number only (the scoring head is reused from the cache)
+    calls.clear()
+    skipped = _run(rival10_release, pixel_classifier(), benchmark="rival10", batch_size=4,
+                   refit_head=False)  # fmt: skip
+    assert "accuracy_grayed_refit" not in skipped and skipped["probe"]["reused"]
+    assert skipped["refit_head"] == {"fitted": False, "reason": "--no-refit-head was given"}
+    assert {key for key, _ in calls} == {ordinary["key"]}
+    assert skipped["accuracy_grayed"] == r["accuracy_grayed"]
+    assert any(d.startswith("Only the first number") for d in skipped["protocol_deviations"])
+    assert all("accuracy_grayed_refit" not in c for c in skipped["per_class"].values())
+
+
+def adam_deviation(name: str) -> str:
+    import hf_bgbench.probe.adam_head as adam
+
+    return getattr(adam, name)
+
+
+def test_no_refit_head_flag():
+    import argparse
+
+    from hf_bgbench.cli._common import task_options
+    from hf_bgbench.cli.graying import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    assert task_options(parser.parse_args(["graying", "m"]))["refit_head"] is True
+    args = parser.parse_args(["graying", "m", "--no-refit-head"])
+    assert task_options(args)["refit_head"] is False

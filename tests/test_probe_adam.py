@@ -393,3 +393,150 @@ def test_an_unknown_recipe_is_a_clear_error_before_any_data_is_read():
         probe.probed_classifier(pixel_classifier(), SPEC, reader=None, recipe="sgd-v9")
     message = str(err.value)
     assert "'sgd-v9'" in message and "linear-probe-v1" in message and ADAM in message
+
+
+# --------------------------------------------------------------------------- grey background
+
+
+@pytest.fixture(scope="module")
+def gray_fitted(hub, tmp_path_factory) -> probe.ProbedClassifier:
+    """The grey-background head (Fig. 8, right) with the defaults (20 epochs), fitted once."""
+    cache = tmp_path_factory.mktemp("gray_heads")
+    return probe.probed_classifier(
+        pixel_classifier(), SPEC, reader_of(hub), cache_dir=cache, recipe=ADAM,
+        gray_background=0.5, **OPTS,
+    )  # fmt: skip
+
+
+def test_pair_cuts_flips_and_stretches_the_mask_with_its_photo():
+    import torchvision.transforms.functional as TF
+    from torchvision.transforms import InterpolationMode
+
+    rng = np.random.default_rng(1)
+    photo = Image.fromarray(rng.integers(0, 255, (60, 90, 3), dtype=np.uint8))
+    mask = Image.fromarray((rng.random((60, 90)) > 0.5).astype(np.uint8) * 255, "L")
+    one = adam.PhotoTransform((24, 24), augment=True, seed=5, epoch=2)
+    flips = set()
+    for k in range(12):
+        image, cut = one.pair(f"id{k}", photo, mask)
+        assert torch.equal(image, one.for_image(f"id{k}")(photo))  # the photo as without mask
+        i, j, h, w, flip = one.params(photo, f"id{k}")
+        flips.add(flip)
+        expected = TF.crop(mask, i, j, h, w)
+        expected = TF.hflip(expected) if flip else expected
+        expected = TF.resize(expected, [24, 24], interpolation=InterpolationMode.NEAREST)
+        assert torch.equal(cut, TF.pil_to_tensor(expected)) and cut.shape == (1, 24, 24)
+        assert set(cut.unique().tolist()) <= {0, 255}  # nearest neighbour: still binary
+    assert flips == {True, False}
+    with pytest.raises(ValueError, match="must have its photo's size"):
+        one.pair("a", photo, mask.resize((45, 30)))
+
+
+def test_gray_background_keeps_the_object_and_greys_the_rest():
+    x = torch.randint(0, 256, (2, 3, 4, 4), dtype=torch.uint8)
+    m = torch.zeros(2, 1, 4, 4, dtype=torch.uint8)
+    m[:, :, 1:3, 1:3] = 255
+    m[1, 0, 0, 0] = 127  # below the threshold: background
+    out = adam.gray_background(x, m, 0.5)
+    inside = (m >= 128).expand(-1, 3, -1, -1)
+    assert torch.equal(out[inside], x.float()[inside] / 255)
+    assert torch.all(out[~inside] == 0.5)
+    assert torch.equal(adam.gray_background(x.float() / 255, m, 0.5), out)  # float in [0, 1]
+
+
+def test_gray_head_trains_on_photos_grayed_outside_the_identically_cut_mask(
+    hub, tmp_path, monkeypatch
+):
+    """Every photo the backbone sees while the grey head is fitted is the decoded photo with
+    grey outside its mask, and that mask is the stored one cut, flipped and stretched with
+    the photo's own draw (held-out photos: stretched only)."""
+    import torchvision.transforms.functional as TF
+    from torchvision.transforms import InterpolationMode
+
+    decoded: list[dict] = []
+    original = adam.AugmentedRows._with_mask
+
+    def spy(self, i, image_id):
+        item = original(self, i, image_id)
+        decoded.append(item)
+        return item
+
+    monkeypatch.setattr(adam.AugmentedRows, "_with_mask", spy)
+    base = pixel_classifier()
+    seen: list[torch.Tensor] = []
+    forward_features = base.model.forward_features
+
+    def record(x):  # what the backbone takes (its probe at 224x224 is refused: not kept)
+        out = forward_features(x)
+        seen.append(x.detach().clone())
+        return out
+
+    base.model.forward_features = record
+    clf = probe.probed_classifier(
+        base, SPEC, reader_of(hub), cache_dir=tmp_path, recipe=ADAM, gray_background=0.5,
+        epochs=2, **OPTS,
+    )  # fmt: skip
+    rec = clf.probe_record
+    assert rec["epochs"] == 2 and rec["recipe"]["epochs"] == 2  # the override, recorded
+    held_n, n_fit = rec["heldout_n"], rec["n_fit"]
+    assert len(decoded) == held_n + 2 * n_fit  # held-out once, the fit photos every epoch
+    inputs = torch.cat(seen)
+    assert len(inputs) == len(decoded)  # decode order = the order the backbone sees them
+    train = reader_of(hub).load("ordinary", columns=("object_mask",), split="train")
+    rows = zip(train["id"], train["image"], train["object_mask"], strict=True)
+    stored = {str(i): (photo, mask) for i, photo, mask in rows}
+    grey_pixels = object_pixels = 0
+    for k, (item, x) in enumerate(zip(decoded, inputs, strict=True)):
+        photo, mask = stored[str(item["id"])]
+        if k < held_n:  # the held-out photos: the whole photo stretched, no draw
+            expected = mask
+        else:
+            draw = adam.PhotoTransform((16, 16), augment=True, seed=0, epoch=(k - held_n) // n_fit)
+            i, j, h, w, flip = draw.params(photo, str(item["id"]))
+            expected = TF.crop(mask, i, j, h, w)
+            expected = TF.hflip(expected) if flip else expected
+            assert torch.equal(item["image"], draw.for_image(str(item["id"]))(photo))
+        expected = TF.resize(expected, [16, 16], interpolation=InterpolationMode.NEAREST)
+        assert torch.equal(item["object_mask"], TF.pil_to_tensor(expected)), item["id"]
+        inside = (item["object_mask"] >= 128).expand(3, -1, -1)
+        assert torch.allclose(x[inside], item["image"].float()[inside] / 255, atol=1e-6)
+        assert torch.all(x[~inside] == 0.5)
+        grey_pixels += int((~inside).sum())
+        object_pixels += int(inside.sum())
+    assert grey_pixels > 0 and object_pixels > 0
+    assert adam.GRAY_MASK_DEVIATION in rec["deviations"]
+    assert "background grayed to 0.5" in rec["input"]["train"]
+
+
+def test_gray_head_has_its_own_cache_key_and_record(hub, gray_fitted, fitted):
+    rec = gray_fitted.probe_record
+    ordinary = fitted[1].probe_record
+    assert rec["key"] != ordinary["key"]
+    assert rec["recipe"]["background"]["gray"] == 0.5
+    assert rec["recipe"]["background"]["mask_column"] == "object_mask"
+    assert rec["epochs"] == 20 == adam.GRAY_HEAD_EPOCHS  # the authors' fg_only head
+    assert len(rec["heldout_accuracy_by_epoch"]) == 20
+    assert "background" not in ordinary["recipe"] and ordinary["epochs"] == 10
+    assert rec["train_data"]["variant"] == "ordinary" and rec["normalise"] is False
+    assert "background grayed to 0.5" in probe.probe_note(rec)
+    # In the grey head's cache folder the ordinary head is fitted as its own entry (the
+    # same as elsewhere), and the grey head is reused only as itself.
+    cache = Path(rec["cache_path"]).parent
+    here = fit(hub, cache)
+    assert not here.probe_record["reused"] and here.probe_record["key"] == ordinary["key"]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([rec["key"], ordinary["key"]])
+    again = fit(hub, cache, gray_background=0.5)
+    assert again.probe_record["reused"] and again.probe_record["key"] == rec["key"]
+    assert torch.equal(again.model.head.linear.weight, gray_fitted.model.head.linear.weight)
+    darker = probe.head_settings(ADAM, SPEC, 0.25, None)
+    assert darker["background"]["gray"] == 0.25 and darker["epochs"] == 20
+
+
+def test_gray_head_options_are_checked():
+    with pytest.raises(ValueError, match="finetuner.py"):
+        probe.head_settings("linear-probe-v1", SPEC, 0.5, None)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        probe.head_settings(ADAM, SPEC, 1.5, None)
+    with pytest.raises(ValueError, match="epochs"):
+        probe.head_settings(ADAM, SPEC, 0.5, 0)
+    assert probe.head_settings(ADAM, SPEC, None, 3)["epochs"] == 3

@@ -34,6 +34,19 @@ photos of its batch: features are computed in decode batches of any size and the
 batches of 32 are cut from that stream in the shuffled order -- the same steps as feeding
 batches of 32 through backbone and head together. Nothing is cached across epochs (each
 epoch crops the photos anew); the held-out features are computed once (no augmentation).
+
+**The grey-background head** (:func:`with_gray_background`; the second number of the
+paper's Fig. 8): the same recipe on train photos whose background is grayed, as the authors'
+``FineTuner(mtype, fg_only=True, epochs=20)`` (``finetuner.py`` line 19 and its ``--all``
+run): every fit *and* held-out photo is decoded with its object mask, the mask is cut,
+flipped and stretched with the photo's own draw (the authors' ``datasets/rival10.py``
+``transform`` applies the one crop and flip drawn for the photo to every image of the list,
+the mask included) -- nearest neighbour for the mask, so it stays binary -- and the backbone
+sees ``x m + gray (1 - m)`` (``process_epoch``, lines 239-242, on train and test batches:
+:func:`gray_background`, the formula the graying task applies to the test images);
+20 epochs, the authors' setting for this head (the ordinary head: 10). The grey level, the
+mask column and the epochs are part of the recipe record, so of the cache key: a
+grey-background head is never reused as the ordinary one.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import DecodedRows, collate_rows, iterate, to_rgb
-from hf_bgbench.data.schema import ID, LABEL
+from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.geometry import accepts_size
 from hf_bgbench.inference.model_step import ModelStep
@@ -59,10 +72,13 @@ from hf_bgbench.probe.fit import ProbeError, ProbeHead, holdout_split
 __all__ = [
     "ADAM_RECIPE",
     "BACKBONE_MODE_DEVIATION",
+    "GRAY_HEAD_EPOCHS",
     "PhotoTransform",
     "fit_adam_probe",
+    "gray_background",
     "stream_seed",
     "train_head",
+    "with_gray_background",
 ]
 
 AUTHORS_SIZE = (224, 224)  # transforms.Resize((224, 224)) in the authors' dataset
@@ -121,6 +137,21 @@ SEEDING_DEVIATION = (
 )
 
 
+# The grey-background head (Fig. 8, right): the authors' FineTuner(fg_only=True, epochs=20).
+GRAY_HEAD_EPOCHS = 20
+MASK_THRESHOLD = 128  # a mask pixel is object when >= 128 (masks are stored 0/255)
+GRAY_MASK_DEVIATION = (
+    "The grey-background head's photos are grayed under the binary object mask, cut, "
+    "flipped and stretched with the photo by nearest neighbour; the authors' loader stretches "
+    "the mask bilinearly, so the object's edge pixels are blended with the grey."
+)
+GRAY_SELECTION_DEVIATION = (
+    "The grey-background head is scored on the test split once, with the epoch chosen on "
+    "held-out train images; the authors' Fig. 8 bar is the best test accuracy over its 20 "
+    "epochs (attr_importance.py reads FineTuner.best_acc), which chooses on the test split."
+)
+
+
 def stream_seed(*parts: Any) -> int:
     """A 63-bit seed from ``parts`` (e.g. seed, epoch, image id) through sha256: independent
     streams for independent uses, the same on every machine and in every worker."""
@@ -174,16 +205,40 @@ class PhotoTransform:
         return self._apply(None, image)
 
     def _apply(self, image_id: str | None, image: Image.Image) -> torch.Tensor:
+        image = to_rgb(image)  # the authors expand greyscale before the transform: same pixels
+        return self._geometry(image, self._draw(image, image_id), mask=False)
+
+    def pair(
+        self, image_id: str | None, image: Image.Image, mask: Image.Image
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(uint8 (3, H, W) photo, uint8 (1, H, W) mask): the photo as :meth:`for_image`
+        gives it, and its mask cut and flipped by the same draw (made from the photo, as
+        the authors' ``transform`` draws from ``imgs[0]``) and stretched by nearest
+        neighbour, so a binary mask stays binary. The mask must have the photo's size."""
+        image = to_rgb(image)
+        mask = mask if mask.mode == "L" else mask.convert("L")
+        if mask.size != image.size:
+            raise ValueError(
+                f"the mask is {mask.size[0]}x{mask.size[1]} but its photo is "
+                f"{image.size[0]}x{image.size[1]}; a mask must have its photo's size."
+            )
+        draw = self._draw(image, image_id)
+        return self._geometry(image, draw, mask=False), self._geometry(mask, draw, mask=True)
+
+    def _draw(self, image: Image.Image, image_id: str | None):
+        return self.params(image, str(image_id)) if self.augment else None
+
+    def _geometry(self, image: Image.Image, draw: Any, *, mask: bool) -> torch.Tensor:
         import torchvision.transforms.functional as TF
         from torchvision.transforms import InterpolationMode
 
-        image = to_rgb(image)  # the authors expand greyscale before the transform: same pixels
-        if self.augment:
-            i, j, h, w, flip = self.params(image, str(image_id))
+        if draw is not None:
+            i, j, h, w, flip = draw
             image = TF.crop(image, i, j, h, w)
             if flip:
                 image = TF.hflip(image)
-        image = TF.resize(image, list(self.size), interpolation=InterpolationMode.BILINEAR)
+        mode = InterpolationMode.NEAREST if mask else InterpolationMode.BILINEAR
+        image = TF.resize(image, list(self.size), interpolation=mode)
         return TF.pil_to_tensor(image)  # uint8; ModelStep divides by 255 (= ToTensor)
 
     def describe(self) -> str:
@@ -230,19 +285,85 @@ def crop_params(
 
 
 class AugmentedRows(DecodedRows):
-    """:class:`DecodedRows` whose photo transform is drawn per row from its image id."""
+    """:class:`DecodedRows` whose photo transform is drawn per row from its image id. With
+    ``mask_column``, each row also carries that mask, cut, flipped and stretched with its
+    photo (:meth:`PhotoTransform.pair`)."""
 
-    def __init__(self, ds: Any, indices: Sequence[int], ids: Sequence[str], augment: Any):
-        super().__init__(ds, indices, image_transform=augment)
+    def __init__(
+        self,
+        ds: Any,
+        indices: Sequence[int],
+        ids: Sequence[str],
+        augment: Any,
+        mask_column: str | None = None,
+    ):
+        columns = (mask_column,) if mask_column else ()
+        super().__init__(ds, indices, image_transform=augment, columns=columns)
         self.ids = ids
         self.augment = augment
+        self.mask_column = mask_column
 
     def __getitem__(self, i: int) -> dict[str, Any]:
+        image_id = str(self.ids[self.indices[i]])
+        if self.mask_column is not None:
+            return self._with_mask(i, image_id)
         # DecodedRows applies ``self.image_transform`` to the decoded photo; each worker holds
         # its own copy of this dataset and decodes one row at a time, so binding the row's
         # transform here is safe and leaves the decoding (and its error handling) shared.
-        self.image_transform = self.augment.for_image(str(self.ids[self.indices[i]]))
+        self.image_transform = self.augment.for_image(image_id)
         return super().__getitem__(i)
+
+    def _with_mask(self, i: int, image_id: str) -> dict[str, Any]:
+        """The row's photo and mask through one draw (unreadable: ``error`` set, as
+        :class:`DecodedRows` reports it)."""
+        row = self.ds[self.indices[i]]
+        item: dict[str, Any] = {ID: row[ID], LABEL: row[LABEL], "error": None}
+        column = IMAGE
+        try:
+            image = self.decoder.decode_example(row[IMAGE])
+            column = self.mask_column
+            mask = self.decoder.decode_example(row[self.mask_column])
+            item[IMAGE], item[self.mask_column] = self.augment.pair(image_id, image, mask)
+        except Exception as err:  # corrupt or unreadable file: counted and reported
+            prefix = "" if column == IMAGE else f"{column}: "
+            item["error"] = f"{prefix}{type(err).__name__}: {err}"
+        return item
+
+
+def gray_background(images: torch.Tensor, masks: torch.Tensor, gray: float) -> torch.Tensor:
+    """``x m + gray (1 - m)``: float images in [0, 1] (uint8 ``images`` are divided by 255)
+    with every pixel outside the object grey; ``masks`` are uint8 (N, 1, H, W) object masks,
+    a pixel is object when >= 128 (the authors' ``process_epoch``, ``finetuner.py`` lines
+    239-242; the graying task grays its test images with this same function)."""
+    x = images.float().div(255) if images.dtype == torch.uint8 else images.float()
+    m = (masks.to(x.device) >= MASK_THRESHOLD).float()
+    return x * m + float(gray) * (1 - m)
+
+
+def with_gray_background(
+    settings: Mapping[str, Any], gray: float, *, variant: str, mask_column: str
+) -> dict[str, Any]:
+    """The recipe ``settings`` for the grey-background head: every fit and held-out photo
+    grayed outside its object mask (``mask_column`` of ``variant``'s train split) at the
+    grey level ``gray``, for :data:`GRAY_HEAD_EPOCHS` epochs (the authors' 20)."""
+    gray = float(gray)
+    if not 0.0 <= gray <= 1.0:
+        raise ValueError(f"the grey level is a pixel value in [0, 1], got {gray!r}.")
+    return {
+        **settings,
+        "epochs": GRAY_HEAD_EPOCHS,
+        "background": {
+            "gray": gray,
+            "variant": variant,
+            "mask_column": mask_column,
+            "formula": "x m + gray (1 - m), x in [0, 1]",
+            "mask": "the object mask cut, flipped and stretched with its photo (one draw), "
+            f"nearest neighbour; object where >= {MASK_THRESHOLD}",
+            "applies_to": "every fit and held-out photo",
+            "follows": "finetuner.py FineTuner(fg_only=True, epochs=20): process_epoch grays "
+            "the train and test batches",
+        },
+    }
 
 
 # --------------------------------------------------------------------------- training
@@ -384,7 +505,11 @@ def fit_adam_probe(
 ) -> tuple[ProbeHead, dict[str, Any], list[dict[str, Any]]]:
     """(head, fit record, unreadable rows) by the recipe, on ``step``'s backbone (whose
     classifier's preprocessing decides the normalisation). ``batch_size`` and
-    ``num_workers`` are the decode loader's: they change the speed, not the head."""
+    ``num_workers`` are the decode loader's: they change the speed, not the head. With a
+    ``background`` in ``settings`` (:func:`with_gray_background`), ``ds`` must hold its
+    mask column, and every fit and held-out photo is grayed outside its mask."""
+    background = settings.get("background")
+    mask_column = background["mask_column"] if background else None
     labels = torch.tensor([int(y) for y in ds[LABEL]])
     ids = [str(i) for i in ds[ID]]
     fit_idx, held_idx = holdout_split(labels, settings["holdout_fraction"], seed)
@@ -398,18 +523,42 @@ def fit_adam_probe(
     held = PhotoTransform(size, augment=False, settings=settings)
     loader = {"batch_size": batch_size, "num_workers": num_workers}
     skipped: list[dict[str, Any]] = []
+
+    def inputs(b: Any) -> torch.Tensor:  # what the backbone sees of a decoded batch
+        if background is None:
+            return b.images
+        return gray_background(b.images, b.columns[mask_column], background["gray"])
+
+    if background is None:
+        held_batches = decoded_batches(
+            ds,
+            held_idx.tolist(),
+            skipped=skipped,
+            desc=f"{desc} held-out",
+            progress=progress,
+            image_transform=held,
+            pin_memory=step.device.type == "cuda",
+            **loader,
+        )
+    else:  # the photo and its mask through one stretch (no draw: augment is off)
+        held_batches = _augmented_batches(
+            ds,
+            held_idx.tolist(),
+            ids,
+            held,
+            f"{desc} held-out",
+            progress,
+            step,
+            mask_column,
+            **loader,
+        )
     held_feats, held_labels = [], []
-    for b in decoded_batches(
-        ds,
-        held_idx.tolist(),
-        skipped=skipped,
-        desc=f"{desc} held-out",
-        progress=progress,
-        image_transform=held,
-        pin_memory=step.device.type == "cuda",
-        **loader,
-    ):
-        held_feats.append(step.features(b.images))
+    for b in held_batches:
+        if background is not None:
+            skipped.extend(b.skipped)
+            if b.images is None:
+                continue
+        held_feats.append(step.features(inputs(b)))
         held_labels.append(b.labels.to(step.device))
     if not held_feats:
         raise ProbeError(f"{desc}: none of the {len(held_idx)} held-out images could be read.")
@@ -420,12 +569,20 @@ def fit_adam_probe(
         augment = PhotoTransform(size, augment=True, seed=seed, epoch=epoch, settings=settings)
         rows = [fit_rows[k] for k in order.tolist()]
         for b in _augmented_batches(
-            ds, rows, ids, augment, f"{desc} epoch {epoch + 1}", progress, step, **loader
+            ds,
+            rows,
+            ids,
+            augment,
+            f"{desc} epoch {epoch + 1}",
+            progress,
+            step,
+            mask_column,
+            **loader,
         ):
             for s in b.skipped:
                 unreadable.setdefault(str(s["id"]), s)
             if b.images is not None:
-                yield step.features(b.images), b.labels
+                yield step.features(inputs(b)), b.labels
 
     held_x, held_y = torch.cat(held_feats), torch.cat(held_labels)
     head, record = train_head(
@@ -437,6 +594,13 @@ def fit_adam_probe(
     }
     record["deviations"] = [SELECTION_DEVIATION, BACKBONE_MODE_DEVIATION, SEEDING_DEVIATION]
     record["deviations"] += deviations
+    if background is not None:
+        grayed = (
+            f", background grayed to {background['gray']:g} outside the {mask_column} "
+            "(same draw, nearest neighbour)"
+        )
+        record["input"] = {k: v + grayed for k, v in record["input"].items()}
+        record["deviations"] += [GRAY_MASK_DEVIATION, GRAY_SELECTION_DEVIATION]
     return head, record, skipped + list(unreadable.values())
 
 
@@ -448,15 +612,17 @@ def _augmented_batches(
     desc: str,
     progress: bool,
     step: ModelStep,
+    mask_column: str | None = None,
     *,
     batch_size: int,
     num_workers: int,
 ) -> Iterator[Any]:
-    """The decoded batches of ``rows`` (in that order), each photo augmented for its id --
-    the decode loop of :func:`hf_bgbench.inference.batches.decoded_batches` over
-    :class:`AugmentedRows` (unreadable rows come back in ``batch.skipped``)."""
+    """The decoded batches of ``rows`` (in that order), each photo augmented for its id (with
+    ``mask_column``, its mask alike) -- the decode loop of
+    :func:`hf_bgbench.inference.batches.decoded_batches` over :class:`AugmentedRows`
+    (unreadable rows come back in ``batch.skipped``)."""
     loader = torch.utils.data.DataLoader(
-        AugmentedRows(ds, rows, ids, augment),
+        AugmentedRows(ds, rows, ids, augment, mask_column),
         batch_size=batch_size,
         num_workers=num_workers,
         collate_fn=collate_rows,

@@ -10,6 +10,17 @@ aggregation (the paper's: per class, then the mean over the classes).
 Hooks over the runner: prepare = the mask variant's test images (a seeded subset) at the
 protocol's size; compute = clean and grayed copies per batch through the model step;
 summarise = :mod:`hf_bgbench.tasks.graying_summary`.
+
+Fig. 8 has a second number: the accuracy on the grayed test images of a linear head
+re-fitted on grey-background train images (the authors' ``finetuner.py``
+``FineTuner(mtype, fg_only=True, epochs=20)``, read by ``attr_importance.py``
+``plot_model_accs_bg_ablation``). When the model is scored through a linear head on frozen
+features (the probe label map) of the ``adam-augmented-v1`` recipe, prepare fits that head
+too -- the same recipe, seed and normalisation as the scoring head, with
+``gray_background`` (:func:`hf_bgbench.probe.features.probed_classifier`; cached like it)
+-- and compute scores every grayed test image through it as well
+(``accuracy_grayed_refit``). ``--no-refit-head`` skips it; a model scored through its own
+classes has no head to re-fit. Either way the result says so.
 """
 
 from __future__ import annotations
@@ -23,6 +34,10 @@ import torch
 
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
+from hf_bgbench.probe.features import probe_note
+from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying_options import GrayingError, GrayingOptions
 from hf_bgbench.tasks.graying_summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.noise_draw import MASK_THRESHOLD
@@ -46,6 +61,8 @@ class _Work:
     rows: list[int]
     geometry: Geometry | None
     columns: tuple[str, ...]  # the mask column, and the attribute masks when the data has them
+    gray_step: ModelStep | None  # the head re-fitted on grey-background train images
+    refit: dict[str, Any]  # whether it was fitted (its probe record) or why not
 
 
 def _load(run: Run) -> Any:
@@ -74,7 +91,63 @@ def prepare(run: Run) -> _Work:
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
     columns = tuple(c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names)
-    return _Work(ds, rows, run.masked_geometry(ds), columns)
+    geometry = run.masked_geometry(ds)
+    gray_step, refit = _gray_head(run)
+    return _Work(ds, rows, geometry, columns, gray_step, refit)
+
+
+def _skip_reason(run: Run) -> str | None:
+    """Why no head is re-fitted on grey-background train images (None: one is)."""
+    o = run.options
+    record = getattr(run.classifier, "probe_record", None)
+    if not o.refit_head:
+        return "--no-refit-head was given"
+    if record is None:
+        return (
+            f"the model is scored through its own classes (--label-map {o.label_map}), not "
+            "through a linear head on frozen features, so there is no head to re-fit"
+        )
+    if record["recipe"]["name"] != ADAM_RECIPE["name"]:
+        return (
+            f"the re-fitted head follows the authors' finetuner.py ({ADAM_RECIPE['name']}, "
+            f"the paper protocol's head); this run's head is {record['recipe']['name']}"
+        )
+    return None
+
+
+def _gray_head(run: Run) -> tuple[ModelStep | None, dict[str, Any]]:
+    """(the model step of the head re-fitted on grey-background train images, its record):
+    the scoring head's recipe, seed, normalisation and cache folder, with every train and
+    held-out photo grayed outside its object mask at ``--gray`` (the probe machinery fits
+    or reuses it; see :func:`hf_bgbench.probe.features.probed_classifier`)."""
+    reason = _skip_reason(run)
+    if reason is not None:
+        run.deviations.append(
+            "Only the first number of Fig. 8 (the scoring head's accuracy on grayed images): "
+            f"the head re-fitted on grey-background train images is not computed ({reason})."
+        )
+        return None, {"fitted": False, "reason": reason}
+    o, record = run.options, run.classifier.probe_record
+    _, mapper, step = common.model_step_for(
+        run.classifier.base,
+        run.spec,
+        run.reader,
+        label_map="probe",
+        restrict_to_benchmark=o.restrict_to_benchmark,
+        device=run.device,
+        progress=run.progress,
+        recipe=record["recipe"]["name"],
+        normalise=record.get("normalise", True),  # heads cached before the option: True
+        seed=record["seed"],
+        cache_dir=Path(record["cache_path"]).parent,
+        gray_background=float(o.gray),
+    )
+    if mapper.protocol != run.mapper.protocol:  # both heads speak the benchmark's classes
+        raise GrayingError(f"the re-fitted head maps labels as {mapper.protocol!r}.")
+    step.resize_to = run.step.resize_to  # the geometry the scoring head's step was given
+    gray_record = step.classifier.probe_record
+    run.deviations += [d for d in gray_record.get("deviations", ()) if d not in run.deviations]
+    return step, {"fitted": True, "probe": {**gray_record, "note": probe_note(gray_record)}}
 
 
 def attribute_masks(entries: Any, geometry: Geometry | None) -> tuple[list[str], np.ndarray]:
@@ -134,14 +207,18 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
     try:
         for batch in batches:
             x = batch.images.to(run.step.device).float().div_(255)
-            m = (batch.columns[run.spec.mask_column].to(run.step.device) >= MASK_THRESHOLD).float()
-            grayed = x * m + gray * (1 - m)
+            grayed = gray_background(x, batch.columns[run.spec.mask_column], gray)
             out = run.step.predict(torch.cat([x, grayed]), torch.cat([batch.labels] * 2))
             k = len(batch)
+            preds, probs = [out.pred[:k], out.pred[k:]], [out.prob_true[:k], out.prob_true[k:]]
+            if work.gray_step is not None:  # the grayed copies through the re-fitted head
+                refit = work.gray_step.predict(grayed, batch.labels)
+                preds.append(refit.pred)
+                probs.append(refit.prob_true)
             ids += batch.ids
             labels.append(batch.labels.numpy())
-            pred.append(np.stack([out.pred[:k], out.pred[k:]], axis=1))
-            prob.append(np.stack([out.prob_true[:k], out.prob_true[k:]], axis=1))
+            pred.append(np.stack(preds, axis=1))
+            prob.append(np.stack(probs, axis=1))
             for i, entries in enumerate(batch.columns.get(ATTRIBUTE_MASKS, [None] * k)):
                 attributes.append(
                     _grayed_attributes(run, x[i], batch.labels[i : i + 1], entries, work.geometry)
@@ -155,7 +232,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
     return {
         "ids": ids,
         "labels": np.concatenate(labels).astype(np.int64),
-        "pred": np.concatenate(pred),  # (n, 2): clean, grayed
+        "pred": np.concatenate(pred),  # (n, 2): clean, grayed (, grayed by the re-fitted head)
         "prob": np.concatenate(prob).astype(np.float64),
         "attributes": attributes if ATTRIBUTE_MASKS in work.columns else None,
         "skipped": skipped,
@@ -170,6 +247,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         numbers,
         variant=run.spec.mask_variant,
         mask_column=run.spec.mask_column,
+        refit_head=work.refit,
         max_images=o.max_images,
         image_ids=out["ids"] if o.max_images is not None else None,
         skipped=out["skipped"],

@@ -35,8 +35,10 @@ class GrayingOptions(RunOptions):
     """Background ablation by graying (Moayeri et al., 2022, Fig. 8) on any benchmark with
     object masks (test split): every background pixel set to a flat grey, the object kept;
     accuracy on the clean and on the grayed images, and the drop, per class and overall with
-    95% intervals. Writes graying.json, graying.md, graying_model_index.yaml and
-    graying_images.parquet (per image) to --output."""
+    95% intervals; for a model scored through a linear head, also the accuracy on the grayed
+    images of a head re-fitted on grey-background train images. Writes graying.json,
+    graying.md, graying_model_index.yaml and graying_images.parquet (per image) to
+    --output."""
 
     Error = GrayingError
 
@@ -49,6 +51,15 @@ class GrayingOptions(RunOptions):
         0.5,
         "the grey every background pixel is set to, in [0, 1] (the paper's: 0.5)",
         parse=_gray_level,
+    )
+    refit_head: bool = option(
+        True,
+        "skip the second number of Fig. 8: accuracy on the grayed test images of a linear head "
+        "re-fitted on grey-background train images (the authors' finetuner.py fg_only head: "
+        "20 epochs over the train split; fitted once, then cached). Only a model scored "
+        "through the protocol's linear head (--label-map probe) has one",
+        flags=("--no-refit-head",),
+        negated=True,
     )
     seed: int = option(0, "seed of --max-images and the bootstrap (recorded)", parse=int)
     max_images: int | None = option(

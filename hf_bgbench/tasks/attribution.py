@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.tasks.attribution_cam import (
     cam_pass,
@@ -41,7 +42,6 @@ from hf_bgbench.tasks.attribution_summary import (
 )
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
-from hf_bgbench.tasks.saliency_maps import ATTRIBUTE_MASKS
 
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 GALLERY_IMAGES = 5  # top images drawn per gallery row

@@ -15,12 +15,11 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
 from hf_bgbench.inference.cam import CamRunner, LayerChoice, choose_target_layer
 from hf_bgbench.inference.model_step import ModelStep, backbone_features
 from hf_bgbench.metrics.saliency import saliency_iou
-from hf_bgbench.tasks.graying import attribute_masks
 from hf_bgbench.tasks.runner import Run
-from hf_bgbench.tasks.saliency_maps import ATTRIBUTE_MASKS
 
 Pair = tuple[int, int]  # (class, feature)
 

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
@@ -43,7 +44,6 @@ from hf_bgbench.tasks.graying_summary import PER_IMAGE_FILE, RESULT_KEYS, summar
 from hf_bgbench.tasks.noise_draw import MASK_THRESHOLD
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
-from hf_bgbench.tasks.saliency_maps import ATTRIBUTE_MASKS
 
 ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 GRAYING_OUTPUTS = (
@@ -148,29 +148,6 @@ def _gray_head(run: Run) -> tuple[ModelStep | None, dict[str, Any]]:
     gray_record = step.classifier.probe_record
     run.deviations += [d for d in gray_record.get("deviations", ()) if d not in run.deviations]
     return step, {"fitted": True, "probe": {**gray_record, "note": probe_note(gray_record)}}
-
-
-def attribute_masks(entries: Any, geometry: Geometry | None) -> tuple[list[str], np.ndarray]:
-    """(names, bool (k, H, W) masks) of one image's non-empty attribute masks, sized like the
-    image (the same geometry, nearest neighbour)."""
-    import datasets
-    from PIL import Image
-
-    names, masks = [], []
-    for entry in entries or ():
-        mask = entry["mask"]
-        if isinstance(mask, dict):  # stored undecoded: {"bytes", "path"}
-            mask = datasets.Image().decode_example(mask)
-        if not isinstance(mask, Image.Image):
-            mask = Image.fromarray(np.asarray(mask, dtype=np.uint8))
-        mask = mask.convert("L")
-        if geometry is not None:
-            mask = geometry(mask, mask=True)
-        binary = np.asarray(mask) >= MASK_THRESHOLD
-        if binary.any():
-            names.append(str(entry["attribute"]))
-            masks.append(binary)
-    return names, np.asarray(masks, bool)
 
 
 def _grayed_attributes(

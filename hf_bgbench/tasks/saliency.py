@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.tasks.options import (
     REQUIRED,
     entry_signature,
 )
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
-from hf_bgbench.tasks.saliency_maps import ATTRIBUTE_MASKS, SaliencyMaps, target_rule
+from hf_bgbench.tasks.saliency_maps import SaliencyMaps, target_rule
 from hf_bgbench.tasks.saliency_options import SaliencyOptions
 from hf_bgbench.tasks.saliency_summary import (
     RESULT_KEYS,

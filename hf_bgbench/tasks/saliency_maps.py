@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import Batch, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.inference.cam import CamRunner, ClassTarget, LayerChoice, choose_target_layer
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.metrics.saliency import (
@@ -26,7 +27,6 @@ from hf_bgbench.metrics.saliency import (
 from hf_bgbench.tasks.saliency_summary import attribute_shares
 
 TARGETS = ("predicted", "true")
-ATTRIBUTE_MASKS = "attribute_masks"  # optional column: [{"attribute": str, "mask": Image}]
 PER_IMAGE = (
     "labels",
     "target_class",

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from PIL import Image
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import attribute_masks
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics.saliency import (
     bootstrap_mean_interval,
@@ -63,32 +63,20 @@ def attribute_shares(
     """{attribute: {"share": share of the saliency on its mask, "area": mask area}} of one
     image, from its ``attribute_masks`` entries (masks resized like the image; empty masks
     are left out)."""
-    import datasets
-
-    shares: dict[str, dict[str, float]] = {}
-    for entry in row or ():
-        mask = entry["mask"]
-        if isinstance(mask, dict):  # stored undecoded: {"bytes", "path"}
-            mask = datasets.Image().decode_example(mask)
-        if not isinstance(mask, Image.Image):
-            mask = Image.fromarray(np.asarray(mask, dtype=np.uint8))
-        mask = mask.convert("L")
-        if geometry is not None:
-            mask = geometry(mask, mask=True)
-        binary = np.asarray(mask) > 0
-        if binary.shape != saliency.shape:
-            raise DataError(
-                f"image {image_id!r}: the {entry['attribute']!r} attribute mask is "
-                f"{binary.shape[0]}x{binary.shape[1]} but the image is "
-                f"{saliency.shape[0]}x{saliency.shape[1]}; attribute masks must have their "
-                "image's size."
-            )
-        if binary.any():
-            shares[str(entry["attribute"])] = {
-                "share": float(saliency_fraction_inside(saliency, binary)),
-                "area": float(binary.mean()),
-            }
-    return shares
+    names, masks = attribute_masks(row, geometry)
+    if names and masks.shape[1:] != saliency.shape:
+        raise DataError(
+            f"image {image_id!r}: the attribute masks are {masks.shape[1]}x{masks.shape[2]} "
+            f"but the image is {saliency.shape[0]}x{saliency.shape[1]}; attribute masks must "
+            "have their image's size."
+        )
+    return {
+        name: {
+            "share": float(saliency_fraction_inside(saliency, binary)),
+            "area": float(binary.mean()),
+        }
+        for name, binary in zip(names, masks, strict=True)
+    }
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -301,3 +301,16 @@ def test_cli_evaluate_rival10_records_the_probe(hub, tmp_path, capsys):
     )
     assert code == 2
     assert "needs the train split" in capsys.readouterr().err
+
+
+def test_a_head_at_chance_is_named_in_the_results():
+    """A head that did not learn (held-out accuracy <= 1.5x chance) makes every number noise:
+    the results say so, naming the recipe and the way out."""
+    from hf_bgbench.tasks.runner import head_warnings
+
+    record = {"heldout_accuracy": 0.125, "n_fit": 16, "recipe": {"name": "adam-augmented-v1"}}
+    (sentence,) = head_warnings(record, num_classes=10)
+    assert "did not learn" in sentence and "12.5%" in sentence and "chance 10.0%" in sentence
+    assert "adam-augmented-v1" in sentence and "--protocol bgbench-v1" in sentence
+    assert head_warnings({**record, "heldout_accuracy": 0.16}, num_classes=10) == []
+    assert head_warnings({"l2": 1.0}, num_classes=10) == []

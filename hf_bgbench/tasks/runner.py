@@ -22,6 +22,7 @@ and multi-process shards go through ``run.procs`` and :mod:`hf_bgbench.inference
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -51,6 +52,7 @@ from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.options import RunOptions, default_benchmark
 
+log = logging.getLogger(__name__)
 Writers = Mapping[str, Callable[[Path], None]]
 
 
@@ -133,6 +135,7 @@ class Run:
         record = getattr(self.classifier, "probe_record", None)
         if record is not None:  # how the head departs from the authors' recipe, named
             self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
+            self.deviations += head_warnings(record, self.spec.num_classes)
         if head and record is None:
             self.deviations.append(
                 f"Scored through the model's own classes (--label-map {o.label_map}), not "
@@ -240,6 +243,24 @@ class Run:
             "protocol_deviations": protocol["deviations"],
             **record,
         }
+
+
+def head_warnings(record: Mapping[str, Any], num_classes: int) -> list[str]:
+    """A sentence when the fitted head did not learn: held-out accuracy at most 1.5x chance
+    (e.g. the authors' recipe -- lr 1e-5, 10 epochs of batches of 32 -- on a few dozen train
+    images takes a handful of Adam steps). Every number scored through it would be noise."""
+    held = record.get("heldout_accuracy")
+    if held is None or held > 1.5 / num_classes:
+        return []
+    n = record.get("n_fit", record.get("n_train"))
+    log.warning("the linear head's held-out accuracy is %.1f%%: it did not learn", 100 * held)
+    return [
+        f"The linear head did not learn: its held-out accuracy is {100 * held:.1f}% (chance "
+        f"{100 / num_classes:.1f}%) after fitting on {n} train images with "
+        f"{record.get('recipe', {}).get('name')}; every number scored through it is noise. "
+        "The recipe needs the full train split (the authors' takes thousands of Adam steps); "
+        "on small data use --protocol bgbench-v1 (the L-BFGS head)."
+    ]
 
 
 def plain_geometry(geometry: Geometry | None) -> dict[str, Any] | None:

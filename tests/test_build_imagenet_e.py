@@ -171,3 +171,37 @@ def test_clear_errors(tmp_path, capsys):
     assert "data/original/test-*.parquet" in capsys.readouterr().err
     assert main(["build", "imagenet-e", "--output", str(tmp_path / "o")]) == 2
     assert "--images DIR and --masks DIR" in capsys.readouterr().err
+
+
+def test_size_edits_scale_the_whole_photo_by_default(built):
+    """The default --size-method whole (the authors' resize_obj.py) is recorded in every
+    size and position row, and in the build's parameters; the card still says the build is
+    not the published ImageNet-E."""
+    for edit in ("size_full", "size_0.1", "size_0.05"):
+        for text in load_dataset(str(built), edit, split="test")["edit_params"]:
+            params = json.loads(text)
+            assert params["size_method"] == "whole" and params["frame"] == "background"
+            assert params["edit_method"] == "cpu-inpaint-paste"
+    for text in load_dataset(str(built), "position", split="test")["edit_params"]:
+        params = json.loads(text)
+        assert params["from"]["size_method"] == "whole" and params["inpaint"] == "telea"
+    for text in load_dataset(str(built), "bg_simpler", split="test")["edit_params"]:
+        assert json.loads(text)["blend"] == "alpha"  # the authors' hard composite
+    report = json.loads((built / "build_report.json").read_text())
+    assert report["parameters"]["size_method"] == "whole"
+    assert report["parameters"]["blend"] == "alpha"
+    assert read_card_metadata(built)["bgbench_build"]["comparable_to_published"] is False
+
+
+def test_size_method_object_keeps_the_earlier_recipe(in9_build, tmp_path, capsys):
+    out = tmp_path / "e"
+    args = ["build", "imagenet-e", "--from", "in9", str(in9_build), "--output", str(out)]
+    extra = ["--workers", "1", "--quiet", "--edits", "original,size_0.05", "--blend", "poisson"]
+    extra.append("--size-method")
+    assert main([*args, *extra, "object"]) == 0
+    for text in load_dataset(str(out), "size_0.05", split="test")["edit_params"]:
+        params = json.loads(text)
+        assert params["size_method"] == "object" and params["blend"] == "poisson"
+    with pytest.raises(SystemExit):
+        main([*args, *extra, "magic"])
+    assert "--size-method" in capsys.readouterr().err

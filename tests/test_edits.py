@@ -14,14 +14,18 @@ from hf_bgbench.edits.geometry import (
     RATE_TOLERANCE,
     ROTATION_MAX_ANGLE,
     draw_angle,
+    fit_size_scale,
+    full_matrix,
     full_window,
     move_object,
     object_box,
     paste,
     resize_object,
     rotate_object,
+    scale_photo,
+    size_matrix,
 )
-from hf_bgbench.edits.inpaint import remove_object
+from hf_bgbench.edits.inpaint import dilate_mask, remove_object
 from tests import synthetic_scenes
 
 RED, BLUE = (220, 20, 20), (20, 40, 200)
@@ -269,3 +273,112 @@ def test_bad_inputs_name_the_problem():
         resize_object(image, mask, image, 1.5)
     with pytest.raises(EditError, match="blend"):
         paste(image, image, mask, blend="magic")
+
+
+def _warp(image: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    h, w = image.shape[:2]
+    return cv2.warpAffine(
+        image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
+def test_whole_size_edit_shrinks_the_photo_with_its_own_background():
+    """size_method "whole" (the authors' resize_obj.py): the object keeps its own
+    background around it; only the frame the shrunk photo leaves comes from the filler."""
+    image, mask = _photo(2, 1, 1.4)
+    filler = np.full_like(image, 128)
+    result = resize_object(image, mask, filler, 0.05, method="whole")
+    scale, _, _ = fit_size_scale(mask, 0.05)
+    matrix = size_matrix(mask, scale)
+    moved = _warp(image, matrix)
+    h, w = mask.shape
+    covered = cv2.warpAffine(np.full((h, w), 255, np.uint8), matrix, (w, h)) > 127
+    deep = cv2.erode(covered.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
+    assert deep.any() and (~covered).any()
+    assert np.array_equal(result.image[deep], moved[deep])  # photo, background included
+    assert (result.image[~covered & ~result.mask] == 128).all()  # the frame: the filler
+    assert np.array_equal(result.image[result.mask], moved[result.mask])
+    assert abs(result.mask.mean() - 0.05) <= RATE_TOLERANCE
+    params = result.params
+    assert params["size_method"] == "whole" and "blend" not in params
+    assert params["filled"] == pytest.approx(1 - covered.mean(), abs=1e-6)
+    # the earlier recipe pastes the object alone: the filler shows right next to it
+    alone = resize_object(image, mask, filler, 0.05, method="object")
+    ring = dilate_mask(alone.mask, 4) & ~dilate_mask(alone.mask, 1)
+    assert (alone.image[ring] == 128).mean() > 0.9
+    assert (result.image[ring] == 128).mean() < 0.1
+
+
+def test_whole_size_full_zooms_the_photo_and_fills_nothing():
+    image, mask = _photo(0, 0, 0.6)
+    filler = np.zeros_like(image)
+    result = resize_object(image, mask, filler, None, method="whole")
+    assert result.params["filled"] == 0.0
+    assert np.array_equal(result.image, _warp(image, full_matrix(mask)))
+    assert (result.image.reshape(-1, 3).max(1) > 0).all()  # no filler pixel anywhere
+
+
+def test_scale_photo_never_feathers_the_object_or_the_canvas_border():
+    image, mask = scene(128, (0, 40, 30, 90))  # the object touches the left border
+    filler = np.zeros_like(image)
+    matrix = size_matrix(mask, 0.5)
+    out, new_mask, filled = scale_photo(image, mask, filler, matrix)
+    assert 0 < filled < 1
+    assert red_pixels(out)[new_mask].all()  # object pixels are the photo's, not mixed
+    grown = scale_photo(image, mask, filler, size_matrix(mask, 1.5))
+    assert grown[2] == 0.0 and not (grown[0] == 0).all(axis=2).any()
+
+
+def test_whole_position_inpaints_only_the_small_objects_hole():
+    image, mask = _photo(4, 0)
+    clean = remove_object(image, mask).image
+    small = apply_edit("size_0.05", image, mask, clean=clean, rng=seeded_rng(0, "s"))
+    moved = apply_edit("position", image, mask, clean=clean, rng=seeded_rng(0, "p"))
+    assert small.params["size_method"] == moved.params["from"]["size_method"] == "whole"
+    # everywhere but the small object's (grown) hole and the pasted object's seam, the
+    # position image is the size-0.05 image: the original object's hole is never shown
+    touched = dilate_mask(small.mask, 8) | dilate_mask(moved.mask, 2)
+    assert np.array_equal(moved.image[~touched], small.image[~touched])
+    earlier = apply_edit(
+        "position", image, mask, clean=clean, rng=seeded_rng(0, "p"), size_method="object"
+    )
+    assert earlier.params["from"]["size_method"] == "object"
+    assert not np.array_equal(earlier.image[~touched], small.image[~touched])
+
+
+def test_unknown_size_method_is_refused():
+    image, mask = scene()
+    with pytest.raises(EditError, match="size method"):
+        resize_object(image, mask, image, 0.05, method="magic")
+
+
+def test_whole_frame_is_outpainted_without_the_original_object():
+    """The frame a shrunk photo leaves is outpainted from the scaled background's own edge:
+    even a background that still shows the object at full scale leaves no trace of it there
+    (frame="background" takes it as it is, and the big object shows in the frame)."""
+    image, mask = scene(128, (24, 24, 104, 104))  # a big red square, blue around
+    outpainted = resize_object(image, mask, image, 0.05, method="whole", frame="outpaint")
+    as_is = resize_object(image, mask, image, 0.05, method="whole")  # frame: the background
+    frame = ~dilate_mask(outpainted.mask, 12)
+    assert outpainted.params["frame"] == "outpaint" and as_is.params["frame"] == "background"
+    assert not red_pixels(outpainted.image)[frame].any()
+    assert red_pixels(as_is.image)[frame].sum() > 200
+    with pytest.raises(EditError, match="frame"):
+        resize_object(image, mask, image, 0.05, method="whole", frame="magic")
+
+
+def test_build_edits_paste_the_object_hard_by_default():
+    """apply_edit (what the build runs) pastes with a hard alpha composite, as the authors
+    do before their diffusion blending: object pixels are the photo's, every other pixel the
+    background's; poisson (the earlier default) changes the background at the seam."""
+    image, mask = _photo(1, 0)
+    other = np.full_like(image, 77)
+    clean = remove_object(image, mask).image
+    hard = apply_edit("bg_random", image, mask, clean=clean, rng=seeded_rng(0), other=other)
+    assert hard.params["blend"] == "alpha"
+    assert np.array_equal(hard.image[mask], image[mask])
+    assert (hard.image[~mask] == 77).all()
+    soft = apply_edit(
+        "bg_random", image, mask, clean=clean, rng=seeded_rng(0), other=other, blend="poisson"
+    )
+    assert not np.array_equal(soft.image[mask], image[mask])

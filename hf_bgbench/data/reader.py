@@ -107,6 +107,12 @@ class Reader:
             )
         return ds
 
+    def runs(self) -> dict[str, Reader]:
+        """Repeated builds of the same data with other seeds (run name -> its reader, in
+        order) when this reader serves several -- a task then scores each and reports the
+        mean and spread over them; {} (the default) for one build."""
+        return {}
+
     def _missing_variant_hint(self) -> str:
         return ""
 

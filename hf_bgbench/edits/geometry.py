@@ -34,6 +34,20 @@ import numpy as np
 from hf_bgbench.edits.types import EditError, EditResult, as_image, as_mask
 
 BLENDS = ("poisson", "alpha")
+SIZE_OBJECT, SIZE_WHOLE = "object", "whole"
+SIZE_METHODS = (SIZE_WHOLE, SIZE_OBJECT)
+FRAME_OUTPAINT, FRAME_BACKGROUND = "outpaint", "background"
+FRAMES = (FRAME_BACKGROUND, FRAME_OUTPAINT)
+"""What fills the frame a shrunk photo leaves (``whole`` size edits; the authors outpaint it
+with their diffusion model): ``background`` -- the image's inpainted background at full scale
+(real texture of the photo; it shows the part of the original object's inpainted hole the
+shrunk photo does not cover); ``outpaint`` -- the background scaled with the photo, extended
+outwards by Telea inpainting (no trace of the object, but long streaks: measured worse,
+bench/imagenet_e_cpu_study.md)."""
+"""How a size edit is made: ``whole`` scales the whole photo (the object with its own
+background) about the object's box centre, as the authors' ``resize_obj.py`` does
+(:func:`scale_photo`); ``object`` warps the object alone and pastes it on the inpainted
+background, leaving the rest of the hole it uncovers visible."""
 FEATHER = 3.0
 """Pixels over which a Poisson paste goes from the blended seam to the object's own colours.
 Poisson blending alone keeps only gradients, so a uniform object would take the colour of
@@ -200,11 +214,22 @@ def resize_object(
     *,
     blend: str = "poisson",
     tolerance: float = RATE_TOLERANCE,
+    method: str = SIZE_OBJECT,
+    frame: str = FRAME_BACKGROUND,
 ) -> EditResult:
     """T_size to the object pixel rate ``rate`` within ``tolerance``
     (:func:`fit_size_scale`), or "Full" for None (:func:`full_matrix`: the object zoomed
     until its box spans the frame along one axis, whole). The rate reached is recorded as
-    ``object_pixel_rate``, with ``within_tolerance``."""
+    ``object_pixel_rate``, with ``within_tolerance``.
+
+    ``method`` (:data:`SIZE_METHODS`): ``object`` maps the object alone and pastes it on
+    ``background`` (``blend``); ``whole`` maps the whole photo, its own background with it,
+    and takes from ``background`` only the frame a shrunk photo leaves
+    (:func:`scale_photo`; ``filled`` records its share), as ``frame`` says (:data:`FRAMES`)."""
+    if method not in SIZE_METHODS:
+        raise EditError(f"Unknown size method {method!r}; use one of {list(SIZE_METHODS)}.")
+    if frame not in FRAMES:
+        raise EditError(f"Unknown frame {frame!r}; use one of {list(FRAMES)}.")
     img, m, bg = _inputs(image, mask, background)
     if rate is not None and not 0 < rate <= 1:
         raise EditError(f"The object pixel rate must be in (0, 1], got {rate}.")
@@ -218,7 +243,20 @@ def resize_object(
         scale, _, steps = fit_size_scale(m, rate, tolerance=tolerance)
         matrix = size_matrix(m, scale)
         params["rate_steps"] = steps
-    out, new_mask = warp_object(img, m, bg, matrix, blend=blend)
+    if method == SIZE_WHOLE:
+        filler = outpaint_frame(bg, matrix) if frame == FRAME_OUTPAINT else bg
+        out, new_mask, filled = scale_photo(img, m, filler, matrix)
+        params.update(
+            {
+                "size_method": method,
+                "frame": frame,
+                "filled": round(filled, 6),
+                "feather": FEATHER,
+            }
+        )
+    else:
+        out, new_mask = warp_object(img, m, bg, matrix, blend=blend)
+        params.update({"size_method": method, "blend": blend})
     reached = float(new_mask.mean())
     params.update(
         {
@@ -227,13 +265,64 @@ def resize_object(
             "scale": round(float(scale), 6),
             "dx": round(float(matrix[0, 2]), 3),
             "dy": round(float(matrix[1, 2]), 3),
-            "blend": blend,
         }
     )
     if rate is not None:
         params["rate_tolerance"] = tolerance
         params["within_tolerance"] = bool(abs(reached - rate) <= tolerance)
     return EditResult(out, new_mask, params)
+
+
+def scale_photo(
+    image: np.ndarray,
+    mask: np.ndarray,
+    filler: np.ndarray,
+    matrix: np.ndarray,
+    *,
+    feather: float = FEATHER,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The *whole photo* -- the object with its own background -- mapped by the 2x3
+    ``matrix``, as the authors' ``resize_obj.py`` scales the image about the object's box
+    centre (``resize_around_the_center_padding``) and crops-and-zooms it (``rescale_maximum``).
+
+    Where a shrunk photo no longer covers the canvas, the frame is taken from ``filler``
+    (the photo's inpainted background at full scale: the authors outpaint that frame with
+    their diffusion model), with a ``feather``-pixel ramp at the seam; object pixels are
+    always the photo's. Returns (image, mapped object mask, share of the canvas filled)."""
+    h, w = mask.shape
+    moved = cv2.warpAffine(
+        image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    new_mask = warped_mask(mask, matrix)
+    inside = cv2.warpAffine(np.full((h, w), 255, np.uint8), matrix, (w, h), flags=cv2.INTER_LINEAR)
+    covered = inside > 127
+    filled = float(1.0 - covered.mean())
+    if filled == 0.0:
+        return moved, new_mask, 0.0
+    depth = cv2.distanceTransform(
+        np.pad(covered, 1, constant_values=True).astype(np.uint8), cv2.DIST_L2, 3
+    )[1:-1, 1:-1]
+    # the canvas border is not a seam: only the edge facing the filler is feathered
+    alpha = np.clip(depth / max(feather, 1e-6), 0.0, 1.0) if feather > 0 else covered * 1.0
+    alpha[~covered] = 0.0
+    alpha[new_mask] = 1.0
+    a = alpha[..., None].astype(np.float32)
+    out = a * moved.astype(np.float32) + (1.0 - a) * filler.astype(np.float32)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8), new_mask, filled
+
+
+def outpaint_frame(background: np.ndarray, matrix: np.ndarray, radius: int = 5) -> np.ndarray:
+    """``background`` mapped by ``matrix``; where it no longer covers the canvas (a shrunk
+    photo's frame), extended outwards by Telea inpainting from its own edge."""
+    h, w = background.shape[:2]
+    moved = cv2.warpAffine(
+        background, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    inside = cv2.warpAffine(np.full((h, w), 255, np.uint8), matrix, (w, h), flags=cv2.INTER_LINEAR)
+    hole = (inside <= 127).astype(np.uint8) * 255
+    if not hole.any() or hole.all():
+        return moved
+    return cv2.inpaint(moved, hole, radius, cv2.INPAINT_TELEA)
 
 
 def move_object(

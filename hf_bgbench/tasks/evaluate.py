@@ -6,12 +6,16 @@ transform; compute = each variant through the cached, resumable engine (a share 
 under ``accelerate launch``, gathered in order, so the numbers are those of one process);
 summarise = per-variant accuracy with Wilson intervals and every metric the spec declares
 (:mod:`hf_bgbench.tasks.evaluate_summary`).
+
+Data that holds repeated seeded builds (:meth:`Reader.runs`, e.g. ``bgbench build imagenet-e
+--runs N``) is scored run by run; the results then add ``runs`` (each run's numbers, their
+mean and spread) and the top-level numbers are those of the runs pooled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +23,15 @@ from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.engine import Interrupted, PredictionRun
 from hf_bgbench.inference.geometry import image_transform
 from hf_bgbench.tasks.aligned import check_aligned_ids, restrict_to_shared
-from hf_bgbench.tasks.evaluate_summary import protocol_note, summarize
+from hf_bgbench.tasks.evaluate_options import EvaluateOptions
+from hf_bgbench.tasks.evaluate_summary import (
+    pool_runs,
+    protocol_note,
+    summarize,
+    summarize_runs,
+)
 from hf_bgbench.tasks.options import (
-    RunOptions,
-    default_spec,
     entry_signature,
-    option,
-    output_option,
 )
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute
 
@@ -40,50 +46,21 @@ EVALUATE_OUTPUTS = (
 
 
 @dataclass
-class EvaluateOptions(RunOptions):
-    """Score a timm / transformers / bundled model on every variant of a benchmark and report
-    per-variant accuracy with intervals and the benchmark's metrics (IN-9: BG-GAP, the other
-    gaps, the prediction categories). Writes results.json, results.md,
-    results_model_index.yaml, accuracy.png and per-image predictions to --output. Several
-    processes (one per GPU): `accelerate launch --multi_gpu --num_processes N -m hf_bgbench
-    evaluate ...`; same results as one process."""
-
-    data: str | Path | None = option(
-        None,
-        lambda task: (
-            "Hub dataset id, local Hub-layout folder, official release folder, or "
-            f"photo folder (default: the benchmark's Hub repo, e.g. {default_spec().hub_repo}, "
-            "else a `bgbench download`)"
-        ),
-    )
-    variants: Sequence[str] | None = option(
-        None,
-        lambda task: (
-            "variants to score, space- or comma-separated (default: all the data "
-            f"has; {default_spec().short_name}: {', '.join(default_spec().variants)})"
-        ),
-        many=True,
-        metavar="VARIANT",
-    )
-    output_dir: str | Path | None = output_option("bgbench_results")
-    allow_mismatched_ids: bool = option(
-        False,
-        "when variants that should hold the same images do not, score only the images they "
-        "share (recorded in results.json) instead of stopping with an error",
-    )
-    cache_dir: str | Path | None = option(None, "prediction cache folder", parse=Path)
-    use_cache: bool = option(
-        True, "recompute every prediction", flags=("--no-cache",), negated=True
-    )
-    seed: int = option(0, "seed of the bootstrap intervals (recorded)", parse=int)
-
-
-@dataclass
 class _Work:
-    datasets: dict[str, Any]  # variant -> rows to score
+    datasets: dict[str, Any]  # variant -> rows to score (the first run's, when several)
     transform: Any  # per-image transform in the decode workers (None: as they are)
     applied: str  # its name, recorded and part of the cache key
-    mismatch: dict[str, Any] | None  # what --allow-mismatched-ids dropped
+    mismatch: dict[str, Any] | None  # what --allow-mismatched-ids dropped (per run: by run)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> variant -> rows
+
+
+def _load_variants(spec, reader, chosen: list[str], allow: bool):
+    """(variant -> rows, what --allow-mismatched-ids dropped) of one build."""
+    datasets = {v: reader.load(v) for v in chosen}
+    mismatch = check_aligned_ids(spec, datasets, allow)
+    if mismatch:
+        datasets = restrict_to_shared(spec, datasets)
+    return datasets, mismatch
 
 
 def prepare(run: Run) -> _Work:
@@ -95,10 +72,16 @@ def prepare(run: Run) -> _Work:
             f"{reader.location} does not provide variant(s) {missing}; it offers "
             f"{', '.join(reader.variants)}."
         )
-    datasets = {v: reader.load(v) for v in chosen}
-    mismatch = check_aligned_ids(spec, datasets, o.allow_mismatched_ids)
-    if mismatch:
-        datasets = restrict_to_shared(spec, datasets)
+    runs: dict[str, dict[str, Any]] = {}
+    mismatches: dict[str, Any] = {}
+    for name, each in reader.runs().items():  # repeated seeded builds: every one scored
+        runs[name], dropped = _load_variants(spec, each, chosen, o.allow_mismatched_ids)
+        if dropped:
+            mismatches[name] = dropped
+    if runs:
+        datasets, mismatch = next(iter(runs.values())), mismatches or None
+    else:
+        datasets, mismatch = _load_variants(spec, reader, chosen, o.allow_mismatched_ids)
     # the probe's feature pass (when the protocol fits one) at this run's batch and workers
     run.start_model(batch_size=run.batch_size, num_workers=o.num_workers)
     first = next(iter(datasets.values()))
@@ -106,38 +89,51 @@ def prepare(run: Run) -> _Work:
         run.step, spec, reader, first, o.resize_to_model_input, stretch=run.stretch
     )
     run.deviations += deviations
-    return _Work(datasets, transform, applied, mismatch)
+    return _Work(datasets, transform, applied, mismatch, runs)
 
 
-def compute(run: Run, work: _Work) -> dict[str, PredictionRun]:
-    o, runs = run.options, {}
-    for variant, ds in work.datasets.items():
-        try:
-            runs[variant] = run.predict(
-                ds,
-                variant,
-                image_transform=work.transform,
-                applied=work.applied,
-                cache_dir=o.cache_dir,
-                use_cache=o.use_cache,
-            )
-        except Interrupted as stop:  # count what earlier variants left in the cache too
-            done = sum(r.computed + r.reused for r in runs.values()) if o.use_cache else 0
-            raise Interrupted(stop.cached + done) from None
-    return runs
+def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
+    """run -> variant -> predictions (one build: the run ""). A run's variants are cached
+    and fingerprinted as ``<run>/<variant>``, so runs never share predictions."""
+    o, out = run.options, {}
+    for name, datasets in (work.runs or {"": work.datasets}).items():
+        out[name] = {}
+        for variant, ds in datasets.items():
+            try:
+                out[name][variant] = run.predict(
+                    ds,
+                    f"{name}/{variant}" if name else variant,
+                    image_transform=work.transform,
+                    applied=work.applied,
+                    cache_dir=o.cache_dir,
+                    use_cache=o.use_cache,
+                )
+            except Interrupted as stop:  # count what earlier variants left in the cache too
+                done = (
+                    sum(r.computed + r.reused for rs in out.values() for r in rs.values())
+                    if o.use_cache
+                    else 0
+                )
+                raise Interrupted(stop.cached + done) from None
+    return out
 
 
-def summarise(run: Run, work: _Work, runs: dict[str, PredictionRun]) -> Summary:
-    predictions = {v: r.predictions for v, r in runs.items()}
-    skipped = {v: r.skipped for v, r in runs.items()}
-    numbers, report = summarize(run.spec, predictions, skipped, seed=run.options.seed)
+def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -> Summary:
+    by_run = {name: {v: r.predictions for v, r in runs.items()} for name, runs in out.items()}
+    skipped = {name: {v: r.skipped for v, r in runs.items()} for name, runs in out.items()}
+    if work.runs:
+        numbers, report = summarize_runs(run.spec, by_run, skipped, seed=run.options.seed)
+        predictions = pool_runs(by_run)
+    else:
+        predictions = by_run[""]
+        numbers, report = summarize(run.spec, predictions, skipped[""], seed=run.options.seed)
     preprocessing = {**run.classifier.preprocessing.to_dict(), "applied": work.applied}
     body = run.body(
         {},
         preprocessing=preprocessing,
         mismatched_ids=work.mismatch,
-        computed_images=sum(r.computed for r in runs.values()),
-        reused_images=sum(r.reused for r in runs.values()),
+        computed_images=sum(r.computed for rs in out.values() for r in rs.values()),
+        reused_images=sum(r.reused for rs in out.values() for r in rs.values()),
         **numbers,
     )
     report.notes.append(protocol_note(body))
@@ -153,7 +149,8 @@ def summarise(run: Run, work: _Work, runs: dict[str, PredictionRun]) -> Summary:
 
         return {"predictions": write_predictions}
 
-    return Summary(body, report, head=["variants", *metric_keys], files=files)
+    head = ["variants", *(["runs"] if work.runs else []), *metric_keys]
+    return Summary(body, report, head=head, files=files)
 
 
 TASK = Task(

@@ -1,14 +1,17 @@
 """What an ``evaluate`` run reports: per-variant accuracy with Wilson intervals, the
-benchmark's metrics (:mod:`hf_bgbench.scoring`) and the report section the renderer draws."""
+benchmark's metrics (:mod:`hf_bgbench.scoring`) and the report section the renderer draws;
+over repeated seeded builds of the data (:meth:`Reader.runs`), also each run's numbers and
+their mean and spread (:func:`summarize_runs`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.formatting import interval, pct
+from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
 from hf_bgbench.results import Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
@@ -52,6 +55,129 @@ def summarize(
     body: dict[str, Any] = {"benchmark": spec.name, "variants": per_variant, **metrics.values}
     body["bootstrap"] = {"seed": seed, "resamples": bootstrap_resamples, "confidence": 0.95}
     return body, _report(spec, per_variant, metrics.report)
+
+
+RUN_COLUMN = "run"
+RUNS_STD_DDOF = 1  # the sample standard deviation over runs
+
+
+def pool_runs(predictions: dict[str, dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Per variant, the frames of every run (run -> variant -> frame) as one: each row's id
+    prefixed by its run (``<run>/<id>``) so paired metrics pair images within a run, and a
+    ``run`` column. Variants are those every run scored."""
+    names = list(predictions)
+    first = predictions[names[0]]
+    return {
+        variant: pd.concat(
+            [
+                predictions[name][variant].assign(
+                    id=name + "/" + predictions[name][variant]["id"].astype(str),
+                    **{RUN_COLUMN: name},
+                )
+                for name in names
+            ],
+            ignore_index=True,
+        )
+        for variant in first
+        if all(variant in predictions[name] for name in names)
+    }
+
+
+def summarize_runs(
+    spec: BenchmarkSpec,
+    predictions: dict[str, dict[str, pd.DataFrame]],
+    skipped: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
+    *,
+    seed: int = 0,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+) -> tuple[dict[str, Any], Report]:
+    """(results keys, report) over repeated builds of the data (run -> variant -> frame).
+
+    Every number of the report (accuracy per variant, each metric's scores) is computed per
+    run; ``runs`` in the results holds them (``per_run``) with their ``mean``, sample ``std``,
+    ``min`` and ``max`` over the runs, and the report a table of them. The top-level keys are
+    :func:`summarize` of the runs pooled (:func:`pool_runs`): with runs of equal size, each
+    number is the mean over the runs."""
+    skipped = skipped or {}
+    names = list(predictions)
+    per_run: dict[str, dict[str, float]] = {}
+    shown: dict[str, Score] = {}
+    for name in names:
+        _, report = summarize(
+            spec,
+            predictions[name],
+            skipped.get(name),
+            seed=seed,
+            bootstrap_resamples=bootstrap_resamples,
+        )
+        per_run[name] = {s.key: float(s.value) for s in report.scores if s.value is not None}
+        for score in report.scores:
+            shown.setdefault(score.key, score)
+    keys = [k for k in shown if all(k in per_run[n] for n in names)]
+    values = {k: [per_run[n][k] for n in names] for k in keys}
+    spread = {
+        "count": len(names),
+        "names": names,
+        "per_run": per_run,
+        "mean": {k: float(np.mean(v)) for k, v in values.items()},
+        "std": {
+            k: float(np.std(v, ddof=RUNS_STD_DDOF)) if len(v) > RUNS_STD_DDOF else 0.0
+            for k, v in values.items()
+        },
+        "std_ddof": RUNS_STD_DDOF,
+        "min": {k: min(v) for k, v in values.items()},
+        "max": {k: max(v) for k, v in values.items()},
+    }
+    pooled_skipped = {
+        variant: [
+            {**s, "id": f"{name}/{s['id']}"}
+            for name in names
+            for s in skipped.get(name, {}).get(variant, [])
+        ]
+        for variant in predictions[names[0]]
+    }
+    body, report = summarize(
+        spec,
+        pool_runs(predictions),
+        pooled_skipped,
+        seed=seed,
+        bootstrap_resamples=bootstrap_resamples,
+    )
+    body["runs"] = spread
+    report.tables.insert(
+        0,
+        Table(
+            "runs",
+            f"Mean and spread over {len(names)} runs (std: sample standard deviation):",
+            ["number", "mean", "std", "min", "max", *names],
+            [
+                [
+                    k,
+                    number(spread["mean"][k], shown[k].unit),
+                    number(spread["std"][k], shown[k].unit),
+                    number(spread["min"][k], shown[k].unit),
+                    number(spread["max"][k], shown[k].unit),
+                    *(number(v, shown[k].unit) for v in values[k]),
+                ]
+                for k in keys
+            ],
+        ),
+    )
+    sizes = {v: {len(predictions[n][v]) for n in names} for v in body["variants"]}
+    uneven = [v for v, n in sizes.items() if len(n) > 1]
+    report.notes.append(
+        f"Scored over {len(names)} runs of the data ({', '.join(names)}): the numbers above "
+        "pool the runs' images (ids kept apart per run, so paired intervals pair within a "
+        "run; the intervals take the pooled images as independent), "
+        + (
+            f"which weights the runs by their images: {', '.join(uneven)} differ in size "
+            "between runs; the runs table gives the plain mean over runs."
+            if uneven
+            else "which with runs of equal size is the mean over the runs; the runs table "
+            "gives each run's numbers and their spread."
+        )
+    )
+    return body, report
 
 
 def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:

@@ -10,6 +10,14 @@ most complex bin); stage 2, in parallel, edit and write each shard of each edit
 Every random choice is seeded by (``--seed``, image id, edit) and every ordering is sorted,
 so the output is byte-identical whatever ``--workers``; finished images and shards are
 skipped when a build is resumed.
+
+``--runs N`` (N > 1) repeats every random edit with the seeds ``seed``, ``seed + 1``, ...
+(the paper reports means over 5 runs): ``OUTPUT/run-<seed>/`` is then a complete build --
+byte for byte what ``--seed <seed>`` alone writes, read by ``load_dataset`` as any build --
+and ``OUTPUT/README.md`` + ``build_report.json`` list the runs (``bgbench_build.runs`` and
+``.seeds`` in the card's metadata; :mod:`.runs` reads them back for ``bgbench evaluate``).
+Stage 1 (which draws nothing) is made once for all runs. ``--runs 1`` writes the one build
+in ``OUTPUT`` itself, as before.
 """
 
 from __future__ import annotations
@@ -18,14 +26,14 @@ import hashlib
 import json
 import shutil
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import datasets
 
 from hf_bgbench.benchmarks.imagenet_e import work as work_mod
-from hf_bgbench.benchmarks.imagenet_e.card import write_card
+from hf_bgbench.benchmarks.imagenet_e.card import write_card, write_runs_card
 from hf_bgbench.benchmarks.imagenet_e.diffusion import (
     DIFFUSION_BACKGROUND_EDITS,
     DIFFUSION_ONLY_EDITS,
@@ -45,6 +53,7 @@ from hf_bgbench.files import ensure_writable_dir
 SPLIT = "test"
 REPORT_NAME = "build_report.json"
 REPORT_FORMAT = "bgbench-imagenet-e-build/1"
+RUNS_REPORT_FORMAT = "bgbench-imagenet-e-runs/1"
 WORK_DIRNAME = ".bgbench-work"
 BINS = 3
 BIN_OF_EDIT = {"bg_simpler": 0, "bg_complex": BINS - 1}
@@ -65,11 +74,19 @@ class EditBuildOptions:
     image_format: str = "jpeg"
     shard_size: int = 500
     max_angle: float = ROTATION_MAX_ANGLE
+    size_method: str = "whole"  # size edits: the whole photo scaled (authors) or the object alone
+    blend: str = "alpha"  # how objects are pasted: alpha (the authors' composite) or poisson
     edits: tuple[str, ...] = CPU_EDITS
     overwrite: bool = False
     keep_work: bool = False
     progress: bool = True
     diffusion: DiffusionSettings | None = None  # the background edits by diffusion guidance
+    runs: int = 1  # seeded repetitions of every random edit (seeds seed, seed + 1, ...)
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seed of each run."""
+        return tuple(range(self.seed, self.seed + self.runs))
 
     def check(self, label_space: str | None = None) -> None:
         unknown = [e for e in self.edits if e not in (*CPU_EDITS, *DIFFUSION_ONLY_EDITS)]
@@ -90,11 +107,15 @@ class EditBuildOptions:
                 raise BuildError(str(err)) from None
         if "original" not in self.edits:
             raise BuildError("--edits must include 'original' (dropped accuracy is against it).")
-        if self.workers < 0 or self.shard_size < 1 or self.size < 16:
+        if self.workers < 0 or self.shard_size < 1 or self.size < 16 or self.runs < 1:
             raise BuildError(
                 "--workers must be 0 or more (0 or 1: in the main process), --shard-size at "
-                "least 1, --size at least 16."
+                "least 1, --size at least 16, --runs at least 1."
             )
+        if self.size_method not in ("whole", "object"):
+            raise BuildError("--size-method must be 'whole' or 'object'.")
+        if self.blend not in ("alpha", "poisson"):
+            raise BuildError("--blend must be 'alpha' or 'poisson'.")
         if self.fit not in work_mod.FITS:
             raise BuildError(f"--fit must be one of {list(work_mod.FITS)}.")
         if self.image_format not in ("jpeg", "png"):
@@ -123,8 +144,14 @@ def _digest(source: Source) -> str:
     return h.hexdigest()
 
 
+def run_folder(seed: int) -> str:
+    """The folder of the run with ``seed`` in a ``--runs N`` build."""
+    return f"run-{seed}"
+
+
 def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any]:
-    """Build (or resume) ``options.output``; returns the build report."""
+    """Build (or resume) ``options.output``; returns the build report (with ``--runs`` > 1:
+    the report of the runs, each run's own in ``run-<seed>/build_report.json``)."""
     options.check(source.label_space)
     if options.diffusion is not None and any(
         e in DIFFUSION_BACKGROUND_EDITS for e in options.edits
@@ -141,8 +168,10 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
     if options.diffusion is None:
         params.pop("diffusion")  # builds without it keep their earlier parameters
     params["edits"] = list(options.edits)
-    for key in ("overwrite", "keep_work"):
-        params.pop(key)
+    for key in ("overwrite", "keep_work", "runs"):
+        params.pop(key)  # a run's parameters: those of a one-run build with its seed
+    multi = options.runs > 1
+    top_params = {**params, "runs": options.runs, "seeds": list(options.seeds)} if multi else params
     report_path = output / REPORT_NAME
     previous = json.loads(report_path.read_text()) if report_path.is_file() else {}
     work = output / WORK_DIRNAME
@@ -150,7 +179,7 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
     earlier = previous.get("parameters") or (
         json.loads(stored.read_text()) if stored.is_file() else None
     )
-    if earlier is not None and earlier != params:
+    if earlier is not None and earlier != top_params:
         if not options.overwrite:
             raise BuildError(
                 f"{output} holds an ImageNet-E build with other inputs or options (see "
@@ -158,8 +187,15 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
             )
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(output / "data", ignore_errors=True)
+        for seed in earlier.get("seeds", []):  # the runs of an earlier --runs build
+            shutil.rmtree(output / run_folder(int(seed)), ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
-    stored.write_text(json.dumps(params, indent=2, sort_keys=True))
+    stored.write_text(json.dumps(top_params, indent=2, sort_keys=True))
+    runs = (
+        [(output / run_folder(s), replace(options, seed=s, runs=1)) for s in options.seeds]
+        if multi
+        else [(output, options)]
+    )
 
     with Runner(options.workers, options.progress) as runner:
         tasks = [
@@ -189,13 +225,19 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
                 f"No image of {source.location} could be edited ({dict(dropped)}); check that "
                 "the masks mark the object (non-zero) and leave some background."
             )
-        rows, bins_report = _assign(kept, measured, options)
-        shards = _write(runner, rows, source, options, output, work)
+        # the bins and the rows per edit do not depend on the seed: the same in every run
+        assigned = [_assign(kept, measured, run_options) for _, run_options in runs]
+        bins_report = assigned[0][1]
+        shards = _write(
+            runner,
+            [(folder, o, rows) for (folder, o), (rows, _) in zip(runs, assigned, strict=True)],
+            source,
+            work,
+        )
 
-    report = {
+    common = {
         "format": REPORT_FORMAT,
         "benchmark": "imagenet-e",
-        "parameters": params,
         "source": {"kind": source.kind, "location": source.location},
         "label_space": source.label_space,
         "images_found": len(source.items) + sum(source.skipped.values()),
@@ -204,10 +246,20 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         "kept": len(kept),
         "per_class": _per_class(kept, source.class_names),
         "complexity": bins_report,
-        "shards": shards,
     }
-    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    write_card(output, report, source.class_names)
+    for (folder, run_options), run_shards in zip(runs, shards, strict=True):
+        report = {**common, "parameters": {**params, "seed": run_options.seed}}
+        report["shards"] = run_shards
+        (folder / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        write_card(folder, report, source.class_names)
+    if multi:
+        report = {**common, "format": RUNS_REPORT_FORMAT, "parameters": top_params}
+        report["runs"] = {
+            folder.name: {"seed": o.seed, "shards": run_shards}
+            for (folder, o), run_shards in zip(runs, shards, strict=True)
+        }
+        report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        write_runs_card(output, report, source.class_names)
     if not options.keep_work:
         shutil.rmtree(work, ignore_errors=True)
     return report
@@ -255,27 +307,35 @@ def _assign(kept, measured, options: EditBuildOptions):
     return rows, report
 
 
-def _write(runner, rows, source: Source, options, output: Path, work: Path) -> dict[str, list[str]]:
+def _write(runner, runs, source: Source, work: Path) -> list[dict[str, list[str]]]:
+    """Write every shard of every run (``runs``: (folder, options, rows per edit)), the
+    shards of all runs in one parallel pass; per run, edit -> its shard paths."""
     feats = features(source.class_names)
-    shards, pending = {}, []
-    for edit, edit_rows in rows.items():
-        num = plan(len(edit_rows), options.shard_size)
-        paths = hub.shard_paths(edit, SPLIT, num)
-        shards[edit] = paths
-        clear_stale(output, edit, SPLIT, paths)
-        for index, (lo, hi) in enumerate(shard_bounds(len(edit_rows), num)):
-            if not (output / paths[index]).is_file():
-                task = work_mod.ShardTask(
-                    edit,
-                    tuple(edit_rows[lo:hi]),
-                    str(work),
-                    options.seed,
-                    options.image_format,
-                    options.max_angle,
-                    options.diffusion if edit in DIFFUSION_BACKGROUND_EDITS else None,
-                )
-                pending.append(((edit, index, num), task))
+    all_shards, pending = [], []
+    for output, options, rows in runs:
+        shards = {}
+        for edit, edit_rows in rows.items():
+            num = plan(len(edit_rows), options.shard_size)
+            paths = hub.shard_paths(edit, SPLIT, num)
+            shards[edit] = paths
+            clear_stale(output, edit, SPLIT, paths)
+            for index, (lo, hi) in enumerate(shard_bounds(len(edit_rows), num)):
+                if not (output / paths[index]).is_file():
+                    task = work_mod.ShardTask(
+                        edit,
+                        tuple(edit_rows[lo:hi]),
+                        str(work),
+                        options.seed,
+                        options.image_format,
+                        options.max_angle,
+                        options.diffusion if edit in DIFFUSION_BACKGROUND_EDITS else None,
+                        options.size_method,
+                        options.method,
+                        options.blend,
+                    )
+                    pending.append(((output, edit, index, num), task))
+        all_shards.append(shards)
     results = runner.map(work_mod.edit_shard, [t for _, t in pending], "stage 2: edit", "shard")
-    for ((edit, index, num), _), cols in zip(pending, results, strict=True):
+    for ((output, edit, index, num), _), cols in zip(pending, results, strict=True):
         write_shard(output, edit, SPLIT, index, num, cols, feats)
-    return shards
+    return all_shards

@@ -53,6 +53,31 @@ def edit_methods(edits: list[str], diffusion: bool) -> dict[str, str]:
     }
 
 
+def _build_metadata(report: dict[str, Any]) -> dict[str, Any]:
+    """The card's ``bgbench_build``: read back by the scorer (fidelity.data_deviations): how
+    each config was made, on which canvas, with which seed(s), and that this is a CPU build,
+    not the published images."""
+    params = report["parameters"]
+    edits = list(params["edits"])
+    return {
+        "kind": "cpu",
+        "edit_method": edit_methods(edits, bool(params.get("diffusion"))),
+        "canvas": [params["size"], params["size"]],
+        "fit": params.get("fit", "crop"),
+        "seed": params["seed"],
+        "comparable_to_published": False,
+    }
+
+
+def _edit_rows(report: dict[str, Any], edits: list[str], methods: dict[str, str]) -> str:
+    text = {**EDIT_TEXT, **(DIFFUSION_TEXT if report["parameters"].get("diffusion") else {})}
+    return "\n".join(
+        f"| `{e}` | {report['complexity']['rows_per_edit'].get(e, 0)} | `{methods[e]}` | "
+        f"{text.get(e, '')} |"
+        for e in edits
+    )
+
+
 def write_card(folder: Path, report: dict[str, Any], class_names: list[str]) -> Path:
     edits = list(report["shards"])
     params = report["parameters"]
@@ -64,23 +89,9 @@ def write_card(folder: Path, report: dict[str, Any], class_names: list[str]) -> 
         "task_categories": ["image-classification"],
         "label_space": report["label_space"],
         "configs": configs_yaml({e: ["test"] for e in edits}, default="original"),
-        # read back by the scorer (fidelity.data_deviations): how each config was made, on
-        # which canvas, and that this is a CPU build, not the published images
-        "bgbench_build": {
-            "kind": "cpu",
-            "edit_method": methods,
-            "canvas": [params["size"], params["size"]],
-            "fit": params.get("fit", "crop"),
-            "seed": params["seed"],
-            "comparable_to_published": False,
-        },
+        "bgbench_build": {**_build_metadata(report), "edit_method": methods},
     }
-    text = {**EDIT_TEXT, **(DIFFUSION_TEXT if diffusion else {})}
-    rows = "\n".join(
-        f"| `{e}` | {report['complexity']['rows_per_edit'].get(e, 0)} | `{methods[e]}` | "
-        f"{text.get(e, '')} |"
-        for e in edits
-    )
+    rows = _edit_rows(report, edits, methods)
     fitted = (
         "resized whole, as the authors'"
         if params.get("fit", "crop") == "resize"
@@ -128,6 +139,54 @@ out) of each inpainted background; bins by rank into thirds, edges
 {report["complexity"]["edges"]}. Seed {params["seed"]}; every random choice is seeded by
 (seed, image id, edit), so the build is byte-reproducible. Skipped: {report["skipped"]};
 dropped: {report["dropped"]}. {diffusion_note}
+"""
+    path = Path(folder) / "README.md"
+    path.write_text(render_card(metadata, body), encoding="utf-8")
+    return path
+
+
+def write_runs_card(folder: Path, report: dict[str, Any], class_names: list[str]) -> Path:
+    """The card of a ``--runs N`` build: no ``configs`` of its own (each ``run-<seed>/`` is a
+    complete build with its card); ``bgbench_build.runs`` and ``.seeds`` list the runs, in
+    order, for :mod:`.runs` and :mod:`.fidelity`."""
+    runs = report["runs"]
+    names = list(runs)
+    seeds = [runs[n]["seed"] for n in names]
+    params = report["parameters"]
+    edits = list(params["edits"])
+    build = _build_metadata(report)
+    metadata = {
+        "pretty_name": f"ImageNet-E (CPU edits, bgbench build, {len(names)} runs)",
+        "tags": ["image-classification", "robustness", "imagenet-e", "bgbench"],
+        "task_categories": ["image-classification"],
+        "label_space": report["label_space"],
+        "bgbench_build": {**build, "seeds": seeds, "runs": names},
+    }
+    listing = "\n".join(f"| `{n}/` | {runs[n]['seed']} |" for n in names)
+    body = f"""
+# ImageNet-E-style edits (CPU build, {len(names)} seeded runs)
+
+Built by `bgbench build imagenet-e --runs {len(names)}` from {report["source"]["kind"]} data
+(`{report["source"]["location"]}`): {report["kept"]} images of {len(report["per_class"])}
+classes. Every random edit (backgrounds drawn from other images, textures, positions,
+rotations) is made once per seed; the paper's numbers are means over 5 runs. Label space:
+**{report["label_space"]}** ({len(class_names)} classes).
+
+{NOT_COMPARABLE}
+
+| run (a complete build, with its own card) | seed |
+|---|---|
+{listing}
+
+Each run holds one config per edit (split `test`), the same ids in every run; the unedited
+`original` is the same images in every run. Read one run as any build, e.g.
+`load_dataset("<this folder>/{names[0]}", "original", split="test")`. Score them all with
+`bgbench evaluate MODEL --benchmark imagenet-e --data <this folder>`: every number per run,
+their mean over the runs and the spread (standard deviation, min-max).
+
+| config | rows per run | edit method | edit |
+|---|---|---|---|
+{_edit_rows(report, edits, build["edit_method"])}
 """
     path = Path(folder) / "README.md"
     path.write_text(render_card(metadata, body), encoding="utf-8")

@@ -192,9 +192,14 @@ def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
         )
     build_seeds = build.get("seeds") or ([build["seed"]] if "seed" in build else sorted(seeds))
     if (cpu or diffusion) and len(build_seeds) < PAPER_RUNS:
+        scored = (
+            f", scored as the mean over these {len(build_seeds)} runs"
+            if len(build_seeds) > 1 and reader.runs()
+            else ""
+        )
         out.append(
             f"this is {len(build_seeds) or 'an unknown number of'} seeded build(s) (seed(s) "
-            f"{_join([str(s) for s in build_seeds]) or 'unrecorded'}); the paper's numbers are "
-            f"means over {PAPER_RUNS} runs"
+            f"{_join([str(s) for s in build_seeds]) or 'unrecorded'}){scored}; the paper's "
+            f"numbers are means over {PAPER_RUNS} runs"
         )
     return out

@@ -29,7 +29,11 @@ from hf_bgbench.scoring import AccuracyCurve, MeanDrop, PairedGap, PerClassDrops
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout, Protocol
 
 IMAGENET_E_EDITED = tuple(e for e in IMAGENET_E_EDITS if e != REFERENCE_EDIT)
-IMAGENET_E_READERS = ("hf_bgbench.benchmarks.imagenet_e.release:ImageNetERelease",)
+IMAGENET_E_READERS = (
+    # a `--runs N` build first: its folder holds run-<seed>/ builds, not a release tree
+    "hf_bgbench.benchmarks.imagenet_e.runs:ImageNetERuns",
+    "hf_bgbench.benchmarks.imagenet_e.release:ImageNetERelease",
+)
 IMAGENET_E_HOOKS = {
     "cli_build": "hf_bgbench.benchmarks.imagenet_e.cli:register_build",
     "cli_convert": "hf_bgbench.benchmarks.imagenet_e.cli:register_convert",

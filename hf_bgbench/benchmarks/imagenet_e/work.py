@@ -67,6 +67,9 @@ class ShardTask:
     image_format: str
     max_angle: float
     diffusion: DiffusionSettings | None = None  # set: a background edit by diffusion guidance
+    size_method: str = "whole"  # size edits: the whole photo scaled, or the object alone
+    inpaint: str = "telea"  # position (size_method whole): the small object's hole
+    blend: str = "alpha"  # how objects are pasted: alpha (the authors' composite) or poisson
 
 
 def decode_image(data: bytes | str, mode: str) -> np.ndarray:
@@ -169,6 +172,9 @@ def edit_shard(task: ShardTask) -> dict[str, list[Any]]:
                 other=_load(task.work, row.other)["clean"] if row.other else None,
                 other_params=other_params or None,
                 max_angle=task.max_angle,
+                size_method=task.size_method,
+                inpaint=task.inpaint,
+                blend=task.blend,
             )
         result.params["edit"] = task.edit
         result.params["seed"] = task.seed

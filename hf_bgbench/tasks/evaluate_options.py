@@ -1,0 +1,56 @@
+"""The ``evaluate`` task's options, each declared once
+(:func:`~hf_bgbench.tasks.options.option`): the Python API's keyword arguments, the command
+line's flags and the Space's controls are generated from them
+(:mod:`hf_bgbench.tasks.evaluate` holds the hooks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hf_bgbench.tasks.options import (
+    RunOptions,
+    default_spec,
+    option,
+    output_option,
+)
+
+
+@dataclass
+class EvaluateOptions(RunOptions):
+    """Score a timm / transformers / bundled model on every variant of a benchmark and report
+    per-variant accuracy with intervals and the benchmark's metrics (IN-9: BG-GAP, the other
+    gaps, the prediction categories). Writes results.json, results.md,
+    results_model_index.yaml, accuracy.png and per-image predictions to --output. Several
+    processes (one per GPU): `accelerate launch --multi_gpu --num_processes N -m hf_bgbench
+    evaluate ...`; same results as one process."""
+
+    data: str | Path | None = option(
+        None,
+        lambda task: (
+            "Hub dataset id, local Hub-layout folder, official release folder, or "
+            f"photo folder (default: the benchmark's Hub repo, e.g. {default_spec().hub_repo}, "
+            "else a `bgbench download`)"
+        ),
+    )
+    variants: Sequence[str] | None = option(
+        None,
+        lambda task: (
+            "variants to score, space- or comma-separated (default: all the data "
+            f"has; {default_spec().short_name}: {', '.join(default_spec().variants)})"
+        ),
+        many=True,
+        metavar="VARIANT",
+    )
+    output_dir: str | Path | None = output_option("bgbench_results")
+    allow_mismatched_ids: bool = option(
+        False,
+        "when variants that should hold the same images do not, score only the images they "
+        "share (recorded in results.json) instead of stopping with an error",
+    )
+    cache_dir: str | Path | None = option(None, "prediction cache folder", parse=Path)
+    use_cache: bool = option(
+        True, "recompute every prediction", flags=("--no-cache",), negated=True
+    )
+    seed: int = option(0, "seed of the bootstrap intervals (recorded)", parse=int)

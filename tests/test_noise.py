@@ -440,3 +440,38 @@ def test_class_mean_aggregation_is_the_authors_formula():
     assert abs(pooled_fg - fg_all) > 0.05
     pooled, _ = summarize(spec, out, [30.0, 60.0, 90.0], "linf", trials, 0, "image-pooled")
     assert pooled["a_fg"] == pytest.approx(pooled_fg) and "image_pooled" not in pooled
+
+
+def test_attribute_noise_on_each_attribute_mask(tmp_path):
+    """--attributes: each attribute's mask alone gets the object copy's noise, on the images
+    that have it (one extra forward per image, attribute, level and trial); the results count
+    the images per attribute and name the choice as a deviation."""
+    from tests.rival10_fixture import fixture_items, write_rival10_release
+
+    release = write_rival10_release(tmp_path)
+    model = Recorder()
+    r = _run(
+        release,
+        model,
+        benchmark="rival10",
+        label_map="imagenet",
+        levels=[120],
+        trials=1,
+        batch_size=64,
+        attributes=True,
+        output_dir=tmp_path / "out",
+    )
+    test = [item for item in fixture_items() if item.split == "test"]
+    expected = {}
+    for item in test:
+        for name, mask in item.attribute_masks.items():
+            if name != "entire-object" and mask.any():
+                expected[name] = expected.get(name, 0) + 1
+    assert len(expected) >= 3
+    assert {a: v["n"] for a, v in r["per_attribute"].items()} == expected
+    for a in r["per_attribute"].values():
+        assert a["drop"] == pytest.approx(a["accuracy_clean"] - a["accuracy_attribute_noise"])
+    forwarded = sum(len(x) for x in model.inputs)
+    assert forwarded == len(test) * (1 + 2) + sum(expected.values())  # 1 level, 1 trial
+    assert any("Attribute-level noise" in d for d in r["protocol"]["deviations"])
+    assert "Per attribute, noise on its mask alone" in (tmp_path / "out" / "noise.md").read_text()

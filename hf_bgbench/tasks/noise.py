@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.tasks.noise_draw import (
     MASK_THRESHOLD,
     NoiseError,
@@ -55,28 +56,43 @@ NOISE_OUTPUTS = (
 )
 
 
+ATTRIBUTE_NOISE = (
+    "Attribute-level noise (--attributes): the paper's abstract promises sensitivity to "
+    "attributes and its authors ablate attributes by graying (attr_importance.py; the graying "
+    "task); they release no attribute-noise code, so bgbench adds the main analysis's noise "
+    "(the same draw as the object copy) on each attribute's mask alone and reports the "
+    "accuracy per attribute, pooled over the images that have it."
+)
+
+
 @dataclass
 class _Work:
     ds: Any  # the mask variant's test images
     rows: list[int]
     geometry: Geometry | None
     noise: NoiseSettings
+    columns: tuple[str, ...]  # the mask column (and the attribute masks with --attributes)
 
 
 def prepare(run: Run) -> _Work:
     spec = run.spec
     if not spec.mask_variant:
         raise NoiseError(f"{spec.name} declares no variant with object masks (mask_variant).")
+    columns = (spec.mask_column, ATTRIBUTE_MASKS) if run.options.attributes else (spec.mask_column,)
     try:
-        ds = run.reader.load(spec.mask_variant, columns=(spec.mask_column,), split="test")
+        ds = run.reader.load(spec.mask_variant, columns=columns, split="test")
     except (ValueError, FileNotFoundError) as err:  # no such variant, no masks, ...
         raise NoiseError(
-            f"The noise analysis adds noise inside and outside each object's mask, so it needs "
-            f"{spec.mask_variant!r} with its {spec.mask_column!r} column: {err}"
+            "The noise analysis adds noise inside and outside each object's mask"
+            + (" and on each attribute's mask (--attributes)" if run.options.attributes else "")
+            + f", so it needs {spec.mask_variant!r} with its {', '.join(map(repr, columns))} "
+            f"column(s): {err}"
         ) from None
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
-    return _Work(ds, rows, run.masked_geometry(ds), run.options.noise())
+    if run.options.attributes:
+        run.deviations.append(ATTRIBUTE_NOISE)
+    return _Work(ds, rows, run.masked_geometry(ds), run.options.noise(), columns)
 
 
 def compute(run: Run, work: _Work) -> dict[str, Any]:
@@ -87,13 +103,21 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
         work.rows,
         skipped=skipped,
         desc="noise",
-        columns=(mask,),
+        columns=work.columns,
         geometry=work.geometry,
         batch_size=decode_chunk(run.batch_size, work.noise.trials),
     )
     try:
         out = noisy_predictions(
-            batches, len(work.rows), run.step, work.noise, run.batch_size, mask, skipped
+            batches,
+            len(work.rows),
+            run.step,
+            work.noise,
+            run.batch_size,
+            mask,
+            skipped,
+            attributes=ATTRIBUTE_MASKS if ATTRIBUTE_MASKS in work.columns else None,
+            geometry=work.geometry,
         )
     except DataError as err:
         raise NoiseError(f"The noise analysis cannot use the data: {err}") from None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_bgbench.data.loader import Batch
+from hf_bgbench.data.loader import Batch, DataError
 from hf_bgbench.inference.model_step import ModelStep
 
 NORMS = ("linf", "l2")
@@ -171,17 +171,23 @@ def noisy_predictions(
     batch_size: int,
     mask_column: str,
     skipped: list[dict[str, Any]],
+    *,
+    attributes: str | None = None,
+    geometry: Any = None,
 ) -> dict[str, Any]:
     """Each decoded image (``n`` at most, with its mask) once, clean; per level, all trials'
     noisy copies through the batcher. ``skipped``: the unreadable rows the batches set aside.
 
     Slots: the clean image i at i; its copy (level l, region r, trial t) at
-    n + ((i * L + l) * 2 + r) * T + t, L = len(levels)."""
+    n + ((i * L + l) * 2 + r) * T + t, L = len(levels). With ``attributes`` (the attribute
+    masks' column, sized by ``geometry``), each attribute's mask also gets the object copy's
+    noise alone: ``out["attributes"][i]`` = {attribute: bool (L, T) correct}."""
     n_levels, trials = len(noise.levels), noise.trials
     per_image = n_levels * 2 * trials
     batcher = Batcher(step, batch_size, n + n * per_image)
     ids: list[str] = []
     labels: list[int] = []
+    by_attribute: list[dict[str, np.ndarray]] = []
     offsets = np.arange(per_image).reshape(n_levels, 2 * trials)
     for batch in batches:
         first = len(ids)
@@ -191,11 +197,19 @@ def noisy_predictions(
         y = batch.labels
         batcher.add(x, y, rows)
         repeated = y.repeat_interleave(2 * trials)
+        parts = _attribute_parts(batch, attributes, geometry, step.device) if attributes else None
         for level_index, level in enumerate(noise.levels):
             z = noise.draw(batch.ids, x.shape[1:], level, step.device)
             copies = noise.copies(x, m, z, level).flatten(0, 2)
             slots = n + (rows[:, None] * per_image + offsets[level_index]).ravel()
             batcher.add(copies, repeated, slots)
+            if parts is not None:
+                _attribute_copies(parts, x, y, z, level, level_index, noise, step, batch_size)
+        if parts is not None:
+            by_attribute.extend(
+                {a: np.stack(c) for a, c in zip(names, correct, strict=True)}
+                for names, _, correct in parts
+            )
         ids.extend(batch.ids)
         labels.extend(y.tolist())
     batcher.finish()
@@ -211,4 +225,55 @@ def noisy_predictions(
         "prob": batcher.prob[noisy].reshape(shape).astype(np.float64),
         "skipped": skipped,
         "forwarded": batcher.forwarded,
+        "attributes": by_attribute if attributes else None,
     }
+
+
+def _attribute_parts(batch: Batch, column: str, geometry: Any, device: Any) -> list:
+    """Per image of ``batch``: (attribute names, float (k, 1, H, W) masks on ``device``, one
+    list of per-level correct arrays per attribute, filled by :func:`_attribute_copies`)."""
+    from hf_bgbench.data.masks import attribute_masks
+
+    parts = []
+    for entries in batch.columns[column]:
+        names, masks = attribute_masks(entries, geometry)
+        tensor = torch.from_numpy(masks).to(device).float().unsqueeze(1) if names else None
+        parts.append((names, tensor, [[] for _ in names]))
+    return parts
+
+
+def _attribute_copies(
+    parts: list,
+    x: torch.Tensor,
+    labels: torch.Tensor,
+    z: torch.Tensor,
+    level: float,
+    level_index: int,
+    noise: NoiseSettings,
+    step: ModelStep,
+    batch_size: int,
+) -> None:
+    """Each image's noise ``z`` (its object copy's draw) on each attribute's mask alone,
+    forwarded in batches of ``batch_size``; appends (T,) correct per attribute."""
+    for i, (names, masks, correct) in enumerate(parts):
+        if not names:
+            continue
+        if masks.shape[-2:] != x.shape[-2:]:
+            raise DataError(
+                f"attribute masks are {masks.shape[-2]}x{masks.shape[-1]} but the image is "
+                f"{x.shape[-2]}x{x.shape[-1]}; attribute masks must have their image's size."
+            )
+        k = len(names)
+        copies = noise.copies(
+            x[i : i + 1].expand(k, -1, -1, -1), masks, z[i : i + 1].expand(k, *z.shape[1:]), level
+        )
+        flat = copies[:, FG].flatten(0, 1)  # (k * T, 3, H, W): noise on the attribute only
+        preds = np.concatenate(
+            [
+                step.predict(flat[s : s + batch_size], int(labels[i])).pred
+                for s in range(0, len(flat), batch_size)
+            ]
+        )
+        right = (preds == int(labels[i])).reshape(k, noise.trials)
+        for j in range(k):
+            correct[j].append(right[j])

@@ -67,6 +67,11 @@ class NoiseOptions(RunOptions):
         parse=positive_int,
         space_cap=("BGBENCH_SPACE_MAX_IMAGES", 200),
     )
+    attributes: bool = option(
+        False,
+        "also add the noise to each attribute's mask alone, on the images that have it (data "
+        "with an attribute_masks column): accuracy per attribute",
+    )
     output_dir: str | Path | None = output_option("bgbench_noise")
 
     def __post_init__(self) -> None:

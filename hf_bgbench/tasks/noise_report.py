@@ -181,6 +181,36 @@ def noise_report_section(body: dict[str, Any]) -> Report:
             ],
         ),
     ]
+    if body.get("per_attribute"):
+        tables.append(
+            Table(
+                "per_attribute",
+                "Per attribute, noise on its mask alone (images that have it, all levels):",
+                [
+                    "Attribute",
+                    "n",
+                    "Clean (%)",
+                    "Attribute noise (%)",
+                    "Drop (pts)",
+                    "95% CI",
+                    "a_fg (%)",
+                ],
+                [
+                    [
+                        name,
+                        str(a["n"]),
+                        pct(a["accuracy_clean"]),
+                        pct(a["accuracy_attribute_noise"]),
+                        pct(a["drop"]),
+                        interval(a["drop_ci95"]),
+                        pct(a["a_fg"]),
+                    ]
+                    for name, a in body["per_attribute"].items()
+                ],
+                note="Accuracy pooled over the images that have the attribute; a_fg: the same "
+                "images with the noise on the whole object, for scale.",
+            )
+        )
     return Report(scores, tables, _figures(body, norm, levels, classes), _notes(body))
 
 

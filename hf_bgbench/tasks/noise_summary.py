@@ -10,6 +10,7 @@ import pandas as pd
 
 from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
+    bootstrap_means,
     class_bootstrap_means,
     percentile_interval,
     wilson_interval,
@@ -178,6 +179,8 @@ def summarize(
             "note": "every noisy copy weighs the same (not the paper's aggregation)",
             **{k: pooled[k] for k in ("a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95", "rfs", "rfs_ci95")},
         }
+    if out.get("attributes") is not None:
+        secondary["per_attribute"] = _per_attribute(out, clean_right, seed)
     body = {
         "norm": norm,
         "aggregation": aggregation,
@@ -206,6 +209,30 @@ def summarize(
         "per_image_file": PER_IMAGE_FILE,
     }
     return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
+
+
+def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> dict:
+    """Per attribute, over the images that have its mask: accuracy with the noise on that
+    mask alone (all levels and trials), the same images' clean accuracy and accuracy with
+    the noise on the whole object (a_fg), and the drop clean − attribute noise; pooled over
+    the images, with a paired bootstrap interval of the drop."""
+    rows, labels = out["attributes"], out["labels"]
+    fg_right = (out["pred"][:, :, FG] == labels[:, None, None]).mean(axis=(1, 2))
+    result = {}
+    for name in sorted({a for row in rows for a in row}):
+        have = np.array([name in row for row in rows])
+        attr = np.array([row[name].mean() for row in rows if name in row])
+        clean = clean_right[have].astype(float)
+        s_clean, s_attr = bootstrap_means(clean, attr, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+        result[name] = {
+            "n": int(have.sum()),
+            "accuracy_attribute_noise": float(attr.mean()),
+            "accuracy_clean": float(clean.mean()),
+            "a_fg": float(fg_right[have].mean()),
+            "drop": float(clean.mean() - attr.mean()),
+            "drop_ci95": list(percentile_interval(s_clean - s_attr)),
+        }
+    return result
 
 
 def _clean_accuracy(

@@ -206,3 +206,16 @@ def write_rival10_hub(root: Path, *, workers: int = 1) -> Path:
         release, out, workers=workers, progress=False, spec=get_benchmark("rival10")
     )
     return out
+
+
+def attribute_image_counts(split: str) -> dict[str, int]:
+    """attribute -> how many ``split`` images have a non-empty mask of it (the object mask,
+    ``entire-object``, left out): what a per-attribute analysis should count."""
+    counts: dict[str, int] = {}
+    for item in fixture_items():
+        if item.split != split:
+            continue
+        for name, mask in item.attribute_masks.items():
+            if name != "entire-object" and mask.any():
+                counts[name] = counts.get(name, 0) + 1
+    return counts

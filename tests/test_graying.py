@@ -83,18 +83,14 @@ def test_rival10_grays_each_attribute_alone(tmp_path):
     """RIVAL10 (the paper protocol: photos and masks stretched to 224x224): besides the
     background, each attribute with a mask is grayed alone, on the images that have it;
     the model sees one copy per such attribute."""
-    from tests.rival10_fixture import fixture_items, write_rival10_release
+    from tests.rival10_fixture import attribute_image_counts, fixture_items, write_rival10_release
     from tests.test_noise import Recorder
 
     release = write_rival10_release(tmp_path)
     model = Recorder()
     r = _run(release, model, benchmark="rival10", label_map="imagenet", batch_size=4)
     test = [item for item in fixture_items() if item.split == "test"]
-    expected = {}
-    for item in test:
-        for name, mask in item.attribute_masks.items():
-            if name != "entire-object" and mask.any():
-                expected[name] = expected.get(name, 0) + 1
+    expected = attribute_image_counts("test")
     assert len(expected) >= 3
     assert {a: v["n"] for a, v in r["per_attribute"].items()} == expected
     forwarded = sum(len(x) for x in model.inputs)

@@ -446,7 +446,7 @@ def test_attribute_noise_on_each_attribute_mask(tmp_path):
     """--attributes: each attribute's mask alone gets the object copy's noise, on the images
     that have it (one extra forward per image, attribute, level and trial); the results count
     the images per attribute and name the choice as a deviation."""
-    from tests.rival10_fixture import fixture_items, write_rival10_release
+    from tests.rival10_fixture import attribute_image_counts, fixture_items, write_rival10_release
 
     release = write_rival10_release(tmp_path)
     model = Recorder()
@@ -462,11 +462,7 @@ def test_attribute_noise_on_each_attribute_mask(tmp_path):
         output_dir=tmp_path / "out",
     )
     test = [item for item in fixture_items() if item.split == "test"]
-    expected = {}
-    for item in test:
-        for name, mask in item.attribute_masks.items():
-            if name != "entire-object" and mask.any():
-                expected[name] = expected.get(name, 0) + 1
+    expected = attribute_image_counts("test")
     assert len(expected) >= 3
     assert {a: v["n"] for a, v in r["per_attribute"].items()} == expected
     for a in r["per_attribute"].values():

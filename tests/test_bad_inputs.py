@@ -78,8 +78,29 @@ def _unwritable_output(tmp: Path) -> Path:
     return blocker / "out"
 
 
+def _output_in_use(tmp: Path) -> Path:
+    """A release, and the output folder held by a live run (this test process)."""
+    import json
+    import os
+    import socket
+
+    from hf_bgbench.files import LOCK_NAME
+
+    (tmp / "out").mkdir()
+    holder = {"pid": os.getpid(), "host": socket.gethostname(), "started": "now"}
+    (tmp / "out" / LOCK_NAME).write_text(json.dumps(holder))
+    return _release(tmp)
+
+
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}, exit code, expected text)
+    (
+        "two-runs-into-one-output",
+        _output_in_use,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", "original"],
+        2,
+        "is writing to --output",
+    ),
     (
         "mismatched-ids",
         _drop_a_mixed_rand_row,
@@ -324,3 +345,25 @@ def test_rival10_is_never_published_publicly(tmp_path, capsys):
     assert main(argv) == 2
     assert "licence forbids redistribution" in capsys.readouterr().err
     assert main([*argv, "--private"]) == 0
+
+
+def test_a_dead_runs_output_lock_is_taken_over_and_released(tmp_path):
+    """A lock left by a run that died (its pid gone) does not block the folder; a run
+    releases its lock when it ends, even on an error."""
+    import json
+    import socket
+
+    from hf_bgbench.files import LOCK_NAME, OutputFolderBusy, output_lock
+
+    # above Linux's largest pid (2**22), so no process has it
+    dead = {"pid": 2**22 + 12345, "host": socket.gethostname(), "started": "then"}
+    (tmp_path / LOCK_NAME).write_text(json.dumps(dead))
+    with output_lock(tmp_path) as lock:
+        assert json.loads(lock.read_text())["pid"] != dead["pid"]
+        with pytest.raises(OutputFolderBusy, match="Wait for it to finish"):
+            with output_lock(tmp_path):
+                pass
+    assert not (tmp_path / LOCK_NAME).exists()
+    with pytest.raises(RuntimeError), output_lock(tmp_path):
+        raise RuntimeError("the run failed")
+    assert not (tmp_path / LOCK_NAME).exists()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.loader import Batch, Geometry
 from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.files import output_lock
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.distributed import Processes, processes
 from hf_bgbench.inference.engine import (
@@ -300,6 +302,16 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         started=started,
         protocol=protocol,
     )
+    # one run per output folder: the main process holds it until the folder is written
+    hold = options.output_dir is not None and procs.is_main
+    with output_lock(options.output_dir) if hold else nullcontext():
+        return _run(run)
+
+
+def _run(run: Run) -> dict[str, Any]:
+    """The skeleton after the set-up (see :func:`execute`)."""
+    task, model, options, spec, procs = run.task, run.model, run.options, run.spec, run.procs
+    device = run.device
     with procs.main_first():  # the main process fills the caches the others then read
         try:
             run.reader = common.open_data(options.data, spec)

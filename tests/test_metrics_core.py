@@ -40,8 +40,8 @@ from hf_bgbench.metrics import (
     saliency_iou,
     vulnerable_foregrounds,
 )
+from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.saliency import (
-    class_mean,
     class_mean_interval,
     saliency_average_precision,
     saliency_mask_coverage,

@@ -6,12 +6,14 @@ A prediction of -1 means the model chose a class outside the benchmark (e.g. one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from hf_bgbench.metrics._checks import (
     ArrayLike,
-    as_float_array,
     as_int_array,
+    check_num_classes,
     labels_in_range,
     same_length,
 )
@@ -50,14 +52,52 @@ def per_class_accuracy(
         return np.where(total > 0, correct / np.maximum(total, 1), np.nan)
 
 
-def class_mean(values: ArrayLike, labels: ArrayLike) -> float:
-    """The mean over the classes present in ``labels`` of each class's mean of ``values``
-    (one value per image): how Moayeri et al. (2022) average accuracies -- per class, then
-    over the classes (their ``noise_analysis_plots.py``: ``np.average`` of the per-class
-    accuracies), so every class weighs the same whatever its number of images."""
-    vals = as_float_array(values, "values")
-    labs = as_int_array(labels, "labels")
-    same_length(values=vals, labels=labs)
-    if vals.size == 0:
-        raise ValueError("`values` is empty: a class mean needs at least one image.")
-    return float(np.mean([vals[labs == c].mean() for c in np.unique(labs)]))
+def class_inputs(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (values, groups): float[N] (NaN allowed), int[N] in [-1, num_classes)."""
+    if num_classes is None:
+        raise ValueError("`num_classes` must be a positive int, got None.")
+    check_num_classes(num_classes)
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"`values` must hold numbers (NaN for undefined), got dtype {raw.dtype}.")
+    vals = raw.astype(np.float64)
+    if vals.ndim != 1:
+        raise ValueError(f"`values` must be one-dimensional, got shape {vals.shape}.")
+    if np.any(np.isinf(vals)):
+        raise ValueError("`values` holds infinite values.")
+    grp = as_int_array(groups, "groups")
+    labels_in_range(grp, "groups", num_classes, allow_unmapped=True)
+    same_length(values=vals, groups=grp)
+    return vals, grp
+
+
+def class_mean(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+) -> tuple[np.ndarray, float]:
+    """Moayeri et al. (2022)'s aggregation of per-image values: (the mean of each class,
+    the mean over classes of those means) -- per class, then over the classes, so every
+    class weighs the same whatever its number of images (their ``noise_analysis_plots.py``
+    and ``saliency_alignment_plots.py``).
+
+    ``values[i]`` is image ``i``'s score (NaN: undefined), ``groups[i]`` its class -- the
+    authors group by the model's *predicted* class -- in ``[0, num_classes)``, or -1 for an
+    image in no class (a prediction outside the benchmark's classes), which is left out.
+    The first element is a float[num_classes] array: per class, the mean of its defined
+    values (``np.nanmean``), NaN for a class with none (never predicted, or only undefined
+    values). The second is the unweighted mean of the defined class means -- classes with
+    no defined value are left out rather than making it NaN -- and NaN when no class has
+    one; the number of classes that entered it is ``(~np.isnan(first)).sum()``."""
+    vals, grp = class_inputs(values, groups, num_classes)
+    keep = ~np.isnan(vals) & (grp >= 0)
+    sums = np.bincount(grp[keep], weights=vals[keep], minlength=num_classes)
+    counts = np.bincount(grp[keep], minlength=num_classes).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_class = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
+    defined = per_class[~np.isnan(per_class)]
+    return per_class, float(defined.mean()) if defined.size else float("nan")

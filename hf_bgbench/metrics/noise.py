@@ -290,13 +290,14 @@ def rfs_class_mean(
     accuracy_fg_noise_per_image: ArrayLike,
     accuracy_bg_noise_per_image: ArrayLike,
     labels: ArrayLike,
+    num_classes: int,
 ) -> dict[str, float]:
     """a_fg, a_bg as class means (:func:`class_mean`) of the per-image accuracies (each
     image's share of correct noisy copies, over its trials and the levels taken), and the
     RFS *of those two accuracies* -- the authors' RFS of a noise level (Fig. 4) and, with
     every level's copies, their "RFS averaged over noise levels" (Fig. 6)."""
-    a_fg = class_mean(accuracy_fg_noise_per_image, labels)
-    a_bg = class_mean(accuracy_bg_noise_per_image, labels)
+    a_fg = class_mean(accuracy_fg_noise_per_image, labels, num_classes)[1]
+    a_bg = class_mean(accuracy_bg_noise_per_image, labels, num_classes)[1]
     return {
         "accuracy_fg_noise": a_fg,
         "accuracy_bg_noise": a_bg,

@@ -28,7 +28,8 @@ all-zero map against a non-empty mask covers none of it: coverage 0). Batch mean
 (:func:`saliency_alignment`) skip NaNs and report how many were skipped. Masks are binarised
 with ``> 0``.
 
-Aggregation over a data set (:func:`class_mean`, the authors' protocol): the images are
+Aggregation over a data set (:func:`hf_bgbench.metrics.classification.class_mean`, the
+authors' protocol): the images are
 grouped by the model's *predicted* class, each class's scores are averaged skipping NaNs,
 and the model's number is the mean of those class means, so every predicted class weighs
 the same whatever its number of images. :func:`class_mean_interval` is its percentile
@@ -41,12 +42,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hf_bgbench.metrics._checks import (
-    as_int_array,
-    check_num_classes,
-    labels_in_range,
-    same_length,
-)
+from hf_bgbench.metrics.classification import class_inputs
 from hf_bgbench.metrics.intervals import (
     bootstrap_means,
     class_bootstrap_means,
@@ -269,55 +265,6 @@ def bootstrap_mean_interval(
     return percentile_interval(means, confidence)
 
 
-def _class_inputs(
-    values: Sequence[float] | np.ndarray,
-    groups: Sequence[int] | np.ndarray,
-    num_classes: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Validated (values, groups): float[N] (NaN allowed), int[N] in [-1, num_classes)."""
-    if num_classes is None:
-        raise ValueError("`num_classes` must be a positive int, got None.")
-    check_num_classes(num_classes)
-    raw = np.asarray(values)
-    if raw.dtype.kind not in "iuf":
-        raise ValueError(f"`values` must hold numbers (NaN for undefined), got dtype {raw.dtype}.")
-    vals = raw.astype(np.float64)
-    if vals.ndim != 1:
-        raise ValueError(f"`values` must be one-dimensional, got shape {vals.shape}.")
-    if np.any(np.isinf(vals)):
-        raise ValueError("`values` holds infinite values.")
-    grp = as_int_array(groups, "groups")
-    labels_in_range(grp, "groups", num_classes, allow_unmapped=True)
-    same_length(values=vals, groups=grp)
-    return vals, grp
-
-
-def class_mean(
-    values: Sequence[float] | np.ndarray,
-    groups: Sequence[int] | np.ndarray,
-    num_classes: int,
-) -> tuple[np.ndarray, float]:
-    """The RIVAL10 authors' aggregation of per-image scores: (the mean of each class,
-    the mean over classes of those means).
-
-    ``values[i]`` is image ``i``'s score (NaN: undefined), ``groups[i]`` its class -- the
-    authors group by the model's *predicted* class -- in ``[0, num_classes)``, or -1 for an
-    image in no class (a prediction outside the benchmark's classes), which is left out.
-    The first element is a float[num_classes] array: per class, the mean of its defined
-    values (``np.nanmean``), NaN for a class with none (never predicted, or only undefined
-    values). The second is the unweighted mean of the defined class means -- classes with
-    no defined value are left out rather than making it NaN -- and NaN when no class has
-    one; the number of classes that entered it is ``(~np.isnan(first)).sum()``."""
-    vals, grp = _class_inputs(values, groups, num_classes)
-    keep = ~np.isnan(vals) & (grp >= 0)
-    sums = np.bincount(grp[keep], weights=vals[keep], minlength=num_classes)
-    counts = np.bincount(grp[keep], minlength=num_classes).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_class = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
-    defined = per_class[~np.isnan(per_class)]
-    return per_class, float(defined.mean()) if defined.size else float("nan")
-
-
 def class_mean_interval(
     values: Sequence[float] | np.ndarray,
     groups: Sequence[int] | np.ndarray,
@@ -334,7 +281,7 @@ def class_mean_interval(
     package's class-mean bootstrap
     (:func:`hf_bgbench.metrics.intervals.class_bootstrap_means`, seeded), so each class
     keeps its number of images and its weight 1 / (number of classes)."""
-    vals, grp = _class_inputs(values, groups, num_classes)
+    vals, grp = class_inputs(values, groups, num_classes)
     _check_bootstrap(n_resamples, confidence)
     keep = ~np.isnan(vals) & (grp >= 0)
     if not keep.any():

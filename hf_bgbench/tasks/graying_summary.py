@@ -39,14 +39,16 @@ PER_IMAGE_FILE = "graying_images.parquet"
 CLEAN, GRAYED, REFIT = 0, 1, 2  # REFIT: grayed, through the head re-fitted on grayed train
 
 
-def _numbers(right: np.ndarray, labels: np.ndarray, seed: int, aggregation: str) -> dict:
+def _numbers(
+    right: np.ndarray, labels: np.ndarray, seed: int, aggregation: str, num_classes: int
+) -> dict:
     """Clean / grayed accuracy and their difference (and, with a third column, the grayed
     accuracy of the re-fitted head), with percentile intervals from one bootstrap over
     images (paired: an image's copies are resampled together; the draws do not depend on
     the number of columns)."""
     columns = [right[:, c].astype(float) for c in range(right.shape[1])]
     if aggregation == "class-mean":
-        acc = [class_mean(c, labels) for c in columns]
+        acc = [class_mean(c, labels, num_classes)[1] for c in columns]
         samples = class_bootstrap_means(
             *columns, groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
         )
@@ -67,7 +69,9 @@ def _numbers(right: np.ndarray, labels: np.ndarray, seed: int, aggregation: str)
     return numbers
 
 
-def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> dict:
+def _per_attribute(
+    out: dict[str, Any], clean_right: np.ndarray, seed: int, num_classes: int
+) -> dict:
     """Per attribute, over the images where it has a mask: accuracy clean and with only that
     attribute grayed, and the drop -- pooled over those images, as the authors'
     attr_importance.py sums correct counts over the classes."""
@@ -79,7 +83,11 @@ def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> d
         pairs = zip(rows, labels, strict=True)
         ablated = np.array([row[name][0] == y for row, y in pairs if name in row])
         result[name] = {"n": int(have.sum())} | _numbers(
-            np.stack([clean_right[have], ablated], axis=1), labels[have], seed, "image-pooled"
+            np.stack([clean_right[have], ablated], axis=1),
+            labels[have],
+            seed,
+            "image-pooled",
+            num_classes,
         )
     return result
 
@@ -93,11 +101,13 @@ def summarize(
     numbers = {
         "aggregation": aggregation,
         "gray": float(gray),
-        **_numbers(right, labels, seed, aggregation),
+        **_numbers(right, labels, seed, aggregation, spec.num_classes),
         "n_images": len(labels),
         "per_class": {
             name: {"n": int((labels == c).sum())}
-            | _numbers(right[labels == c], labels[labels == c], seed, "image-pooled")
+            | _numbers(
+                right[labels == c], labels[labels == c], seed, "image-pooled", spec.num_classes
+            )
             for c, name in enumerate(spec.classes)
             if (labels == c).any()
         },
@@ -105,7 +115,7 @@ def summarize(
         "per_image_file": PER_IMAGE_FILE,
     }
     if out.get("attributes") is not None:
-        numbers["per_attribute"] = _per_attribute(out, right[:, CLEAN], seed)
+        numbers["per_attribute"] = _per_attribute(out, right[:, CLEAN], seed, spec.num_classes)
     frame = pd.DataFrame(
         {
             "id": out["ids"],

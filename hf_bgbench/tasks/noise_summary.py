@@ -83,7 +83,7 @@ def _stats(
     correct = pred == labels[:, None, None, None]
     per_image = correct.mean(axis=(1, 3))  # (n, 2): share of an image's noisy copies right
     if aggregation == "class-mean":
-        report = rfs_class_mean(per_image[:, FG], per_image[:, BG], labels)
+        report = rfs_class_mean(per_image[:, FG], per_image[:, BG], labels, num_classes)
     else:
         ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
         report = rfs_report(
@@ -189,7 +189,7 @@ def summarize(
         # not a number the authors report (their Fig. 6 is the RFS of averaged accuracies)
         "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
         "irfs_mean": overall["irfs_mean"],
-        **_clean_accuracy(clean_right, labels, n_right, seed, aggregation),
+        **_clean_accuracy(clean_right, labels, n_right, seed, aggregation, spec.num_classes),
         "n_images": n,
         "trials": trials,
         "seed": seed,
@@ -236,7 +236,12 @@ def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> d
 
 
 def _clean_accuracy(
-    right: np.ndarray, labels: np.ndarray, n_right: int, seed: int, aggregation: str
+    right: np.ndarray,
+    labels: np.ndarray,
+    n_right: int,
+    seed: int,
+    aggregation: str,
+    num_classes: int,
 ) -> dict[str, Any]:
     """Clean accuracy aggregated like the noisy ones: a class mean with a stratified
     bootstrap interval, or pooled over images with a Wilson interval."""
@@ -250,7 +255,7 @@ def _clean_accuracy(
         right.astype(float), groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
     )
     return {
-        "clean_accuracy": class_mean(right.astype(float), labels),
+        "clean_accuracy": class_mean(right.astype(float), labels, num_classes)[1],
         "clean_accuracy_ci95": list(percentile_interval(samples)),
         "clean_accuracy_image_pooled": n_right / n,
     }

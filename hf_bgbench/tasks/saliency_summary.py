@@ -5,7 +5,7 @@ sits most on the background.
 
 The headline numbers follow the protocol's ``aggregation``. ``class-mean``, the RIVAL10
 authors' (``saliency_alignment_plots.py``, ``gen_heatmap``;
-:func:`hf_bgbench.metrics.saliency.class_mean`): images grouped by the model's *predicted*
+:func:`hf_bgbench.metrics.classification.class_mean`): images grouped by the model's *predicted*
 class, a NaN-skipping mean per class, then the unweighted mean over the classes that have a
 defined value (``n_classes`` of them; a class never predicted is left out, as is an image
 predicted outside the benchmark's classes); the plain mean over images is kept as
@@ -24,9 +24,9 @@ import pandas as pd
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import attribute_masks
 from hf_bgbench.formatting import interval, number, pct
+from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.saliency import (
     bootstrap_mean_interval,
-    class_mean,
     class_mean_interval,
     saliency_fraction_inside,
 )
@@ -106,7 +106,7 @@ def summarize(
     aggregation: str = "class-mean",
 ) -> dict[str, Any]:
     """The run's numbers: every score aggregated both ways, with seeded bootstrap
-    intervals -- over predicted classes (:func:`~hf_bgbench.metrics.saliency.class_mean`:
+    intervals -- over predicted classes (:func:`~hf_bgbench.metrics.classification.class_mean`:
     per class a NaN-skipping mean, then the mean over the classes) and over images --
     ``aggregation`` (:data:`AGGREGATIONS`) naming the headline ``<score>``, the other
     kept as ``<score>_image_mean`` or ``<score>_class_mean``; per predicted class and, when

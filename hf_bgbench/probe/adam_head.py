@@ -63,6 +63,7 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import DecodedRows, collate_rows, iterate, to_rgb
+from hf_bgbench.data.masks import MASK_THRESHOLD
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.geometry import accepts_size
@@ -139,7 +140,6 @@ SEEDING_DEVIATION = (
 
 # The grey-background head (Fig. 8, right): the authors' FineTuner(fg_only=True, epochs=20).
 GRAY_HEAD_EPOCHS = 20
-MASK_THRESHOLD = 128  # a mask pixel is object when >= 128 (masks are stored 0/255)
 GRAY_MASK_DEVIATION = (
     "The grey-background head's photos are grayed under the binary object mask, cut, "
     "flipped and stretched with the photo by nearest neighbour; the authors' loader stretches "

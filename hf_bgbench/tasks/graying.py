@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import DataError, Geometry
-from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS, MASK_THRESHOLD, attribute_masks
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
@@ -41,7 +41,6 @@ from hf_bgbench.probe.features import probe_note
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying_options import GrayingError, GrayingOptions
 from hf_bgbench.tasks.graying_summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.noise_draw import MASK_THRESHOLD
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
 

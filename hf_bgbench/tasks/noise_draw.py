@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import Batch, DataError
+from hf_bgbench.data.masks import MASK_THRESHOLD, attribute_masks
 from hf_bgbench.inference.model_step import ModelStep
 
 NORMS = ("linf", "l2")
@@ -21,7 +22,6 @@ DEFAULT_LEVELS = {
     "linf": (30, 60, 90, 120, 150, 180, 210),
     "l2": (25, 50, 75, 100, 125, 150, 175, 200),
 }
-MASK_THRESHOLD = 128  # a pixel is object when its mask value is >= 128 (masks are 0/255)
 FG, BG = 0, 1  # the region axis of the results
 
 
@@ -232,8 +232,6 @@ def noisy_predictions(
 def _attribute_parts(batch: Batch, column: str, geometry: Any, device: Any) -> list:
     """Per image of ``batch``: (attribute names, float (k, 1, H, W) masks on ``device``, one
     list of per-level correct arrays per attribute, filled by :func:`_attribute_copies`)."""
-    from hf_bgbench.data.masks import attribute_masks
-
     parts = []
     for entries in batch.columns[column]:
         names, masks = attribute_masks(entries, geometry)

@@ -229,6 +229,20 @@ WHOLE_ARGV_CASES = [
         )
         for task in ("noise", "saliency")
     ),
+    (
+        "graying-grey-level-out-of-range",
+        _photo_and_mask,
+        ["graying", "--data", "{data}", "--output", "{out}", "--gray", "1.5"],
+        2,
+        "the grey level is a pixel value in [0, 1]",
+    ),
+    (
+        "unknown-protocol-name",
+        _photo_and_mask,
+        ["noise", "--data", "{data}", "--output", "{out}", "--protocol", "rival10-papr"],
+        2,
+        "--protocol 'rival10-papr'",
+    ),
 ]
 
 

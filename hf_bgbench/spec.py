@@ -143,6 +143,57 @@ class Protocol:
         }
 
 
+RELIANCE_DIRECTIONS = (1, -1, 0)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One number of the report card (``bgbench report``): the score ``key`` of ``task``'s
+    results document (a :class:`hf_bgbench.results.Score` key). With ``worst`` the key is a
+    prefix (``"da/"``) and the headline is the largest of the scores under it, named.
+
+    ``reliance``: +1 when a higher value means the model leans more on the background
+    (BG-GAP, dropped accuracy), -1 when a higher value means it leans less (challenge
+    accuracy, RFS), 0 when the number is context, not a measure of reliance (clean
+    accuracy); ``bgbench compare`` words its verdict with it. ``eval_task_id``: the task id
+    in the dataset's ``eval.yaml`` and the model's ``.eval_results`` (default: ``key``)."""
+
+    task: str
+    key: str
+    label: str
+    unit: str  # "%", "pts" or "": how the value is shown (fractions as % / points)
+    reliance: int = 0
+    worst: bool = False
+    eval_task_id: str = ""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reliance not in RELIANCE_DIRECTIONS:
+            raise ValueError(f"Headline {self.key!r}: reliance must be 1, -1 or 0.")
+        if not self.eval_task_id:
+            task_id = self.key.rstrip("/").replace("/", "_") + ("_worst" if self.worst else "")
+            object.__setattr__(self, "eval_task_id", task_id)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A published result, as data: ``scores`` maps a results score key (as in
+    :class:`Headline`) to the value the source prints, in display units (% or points).
+    ``source`` names the table or page it comes from; ``model_tag`` is the exact timm /
+    transformers id whose weights reproduce the model ("" when none is known: e.g. a
+    checkpoint only the authors released); ``labels`` renames keys for the leaderboard's
+    columns (default: the headline's label, else the key)."""
+
+    model: str
+    task: str
+    scores: Mapping[str, float]
+    source: str
+    model_tag: str = ""
+    dataset: str = ""
+    notes: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -208,9 +259,11 @@ class BenchmarkSpec:
     # How this benchmark's Hub folder is described when other builders may take it as a
     # source of masked photos (its ``mask_variant`` + ``mask_column``); "" when not offered.
     masked_source: str = ""
-    # Published reference results shown on the leaderboard: dicts of model, task, dataset
-    # and scores (display name -> value).
-    published_results: tuple[Mapping[str, Any], ...] = ()
+    # The numbers of the report card (``bgbench report``), in its order.
+    report: tuple[Headline, ...] = ()
+    # Published results (the paper's tables, the authors' README), with their sources: the
+    # report, ``bgbench list --references`` and the Space's leaderboard show them.
+    references: tuple[Reference, ...] = ()
     # Task name -> its named recipes on this benchmark, the default (published) one first.
     # A task with none declared runs its own default recipe (:meth:`protocol_for`).
     protocols: Mapping[str, tuple[Protocol, ...]] = field(default_factory=dict)
@@ -218,6 +271,29 @@ class BenchmarkSpec:
     def __post_init__(self) -> None:
         if not self.short_name:
             object.__setattr__(self, "short_name", self.name)
+
+    @property
+    def published_results(self) -> list[dict[str, Any]]:
+        """:attr:`references` as leaderboard rows: model, task, dataset, source, model tag
+        and scores keyed by display name (a headline's label, else the score key)."""
+        labels = {h.key: h.label for h in self.report}
+        return [
+            {
+                "model": ref.model,
+                "task": ref.task,
+                "dataset": ref.dataset,
+                "source": ref.source,
+                "model_tag": ref.model_tag,
+                "scores": {
+                    ref.labels.get(k) or labels.get(k) or k: v for k, v in ref.scores.items()
+                },
+            }
+            for ref in self.references
+        ]
+
+    def headlines(self, task: str | None = None) -> list[Headline]:
+        """The report's headlines (of ``task`` only, when given)."""
+        return [h for h in self.report if task is None or h.task == task]
 
     @property
     def cached_download(self) -> str:

@@ -31,7 +31,7 @@ LAYERS = {
     2: ("models", "data"),
     3: ("inference", "probe", "scoring", "builders"),
     4: ("benchmarks",),
-    5: ("render", "tasks"),
+    5: ("render", "tasks", "report"),
     6: ("cli", "space", "evaluate_metrics", "__init__", "__main__"),
 }
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}

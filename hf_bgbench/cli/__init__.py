@@ -23,6 +23,8 @@ COMMANDS = [
     "saliency",
     "graying",
     "attribution",
+    "report",
+    "compare",
 ]
 
 

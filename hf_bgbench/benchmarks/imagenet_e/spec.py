@@ -24,6 +24,7 @@ from hf_bgbench.benchmarks.imagenet_e.edit_names import (
     PAPER_ATTRIBUTE_EDITS,
     REFERENCE_EDIT,
 )
+from hf_bgbench.benchmarks.imagenet_e.references import IMAGENET_E_REFERENCES, IMAGENET_E_REPORT
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
 from hf_bgbench.scoring import AccuracyCurve, MeanDrop, PairedGap, PerClassDrops
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout, Protocol
@@ -163,5 +164,7 @@ IMAGENET_E = BenchmarkSpec(
     evaluate_metrics=("dropped_accuracy",),
     layout=IMAGENET_E_LAYOUT,
     hooks=IMAGENET_E_HOOKS,
+    report=IMAGENET_E_REPORT,
+    references=IMAGENET_E_REFERENCES,
     protocols={"evaluate": (IMAGENET_E_PAPER,)},
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_label_space
 from hf_bgbench.benchmarks.in9.protocols import IN9_PROTOCOLS
+from hf_bgbench.benchmarks.in9.references import IN9_REFERENCES, IN9_REPORT
 from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.scoring import PairedGap, PredictionCategories
 from hf_bgbench.spec import BenchmarkSpec
@@ -53,30 +54,6 @@ IN9_HOOKS = {
     "cli_convert": "hf_bgbench.benchmarks.in9.cli:register_convert",
     "cli_download": "hf_bgbench.benchmarks.in9.cli:register_download",
 }
-_XIAO = "Xiao et al. 2020 (IN-9 test, 4,050 images)"
-IN9_PUBLISHED = (
-    *(
-        {
-            "model": model,
-            "task": "evaluate",
-            "dataset": _XIAO,
-            "scores": {"BG-GAP": gap, "original": o, "mixed_same": s, "mixed_rand": r},
-        }
-        for model, o, s, r, gap in (
-            ("VGG16-BN", 94.3, 83.6, 73.4, 10.2),
-            ("ResNet-50", 95.6, 86.2, 78.9, 7.3),
-            ("ResNet-152", 96.7, 89.3, 83.5, 5.8),
-        )
-    ),
-    {
-        "model": "ResNet-50",
-        "task": "challenge",
-        "dataset": _XIAO,
-        "scores": {"Challenge accuracy": 22.3, "Clean acc.": 95.6},
-    },
-)
-"""The reference numbers of SPEC: Xiao et al. (2020), ImageNet-trained models."""
-
 IN9 = BenchmarkSpec(
     name="in9",
     title="ImageNet-9 Backgrounds Challenge",
@@ -105,6 +82,7 @@ IN9 = BenchmarkSpec(
     layout=IN9_LAYOUT,
     hooks=IN9_HOOKS,
     masked_source="an IN-9 build",
-    published_results=IN9_PUBLISHED,
+    report=IN9_REPORT,
+    references=IN9_REFERENCES,
     protocols=IN9_PROTOCOLS,
 )

@@ -27,7 +27,7 @@ from hf_bgbench.benchmarks.watermark.facts import (
 from hf_bgbench.benchmarks.watermark.metrics import ClassAccuracyGap, FlipsToClass
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
 from hf_bgbench.scoring import PairedGap
-from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
+from hf_bgbench.spec import BenchmarkSpec, BuiltLayout, Headline
 
 WATERMARK_CITATION = """@inproceedings{li2023whac,
   title={A Whac-A-Mole Dilemma: Shortcuts Come in Multiples Where Mitigating One Amplifies
@@ -83,6 +83,10 @@ WATERMARK_LAYOUT = BuiltLayout(
     checks="watermark: each image differs from its original only where the text is drawn",
 )
 
+WATERMARK_REPORT = (
+    Headline("evaluate", "watermark_gap", "WM-GAP", "pts", 1, description="original − watermark"),
+)
+
 WATERMARK = BenchmarkSpec(
     name="watermark",
     title="ImageNet-W-style watermark reliance",
@@ -93,6 +97,7 @@ WATERMARK = BenchmarkSpec(
     label_maps={"imagenet-1k": identity_imagenet_map},
     metrics=WATERMARK_METRICS,
     tasks=("evaluate",),
+    report=WATERMARK_REPORT,
     aligned_variants=VARIANTS,
     # Stored after Resize(256) + CenterCrop(224), as the paper evaluates: only resized to the
     # model's input size (when it differs) and normalised.

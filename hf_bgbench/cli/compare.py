@@ -1,0 +1,38 @@
+"""``bgbench compare A B``: model A against model B on the same images, score by score, with
+paired bootstrap intervals (:mod:`hf_bgbench.report.compare`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two models' runs on the same data, with paired intervals",
+        description=(
+            "Compare two results folders of one task (evaluate, challenge, noise, saliency), "
+            "or two `bgbench report` folders, run on the same data (checked by the recorded "
+            "data fingerprint) with the same protocol. Per score: A, B and A − B over the "
+            "images both scored, with a paired bootstrap 95% interval and a verdict in words. "
+            "Writes compare.json, compare.md and compare.png."
+        ),
+    )
+    p.add_argument("a", type=Path, help="results or report folder of model A")
+    p.add_argument("b", type=Path, help="results or report folder of model B")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (recorded)")
+    p.add_argument("--output", type=Path, default=Path("bgbench_compare"), help="output folder")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.report.compare import compare_runs, write_compare
+
+    doc = compare_runs(args.a, args.b, seed=args.seed)
+    print(f"A = {doc['a']['model']}   B = {doc['b']['model']}")
+    for row in doc["rows"]:
+        print(f"  {row['benchmark']} · {row['task']}: {row['verdict']}")
+    write_compare(doc, args.output)
+    print(f"\nwrote {args.output / 'compare.md'}, compare.json, compare.png")
+    return 0

@@ -1,0 +1,98 @@
+"""``bgbench report MODEL``: one background-reliance report card over every benchmark with
+data (:mod:`hf_bgbench.report`), optionally opened as a pull request on the model's Hub repo."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hf_bgbench.builders.arguments import non_negative_int, positive_int
+from hf_bgbench.cli._common import DEFAULT_MODEL, MODEL_HELP
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="one report card: every benchmark's headline numbers, beside the published ones",
+        description=(
+            "Run every benchmark it has data for (its Hub dataset, a `bgbench download`, or "
+            "--data NAME=PATH) through the tasks its headlines come from, and write one "
+            "report: report.json (every task's results embedded), report.md (a model-card "
+            "section: one table and one figure, reliance_profile.png), .eval_results/"
+            "<benchmark>.yaml (the Hub's evaluation-results format) and each task's own "
+            "folder. A benchmark without data is listed as not run, with the command that "
+            "fetches it. Re-running the same command resumes from the tasks' caches."
+        ),
+    )
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
+    p.add_argument(
+        "--data",
+        action="append",
+        metavar="BENCHMARK=PATH",
+        help="data of one benchmark: a built folder, the official release or a Hub id "
+        "(repeat for each benchmark; others: the Hub dataset, else a cached download)",
+    )
+    p.add_argument(
+        "--benchmarks", nargs="+", metavar="NAME", help="only these benchmarks (default: all)"
+    )
+    p.add_argument(
+        "--challenge-foregrounds",
+        type=positive_int,
+        metavar="N",
+        help="estimate the Backgrounds Challenge from a seeded sample of N foregrounds, each "
+        "against every background (unbiased, with a binomial interval; recorded); "
+        "default: every foreground",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (recorded)")
+    p.add_argument("--checkpoint", help="weights file for a timm architecture given as MODEL")
+    p.add_argument("--device", help="cuda / mps / cpu (default: the best available)")
+    p.add_argument("--batch-size", type=positive_int, help="images per forward pass")
+    p.add_argument("--workers", type=non_negative_int, help="image-decoding worker processes")
+    p.add_argument("--quiet", "--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--output", type=Path, default=Path("bgbench_report"), help="report folder")
+    p.add_argument(
+        "--push-to-hub",
+        action="store_true",
+        help="open a pull request on the model's Hub repo with .eval_results/ and the card "
+        "section (only for scores on the benchmarks' own Hub datasets)",
+    )
+    p.add_argument(
+        "--repo-id", help="the model repo for --push-to-hub (default: MODEL, when a Hub id)"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.report.card import parse_data_pairs, run_report
+    from hf_bgbench.report.markdown import value_text
+
+    report = run_report(
+        args.model,
+        args.output,
+        data=parse_data_pairs(args.data),
+        benchmarks=args.benchmarks,
+        challenge_foregrounds=args.challenge_foregrounds,
+        seed=args.seed,
+        checkpoint=args.checkpoint,
+        device=args.device,
+        batch_size=args.batch_size,
+        num_workers=args.workers,
+        progress=not args.quiet,
+    )
+    width = max(len(f"{r['benchmark_title']} · {r['label']}") for r in report["headlines"])
+    print(f"\nBackground-reliance report: {report['model']}")
+    for r in report["headlines"]:
+        name = f"{r['benchmark_title']} · {r['label']}"
+        which = f" ({r['which']})" if r["which"] else ""
+        unit = {"%": " %", "pts": " pts"}.get(r["unit"], "")
+        print(f"  {name:<{width}}  {value_text(r)}{unit if r['value'] is not None else ''}{which}")
+    not_run = [b for b in report["benchmarks"] if b["status"] != "run"]
+    for b in not_run:
+        print(f"  {b['title']}: {b['status']} -- fetch with: {b['command'] or 'see report.md'}")
+    print(f"\nwrote {args.output / 'report.md'}, report.json, reliance_profile.png, .eval_results/")
+    if args.push_to_hub:
+        from hf_bgbench.report.hub import push_report
+
+        url = push_report(args.output, repo_id=args.repo_id or args.model)
+        print(f"opened {url}")
+    return 2 if any(b["status"] == "failed" for b in report["benchmarks"]) else 0

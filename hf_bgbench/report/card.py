@@ -1,0 +1,292 @@
+"""``bgbench report MODEL``: run every benchmark's report tasks and write one report card.
+
+For each registered benchmark whose spec lists headlines (:attr:`BenchmarkSpec.report`):
+its data (``data[name]``, else the Hub dataset, else an earlier ``bgbench download``; a
+benchmark without data is listed as "not run" with the command that fetches it), then each
+task its headlines come from, through the one runner, into ``<output>/<benchmark>/<task>/``
+(the tasks' own caches make a re-run resume). The report's files are written last:
+``report.json`` (:data:`REPORT_SCHEMA`; every task's results document embedded),
+``report.md``, ``reliance_profile.png`` and ``.eval_results/<benchmark>.yaml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
+from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.files import output_lock
+from hf_bgbench.report.eval_results import write_eval_results
+from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
+from hf_bgbench.report.markdown import report_markdown
+from hf_bgbench.report.profile import draw_profile
+from hf_bgbench.results import check_writable, write_json, write_run_folder
+from hf_bgbench.tasks import get_task
+from hf_bgbench.tasks.common import open_data
+from hf_bgbench.tasks.runner import execute
+from hf_bgbench.version import __version__
+
+log = logging.getLogger(__name__)
+
+REPORT_SCHEMA = "report-1.0"
+SAMPLED_TASK = "challenge"  # the task --challenge-foregrounds samples (its max_foregrounds)
+REPORT_FILES = ("report.json", "report.md", "reliance_profile.png", ".eval_results")
+
+
+class ReportError(ValueError):
+    """The report cannot run as asked (the message says what to change)."""
+
+
+def report_specs(names: Sequence[str] | None = None) -> list[BenchmarkSpec]:
+    """The benchmarks a report covers: every registered one with headlines, or ``names``
+    (each checked: known, and with something to report)."""
+    if not names:
+        return [s for s in all_specs() if s.report]
+    specs = []
+    for name in names:
+        spec = get_benchmark(name)
+        if not spec.report:
+            offered = ", ".join(s.name for s in all_specs() if s.report)
+            raise ReportError(
+                f"--benchmarks {name}: that benchmark has no report headlines; choose from "
+                f"{offered}."
+            )
+        specs.append(spec)
+    return specs
+
+
+def parse_data_pairs(pairs: Sequence[str] | None) -> dict[str, str]:
+    """``--data NAME=PATH`` (repeatable) -> {benchmark: data}; each name checked."""
+    known = {s.name for s in all_specs()}
+    out: dict[str, str] = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition("=")
+        if not sep or not name or not value:
+            raise ReportError(
+                f"--data {pair!r}: give BENCHMARK=PATH_OR_HUB_ID, e.g. "
+                f"--data {next(iter(sorted(known)))}=./my_build."
+            )
+        if name not in known:
+            raise ReportError(
+                f"--data {pair!r}: unknown benchmark {name!r}; known: {', '.join(sorted(known))}."
+            )
+        if name in out:
+            raise ReportError(f"--data names {name} twice; give one folder or id per benchmark.")
+        out[name] = value
+    return out
+
+
+def _fetch_command(spec: BenchmarkSpec) -> str:
+    if spec.download_command:
+        return f"{spec.download_command} (then re-run; or --data {spec.name}=PATH)"
+    return f"bgbench build {spec.name} ... (then --data {spec.name}=PATH)"
+
+
+def _task_options(task_name: str, common: Mapping[str, Any]) -> dict[str, Any]:
+    """``common`` restricted to the fields ``task_name``'s options class has."""
+    fields = {f.name for f in dataclasses.fields(get_task(task_name).options)}
+    return {k: v for k, v in common.items() if k in fields}
+
+
+def run_report(
+    model: Any,
+    output_dir: str | Path,
+    *,
+    data: Mapping[str, str] | None = None,
+    benchmarks: Sequence[str] | None = None,
+    challenge_foregrounds: int | None = None,
+    seed: int = 0,
+    checkpoint: str | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    num_workers: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the report of ``model`` (a model id, or a loaded classifier) into ``output_dir``
+    and return the report document.
+
+    ``data``: benchmark name -> folder or Hub id (others: the Hub dataset, else a cached
+    download, else "not run"); ``benchmarks``: only these; ``challenge_foregrounds``: score
+    a seeded sample of that many challenge foregrounds (each still against every
+    background), an unbiased estimate with a binomial interval. A task that fails is
+    recorded with its message and the others still run."""
+    data = dict(data or {})
+    specs = report_specs(benchmarks)
+    unknown = sorted(set(data) - {s.name for s in specs})
+    if unknown:
+        raise ReportError(
+            f"--data names {', '.join(unknown)}, which this report does not cover "
+            f"(it covers {', '.join(s.name for s in specs)})."
+        )
+    if challenge_foregrounds is not None and challenge_foregrounds < 1:
+        raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
+    out = check_writable(output_dir)
+    started = time.perf_counter()
+    common = {
+        "seed": seed,
+        "checkpoint": checkpoint,
+        "device": device,
+        "batch_size": batch_size,
+        "num_workers": num_workers,
+        "progress": progress,
+    }
+    steps = [(spec, task) for spec in specs for task in dict.fromkeys(h.task for h in spec.report)]
+    benchmarks_out: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    with output_lock(out):
+        done = 0
+        for spec in specs:
+            entry = _run_benchmark(
+                spec,
+                model,
+                data.get(spec.name),
+                out,
+                common,
+                steps,
+                done,
+                challenge_foregrounds,
+                progress,
+            )
+            done += len(dict.fromkeys(h.task for h in spec.report))
+            benchmarks_out.append(entry)
+            docs = {t: r.get("results") for t, r in entry["tasks"].items()}
+            rows += headline_rows(spec, docs)
+        doc = {
+            "schema_version": REPORT_SCHEMA,
+            "kind": "bgbench-report",
+            "model": model
+            if isinstance(model, str)
+            else _first(benchmarks_out, "model")
+            or getattr(model, "model_id", type(model).__name__),
+            "model_resolved": _first(benchmarks_out, "model_resolved"),
+            "hf_bgbench_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seed": seed,
+            "settings": {"challenge_foregrounds": challenge_foregrounds, "checkpoint": checkpoint},
+            "headlines": rows,
+            "benchmarks": benchmarks_out,
+            "references": [r for spec in specs for r in reference_rows(spec)],
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        write_report_files(doc, out)
+    return doc
+
+
+def _first(entries: list[dict[str, Any]], key: str) -> str | None:
+    for entry in entries:
+        for task in entry["tasks"].values():
+            if task.get("results"):
+                return task["results"].get(key)
+    return None
+
+
+def _run_benchmark(
+    spec: BenchmarkSpec,
+    model: Any,
+    data: str | None,
+    out: Path,
+    common: Mapping[str, Any],
+    steps: list[tuple[BenchmarkSpec, str]],
+    done: int,
+    challenge_foregrounds: int | None,
+    progress: bool,
+) -> dict[str, Any]:
+    tasks = list(dict.fromkeys(h.task for h in spec.report))
+    entry: dict[str, Any] = {
+        "name": spec.name,
+        "title": spec.short_name,
+        "hub_repo": spec.hub_repo,
+        "status": "run",
+        "reason": "",
+        "command": "",
+        "data": None,
+        "tasks": {},
+    }
+    try:
+        reader = open_data(data, spec)
+    except (DataSourceError, ValueError, OSError) as err:
+        entry.update(status="not run", reason=str(err), command=_fetch_command(spec))
+        _say(progress, f"{spec.short_name}: not run -- {_first_sentence(str(err))}")
+        return entry
+    location = str(reader.location)
+    entry["data"] = {"given": data, "location": location, "kind": reader.kind}
+    for i, task in enumerate(tasks, start=done + 1):
+        _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
+        options = _task_options(task, common)
+        if task == SAMPLED_TASK and challenge_foregrounds is not None:
+            options["max_foregrounds"] = challenge_foregrounds
+        folder = out / spec.name / task
+        try:
+            results = execute(
+                get_task(task),
+                model,
+                benchmark=spec.name,
+                data=location,
+                output_dir=folder,
+                **options,
+            )
+        except KeyboardInterrupt:
+            raise
+        except (ValueError, OSError, RuntimeError) as err:
+            entry["tasks"][task] = {"status": "failed", "reason": str(err), "folder": None}
+            entry["status"] = "failed"
+            _say(progress, f"{spec.short_name} · {task}: failed -- {err}")
+            continue
+        entry["tasks"][task] = {
+            "status": "run",
+            "folder": str(folder.relative_to(out)),
+            "protocol": protocol_of(results)[0],
+            "deviations": _deviations(task, results, challenge_foregrounds),
+            "results": results,
+        }
+    return entry
+
+
+def _deviations(task: str, results: Mapping[str, Any], sampled: int | None) -> list[str]:
+    found = protocol_of(results)[1]
+    subset = results.get("subset") or {}
+    if task == SAMPLED_TASK and sampled is not None and subset.get("max_foregrounds"):
+        n = results.get("n_foregrounds")
+        found.append(
+            f"challenge accuracy estimated from a seeded sample of {n} foregrounds (seed "
+            f"{results.get('seed')}; each tried against every background): an unbiased "
+            "estimate of the full challenge with a Wilson 95% interval"
+        )
+    return found
+
+
+def _first_sentence(text: str) -> str:
+    head, sep, _ = text.partition(". ")
+    return head + ("." if sep else "")
+
+
+def _say(progress: bool, line: str) -> None:
+    if progress:
+        print(line, file=sys.stderr, flush=True)
+
+
+def write_report_files(doc: dict[str, Any], out: Path) -> list[str]:
+    """Write report.json, report.md, reliance_profile.png and .eval_results/ into ``out``
+    atomically; returns the eval-results files written (relative to ``out``)."""
+
+    def eval_results(path: Path) -> None:
+        doc["eval_results"] = [f".eval_results/{n}" for n in write_eval_results(doc, path)]
+
+    write_run_folder(  # in this order: the .md and .json name the eval-results files
+        out,
+        {
+            "reliance_profile.png": lambda p: draw_profile(doc["headlines"], p, doc["model"]),
+            ".eval_results": eval_results,
+            "report.md": lambda p: p.write_text(report_markdown(doc), encoding="utf-8"),
+            "report.json": lambda p: write_json(doc, p),
+        },
+        remove=REPORT_FILES,
+    )
+    return list(doc.get("eval_results", []))

@@ -1,0 +1,129 @@
+"""``bgbench report MODEL --push-to-hub``: open a pull request on the model's Hub repo with the
+report's ``.eval_results/*.yaml``, the figure and the card section.
+
+One commit through ``huggingface_hub`` (``HfApi.create_commit(..., create_pr=True)``): the
+eval-results files at the repo root's ``.eval_results/``, ``bgbench/report.md`` and
+``bgbench/reliance_profile.png``, and the model card with the report section between two
+markers (added, or replacing an earlier report's). Only scores on the benchmarks' own Hub
+datasets are pushed: a score on other data would land on the published benchmark's
+leaderboard, so that is refused, naming the benchmarks and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
+from hf_bgbench.report.card import ReportError
+from hf_bgbench.report.eval_results import local_data_note
+
+START = "<!-- hf_bgbench report: start -->"
+END = "<!-- hf_bgbench report: end -->"
+CARD_FOLDER = "bgbench"
+
+
+def local_benchmarks(report: dict[str, Any]) -> list[str]:
+    """The benchmarks of ``report`` scored on other data than their Hub dataset."""
+    found = []
+    for bench in report["benchmarks"]:
+        for entry in bench["tasks"].values():
+            results = entry.get("results")
+            if results and local_data_note(results.get("data"), bench["hub_repo"]):
+                found.append(bench["name"])
+                break
+    return found
+
+
+def card_with_section(card: str, section: str) -> str:
+    """``card`` with the report ``section`` between the markers: an earlier report's section
+    replaced, else appended."""
+    block = f"{START}\n{section.rstrip()}\n{END}\n"
+    if START in card and END in card:
+        head, _, rest = card.partition(START)
+        _, _, tail = rest.partition(END)
+        return head + block + tail.lstrip("\n")
+    return card.rstrip("\n") + ("\n\n" if card.strip() else "") + block
+
+
+def _current_card(api: Any, repo_id: str) -> str:
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+
+    try:
+        path = api.hf_hub_download(repo_id, "README.md", repo_type="model")
+    except EntryNotFoundError:
+        return ""
+    except RepositoryNotFoundError:
+        raise ReportError(
+            f"--push-to-hub: the Hub has no model repo {repo_id!r} you can read; give the "
+            "model's repo with --repo-id (and log in with `hf auth login`)."
+        ) from None
+    return Path(path).read_text(encoding="utf-8")
+
+
+def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -> str:
+    """Open the pull request on ``repo_id`` with the report in ``folder``; its URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi, constants
+
+    folder = Path(folder)
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    if repo_id.count("/") != 1 or repo_id.startswith(("/", ".")):
+        raise ReportError(
+            f"--push-to-hub: {repo_id!r} is not a Hub model id (owner/name); give the model's "
+            "repo with --repo-id."
+        )
+    local = local_benchmarks(report)
+    if local:
+        raise ReportError(
+            f"--push-to-hub: {', '.join(local)} was scored on other data than its published "
+            "Hub dataset, and its scores would be shown on that dataset's leaderboard. Push a "
+            "report run on the Hub datasets (no --data for them), or share this folder as it is."
+        )
+    if constants.HF_HUB_OFFLINE:
+        raise HubUnreachableError(
+            f"Could not open a pull request on {repo_id}: HF_HUB_OFFLINE is set, so "
+            "huggingface_hub makes no network calls. Unset it, check the network, and log in "
+            "(`hf auth login`, or HF_TOKEN)."
+        )
+    api = HfApi(token=token)
+    section = (
+        (folder / "report.md")
+        .read_text(encoding="utf-8")
+        .replace("](reliance_profile.png)", f"]({CARD_FOLDER}/reliance_profile.png)")
+    )
+    try:
+        card = card_with_section(_current_card(api, repo_id), section)
+        operations = [
+            CommitOperationAdd(f".eval_results/{p.name}", str(p))
+            for p in sorted((folder / ".eval_results").glob("*.yaml"))
+        ]
+        operations += [
+            CommitOperationAdd(f"{CARD_FOLDER}/report.md", str(folder / "report.md")),
+            CommitOperationAdd(
+                f"{CARD_FOLDER}/reliance_profile.png", str(folder / "reliance_profile.png")
+            ),
+            CommitOperationAdd("README.md", card.encode("utf-8")),
+        ]
+        info = api.create_commit(
+            repo_id,
+            operations,
+            commit_message="Add background-reliance evaluation results (hf_bgbench)",
+            commit_description=(
+                "Scores from `bgbench report`: .eval_results/ in the Hub's evaluation-results "
+                "format, and the report section of the model card."
+            ),
+            repo_type="model",
+            create_pr=True,
+        )
+    except ReportError:
+        raise
+    except Exception as err:
+        if is_hub_unreachable(err) or http_status(err) in (401, 403):
+            raise HubUnreachableError(
+                f"Could not open a pull request on {repo_id}: the Hub could not be reached or "
+                f"refused the credentials ({type(err).__name__}); check the network and log in "
+                "(`hf auth login`, or HF_TOKEN with write access)."
+            ) from err
+        raise
+    return str(info.pr_url or info.commit_url)

@@ -1,0 +1,127 @@
+"""``report.md``: the report card as a model-card section -- one headline table (value,
+95% interval, n, the published models' range, the protocol), the profile figure, what was
+not run and why, every deviation from the published protocols, the reference rows with
+their sources and model tags, and the files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+ARROWS = {1: "↓", -1: "↑", 0: ""}
+"""Beside a measure: ↓ lower = less background reliance, ↑ higher = less."""
+
+
+def _num(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if unit == "" else f"{value:.1f}"
+
+
+def value_text(row: Mapping[str, Any]) -> str:
+    """``12.3 [9.0, 15.8]`` (display units), or why there is no value."""
+    if row["value"] is None:
+        return row["status"]
+    ci = row["ci95"]
+    text = _num(row["value"], row["unit"])
+    return (
+        text if ci is None else f"{text} [{_num(ci[0], row['unit'])}, {_num(ci[1], row['unit'])}]"
+    )
+
+
+def published_text(row: Mapping[str, Any]) -> str:
+    """The published models' range for this number (their count), or "—"."""
+    values = [p["value"] for p in row["published"]]
+    if not values:
+        return "—"
+    unit = row["unit"]
+    if len(values) == 1:
+        return f"{_num(values[0], unit)} ({row['published'][0]['model']})"
+    return f"{_num(min(values), unit)} – {_num(max(values), unit)} ({len(values)} models)"
+
+
+def measure_text(row: Mapping[str, Any]) -> str:
+    unit = {"%": " (%)", "pts": " (pts)"}.get(row["unit"], "")
+    which = f": {row['which']}" if row["which"] else ""
+    arrow = ARROWS[row["reliance"]]
+    return f"{row['label']}{which}{unit}{' ' + arrow if arrow else ''}"
+
+
+def report_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown (a section to paste into a model card)."""
+    lines = [
+        f"## Background reliance (hf_bgbench {report['hf_bgbench_version']})",
+        "",
+        f"Model `{report['model']}`"
+        + (f" ({report['model_resolved']})" if report.get("model_resolved") else "")
+        + f", {report['created'][:10]}, seed {report['seed']}. "
+        "↓: lower means less reliance on the background; ↑: higher means less. "
+        "Intervals are 95%; n is the number of images (foregrounds for the challenge).",
+        "",
+        "| Benchmark | Measure | Value [95% CI] | n | Published models | Protocol |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in report["headlines"]:
+        lines.append(
+            f"| {row['benchmark_title']} | {measure_text(row)} | {value_text(row)} | "
+            f"{row['n'] if row['n'] is not None else '—'} | {published_text(row)} | "
+            f"{row['protocol'] or '—'} |"
+        )
+    lines += ["", "![Background-reliance profile](reliance_profile.png)", ""]
+    lines += _not_run(report) + _deviations(report) + _references(report) + _files(report)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _not_run(report: Mapping[str, Any]) -> list[str]:
+    out = []
+    for bench in report["benchmarks"]:
+        if bench["status"] == "not run":
+            out.append(
+                f"- **{bench['title']}**: not run -- {bench['reason']} "
+                f"Fetch it: `{bench['command']}`."
+            )
+        for task, entry in bench["tasks"].items():
+            if entry["status"] == "failed":
+                out.append(f"- **{bench['title']} · {task}**: failed -- {entry['reason']}")
+    return ["### Not run", "", *out, ""] if out else []
+
+
+def _deviations(report: Mapping[str, Any]) -> list[str]:
+    out = []
+    for bench in report["benchmarks"]:
+        for task, entry in bench["tasks"].items():
+            for text in entry.get("deviations", []):
+                out.append(f"- {bench['title']} · {task} ({entry.get('protocol', '')}): {text}")
+    if not out:
+        return []
+    return ["### Deviations from the published protocols", "", *out, ""]
+
+
+def _references(report: Mapping[str, Any]) -> list[str]:
+    refs = report["references"]
+    if not refs:
+        return []
+    lines = [
+        "### Published reference rows",
+        "",
+        "| Benchmark | Model | Weights (timm tag) | Task | Scores | Source |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in refs:
+        scores = ", ".join(f"{k} {v:g}" for k, v in r["scores"].items())
+        tag = f"`{r['model_tag']}`" if r["model_tag"] else (r["notes"] or "—")
+        lines.append(
+            f"| {r['benchmark']} | {r['model']} | {tag} | {r['task']} | {scores} | {r['source']} |"
+        )
+    return [*lines, ""]
+
+
+def _files(report: Mapping[str, Any]) -> list[str]:
+    lines = ["### Files", ""]
+    for bench in report["benchmarks"]:
+        for task, entry in bench["tasks"].items():
+            if entry.get("folder"):
+                lines.append(f"- `{entry['folder']}/`: the {task} task's results and plots")
+    lines += [f"- `{name}`: Hub evaluation results" for name in report.get("eval_results", [])]
+    lines.append("- `report.json`: everything above, with each task's results document")
+    return [*lines, ""]

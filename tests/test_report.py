@@ -1,0 +1,293 @@
+"""The report card (``bgbench report``), the sampled challenge and ``bgbench compare``, on the
+synthetic IN-9 of tests/in9_fixture.py, whose numbers are worked out by hand there, and on
+hand-written per-image files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from huggingface_hub import parse_eval_result_entries
+
+from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.cli import main
+from hf_bgbench.hub.eval_yaml import eval_yaml
+from hf_bgbench.metrics.intervals import wilson_interval
+from hf_bgbench.report.card import ReportError, parse_data_pairs, run_report
+from hf_bgbench.report.compare import CompareError, compare_runs, verdict
+from hf_bgbench.report.hub import card_with_section
+from hf_bgbench.tasks.challenge import run_challenge
+from tests.in9_fixture import EXPECTED_ACCURACY, EXPECTED_BG_GAP, ColourRuleClassifier
+
+QUIET = {"progress": False, "num_workers": 0}
+
+
+@pytest.fixture(scope="module")
+def in9_report(in9_release, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    doc = run_report(
+        ColourRuleClassifier(),
+        out,
+        data={"in9": str(in9_release)},
+        benchmarks=["in9", "watermark"],
+        **QUIET,
+    )
+    return doc, out
+
+
+def _row(doc, key):
+    return next(r for r in doc["headlines"] if r["key"] == key)
+
+
+def test_report_headlines_are_the_tasks_numbers(in9_report):
+    doc, out = in9_report
+    assert doc["schema_version"] == "report-1.0"
+    assert _row(doc, "accuracy/original")["value"] == pytest.approx(
+        100 * EXPECTED_ACCURACY["original"]
+    )
+    gap = _row(doc, "bg_gap")
+    assert gap["value"] == pytest.approx(100 * EXPECTED_BG_GAP) and gap["unit"] == "pts"
+    assert gap["ci95"][0] <= gap["value"] <= gap["ci95"][1] and gap["n"] == 18
+    assert _row(doc, "challenge_accuracy")["value"] == pytest.approx(50.0)  # 9 of 18, by hand
+    # published rows beside it: the five IN-9 models of the authors' table
+    assert sorted(p["value"] for p in gap["published"]) == [0.2, 5.8, 7.3, 10.2, 14.2]
+    # every task's results document is embedded, and its folder written
+    bench = next(b for b in doc["benchmarks"] if b["name"] == "in9")
+    assert set(bench["tasks"]) == {"evaluate", "challenge"}
+    assert (out / "in9" / "evaluate" / "results.json").is_file()
+    assert (out / "in9" / "challenge" / "challenge.json").is_file()
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["headlines"][3]["value"] == pytest.approx(gap["value"])
+
+
+def test_a_benchmark_without_data_is_listed_with_its_fetch_command(in9_report):
+    doc, out = in9_report
+    other = next(b for b in doc["benchmarks"] if b["name"] == "watermark")
+    assert other["status"] == "not run" and "bgbench build watermark" in other["command"]
+    md = (out / "report.md").read_text()
+    assert "### Not run" in md and "bgbench build watermark" in md
+    assert _row(doc, "watermark_gap")["status"] == "not run"
+
+
+def test_report_markdown_table_and_figure(in9_report):
+    doc, out = in9_report
+    md = (out / "report.md").read_text()
+    assert f"| IN-9 | BG-GAP (pts) ↓ | {100 * EXPECTED_BG_GAP:.1f} [" in md
+    assert "0.2 – 14.2 (5 models)" in md  # the published range beside it
+    assert "`resnet50.tv_in1k`" in md  # the exact tag that reproduces the published weights
+    assert "![Background-reliance profile](reliance_profile.png)" in md
+    assert (out / "reliance_profile.png").stat().st_size > 10_000
+
+
+def test_eval_results_parse_back_with_huggingface_hub(in9_report):
+    doc, out = in9_report
+    assert doc["eval_results"] == [".eval_results/in9.yaml"]
+    entries = parse_eval_result_entries(
+        yaml.safe_load((out / ".eval_results/in9.yaml").read_text())
+    )
+    by_task = {e.task_id: e for e in entries}
+    assert set(by_task) == {h.eval_task_id for h in get_benchmark("in9").report}
+    assert by_task["bg_gap"].dataset_id == "bgbench/in9"
+    assert by_task["bg_gap"].value == pytest.approx(round(100 * EXPECTED_BG_GAP, 4))
+    # the notes say the protocol and that this was not the published dataset
+    assert "protocol in9-paper" in by_task["bg_gap"].notes
+    assert "scored on other data than bgbench/in9" in by_task["bg_gap"].notes
+
+
+def test_eval_yaml_declares_each_headline():
+    declared = eval_yaml(get_benchmark("in9"))
+    assert declared["evaluation_framework"] == "hf-bgbench"
+    ids = [t["id"] for t in declared["tasks"]]
+    assert ids == [h.eval_task_id for h in get_benchmark("in9").report]
+    assert declared["tasks"][2]["config"] == "mixed_rand"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sampled_challenge_interval_covers_the_exact_value(in9_release, seed):
+    exact = run_challenge(ColourRuleClassifier(), in9_release, use_cache=False, **QUIET)
+    sampled = run_challenge(
+        ColourRuleClassifier(), in9_release, max_foregrounds=8, seed=seed, use_cache=False, **QUIET
+    )
+    assert sampled["n_foregrounds"] == 8 and sampled["n_backgrounds"] == 18  # every background
+    lo, hi = sampled["challenge_accuracy_ci95"]
+    assert lo <= exact["challenge_accuracy"] == 0.5 <= hi
+    k = round(sampled["challenge_accuracy"] * 8)
+    assert (lo, hi) == pytest.approx(wilson_interval(k, 8))
+
+
+def _evaluate_run(folder, model, same, rand, fingerprint="fp", protocol="in9-paper"):
+    """A hand-written evaluate run: correctness per image on mixed_same and mixed_rand."""
+    (folder / "predictions").mkdir(parents=True)
+    ids = [f"img{i}" for i in range(len(same))]
+    for variant, correct in (("mixed_same", same), ("mixed_rand", rand)):
+        pd.DataFrame({"id": ids, "label": 0, "pred": [0 if c else 1 for c in correct]}).to_parquet(
+            folder / "predictions" / f"{variant}.parquet"
+        )
+    doc = {
+        "schema_version": "2.0",
+        "task": "evaluate",
+        "benchmark": "in9",
+        "model": model,
+        "variants": {"mixed_same": {}, "mixed_rand": {}},
+        "data": {"fingerprint": fingerprint},
+        "protocol": {"name": protocol},
+        "report": {"scores": []},
+    }
+    (folder / "results.json").write_text(json.dumps(doc))
+    return folder
+
+
+def test_compare_gives_paired_differences_and_a_verdict(tmp_path):
+    a = _evaluate_run(tmp_path / "a", "A", [1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0, 1, 1])
+    b = _evaluate_run(tmp_path / "b", "B", [1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1])
+    doc = compare_runs(a, b)
+    rows = {r["key"]: r for r in doc["rows"]}
+    gap = rows["bg_gap"]
+    # A's gap 4/8 = 50 pts, B's 0: the difference 50 pts, over the 8 shared images
+    assert (gap["a"], gap["b"], gap["difference"], gap["n"]) == (50.0, 0.0, 50.0, 8)
+    assert 0 < gap["ci95"][0] <= 50.0 <= gap["ci95"][1] <= 100.0
+    assert gap["verdict"].startswith("A relies on backgrounds more than B: BG-GAP +50.0 pts")
+    assert rows["accuracy/mixed_same"]["verdict"].startswith("no clear difference")
+    main(["compare", str(a), str(b), "--output", str(tmp_path / "cmp")])
+    assert (
+        "| in9 | evaluate | BG-GAP | 50.0 | 0.0 | +50.0 ["
+        in (tmp_path / "cmp/compare.md").read_text()
+    )
+
+
+def test_compare_refuses_different_data_or_protocols(tmp_path):
+    a = _evaluate_run(tmp_path / "a", "A", [1, 0], [1, 0])
+    other_data = _evaluate_run(tmp_path / "b", "B", [1, 0], [1, 0], fingerprint="other")
+    with pytest.raises(CompareError, match="differ in data fingerprint: 'fp' .A. vs 'other'"):
+        compare_runs(a, other_data)
+    other_protocol = _evaluate_run(tmp_path / "c", "C", [1, 0], [1, 0], protocol="bgbench-v1")
+    with pytest.raises(CompareError, match="differ in protocol"):
+        compare_runs(a, other_protocol)
+
+
+def test_verdict_directions():
+    row = {
+        "label": "Challenge accuracy",
+        "unit": "%",
+        "reliance": -1,
+        "difference": 5.0,
+        "ci95": [1.0, 9.0],
+        "n": 40,
+    }
+    assert verdict(row).startswith("A relies on backgrounds less than B")
+    assert verdict({**row, "ci95": [-1.0, 9.0]}).startswith("no clear difference")
+
+
+@pytest.mark.parametrize(
+    "pairs, message",
+    [
+        (["in9"], "give BENCHMARK=PATH_OR_HUB_ID"),
+        (["nope=./x"], "unknown benchmark 'nope'"),
+        (["in9=a", "in9=b"], "names in9 twice"),
+    ],
+)
+def test_bad_data_pairs(pairs, message):
+    with pytest.raises(ReportError, match=message):
+        parse_data_pairs(pairs)
+
+
+def test_card_section_replaces_an_earlier_report():
+    first = card_with_section("# My model\n", "## Background reliance\nold")
+    second = card_with_section(first, "## Background reliance\nnew")
+    assert second.count("Background reliance") == 1 and "new" in second and "old" not in second
+    assert second.startswith("# My model\n")
+
+
+def _as_if_on_the_hub(out, tmp_path):
+    """A copy of the report whose IN-9 scores read as run on the Hub dataset itself."""
+    import shutil
+
+    folder = tmp_path / "hub_report"
+    shutil.copytree(out, folder)
+    doc = json.loads((folder / "report.json").read_text())
+    for bench in doc["benchmarks"]:
+        for entry in bench["tasks"].values():
+            entry["results"]["data"] = {"kind": "hub", "location": bench["hub_repo"]}
+    (folder / "report.json").write_text(json.dumps(doc))
+    return folder
+
+
+def test_push_refuses_scores_on_other_data(in9_report):
+    from hf_bgbench.report.hub import push_report
+
+    with pytest.raises(ReportError, match="in9 was scored on other data than its published"):
+        push_report(in9_report[1], "someone/model")
+
+
+def test_push_offline_gives_the_clear_hub_error(in9_report, tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    from hf_bgbench.hub.errors import HubUnreachableError
+    from hf_bgbench.report.hub import push_report
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(HubUnreachableError, match="HF_HUB_OFFLINE is set"):
+        push_report(_as_if_on_the_hub(in9_report[1], tmp_path), "someone/model")
+
+
+def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, monkeypatch):
+    """The real huggingface_hub code path, stubbed at the HTTP boundary only: the commit it
+    sends must be a pull request holding .eval_results/in9.yaml and the card section."""
+    import base64
+
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils._http import default_client_factory
+
+    from hf_bgbench.report.hub import push_report
+
+    httpx = pytest.importorskip("httpx2")
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        path = request.url.path
+        if path.endswith("/README.md"):  # the model has no card yet
+            return httpx.Response(404, headers={"X-Error-Code": "EntryNotFound"})
+        if "/preupload/" in path:
+            files = json.loads(request.content)["files"]
+            return httpx.Response(
+                200,
+                json={
+                    "files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                        for f in files
+                    ]
+                },
+            )
+        if "/commit/" in path:
+            return httpx.Response(
+                200,
+                json={
+                    "commitUrl": "https://huggingface.co/someone/model/commit/abc",
+                    "commitOid": "a" * 40,
+                    "pullRequestUrl": "https://huggingface.co/someone/model/discussions/1",
+                },
+            )
+        return httpx.Response(200, json={})
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    huggingface_hub.set_client_factory(lambda: httpx.Client(transport=httpx.MockTransport(handler)))
+    try:
+        url = push_report(_as_if_on_the_hub(in9_report[1], tmp_path), "someone/model")
+    finally:
+        huggingface_hub.set_client_factory(default_client_factory)
+    assert url == "https://huggingface.co/someone/model/discussions/1"
+    commit = next(r for r in sent if "/commit/" in r.url.path)
+    assert commit.url.params.get("create_pr") == "1"
+    lines = [json.loads(line) for line in commit.content.decode().splitlines()]
+    files = {x["value"]["path"]: x["value"] for x in lines if x["key"] == "file"}
+    assert {".eval_results/in9.yaml", "README.md", "bgbench/reliance_profile.png"} <= set(files)
+    entries = parse_eval_result_entries(
+        yaml.safe_load(base64.b64decode(files[".eval_results/in9.yaml"]["content"]))
+    )
+    assert {e.task_id for e in entries} >= {"bg_gap", "challenge_accuracy"}
+    card = base64.b64decode(files["README.md"]["content"]).decode()
+    assert "<!-- hf_bgbench report: start -->" in card and "bgbench/reliance_profile.png" in card

@@ -68,6 +68,11 @@ def test_dry_run_validates_and_lists_files(copy, capsys):
     paths = [p for p, _ in result.files]
     assert "README.md" in paths and "data/mixed_rand/test-00000-of-00001.parquet" in paths
     assert not any(p.startswith(".bgbench-work") for p in paths)
+    # the validated folder registers itself as a Hub benchmark: eval.yaml with its headlines
+    assert "eval.yaml" in paths
+    declared = yaml.safe_load((copy / "eval.yaml").read_text())
+    assert declared["evaluation_framework"] == "hf-bgbench"
+    assert "bg_gap" in [t["id"] for t in declared["tasks"]]
     assert result.total_bytes == sum((copy / p).stat().st_size for p in paths)
     assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--dry-run"]) == 0
     out = capsys.readouterr().out

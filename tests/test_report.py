@@ -291,3 +291,11 @@ def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, m
     assert {e.task_id for e in entries} >= {"bg_gap", "challenge_accuracy"}
     card = base64.b64decode(files["README.md"]["content"]).decode()
     assert "<!-- hf_bgbench report: start -->" in card and "bgbench/reliance_profile.png" in card
+
+
+def test_list_references_names_sources_and_tags(capsys):
+    assert main(["list", "--references"]) == 0
+    out = capsys.readouterr().out
+    assert "ResNet-50 [challenge]: Challenge accuracy 22.3, Clean acc. 95.6" in out
+    assert "weights: resnet50.tv_in1k" in out  # not timm's default resnet50 weights
+    assert "Mean DA 15.72" in out and "source: Li et al. 2023" in out

@@ -12,7 +12,40 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="List every registered benchmark: its classes, variants, the tasks "
         "(sub-commands) that run on it and the metrics it reports.",
     )
+    p.add_argument(
+        "--references",
+        action="store_true",
+        help="list the published reference results instead: each with its source and the "
+        "exact model tag that reproduces its weights",
+    )
     p.set_defaults(func=run)
+
+
+def describe_references() -> str:
+    """Every benchmark's published reference rows as text, with source and model tag."""
+    from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+
+    blocks = []
+    for name in list_benchmarks():
+        spec = get_benchmark(name)
+        if not spec.report:
+            continue
+        labels = {h.key: h.label for h in spec.report}
+        lines = [f"{name} — {spec.title}"]
+        if not spec.references:
+            lines.append("  (no published table of values; see the paper's figures)")
+        for ref in spec.references:
+            scores = ", ".join(
+                f"{ref.labels.get(k) or labels.get(k, k)} {v:g}" for k, v in ref.scores.items()
+            )
+            tag = ref.model_tag or (f"no tag: {ref.notes}" if ref.notes else "—")
+            lines += [
+                f"  {ref.model} [{ref.task}]: {scores}",
+                f"    weights: {tag}",
+                f"    source: {ref.source}",
+            ]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def describe_benchmarks() -> str:
@@ -47,5 +80,5 @@ def _protocols(spec, task: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(describe_benchmarks())
+    print(describe_references() if args.references else describe_benchmarks())
     return 0

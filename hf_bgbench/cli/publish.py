@@ -14,7 +14,9 @@ from hf_bgbench.cli._common import human_size
 def dataset_check(benchmark: str | None = None) -> Any:
     """The ``check`` :func:`hf_bgbench.hub.publish.publish_folder` runs on a dataset folder:
     ``bgbench validate`` (as ``benchmark``, default: inferred) must pass, and a benchmark
-    whose licence forbids redistribution is published only privately."""
+    whose licence forbids redistribution is published only privately. A validated folder
+    gets the benchmark's ``eval.yaml`` at its root (:mod:`hf_bgbench.hub.eval_yaml`), which
+    registers the published dataset as a Hub benchmark for models' ``.eval_results``."""
 
     def check(folder: Path, private: bool) -> str | None:
         from hf_bgbench.benchmarks import get_benchmark
@@ -36,6 +38,10 @@ def dataset_check(benchmark: str | None = None) -> Any:
                 "only as a private repository (add --private; gate it on the Hub if you share "
                 "it with others under the same terms)."
             )
+        if validated:
+            from hf_bgbench.hub.eval_yaml import write_eval_yaml
+
+            write_eval_yaml(get_benchmark(validated), folder)
         return validated
 
     return check

@@ -232,16 +232,14 @@ def test_push_offline_gives_the_clear_hub_error(in9_report, tmp_path, monkeypatc
         push_report(_as_if_on_the_hub(in9_report[1], tmp_path), "someone/model")
 
 
-def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, monkeypatch):
-    """The real huggingface_hub code path, stubbed at the HTTP boundary only: the commit it
-    sends must be a pull request holding .eval_results/in9.yaml and the card section."""
-    import base64
-
+@pytest.fixture
+def hub_http(monkeypatch):
+    """huggingface_hub's real code path, stubbed at the HTTP boundary only: no README on the
+    Hub yet, every pre-upload answered "regular", every commit accepted (a PR when asked).
+    Yields the requests sent."""
     import huggingface_hub
     from huggingface_hub import constants
     from huggingface_hub.utils._http import default_client_factory
-
-    from hf_bgbench.report.hub import push_report
 
     httpx = pytest.importorskip("httpx2")
     sent = []
@@ -249,41 +247,51 @@ def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, m
     def handler(request):
         sent.append(request)
         path = request.url.path
-        if path.endswith("/README.md"):  # the model has no card yet
+        if path.endswith("/README.md"):
             return httpx.Response(404, headers={"X-Error-Code": "EntryNotFound"})
         if "/preupload/" in path:
             files = json.loads(request.content)["files"]
-            return httpx.Response(
-                200,
-                json={
-                    "files": [
-                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
-                        for f in files
-                    ]
-                },
-            )
+            answer = [
+                {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
+            ]
+            return httpx.Response(200, json={"files": answer})
         if "/commit/" in path:
+            pr = request.url.params.get("create_pr") == "1"
             return httpx.Response(
                 200,
                 json={
-                    "commitUrl": "https://huggingface.co/someone/model/commit/abc",
+                    "commitUrl": "https://huggingface.co/someone/x/commit/abc",
                     "commitOid": "a" * 40,
-                    "pullRequestUrl": "https://huggingface.co/someone/model/discussions/1",
+                    "pullRequestUrl": "https://huggingface.co/someone/x/discussions/1"
+                    if pr
+                    else None,
                 },
             )
+        if path.endswith("/repos/create"):
+            return httpx.Response(200, json={"url": "https://huggingface.co/datasets/someone/x"})
         return httpx.Response(200, json={})
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     huggingface_hub.set_client_factory(lambda: httpx.Client(transport=httpx.MockTransport(handler)))
-    try:
-        url = push_report(_as_if_on_the_hub(in9_report[1], tmp_path), "someone/model")
-    finally:
-        huggingface_hub.set_client_factory(default_client_factory)
-    assert url == "https://huggingface.co/someone/model/discussions/1"
+    yield sent
+    huggingface_hub.set_client_factory(default_client_factory)
+
+
+def _committed_files(sent):
     commit = next(r for r in sent if "/commit/" in r.url.path)
-    assert commit.url.params.get("create_pr") == "1"
     lines = [json.loads(line) for line in commit.content.decode().splitlines()]
-    files = {x["value"]["path"]: x["value"] for x in lines if x["key"] == "file"}
+    return commit, {x["value"]["path"]: x["value"] for x in lines if x["key"] == "file"}
+
+
+def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, hub_http):
+    import base64
+
+    from hf_bgbench.report.hub import push_report
+
+    url = push_report(_as_if_on_the_hub(in9_report[1], tmp_path), "someone/model")
+    assert url == "https://huggingface.co/someone/x/discussions/1"
+    commit, files = _committed_files(hub_http)
+    assert commit.url.params.get("create_pr") == "1"
     assert {".eval_results/in9.yaml", "README.md", "bgbench/reliance_profile.png"} <= set(files)
     entries = parse_eval_result_entries(
         yaml.safe_load(base64.b64decode(files[".eval_results/in9.yaml"]["content"]))
@@ -293,9 +301,68 @@ def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, m
     assert "<!-- hf_bgbench report: start -->" in card and "bgbench/reliance_profile.png" in card
 
 
+def test_publish_results_uploads_runs_and_configs(in9_report, hub_http):
+    import base64
+
+    from hf_bgbench.report.results_dataset import publish_results
+
+    publish_results(in9_report[1], "someone/results")
+    commit, files = _committed_files(hub_http)
+    assert "/api/datasets/someone/results/commit/" in commit.url.path
+    assert "runs/colour-rule-imagenet-1k/in9/challenge/vulnerable.parquet" in files
+    card = base64.b64decode(files["README.md"]["content"]).decode()
+    assert "config_name: colour-rule-imagenet-1k__in9" in card
+
+
 def test_list_references_names_sources_and_tags(capsys):
     assert main(["list", "--references"]) == 0
     out = capsys.readouterr().out
     assert "ResNet-50 [challenge]: Challenge accuracy 22.3, Clean acc. 95.6" in out
     assert "weights: resnet50.tv_in1k" in out  # not timm's default resnet50 weights
     assert "Mean DA 15.72" in out and "source: Li et al. 2023" in out
+
+
+def test_publish_results_plan_has_one_config_per_model_and_benchmark(in9_report):
+    from hf_bgbench.report.results_dataset import dataset_card, results_plan
+
+    plan, configs = results_plan(in9_report[1])
+    paths = [p for p, _ in plan]
+    base = "runs/colour-rule-imagenet-1k/in9"
+    assert f"{base}/evaluate/results.json" in paths
+    assert f"{base}/evaluate/predictions/mixed_rand.parquet" in paths
+    assert f"{base}/challenge/vulnerable.parquet" in paths
+    assert "runs/colour-rule-imagenet-1k/report.json" in paths
+    assert [c["config_name"] for c in configs] == ["colour-rule-imagenet-1k__in9"]
+    splits = {f["split"]: f["path"] for f in configs[0]["data_files"]}
+    assert splits["mixed_rand"] == f"{base}/evaluate/predictions/mixed_rand.parquet"
+    assert splits["challenge"] == f"{base}/challenge/vulnerable.parquet"
+    # a second model's push keeps the first one's config in the card
+    other = [{"config_name": "other__in9", "data_files": [{"split": "original", "path": "x"}]}]
+    card = dataset_card(other, dataset_card(configs))
+    names = [c["config_name"] for c in yaml.safe_load(card.split("---")[1])["configs"]]
+    assert names == ["colour-rule-imagenet-1k__in9", "other__in9"]
+
+
+def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, monkeypatch):
+    """A run published with publish-results, as the Hub's cache holds it (offline)."""
+    import shutil
+
+    from huggingface_hub import constants
+
+    from hf_bgbench.report.results_dataset import results_plan
+
+    cache, sha = tmp_path / "hub", "c" * 40
+    repo = cache / "datasets--someone--bgbench-results"
+    for path, local in results_plan(in9_report[1])[0]:
+        target = repo / "snapshots" / sha / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(local, target)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(sha)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    address = "hf://datasets/someone/bgbench-results/runs/colour-rule-imagenet-1k/in9/evaluate"
+    doc = compare_runs(address, in9_report[1] / "in9" / "evaluate")
+    gap = next(r for r in doc["rows"] if r["key"] == "bg_gap")
+    assert gap["difference"] == 0.0 and gap["ci95"] == [0.0, 0.0] and gap["n"] == 18
+    with pytest.raises(Exception, match="not in the local Hub cache|has no folder"):
+        compare_runs("hf://datasets/someone/absent/runs/x/in9/evaluate", address)

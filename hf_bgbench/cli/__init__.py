@@ -25,6 +25,7 @@ COMMANDS = [
     "attribution",
     "report",
     "compare",
+    "publish_results",
 ]
 
 

@@ -19,8 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Writes compare.json, compare.md and compare.png."
         ),
     )
-    p.add_argument("a", type=Path, help="results or report folder of model A")
-    p.add_argument("b", type=Path, help="results or report folder of model B")
+    where = "folder, or hf://datasets/OWNER/NAME/runs/... of `bgbench publish-results`"
+    p.add_argument("a", help=f"results or report {where}, of model A")
+    p.add_argument("b", help=f"results or report {where}, of model B")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (recorded)")
     p.add_argument("--output", type=Path, default=Path("bgbench_compare"), help="output folder")
     p.set_defaults(func=run)

@@ -2,7 +2,8 @@
 images? Per score, the difference A − B with a paired bootstrap interval over the images both
 runs scored (the same resampled images for A and B), a verdict in words, a table and a plot.
 
-A and B are two results folders of one task, or two report folders (every task both ran).
+A and B are two results folders of one task, or two report folders (every task both ran),
+each local or published with ``bgbench publish-results`` (``hf://datasets/OWNER/NAME/runs/...``).
 They must be runs over the same data (the recorded data fingerprint) with the same protocol;
 anything else is refused, naming the difference.
 """
@@ -140,8 +141,10 @@ def verdict(row: Mapping[str, Any]) -> str:
 
 def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
     """The comparison document of two results folders or two report folders."""
-    kind_a, doc_a, folder_a = load_run(a)
-    kind_b, doc_b, folder_b = load_run(b)
+    from hf_bgbench.report.results_dataset import fetch_run
+
+    kind_a, doc_a, folder_a = load_run(fetch_run(str(a)))
+    kind_b, doc_b, folder_b = load_run(fetch_run(str(b)))
     if kind_a != kind_b:
         raise CompareError(
             f"A is a {kind_a} folder and B a {kind_b} folder; compare two reports or two "

@@ -33,6 +33,21 @@ class CompareError(ValueError):
     """Two runs that cannot be compared image by image (the message names why)."""
 
 
+def per_image_files(doc: Mapping[str, Any]) -> dict[str, str]:
+    """Split name -> the run folder's per-image file (relative path) of a results document
+    (what ``bgbench publish-results`` declares as the dataset's splits)."""
+    task = doc.get("task")
+    if task == "evaluate":
+        return {v: f"predictions/{v}.parquet" for v in doc.get("variants", {})}
+    if task == "challenge":
+        return {"foregrounds": "vulnerable.parquet"}
+    if task == "noise":
+        return {"images": str(doc.get("per_image_file") or "noise_images.parquet")}
+    if task == "saliency":
+        return {"images": "saliency_per_image.parquet"}
+    return {}
+
+
 def _read(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise CompareError(

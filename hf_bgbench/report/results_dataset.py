@@ -1,0 +1,159 @@
+"""``bgbench publish-results DIR --repo-id OWNER/NAME``: a run's per-image predictions and
+results documents as a Hub dataset, so anyone can re-analyse or compare without re-running.
+
+Layout in the dataset repo (one folder per model x benchmark, one config each)::
+
+    runs/<model>/<benchmark>/<task>/<the task's files: results JSON, per-image parquet>
+    runs/<model>/report.json, report.md         (when DIR is a `bgbench report` folder)
+    README.md                                   (configs: <model>__<benchmark>, one split per
+                                                 per-image file: load_dataset(repo, config))
+
+``bgbench compare`` reads a published run by its ``hf://datasets/OWNER/NAME/runs/...`` address
+(:func:`fetch_run`): the folder comes through ``huggingface_hub``'s cache, like any Hub file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.report.compare import load_run
+from hf_bgbench.report.paired import CompareError, per_image_files
+
+HF_PREFIX = "hf://datasets/"
+UPLOADED = ("*.json", "*.parquet", "predictions/*.parquet", "*.md", "*_model_index.yaml")
+
+
+def model_slug(model: str) -> str:
+    """A model id as one path segment (``timm/resnet50.tv_in1k`` -> ``timm--resnet50.tv_in1k``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", str(model)).strip("-") or "model"
+
+
+def _task_files(folder: Path) -> Iterator[Path]:
+    for pattern in UPLOADED:
+        yield from sorted(p for p in folder.glob(pattern) if p.is_file())
+
+
+def results_plan(folder: str | Path) -> tuple[list[tuple[str, Path]], list[dict[str, Any]]]:
+    """(repo path, local file) for every file to upload from a report or results ``folder``,
+    and the dataset configs (name, splits -> repo paths) they add."""
+    kind, doc, folder = load_run(folder)
+    runs: list[tuple[dict[str, Any], Path]] = []
+    if kind == "report":
+        for bench in doc["benchmarks"]:
+            for entry in bench["tasks"].values():
+                if entry.get("results") and entry.get("folder"):
+                    runs.append((entry["results"], folder / entry["folder"]))
+    else:
+        runs.append((doc, folder))
+    if not runs:
+        raise CompareError(f"{folder} holds no finished task run to publish.")
+    slug = model_slug(doc["model"])
+    plan: list[tuple[str, Path]] = []
+    configs: dict[str, dict[str, Any]] = {}
+    for results, task_folder in runs:
+        base = f"runs/{slug}/{results['benchmark']}/{results['task']}"
+        plan += [
+            (f"{base}/{p.relative_to(task_folder).as_posix()}", p) for p in _task_files(task_folder)
+        ]
+        name = f"{slug}__{results['benchmark']}"
+        config = configs.setdefault(name, {"config_name": name, "data_files": []})
+        for split, rel in per_image_files(results).items():
+            split_name = split if results["task"] == "evaluate" else results["task"]
+            if (task_folder / rel).is_file():
+                config["data_files"].append({"split": split_name, "path": f"{base}/{rel}"})
+    if kind == "report":
+        plan += [(f"runs/{slug}/{n}", folder / n) for n in ("report.json", "report.md")]
+    return plan, [c for c in configs.values() if c["data_files"]]
+
+
+def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
+    """The results dataset's README: ``existing``'s configs merged with ``configs`` (same
+    name: replaced), and a short description of the layout."""
+    old: list[dict[str, Any]] = []
+    if existing.startswith("---"):
+        header = existing.split("---", 2)[1]
+        old = list((yaml.safe_load(header) or {}).get("configs", []))
+    merged = {c["config_name"]: c for c in [*old, *configs]}
+    meta = yaml.safe_dump({"configs": list(merged.values())}, sort_keys=False)
+    return (
+        f"---\n{meta}---\n\n# Background-reliance results (hf_bgbench)\n\n"
+        "Per-image predictions and results documents of `bgbench` runs: one config per model "
+        "x benchmark (`load_dataset(repo, '<model>__<benchmark>', split=...)`), the files under "
+        "`runs/<model>/<benchmark>/<task>/`. Compare two runs image by image with "
+        "`bgbench compare hf://datasets/<repo>/runs/<model>/<benchmark>/<task> ...`.\n"
+    )
+
+
+def publish_results(
+    folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = False
+) -> str:
+    """Upload ``folder``'s run(s) to the dataset ``repo_id`` in one commit; its URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi, constants
+    from huggingface_hub.errors import EntryNotFoundError
+
+    if repo_id.count("/") != 1:
+        raise ValueError(f"--repo-id {repo_id!r} must look like 'owner/name'.")
+    plan, configs = results_plan(folder)
+    if constants.HF_HUB_OFFLINE:
+        raise HubUnreachableError(
+            f"Could not publish to {repo_id}: HF_HUB_OFFLINE is set, so huggingface_hub makes no "
+            "network calls. Unset it, check the network, and log in (`hf auth login`, or HF_TOKEN)."
+        )
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        try:
+            existing = Path(api.hf_hub_download(repo_id, "README.md", repo_type="dataset"))
+            card = existing.read_text(encoding="utf-8")
+        except EntryNotFoundError:
+            card = ""
+        operations = [CommitOperationAdd(path, str(local)) for path, local in plan]
+        operations.append(CommitOperationAdd("README.md", dataset_card(configs, card).encode()))
+        info = api.create_commit(
+            repo_id,
+            operations,
+            repo_type="dataset",
+            commit_message=f"Add bgbench results: {', '.join(c['config_name'] for c in configs)}",
+        )
+    except Exception as err:
+        if is_hub_unreachable(err):
+            raise HubUnreachableError(
+                f"Could not publish to {repo_id}: the Hub could not be reached "
+                f"({type(err).__name__}); check the network and log in (`hf auth login`)."
+            ) from err
+        raise
+    return str(info.commit_url)
+
+
+def fetch_run(address: str) -> Path:
+    """The local folder of a published run ``hf://datasets/OWNER/NAME/<path>`` (through the
+    Hub cache; offline, only what is cached); a local path is returned as it is."""
+    if not address.startswith(HF_PREFIX):
+        return Path(address)
+    from huggingface_hub import snapshot_download
+
+    parts = address[len(HF_PREFIX) :].strip("/").split("/")
+    if len(parts) < 3:
+        raise CompareError(
+            f"{address}: give hf://datasets/OWNER/NAME/runs/<model>/<benchmark>/<task>."
+        )
+    repo_id, sub = "/".join(parts[:2]), "/".join(parts[2:])
+    try:
+        root = snapshot_download(repo_id, repo_type="dataset", allow_patterns=[f"{sub}/**"])
+    except Exception as err:
+        if is_hub_unreachable(err):
+            raise HubUnreachableError(
+                f"{address}: the Hub cannot be reached and this run is not in the local Hub "
+                "cache; connect once (or download the folder) and pass its path."
+            ) from None
+        raise
+    folder = Path(root) / sub
+    if not folder.is_dir():
+        raise CompareError(f"{address}: the dataset {repo_id} has no folder {sub}.")
+    return folder

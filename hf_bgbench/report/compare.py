@@ -10,7 +10,6 @@ anything else is refused, naming the difference.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,32 +19,12 @@ import numpy as np
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
 from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
-from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, per_image_values
+from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, load_run, per_image_values
+from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder
 
 COMPARE_SCHEMA = "compare-1.0"
 RESAMPLES = 2000
-
-
-def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:
-    """("report" | "results", the document, its folder) of a report or results folder."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CompareError(f"{folder} is not a folder; give a results or report folder.")
-    report = folder / "report.json"
-    if report.is_file():
-        return "report", json.loads(report.read_text(encoding="utf-8")), folder
-    for path in sorted(folder.glob("*.json")):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and "task" in doc and "schema_version" in doc:
-            return "results", doc, folder
-    raise CompareError(
-        f"{folder} holds no bgbench results (no report.json nor a results document); give "
-        "the --output folder of `bgbench report` or of a task command."
-    )
 
 
 def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
@@ -141,8 +120,6 @@ def verdict(row: Mapping[str, Any]) -> str:
 
 def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
     """The comparison document of two results folders or two report folders."""
-    from hf_bgbench.report.results_dataset import fetch_run
-
     kind_a, doc_a, folder_a = load_run(fetch_run(str(a)))
     kind_b, doc_b, folder_b = load_run(fetch_run(str(b)))
     if kind_a != kind_b:

@@ -16,6 +16,7 @@ the images is the score (or, for ``irfs``, the per-image form of the score):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,27 @@ COMPARABLE_TASKS = ("evaluate", "challenge", "noise", "saliency")
 
 class CompareError(ValueError):
     """Two runs that cannot be compared image by image (the message names why)."""
+
+
+def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:
+    """("report" | "results", the document, its folder) of a report or results folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CompareError(f"{folder} is not a folder; give a results or report folder.")
+    report = folder / "report.json"
+    if report.is_file():
+        return "report", json.loads(report.read_text(encoding="utf-8")), folder
+    for path in sorted(folder.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "task" in doc and "schema_version" in doc:
+            return "results", doc, folder
+    raise CompareError(
+        f"{folder} holds no bgbench results (no report.json nor a results document); give "
+        "the --output folder of `bgbench report` or of a task command."
+    )
 
 
 def per_image_files(doc: Mapping[str, Any]) -> dict[str, str]:

@@ -22,8 +22,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
-from hf_bgbench.report.compare import load_run
-from hf_bgbench.report.paired import CompareError, per_image_files
+from hf_bgbench.report.paired import CompareError, load_run, per_image_files
 
 HF_PREFIX = "hf://datasets/"
 UPLOADED = ("*.json", "*.parquet", "predictions/*.parquet", "*.md", "*_model_index.yaml")

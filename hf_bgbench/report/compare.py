@@ -47,19 +47,28 @@ def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
             )
 
 
-def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int]:
-    """(label, unit, reliance) of ``key``: the spec's headline when it is one, else the
-    document's own score, else the key as is."""
+def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int, bool]:
+    """(label, unit, reliance, headline?) of ``key``: the spec's headline when it is one
+    (a key under a ``worst`` headline's prefix takes its direction), else the document's own
+    score, else the key as is."""
     spec = get_benchmark(doc["benchmark"])
+    labels = {s["key"]: s for s in doc.get("report", {}).get("scores", [])}
     for h in spec.report:
         if h.key == key and not h.worst:
-            return h.label, h.unit, h.reliance
-    for s in doc.get("report", {}).get("scores", []):
-        if s["key"] == key:
-            return s.get("short") or s["label"], s.get("unit", ""), 0
-    if key == "irfs":
-        return "mean iRFS", "", -1
-    return key, "", 0
+            return h.label, h.unit, h.reliance, True
+    for h in spec.report:
+        if h.worst and key.startswith(h.key) and key in labels:
+            return labels[key]["label"], h.unit, h.reliance, False
+    if key == "irfs":  # RFS has no per-image form; its instance-wise form is compared
+        return "mean iRFS (RFS per image)", "", -1, True
+    if key in labels:
+        return (
+            labels[key].get("short") or labels[key]["label"],
+            labels[key].get("unit", ""),
+            0,
+            False,
+        )
+    return key, "", 0, False
 
 
 def compare_results(
@@ -75,7 +84,7 @@ def compare_results(
         shared = va.index.intersection(vb.index).sort_values()
         if not len(shared):
             continue
-        label, unit, reliance = _score_info(a, key)
+        label, unit, reliance, headline = _score_info(a, key)
         scale = DISPLAY_SCALE.get(unit, 1.0)
         xa, xb = va[shared].to_numpy(float), vb[shared].to_numpy(float)
         (means,) = bootstrap_means(xa - xb, n_resamples=RESAMPLES, seed=seed)
@@ -87,6 +96,7 @@ def compare_results(
             "label": label,
             "unit": unit,
             "reliance": reliance,
+            "headline": headline,
             "a": scale * float(xa.mean()),
             "b": scale * float(xb.mean()),
             "difference": scale * float(np.mean(xa - xb)),
@@ -113,7 +123,7 @@ def verdict(row: Mapping[str, Any]) -> str:
     if lo <= 0 <= hi:
         return f"no clear difference: {said} (the interval contains 0)"
     if row["reliance"] == 0:
-        return f"A − B: {said}"
+        return f"A scores {'higher' if row['difference'] > 0 else 'lower'} than B: {said}"
     less = (row["difference"] < 0) == (row["reliance"] > 0)
     return f"A relies on backgrounds {'less' if less else 'more'} than B: {said}"
 
@@ -162,25 +172,38 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
     }
 
 
+def _table(rows: list[Mapping[str, Any]]) -> list[str]:
+    lines = [
+        "| Benchmark | Task | Score | A | B | A − B [95% CI] | n | Verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        d = 3 if r["unit"] == "" else 1
+        lo, hi = r["ci95"]
+        lines.append(
+            f"| {r['benchmark']} | {r['task']} | {r['label']} | {r['a']:.{d}f} | "
+            f"{r['b']:.{d}f} | {r['difference']:+.{d}f} [{lo:+.{d}f}, {hi:+.{d}f}] | {r['n']} "
+            f"| {r['verdict'].split(':')[0]} |"
+        )
+    return lines
+
+
 def compare_markdown(doc: Mapping[str, Any]) -> str:
+    """compare.md: the verdicts on the report's headlines, then every score."""
     a, b = doc["a"]["model"], doc["b"]["model"]
+    headlines = [r for r in doc["rows"] if r.get("headline")]
     lines = [
         f"## {a} (A) vs {b} (B)",
         "",
         "Paired over the images both runs scored; 95% bootstrap intervals "
-        f"({doc['bootstrap_resamples']} resamples, seed {doc['seed']}).",
+        f"({doc['bootstrap_resamples']} resamples, seed {doc['seed']}). A difference counts "
+        "only when its interval excludes 0.",
         "",
-        "| Benchmark | Task | Score | A | B | A − B [95% CI] | n | Verdict |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in doc["rows"]:
-        d = 3 if r["unit"] == "" else 1
-        lines.append(
-            f"| {r['benchmark']} | {r['task']} | {r['label']} | {r['a']:.{d}f} | {r['b']:.{d}f} | "
-            f"{r['difference']:+.{d}f} [{r['ci95'][0]:+.{d}f}, {r['ci95'][1]:+.{d}f}] | {r['n']} "
-            f"| {r['verdict'].split(':')[0]} |"
-        )
-    lines += ["", "![A − B](compare.png)", ""]
+    if headlines:
+        lines += [f"- {r['benchmark']} · {r['verdict']}" for r in headlines] + [""]
+        lines += ["### Headlines", "", *_table(headlines), ""]
+    lines += ["### Every score", "", *_table(doc["rows"]), "", "![A − B](compare.png)", ""]
     return "\n".join(lines)
 
 
@@ -191,7 +214,7 @@ def draw_compare(doc: Mapping[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = doc["rows"]
+    rows = [r for r in doc["rows"] if r.get("headline")] or doc["rows"]
     n = max(len(rows), 1)
     fig, axes = plt.subplots(n, 1, figsize=(7.5, 0.55 * n + 1.0), squeeze=False)
     for ax, r in zip(axes[:, 0], rows, strict=False):

@@ -64,6 +64,7 @@ def _row(ax, row: dict[str, Any]) -> None:
         ax.errorbar([value], [0], xerr=err, fmt="o", color="tab:blue", capsize=3, zorder=3)
         xs.append(value)
     else:
+        ax.set_xticks([])
         ax.text(
             0.5,
             0,

@@ -108,6 +108,7 @@ def run_report(
     batch_size: int | None = None,
     num_workers: int | None = None,
     progress: bool = True,
+    task_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run the report of ``model`` (a model id, or a loaded classifier) into ``output_dir``
     and return the report document.
@@ -115,8 +116,10 @@ def run_report(
     ``data``: benchmark name -> folder or Hub id (others: the Hub dataset, else a cached
     download, else "not run"); ``benchmarks``: only these; ``challenge_foregrounds``: score
     a seeded sample of that many challenge foregrounds (each still against every
-    background), an unbiased estimate with a binomial interval. A task that fails is
-    recorded with its message and the others still run."""
+    background), an unbiased estimate with a binomial interval; ``task_options``: task name
+    -> extra options of that task (e.g. the Space's caps, ``{"noise": {"max_images": 200}}``;
+    each is recorded in that task's results). A task that fails is recorded with its message
+    and the others still run."""
     data = dict(data or {})
     specs = report_specs(benchmarks)
     unknown = sorted(set(data) - {s.name for s in specs})
@@ -153,6 +156,7 @@ def run_report(
                 done,
                 challenge_foregrounds,
                 progress,
+                task_options or {},
             )
             done += len(dict.fromkeys(h.task for h in spec.report))
             benchmarks_out.append(entry)
@@ -197,6 +201,7 @@ def _run_benchmark(
     done: int,
     challenge_foregrounds: int | None,
     progress: bool,
+    task_options: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
     tasks = list(dict.fromkeys(h.task for h in spec.report))
     entry: dict[str, Any] = {
@@ -219,7 +224,11 @@ def _run_benchmark(
     entry["data"] = {"given": data, "location": location, "kind": reader.kind}
     for i, task in enumerate(tasks, start=done + 1):
         _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
-        options = _task_options(task, common)
+        extra = dict(task_options.get(task, {}))
+        unknown = sorted(set(extra) - set(_task_options(task, extra)))
+        if unknown:
+            raise ReportError(f"The {task} task has no option(s) {', '.join(unknown)}.")
+        options = _task_options(task, {**common, **extra})
         if task == SAMPLED_TASK and challenge_foregrounds is not None:
             options["max_foregrounds"] = challenge_foregrounds
         folder = out / spec.name / task

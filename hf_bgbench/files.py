@@ -1,13 +1,17 @@
-"""Files and folders: which files are photos, whether an output folder can be written, and
-the build report every built or converted dataset folder carries."""
+"""Files and folders: which files are photos, how a photo is decoded (:func:`open_image`,
+the one guarded decode path), whether an output folder can be written, and the build report
+every built or converted dataset folder carries."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import socket
 import tempfile
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +22,102 @@ IMAGE_SUFFIXES = frozenset({".jpeg", ".jpg", ".png", ".bmp", ".webp"})
 REPORT_NAME = "build_report.json"
 """The report a build, conversion or download writes beside the data (what it was made from,
 counts, skipped rows); read by ``bgbench validate`` and the cards."""
+
+
+MAX_PIXELS_ENV = "BGBENCH_MAX_IMAGE_PIXELS"
+"""Environment variable: the largest image (width x height, in pixels) bgbench decodes."""
+DEFAULT_MAX_PIXELS = 178_956_970
+"""PIL's own refusal threshold (2 x ``PIL.Image.MAX_IMAGE_PIXELS``): a guard against
+decompression bombs; a 14000x14000 photo is above it."""
+
+
+class ImageDecodeError(ValueError):
+    """An image file cannot be decoded (the message names the file and what to do)."""
+
+
+class ImageTooLarge(ImageDecodeError):
+    """An image has more pixels than :func:`max_image_pixels`."""
+
+
+def max_image_pixels() -> int:
+    """The largest image decoded: ``$BGBENCH_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_PIXELS`."""
+    value = os.environ.get(MAX_PIXELS_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_PIXELS
+    try:
+        limit = int(value.replace("_", ""))
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise ImageDecodeError(
+            f"{MAX_PIXELS_ENV}={value!r}: expected a whole number of pixels, e.g. 300000000."
+        )
+    return limit
+
+
+def eight_bit(image, where: str):
+    """``image`` with 8-bit channels: 16-bit greyscale (PNG, TIFF: modes I;16*, I) scaled
+    from 0-65535 to 0-255 (never clipped, which made it all white); float images refused."""
+    import numpy as np
+    from PIL import Image
+
+    if image.mode.startswith("I;16") or image.mode == "I":
+        values = np.asarray(image).astype(np.float64)
+        top = 65535.0 if image.mode.startswith("I;16") or values.max(initial=0) > 255 else 255.0
+        scaled = np.clip(np.rint(values * (255.0 / top)), 0, 255).astype(np.uint8)
+        return Image.fromarray(scaled, "L")
+    if image.mode == "F":
+        raise ImageDecodeError(
+            f"{where}: a 32-bit floating-point image (mode F), whose grey levels have no fixed "
+            "range; save it as an 8- or 16-bit image."
+        )
+    return image
+
+
+def open_image(source, where: str | None = None):
+    """The decoded PIL image of ``source`` (a path, encoded bytes, or a ``datasets`` image
+    dict ``{"bytes", "path"}``), loaded and with 8-bit channels (:func:`eight_bit`).
+
+    Every reader and builder decodes through here. Raises :class:`ImageDecodeError` naming
+    ``where`` (default: the path) for a file that is no image, truncated or unreadable, and
+    :class:`ImageTooLarge` for one above :func:`max_image_pixels` (with the limit and how to
+    raise it) -- callers skip and count such a file, or refuse it by name."""
+    from PIL import Image, UnidentifiedImageError
+
+    if isinstance(source, Mapping):
+        data, path = source.get("bytes"), source.get("path")
+        source = data if data else path
+        where = where or (str(path) if path else None)
+    if source is None:
+        raise ImageDecodeError(f"{where or 'an image'}: no image (neither bytes nor a path).")
+    if isinstance(source, str | Path):
+        where = where or str(source)
+    where = where or "an image given as bytes"
+    limit = max_image_pixels()
+    if limit != DEFAULT_MAX_PIXELS:
+        Image.MAX_IMAGE_PIXELS = max(1, limit // 2)  # PIL refuses above twice this
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            fp = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+            with Image.open(fp) as image:
+                image.load()
+                return eight_bit(image, where)
+    except Image.DecompressionBombError as err:
+        found = re.search(r"\((\d+) pixels\)", str(err))
+        size = f"{int(found.group(1)):,} pixels" if found else "too many pixels"
+        raise ImageTooLarge(
+            f"{where}: {size}, more than the {limit:,} bgbench decodes (a guard against "
+            f"decompression bombs); downscale it, or raise the limit with the environment "
+            f"variable {MAX_PIXELS_ENV}=N."
+        ) from None
+    except FileNotFoundError:
+        raise ImageDecodeError(f"{where}: no such file.") from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as err:
+        if isinstance(err, ImageDecodeError):
+            raise
+        what = "not an image PIL can read" if isinstance(err, UnidentifiedImageError) else err
+        raise ImageDecodeError(f"{where}: cannot be decoded ({what}).") from None
 
 
 class OutputFolderError(OSError):

@@ -7,7 +7,7 @@ A benchmark's own classes and its published mapping from ImageNet-1k live in its
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -58,6 +58,9 @@ class LabelSpace:
 
     kind: str
     names: tuple[str, ...]
+    # True when the model named no classes (LABEL_0, ...) and this space's order was assumed
+    # from its number of outputs (said and recorded in results' label_protocol)
+    order_assumed: bool = field(default=False, compare=False)
 
     @property
     def num_classes(self) -> int:

@@ -3,7 +3,9 @@
 A results document is a JSON object with
 
 * a header every task fills the same way: ``schema_version``, ``task``, ``benchmark``,
-  ``model``, ``model_resolved``, ``data``, ``label_protocol``, ``protocol`` (the recipe's
+  ``model``, ``model_resolved``, ``data``, ``label_protocol``, ``assumptions`` (every guess
+  the run made that the data or model did not state, e.g. the class order of a model with
+  unnamed outputs), ``protocol`` (the recipe's
   name, settings and every named deviation from the paper), ``hf_bgbench_version``,
   ``created`` (and what else the task records: preprocessing, seeds, settings);
 * the task's own numbers under their documented keys (e.g. ``variants``, ``bg_gap`` for
@@ -18,6 +20,7 @@ A results document is a JSON object with
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -171,6 +174,55 @@ def round_floats(value: Any, digits: int = 12) -> Any:
     return value
 
 
+MANIFEST_NAME = ".bgbench_written.json"
+"""In each output *folder* of a run (e.g. ``predictions/``): the files the package wrote
+there, so a later run into the same --output replaces or removes only those and never a file
+of the user's."""
+
+log = logging.getLogger(__name__)
+
+
+def _listed(folder: Path) -> set[str]:
+    """The files the package wrote into ``folder`` (its manifest; empty: none readable)."""
+    try:
+        listed = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    files = listed.get("files") if isinstance(listed, dict) else None
+    return {str(f) for f in files} if isinstance(files, list) else set()
+
+
+def _files_in(folder: Path) -> list[str]:
+    return sorted(
+        str(f.relative_to(folder))
+        for f in folder.rglob("*")
+        if not f.is_dir() and f.name != MANIFEST_NAME
+    )
+
+
+def _clear(target: Path) -> list[str]:
+    """Delete what the package wrote at ``target``: a file, or the files of a folder that its
+    manifest lists; returns the files kept (in a folder, not listed: the user's)."""
+    if not target.is_dir() or target.is_symlink():
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        return []
+    ours = _listed(target)
+    kept = []
+    for rel in _files_in(target):
+        if rel in ours:
+            (target / rel).unlink()
+        else:
+            kept.append(f"{target.name}/{rel}")
+    (target / MANIFEST_NAME).unlink(missing_ok=True)
+    for sub in sorted(target.rglob("*"), key=lambda d: -len(d.parts)):
+        if sub.is_dir() and not any(sub.iterdir()):
+            sub.rmdir()
+    if not any(target.iterdir()):
+        target.rmdir()
+    return kept
+
+
 def write_run_folder(
     directory: str | Path,
     writers: Mapping[str, Callable[[Path], None]],
@@ -182,12 +234,14 @@ def write_run_folder(
     ``directory``; when all have finished, each output replaces its namesake, so a reused
     folder never mixes files of two runs (e.g. stale ``predictions/*.parquet``) and an
     interrupted write leaves the previous results whole. Names in ``remove`` that this run
-    did not produce (e.g. a full-matrix file of an earlier run) are deleted; other files are
-    left alone. Returns the names written.
+    did not produce (e.g. a full-matrix file of an earlier run) are deleted. Inside an output
+    folder only the files the package wrote (its ``MANIFEST_NAME``) are ever deleted or
+    replaced: a file of the user's there is kept, and said so. Returns the names written.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".bgbench-", dir=directory))
+    kept: list[str] = []
     try:
         for name, write in writers.items():
             write(staging / name)
@@ -196,16 +250,36 @@ def write_run_folder(
             produced, target = staging / name, directory / name
             if not produced.exists():
                 continue
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-            os.replace(produced, target)
+            files: list[str] = []
+            if produced.is_dir():
+                files = _files_in(produced)
+                manifest = {"files": files, "note": "written by bgbench"}
+                (produced / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
+            kept += _clear(target)
+            if target.exists() and not produced.is_dir():  # a folder of the user's, kept
+                log.warning("%s: a folder bgbench did not write; %s not written", target, name)
+                continue
+            if target.exists():  # a folder still holding the user's files: ours go in beside
+                for rel in [*files, MANIFEST_NAME]:
+                    if (target / rel).exists():
+                        kept.remove(f"{name}/{rel}")
+                        log.warning("replaced %s, which bgbench did not write", target / rel)
+                    (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(produced / rel, target / rel)
+            else:
+                os.replace(produced, target)
             written.append(name)
         for name in remove:
             stale = directory / name.rstrip("/")
             if name.rstrip("/") not in written and (stale.exists() or stale.is_symlink()):
-                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+                kept += _clear(stale)
+        if kept:
+            log.warning(
+                "%s: kept %d file(s) that bgbench did not write, in its output folders: %s",
+                directory,
+                len(kept),
+                ", ".join(kept[:5]) + (", ..." if len(kept) > 5 else ""),
+            )
         return written
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -17,7 +17,7 @@ variants, e.g. object size).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,8 +67,9 @@ class BenchmarkMetric(Protocol):
 
 @dataclass(frozen=True)
 class PairedGap:
-    """``name`` = acc(``minuend``) − acc(``subtrahend``); 95% interval by a seeded paired
-    bootstrap over the images both variants share (``<name>_ci95``)."""
+    """``name`` = acc(``minuend``) − acc(``subtrahend``) over the images both variants
+    scored (an image skipped in one is left out of both; the score's ``n`` is their number);
+    95% interval by a seeded paired bootstrap over the same images (``<name>_ci95``)."""
 
     name: str
     minuend: str
@@ -86,11 +87,16 @@ class PairedGap:
         return {self.name: None, f"{self.name}_ci95": None}
 
     def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
-        value = float(ctx.accuracies[self.minuend]) - float(ctx.accuracies[self.subtrahend])
+        # over the images both variants scored (an image skipped in one is left out of both),
+        # so the gap, its interval and its n are of the same images
+        correct = shared_correct(frames, (self.minuend, self.subtrahend))
+        value = None
+        if len(correct):
+            value = float(correct[self.minuend].mean() - correct[self.subtrahend].mean())
         interval = paired_gap_interval(
             frames[self.minuend], frames[self.subtrahend], ctx.seed, ctx.bootstrap_resamples
         )
-        paired = len(shared_ids(frames[self.minuend], frames[self.subtrahend]))
+        paired = len(correct)
         score = Score(
             key=self.name,
             label=self.label,
@@ -108,6 +114,15 @@ class PairedGap:
 
 def shared_ids(first: pd.DataFrame, second: pd.DataFrame) -> set:
     return set(first["id"]) & set(second["id"])
+
+
+def shared_correct(frames: Frames, variants: Sequence[str]) -> pd.DataFrame:
+    """Per image id scored in every one of ``variants``: whether each variant's prediction
+    is right (a column per variant, float 0/1). An id missing from one variant (e.g. an
+    unreadable image, skipped) is left out of all, so differences compare the same images."""
+    return (
+        pd.concat([_correct(frames[v]).rename(v) for v in variants], axis=1).dropna().astype(float)
+    )
 
 
 def paired_gap_interval(
@@ -216,9 +231,9 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True)
 class MeanDrop:
-    """``name`` = mean over the ``others`` present of acc(``reference``) − acc(other) (the
-    per-variant accuracies over all their images); ``<name>_ci95``: a seeded bootstrap over
-    the ids every one of them shares; ``<name>_variants``: what was averaged;
+    """``name`` = mean over the ``others`` present of acc(``reference``) − acc(other), over
+    the ids every one of them scored; ``<name>_ci95``: a seeded bootstrap over the same ids
+    (so the number lies in its interval); ``<name>_variants``: what was averaged;
     ``<name>_reference``: the base the drops are taken from. Variants left out of ``others``
     (e.g. a control) are not averaged. Also a bars figure of each drop with its
     paired-bootstrap interval (``figure`` names the file)."""
@@ -249,17 +264,16 @@ class MeanDrop:
         present = [v for v in self.others if v in frames and v != self.reference]
         if not present:
             return MetricOutput(self.missing())
-        ref = float(ctx.accuracies[self.reference])
-        drops = [ref - float(ctx.accuracies[v]) for v in present]
+        # over the ids every one of them scored: the mean, its interval and n are of the
+        # same images (an image skipped in one variant would otherwise count on one side only)
+        correct = shared_correct(frames, (self.reference, *present))
+        if not len(correct):
+            return MetricOutput(self.missing())
+        drops = [float(correct[self.reference].mean() - correct[v].mean()) for v in present]
         value = float(np.mean(drops))
-        correct = pd.concat(
-            [_correct(frames[v]).rename(v) for v in (self.reference, *present)], axis=1
-        ).dropna()
         interval = None
         if len(correct):
-            per_id = correct[self.reference].astype(float) - correct[present].astype(float).mean(
-                axis=1
-            )
+            per_id = correct[self.reference] - correct[present].mean(axis=1)
             (means,) = bootstrap_means(
                 per_id.to_numpy(), n_resamples=ctx.bootstrap_resamples, seed=ctx.seed
             )
@@ -280,6 +294,11 @@ class MeanDrop:
         )
         report = Report([score])
         if self.figure:
+            # each bar over the images its edit shares with the reference, like its interval
+            bars = []
+            for v in present:
+                pair = shared_correct(frames, (self.reference, v))
+                bars.append(float(pair[self.reference].mean() - pair[v].mean()))
             intervals = [
                 paired_gap_interval(
                     frames[self.reference], frames[v], ctx.seed, ctx.bootstrap_resamples
@@ -291,7 +310,7 @@ class MeanDrop:
                     file=self.figure,
                     title=f"{self.figure_title} (mean {pct(value)} pts)",
                     labels=present,
-                    values=[100 * d for d in drops],
+                    values=[100 * d for d in bars],
                     ylabel=f"acc({self.reference}) − acc(variant), pts, 95% CI",
                     intervals=[None if iv is None else [100 * x for x in iv] for iv in intervals],
                     reference=(100 * value, "mean"),
@@ -329,6 +348,10 @@ class PerClassDrops:
         present = [v for v in self.others if v in frames and v != self.reference]
         if not present:
             return MetricOutput(self.missing())
+
+        # over the ids every variant scored, like the mean drop
+        shared = shared_correct(frames, (self.reference, *present)).index
+        frames = {v: frames[v][frames[v]["id"].isin(shared)] for v in (self.reference, *present)}
 
         def per_class(frame: pd.DataFrame) -> pd.Series:
             return (frame["pred"] == frame["label"]).groupby(frame["label"]).mean()

@@ -171,6 +171,72 @@ def _imagenet_e_without_labels(tmp: Path) -> Path:
     return src
 
 
+def _imagenet_e_label_listed_twice(tmp: Path) -> Path:
+    src = _imagenet_e_release(tmp)
+    labels = src / "ImageNet-E" / "labels.txt"
+    labels.write_text(labels.read_text() + "n0_1.JPEG\t7\n")  # n0_1 is 0 on line 2
+    return src
+
+
+def _imagenet_e_unknown_edit_folder(tmp: Path) -> Path:
+    src = _imagenet_e_release(tmp)
+    shutil.copytree(src / "ImageNet-E" / "20_hard", src / "ImageNet-E" / "30_hard")
+    return src
+
+
+def _imagenet_e_empty_edit_folder(tmp: Path) -> Path:
+    src = _imagenet_e_release(tmp)
+    shutil.rmtree(src / "ImageNet-E" / "rd")
+    (src / "ImageNet-E" / "rd").mkdir()
+    return src
+
+
+def _rival10_release_with_an_empty_object_mask(tmp: Path) -> Path:
+    """The RIVAL10 fixture release with one test image's object mask all zero."""
+    import base64
+    import io
+    import pickle
+
+    from PIL import Image
+
+    from tests.rival10_fixture import write_rival10_release
+
+    release = write_rival10_release(tmp / "release")
+    pkl = sorted((release / "test" / "ordinary").glob("*_attr_dict.pkl"))[0]
+    with open(pkl, "rb") as fh:
+        masks = pickle.load(fh)
+    with Image.open(str(pkl).replace("_attr_dict.pkl", ".JPEG")) as image:
+        size = image.size
+    buffer = io.BytesIO()
+    Image.new("L", size, 0).save(buffer, "PNG")
+    masks["entire-object"] = base64.b64encode(buffer.getvalue())
+    with open(pkl, "wb") as fh:
+        pickle.dump(masks, fh)
+    return release
+
+
+def _rival10_hub_with_an_empty_object_mask(tmp: Path) -> Path:
+    """A converted RIVAL10 Hub folder whose first test row's object mask is all zero."""
+    import io
+
+    import pyarrow as pa
+    from PIL import Image
+
+    from tests.rival10_fixture import write_rival10_hub
+
+    hub = write_rival10_hub(tmp / "rival10")
+    shard = next((hub / "data" / "ordinary").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    with Image.open(io.BytesIO(rows[0]["image"]["bytes"])) as image:
+        size = image.size
+    buffer = io.BytesIO()
+    Image.new("L", size, 0).save(buffer, "PNG")
+    rows[0]["object_mask"] = {"bytes": buffer.getvalue(), "path": None}
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+    return hub
+
+
 def _photo_and_mask(tmp: Path) -> Path:
     from PIL import Image
 
@@ -179,6 +245,33 @@ def _photo_and_mask(tmp: Path) -> Path:
     mask[16:48, 16:48] = 255
     Image.fromarray(mask).save(tmp / "a_mask.png")
     return tmp
+
+
+def _wide_object_photo(tmp: Path) -> Path:
+    """A 64x48 photo whose object is a wide, flat bar: no scale fits 99% of the frame."""
+    from PIL import Image
+
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(tmp / "a.png")
+    mask = np.zeros((48, 64), np.uint8)
+    mask[10:20, 5:60] = 255
+    Image.fromarray(mask).save(tmp / "a_mask.png")
+    return tmp
+
+
+def _photos_and_one_oversized(tmp: Path) -> Path:
+    """IN-9 photos in wnid folders and one 14000x14000 PNG (bilevel: a 24 KB file, but more
+    pixels than PIL decodes) among them."""
+    from PIL import Image
+
+    from tests.synthetic_scenes import class_wnids, write_photos
+
+    images, _ = write_photos(tmp / "photos", per_class=2, extras=False)
+    wnid = class_wnids()[1]
+    Image.new("1", (14000, 14000), 0).save(images / wnid / f"{wnid}_huge.png")
+    return images
+
+
+EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--output", "{out}/o.png"]
 
 
 # Commands whose arguments are given whole ({data}: the built input, {out}: a fresh folder).
@@ -196,6 +289,84 @@ WHOLE_ARGV_CASES = [
         ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
         2,
         "no labels.txt next to it",
+    ),
+    (  # issue 20: the later line silently won
+        "imagenet-e-labels-file-listed-twice",
+        _imagenet_e_label_listed_twice,
+        ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
+        2,
+        "'n0_1' is listed twice with different labels (line 2: 0, line 7: 7)",
+    ),
+    (  # issue 20: an edit folder of an unknown name was dropped without a word
+        "imagenet-e-unknown-edit-folder",
+        _imagenet_e_unknown_edit_folder,
+        ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
+        2,
+        "folder(s) '30_hard' are no ImageNet-E edit",
+    ),
+    (
+        "imagenet-e-unknown-edit-folder-evaluate",
+        _imagenet_e_unknown_edit_folder,
+        ["evaluate", "--benchmark", "imagenet-e", "--data", "{data}", "--output", "{out}/r"],
+        2,
+        "folder(s) '30_hard' are no ImageNet-E edit",
+    ),
+    (  # issue 20: an empty edit folder was dropped without a word
+        "imagenet-e-empty-edit-folder",
+        _imagenet_e_empty_edit_folder,
+        ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
+        2,
+        "edit folder(s) rd (rotation) hold no images",
+    ),
+    (  # issue 20: kept, so its "object noise" added no noise
+        "rival10-empty-object-mask-convert",
+        _rival10_release_with_an_empty_object_mask,
+        ["convert", "rival10", "{data}", "{out}/hub", "--quiet"],
+        0,
+        "test: skipped empty_object_mask 1",
+    ),
+    (  # issue 20: validate passed it
+        "rival10-empty-object-mask-validate",
+        _rival10_hub_with_an_empty_object_mask,
+        ["validate", "{data}"],
+        1,
+        "1 row(s) with object_mask with no object pixel (all zero)",
+    ),
+    (  # issue 20: exited 0 with the object removed, and printed NaN (invalid JSON)
+        "edit-rotation-angle-nan",
+        _photo_and_mask,
+        [*EDIT, "rotation", "--angle", "nan"],
+        2,
+        "--angle must be a finite number of degrees, got nan",
+    ),
+    (  # issue 20: the library's message named no option
+        "edit-rotation-max-angle-negative",
+        _photo_and_mask,
+        [*EDIT, "rotation", "--max-angle", "-90"],
+        2,
+        "--max-angle must be a number of degrees >= 0",
+    ),
+    (
+        "edit-seed-negative",
+        _photo_and_mask,
+        [*EDIT, "rotation", "--seed", "-1"],
+        2,
+        "--seed must be 0 or more, got -1",
+    ),
+    (  # issue 20: reached a far lower rate with no warning
+        "edit-position-rate-not-reached",
+        _wide_object_photo,
+        [*EDIT, "position", "--rate", "0.99"],
+        0,
+        "not the 0.99 asked (more than 0.015 off",
+    ),
+    (  # issue 20: a DecompressionBombError traceback from a build worker
+        "build-with-an-oversized-photo",
+        _photos_and_one_oversized,
+        ["build", "in9", "--images", "{data}", "--no-boxes", "--output", "{out}/in9"]
+        + ["--workers", "2", "--no-progress"],
+        0,
+        "dropped: too_large 1",
     ),
     (
         "diffusion-edit-without-a-model",
@@ -267,10 +438,13 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
     argv = [fill.get(a, a) for a in argv]
     if "--output" not in argv:
         argv += ["--output", str(tmp_path / "out")]
+    out_existed = (tmp_path / "out").exists()
     assert main([*argv, "--quiet", "--workers", "0"]) == code
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err and "DataLoader worker" not in err
+    # issue 20: a failed command left an empty --output folder
+    assert out_existed or not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(
@@ -286,9 +460,9 @@ def test_bad_input_to_other_commands_gets_a_clear_message(
     out.mkdir()
     argv = [a.replace("{data}", str(data)).replace("{out}", str(out)) for a in argv]
     assert _exit_code(argv) == code
-    err = capsys.readouterr().err
-    assert expected in err
-    assert "Traceback" not in err
+    said = capsys.readouterr()
+    assert expected in said.err + said.out  # (validate and convert report on stdout)
+    assert "Traceback" not in said.err + said.out
 
 
 def test_mismatched_ids_allowed_are_scored_on_shared_ids_and_recorded(tmp_path):
@@ -304,14 +478,29 @@ def test_mismatched_ids_allowed_are_scored_on_shared_ids_and_recorded(tmp_path):
     assert {r["n"] for r in results["variants"].values()} == {17}
 
 
-def test_reused_output_folder_keeps_no_stale_files(tmp_path):
+def test_reused_output_folder_keeps_no_stale_files(tmp_path, caplog):
+    """A reused --output holds one run's files; only files bgbench wrote (its manifest) are
+    replaced or removed: a file of the user's in predictions/ is kept, and said so (issue
+    20: it was deleted without a message)."""
+    from hf_bgbench.results import MANIFEST_NAME
+
     release = write_release(tmp_path / "release")
     out = tmp_path / "out"
     base = ["evaluate", "tf_efficientnet_lite0", "--data", str(release), "--output", str(out)]
     assert main([*base, "--variants", "original", "only_fg", "--quiet"]) == 0
     assert (out / "predictions" / "only_fg.parquet").is_file()
+    (out / "predictions" / "my_notes.txt").write_text("mine")
     assert main([*base, "--variants", "original", "--quiet"]) == 0
-    assert sorted(p.name for p in (out / "predictions").iterdir()) == ["original.parquet"]
+    assert sorted(p.name for p in (out / "predictions").iterdir()) == [
+        MANIFEST_NAME,
+        "my_notes.txt",
+        "original.parquet",
+    ]
+    assert "kept 1 file(s) that bgbench did not write, in its output folders: predictions/my_n" in (
+        caplog.text
+    )
+    listed = json.loads((out / "predictions" / MANIFEST_NAME).read_text())["files"]
+    assert listed == ["original.parquet"]
     assert not [p for p in out.iterdir() if p.name.startswith(".bgbench-")]
 
 
@@ -381,3 +570,253 @@ def test_a_dead_runs_output_lock_is_taken_over_and_released(tmp_path):
     with pytest.raises(RuntimeError), output_lock(tmp_path):
         raise RuntimeError("the run failed")
     assert not (tmp_path / LOCK_NAME).exists()
+
+
+# --------------------------------------------------------------------- Python-level cases
+# Each returns what a user would read or trust (a number, a message); the row says what it
+# must be. The "before" of each is in its comment.
+
+
+def _message(call) -> str:
+    """The message of the ValueError ``call()`` raises ("" if it raises none)."""
+    try:
+        call()
+    except ValueError as err:
+        return str(err)
+    return ""
+
+
+def _frames(**columns) -> dict:
+    import pandas as pd
+
+    return {
+        v: pd.DataFrame({"id": ids, "label": 0, "pred": preds})
+        for v, (ids, preds) in columns.items()
+    }
+
+
+def _gap_of_a_variant_with_an_unreadable_image(tmp: Path):
+    """mixed_same scores 18 images (the 18th wrong); in mixed_rand the 18th was unreadable
+    (skipped), the 17 others right. Before: 17/18 - 17/17 = -5.6 pts "n=17"; the paired gap
+    over the 17 shared images is 0."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.tasks.evaluate_summary import summarize
+
+    ids = [f"i{k}" for k in range(18)]
+    frames = _frames(mixed_same=(ids, [0] * 17 + [1]), mixed_rand=(ids[:17], [0] * 17))
+    body, report = summarize(get_benchmark("in9"), frames)
+    score = next(s for s in report.scores if s.key == "bg_gap")
+    return body["bg_gap"], body["bg_gap_ci95"], score.n
+
+
+def _mean_drop_of_an_edit_with_an_unreadable_image(tmp: Path):
+    """original: 10 images, the 10th wrong; bg_complex: the 10th unreadable, 9 right.
+    Before: "mean DA -10.0, 95% CI [0.0, 0.0]" (a number outside its own interval)."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.tasks.evaluate_summary import summarize
+
+    ids = [f"i{k}" for k in range(10)]
+    frames = _frames(original=(ids, [0] * 9 + [1]), bg_complex=(ids[:9], [0] * 9))
+    body, report = summarize(get_benchmark("imagenet-e"), frames)
+    score = next(s for s in report.scores if s.key == "mean_da")
+    return body["mean_da"], body["mean_da_ci95"], score.n
+
+
+def _photo_folder_item(tmp: Path, save) -> dict:
+    """Row 0 of a one-photo IN-9 photo folder (class folder dog/) through the decode loader."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.data.loader import DecodedRows
+    from hf_bgbench.data.sources import resolve_source
+
+    (tmp / "photos" / "dog").mkdir(parents=True)
+    save(tmp / "photos" / "dog")
+    ds = resolve_source(tmp / "photos", get_benchmark("in9")).load("original")
+    return DecodedRows(ds, [0])[0]
+
+
+def _sixteen_bit_grey_png(tmp: Path):
+    """A 16-bit greyscale PNG of mid grey (32768 of 65535). Before: all white (255)."""
+    from PIL import Image
+
+    def save(folder: Path) -> None:
+        Image.fromarray(np.full((32, 32), 32768, np.uint16)).save(folder / "grey16.png")
+
+    item = _photo_folder_item(tmp, save)
+    return item["error"], sorted(set(item["image"].flatten().tolist()))
+
+
+def _oversized_photo_in_a_photo_folder(tmp: Path):
+    from PIL import Image
+
+    def save(folder: Path) -> None:
+        Image.new("1", (14000, 14000), 0).save(folder / "huge.png")
+
+    return _photo_folder_item(tmp, save)["error"].replace(str(tmp / "photos" / "dog"), "DIR")
+
+
+def _bg_gap_rows(**rows) -> str:
+    from hf_bgbench.metrics.backgrounds import bg_gap_report
+
+    gaps = {"bg_gap": ("mixed_same", "mixed_rand")}
+    roles = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
+    args = {"predictions": [0, 1, 0, 1], "references": [0, 1, 0, 1], **rows}
+    return _message(lambda: bg_gap_report(**args, gaps=gaps, category_roles=roles))
+
+
+def _nine_unnamed_outputs(tmp: Path):
+    """A 9-output model whose classes are LABEL_0...LABEL_8. Before: taken to be in IN-9's
+    label order without a word; the results looked the same as for a named model."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.models.classifier import infer_label_space
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    model = ColourRuleClassifier("in9")
+    get_benchmark("in9")  # the registry offers the benchmarks' label spaces
+    model.label_space = infer_label_space(9, [f"LABEL_{i}" for i in range(9)])
+    release = write_release(tmp / "release", variants=("original",))
+    doc = evaluate_model(
+        model, benchmark="in9", data=release, use_cache=False, num_workers=0, progress=False
+    )
+    (said,) = doc["assumptions"]
+    notes = " ".join(doc["report"]["notes"])
+    return (
+        said[:60],
+        "id2label in config.json" in said,
+        said in doc["label_protocol"],
+        said in notes,
+    )
+
+
+PYTHON_CASES = [
+    (
+        "unnamed-nine-class-model-order-assumed",
+        _nine_unnamed_outputs,
+        ("the model names no classes (LABEL_0, ...), so its 9 outputs ", True, True, True),
+    ),
+    (
+        "gap-over-the-images-both-variants-scored",
+        _gap_of_a_variant_with_an_unreadable_image,
+        (0.0, [0.0, 0.0], 17),
+    ),
+    (
+        "mean-drop-inside-its-interval",
+        _mean_drop_of_an_edit_with_an_unreadable_image,
+        (0.0, [0.0, 0.0], 9),
+    ),
+    ("sixteen-bit-grey-png-is-grey", _sixteen_bit_grey_png, (None, [128])),
+    (
+        "oversized-photo-skipped-with-the-limit",
+        _oversized_photo_in_a_photo_folder,
+        "DIR/huge.png: 196,000,000 pixels, more than the 178,956,970 bgbench decodes"
+        " (a guard against decompression bombs); downscale it, or raise the limit with the "
+        "environment variable BGBENCH_MAX_IMAGE_PIXELS=N.",
+    ),
+    (  # before: 1.0 (3 images' accuracy minus another image's)
+        "metric-bg-gap-unpaired-rows",
+        lambda tmp: _bg_gap_rows(variants=["mixed_same"] * 3 + ["mixed_rand"], ids=None),
+        "`variants`: bg_gap compares the same images under mixed_same and mixed_rand, but there "
+        "are 3 mixed_same rows and 1 mixed_rand row; give one row per image in each (or the "
+        'image `ids`, config "with_ids", to pair them).',
+    ),
+    (  # before: -0.333
+        "metric-bg-gap-duplicate-id",
+        lambda tmp: _bg_gap_rows(variants=["mixed_same"] * 2 + ["mixed_rand"] * 2, ids=[*"aaab"]),
+        "`ids` repeats image id 'a' within variant 'mixed_same'; each image has one row per "
+        "variant.",
+    ),
+    (  # before: -0.5
+        "metric-bg-gap-one-id-two-labels",
+        lambda tmp: _bg_gap_rows(
+            variants=["mixed_same"] * 2 + ["mixed_rand"] * 2, ids=[*"abab"], references=[0, 1, 0, 0]
+        ),
+        "`references` differ between the variants of image id 'b' (1 in mixed_same, 0 in "
+        "mixed_rand); every variant of an image has its foreground's class.",
+    ),
+    (  # before: 0.0
+        "metric-dropped-accuracy-unpaired-rows",
+        lambda tmp: _message(
+            lambda: __import__("hf_bgbench.metrics", fromlist=["x"]).dropped_accuracy(
+                [0, 0, 1],
+                [0, 0, 0],
+                ["original", "original", "bg_random"],
+                reference_edit="original",
+                known_edits=None,
+            )
+        ),
+        "`edits`: dropped accuracy compares the same images unedited and edited, but there are "
+        "2 'original' row(s) and 1 'bg_random' row(s); give one row per image for every edit "
+        "(leave an image an edit lacks out of 'original' too).",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case, expected", [c[1:] for c in PYTHON_CASES], ids=[c[0] for c in PYTHON_CASES]
+)
+def test_bad_input_in_python_gives_the_right_value_or_a_clear_message(case, expected, tmp_path):
+    observed = case(tmp_path)
+    assert observed == (pytest.approx(expected) if isinstance(expected, float) else expected)
+
+
+# ------------------------------------------------------------- counted in results.json
+# Runs that succeed with something left out: the count is in results.json, never only in a
+# terminal warning (issue 20: results.json said "skipped 0").
+
+
+def _photos_one_outside_the_classes(tmp: Path) -> Path:
+    from PIL import Image
+
+    folder = tmp / "photos"
+    folder.mkdir()
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(folder / "n02085620_1.JPEG")  # a dog
+    Image.new("RGB", (64, 64), (30, 30, 200)).save(folder / "n04592741_1.JPEG")  # a wing
+    return folder
+
+
+def _rival10_release_missing_a_companion(tmp: Path) -> Path:
+    from tests.rival10_fixture import write_rival10_release
+
+    release = write_rival10_release(tmp / "release")
+    next((release / "test" / "ordinary").glob("*_attr_labels.npy")).unlink()
+    return release
+
+
+RESULTS_CASES = [
+    # (id, input builder, argv with {data}, what to read from results.json, expected)
+    (
+        "photo-outside-the-classes",
+        _photos_one_outside_the_classes,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
+        lambda doc: (
+            doc["variants"]["original"]["skipped"],
+            doc["data"]["skipped"]["original/test"]["outside_benchmark_classes"]["count"],
+            doc["data"]["assumptions"][0][:52],
+        ),
+        (1, 1, "the photos' labels are read from the ImageNet wnid e"),
+    ),
+    (
+        "rival10-item-missing-a-companion-file",
+        _rival10_release_missing_a_companion,
+        ["evaluate", "tf_efficientnet_lite0", "--benchmark", "rival10", "--data", "{data}"]
+        + ["--label-map", "imagenet"],
+        lambda doc: (
+            doc["variants"]["ordinary"]["skipped"],
+            doc["data"]["skipped"]["ordinary/test"]["missing_files"]["count"],
+        ),
+        (1, 1),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "builder, argv, pick, expected",
+    [c[1:] for c in RESULTS_CASES],
+    ids=[c[0] for c in RESULTS_CASES],
+)
+def test_what_is_left_out_is_counted_in_results(builder, argv, pick, expected, tmp_path):
+    data = builder(tmp_path)
+    out = tmp_path / "out"
+    argv = [a.replace("{data}", str(data)) for a in argv]
+    assert main([*argv, "--output", str(out), "--quiet", "--workers", "0", "--no-cache"]) == 0
+    assert pick(json.loads((out / "results.json").read_text())) == expected

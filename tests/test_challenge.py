@@ -248,6 +248,9 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
 def test_cli_reports_bad_data_without_traceback(tmp_path, capsys):
     root = write_release(tmp_path, variants=("original", "only_bg_t"))
     shutil.rmtree(root / "bg_challenge" / "fg_mask")
-    code = main(["challenge", "tf_efficientnet_lite0", "--data", str(root), "--quiet"])
+    out = tmp_path / "out"  # (without --output it wrote bgbench_challenge/ in the checkout)
+    argv = ["challenge", "tf_efficientnet_lite0", "--data", str(root), "--output", str(out)]
+    code = main([*argv, "--quiet"])
     assert code == 2
     assert "fg_mask" in capsys.readouterr().err
+    assert not out.exists()  # a failed run leaves no empty --output folder

@@ -259,5 +259,7 @@ def test_a_missing_run_fails_clearly(built, tmp_path, capsys):
     (broken / "README.md").write_text((built / "README.md").read_text())
     (broken / "run-3").mkdir()
     argv = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "imagenet-e"]
-    assert main([*argv, "--data", str(broken), "--quiet"]) == 2
+    out = tmp_path / "out"  # never the default bgbench_results/ in the checkout
+    assert main([*argv, "--data", str(broken), "--output", str(out), "--quiet"]) == 2
+    assert not out.exists()  # a failed run leaves no empty --output folder
     assert "lists the run 'run-3'" in capsys.readouterr().err

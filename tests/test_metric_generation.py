@@ -308,7 +308,9 @@ def test_load_metric_returns_the_packaged_module_offline():
     module = hf_bgbench.load_metric("bg_gap")
     assert module.name == "bg_gap"
     assert module.compute(
-        predictions=[0, 1, 2], references=[0, 1, 1], variants=["mixed_same"] + ["mixed_rand"] * 2
+        predictions=[0, 0, 1, 2],
+        references=[0, 0, 1, 1],
+        variants=["mixed_same"] * 2 + ["mixed_rand"] * 2,
     ) == {"accuracy_mixed_rand": 0.5, "accuracy_mixed_same": 1.0, "bg_gap": 0.5}
     assert "ids" in hf_bgbench.load_metric("bg_gap", "with_ids").features
     with pytest.raises(ValueError, match="Unknown metric 'accuracy'; choose from bg_gap"):

@@ -243,9 +243,9 @@ def test_dropped_accuracy_module_hand_computed_and_keywords():
         "mean_dropped_accuracy": 0.5,
     }
     custom = module.compute(
-        predictions=[1, 1, 0, 1],
-        references=[1, 1, 1, 1],
-        edits=["original", "original", "leopard", "checker"],
+        predictions=[1, 0, 1],
+        references=[1, 1, 1],
+        edits=["original", "leopard", "checker"],
         known_edits=None,
     )
     assert custom["dropped_accuracy"] == {"checker": 0.0, "leopard": 1.0}

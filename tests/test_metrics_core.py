@@ -63,16 +63,16 @@ IN9_GAPS = {
 IN9_ROLES = {"full": "original", "foreground": "mixed_rand", "background": "only_bg_t"}
 
 GAP_ROWS = dict(
-    predictions=[0, 1, 2, 1, 1, 2, 3, 3, 4, 0],
-    references=[0, 1, 2, 1, 1, 2, 3, 3, 4, 4],
-    variants=["mixed_same"] * 4 + ["mixed_rand"] * 4 + ["mixed_next"] * 2,
+    predictions=[0, 1, 2, 1, 1, 2, 3, 3, 4, 0, 4, 0],
+    references=[0, 1, 2, 1, 1, 2, 3, 3, 4, 4, 4, 4],
+    variants=["mixed_same"] * 4 + ["mixed_rand"] * 4 + ["mixed_next"] * 4,
     gaps=IN9_GAPS,
 )
 
 
 def test_bg_gap_report_hand_computed():
     out = bg_gap_report(**GAP_ROWS)
-    # mixed_same rows 0-3 all right; mixed_rand rows 4-7 all right; mixed_next 1 of 2
+    # mixed_same rows 0-3 all right; mixed_rand rows 4-7 all right; mixed_next 2 of 4
     assert out["accuracy_mixed_same"] == 1.0
     assert out["accuracy_mixed_rand"] == 1.0
     assert out["accuracy_mixed_next"] == 0.5
@@ -108,7 +108,7 @@ def test_bg_gap_report_needs_both_mixed_variants():
 
 def test_gaps_and_views_come_from_the_caller():
     """Any benchmark's gaps: the first is the headline (required), the others when present."""
-    rows = dict(predictions=[0, 1, 1, 1], references=[0, 1, 1, 0], variants=["a", "a", "b", "c"])
+    rows = dict(predictions=[0, 1, 1, 1, 1], references=[0, 1, 1, 1, 0], variants=[*"aabbc"])
     out = bg_gap_report(**rows, gaps={"a_minus_b": ("a", "b"), "a_minus_z": ("a", "z")})
     assert out == {"accuracy_a": 1.0, "accuracy_b": 1.0, "accuracy_c": 0.0, "a_minus_b": 0.0}
     with pytest.raises(ValueError, match="a_minus_z needs both a and z"):
@@ -118,9 +118,9 @@ def test_gaps_and_views_come_from_the_caller():
     with pytest.raises(ValueError, match="`gaps`: 'x' must map to two variant names"):
         bg_gap_report(**rows, gaps={"x": ("a",)})
     with pytest.raises(ValueError, match="`category_roles` is required with `ids`"):
-        bg_gap_report(**rows, ids=["1", "2", "3", "4"], gaps={"a_minus_b": ("a", "b")})
+        bg_gap_report(**rows, ids=["1", "2", "3", "4", "5"], gaps={"a_minus_b": ("a", "b")})
     with pytest.raises(ValueError, match="`category_roles` must map full, foreground"):
-        prediction_categories_by_id(**rows, ids=["1"] * 4, category_roles={"full": "a"})
+        prediction_categories_by_id(**rows, ids=["1"] * 5, category_roles={"full": "a"})
     views = {"full": "a", "foreground": "b", "background": "c"}
     one = dict(predictions=[1, 1, 2], references=[1, 1, 1], variants=["a", "b", "c"])
     assert prediction_categories_by_id(**one, ids=["i"] * 3, category_roles=views) == (
@@ -179,6 +179,15 @@ def test_the_core_imports_only_numpy_and_itself():
                 assert allowed or name.startswith("hf_bgbench.metrics"), f"{path.name}: {name}"
 
 
+def _one_row_per_image(rows: list[tuple], names=("mixed_same", "mixed_rand", "mixed_next")):
+    """``rows`` (prediction, reference, name) padded with (0, 0, name) rows until every name
+    present has as many rows: a gap (or a drop) compares the same images, so without ids each
+    of its variants has one row per image (issue 20: unequal counts are an error now)."""
+    counts = {n: sum(r[2] == n for r in rows) for n in names}
+    most = max(counts.values())
+    return rows + [(0, 0, n) for n, c in counts.items() if c for _ in range(most - c)]
+
+
 @SETTINGS
 @given(
     st.lists(
@@ -193,7 +202,7 @@ def test_the_core_imports_only_numpy_and_itself():
     st.randoms(use_true_random=False),
 )
 def test_bg_gap_is_difference_and_row_order_free(rows, rnd):
-    rows = rows + [(0, 0, "mixed_same"), (1, 2, "mixed_rand")]
+    rows = _one_row_per_image(rows + [(0, 0, "mixed_same"), (1, 2, "mixed_rand")])
     pred, ref, var = map(list, zip(*rows, strict=True))
     out = bg_gap_report(pred, ref, var, gaps=IN9_GAPS)
     assert out["bg_gap"] == pytest.approx(out["accuracy_mixed_same"] - out["accuracy_mixed_rand"])
@@ -777,6 +786,42 @@ def test_dropped_accuracy_names_and_errors():
         dropped_accuracy([0], [0], ["original"], **EDIT_NAMES)
     with pytest.raises(ValueError, match="`dropped` is empty"):
         mean_dropped_accuracy({})
+    # issue 20: 2 original rows and 1 edit row returned 0.0 (accuracies of different images)
+    with pytest.raises(ValueError, match="2 'original' row.* and 1 'bg_random' row"):
+        dropped_accuracy([0, 0, 1], [0, 0, 0], ["original", "original", "bg_random"], **EDIT_NAMES)
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [  # issue 20: each returned a number (1.0, -0.333, -0.5) over unpaired rows
+        (
+            dict(variants=["mixed_same"] * 3 + ["mixed_rand"]),
+            "there are 3 mixed_same rows and 1 mixed_rand row",
+        ),
+        (
+            dict(variants=["mixed_same"] * 2 + ["mixed_rand"] * 2, ids=["a", "a", "a", "b"]),
+            "`ids` repeats image id 'a' within variant 'mixed_same'",
+        ),
+        (
+            dict(
+                variants=["mixed_same"] * 2 + ["mixed_rand"] * 2,
+                ids=["a", "b", "a", "b"],
+                references=[0, 1, 0, 0],
+            ),
+            "`references` differ between the variants of image id 'b' (1 in mixed_same, 0 in",
+        ),
+        (
+            dict(variants=["mixed_same"] * 2 + ["mixed_rand"] * 2, ids=["a", "b", "a", "c"]),
+            "1 id(s) are only in mixed_same (e.g. 'b') and 1 only in mixed_rand (e.g. 'c')",
+        ),
+    ],
+)
+def test_bg_gap_refuses_rows_that_do_not_pair(rows, message):
+    args = {"predictions": [0, 1, 0, 1], "references": [0, 1, 0, 1], **rows}
+    roles = IN9_ROLES if "ids" in rows else None
+    with pytest.raises(ValueError) as err:
+        bg_gap_report(**args, gaps=IN9_GAPS, category_roles=roles)
+    assert message in str(err.value)
 
 
 @SETTINGS
@@ -789,7 +834,7 @@ def test_dropped_accuracy_names_and_errors():
     st.randoms(use_true_random=False),
 )
 def test_dropped_accuracy_row_order_free(rows, rnd):
-    rows = rows + [(0, 0, "original")]
+    rows = _one_row_per_image(rows + [(0, 0, "original")], ("original", *IMAGENET_E_EDITS[1:5]))
     pred, ref, ed = map(list, zip(*rows, strict=True))
     out = dropped_accuracy_report(pred, ref, ed, **EDIT_NAMES)
     rnd.shuffle(rows)

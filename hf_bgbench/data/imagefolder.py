@@ -151,19 +151,36 @@ def _from_layout(folder: Path, lab: _Labeller) -> list[tuple[Path, int]]:
     return out
 
 
-def labelled_files(folder: str | Path, spec: BenchmarkSpec) -> tuple[list[tuple[Path, int]], int]:
-    """(path, label) pairs of the photos in the benchmark, and how many were outside it."""
+OUTSIDE_CLASSES = "outside_benchmark_classes"
+"""Why a photo is skipped: its class is not one of the benchmark's (counted in results)."""
+
+
+def label_source(folder: str | Path) -> str:
+    """Where the labels of a photo folder come from, in words (recorded as an assumption
+    when they are read from names rather than stated in a metadata.csv)."""
+    folder = Path(folder)
+    if _metadata_csv(folder):
+        return "metadata.csv"
+    if any(d.is_dir() and _images(d) for d in folder.iterdir()):
+        return "folder names"
+    return "file names"
+
+
+def labelled_files(
+    folder: str | Path, spec: BenchmarkSpec
+) -> tuple[list[tuple[Path, int]], list[str]]:
+    """(path, label) pairs of the photos in the benchmark, and the photos outside it."""
     folder = Path(folder)
     lab = _Labeller(spec)
     meta = _metadata_csv(folder)
     pairs = _from_csv(*meta, lab) if meta else _from_layout(folder, lab)
     kept = [(p, y) for p, y in pairs if y != UNMAPPED]
-    skipped = len(pairs) - len(kept)
+    skipped = [str(p.relative_to(folder)) for p, y in pairs if y == UNMAPPED]
     if skipped:
         log.warning(
-            "%s: %d photo(s) are outside the %s classes and are skipped.",
+            "%s: %d photo(s) are outside the %s classes and are skipped (counted in results).",
             folder,
-            skipped,
+            len(skipped),
             spec.name,
         )
     if not kept:
@@ -172,6 +189,11 @@ def labelled_files(folder: str | Path, spec: BenchmarkSpec) -> tuple[list[tuple[
 
 
 def load_image_folder(folder: str | Path, spec: BenchmarkSpec) -> datasets.Dataset:
+    ds, _ = _image_folder(folder, spec)
+    return ds
+
+
+def _image_folder(folder: str | Path, spec: BenchmarkSpec) -> tuple[datasets.Dataset, list[str]]:
     files, skipped = labelled_files(folder, spec)
     ds = datasets.Dataset.from_dict(
         {
@@ -181,8 +203,8 @@ def load_image_folder(folder: str | Path, spec: BenchmarkSpec) -> datasets.Datas
         },
         features=benchmark_features(spec.classes),
     )
-    ds.info.description = f"skipped_outside_benchmark={skipped}"
-    return ds
+    ds.info.description = f"skipped_outside_benchmark={len(skipped)}"
+    return ds, skipped
 
 
 class PhotoFolder(Reader):
@@ -201,7 +223,15 @@ class PhotoFolder(Reader):
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
         self._test_split_only(split)
-        return load_image_folder(self.location, self.spec)
+        if label_source(self.location) == "file names":
+            self.assume(
+                "the photos' labels are read from the ImageNet wnid each file name starts with "
+                "(n02085620_...); a metadata.csv (file, label columns) or class sub-folders "
+                "state them instead"
+            )
+        ds, skipped = _image_folder(self.location, self.spec)
+        self.note_skipped(variant, split, {OUTSIDE_CLASSES: skipped})
+        return ds
 
     def _missing_variant_hint(self) -> str:
         return f" A plain photo folder only provides {self.spec.reference_variant!r}."

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import datasets
@@ -25,10 +26,23 @@ import torch
 from PIL import Image
 
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
+from hf_bgbench.files import ImageDecodeError, eight_bit, open_image
 
 
 class DataError(ValueError):
     """The data cannot be used as the task asks (message meant for a person)."""
+
+
+def decode_image(value: Any, where: str | None = None) -> Image.Image:
+    """A stored image (``{"bytes", "path"}``, a path or bytes) decoded through the one guarded
+    path (:func:`hf_bgbench.files.open_image`: 16-bit scaled to 8, oversized refused by
+    name); a path that is not on this disk (a Hub file) is opened by ``datasets``."""
+    if isinstance(value, dict) and not value.get("bytes"):
+        path = value.get("path")
+        if path and not Path(path).exists() and "://" in str(path):
+            decoded = datasets.Image().decode_example(value)
+            return eight_bit(decoded, where or str(path))
+    return open_image(value, where)
 
 
 def to_rgb(image: Image.Image) -> Image.Image:
@@ -122,7 +136,6 @@ class DecodedRows(torch.utils.data.Dataset):
         self.ds = ds
         self.indices = list(indices)
         self.image_transform = image_transform or rgb_uint8
-        self.decoder = datasets.Image()
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -132,18 +145,19 @@ class DecodedRows(torch.utils.data.Dataset):
         item: dict[str, Any] = {ID: row[ID], LABEL: row[LABEL], "error": None}
         column = IMAGE
         try:
-            image = self.decoder.decode_example(row[IMAGE])
+            image = decode_image(row[IMAGE])
             if self.geometry is not None:
                 image = self.geometry(to_rgb(image))
             item[IMAGE] = self.image_transform(image)
             for column in self.image_columns:
-                mask = self.decoder.decode_example(row[column])
+                mask = decode_image(row[column])
                 if self.geometry is not None:
                     mask = self.geometry(mask.convert("L"), mask=True)
                 item[column] = mask_uint8(mask)
         except Exception as err:  # corrupt or unreadable file: counted and reported
             prefix = "" if column == IMAGE else f"{column}: "
-            item["error"] = f"{prefix}{type(err).__name__}: {err}"
+            said = str(err) if isinstance(err, ImageDecodeError) else f"{type(err).__name__}: {err}"
+            item["error"] = f"{prefix}{said}"
             return item
         for column in self.extra:
             if column not in self.image_columns:

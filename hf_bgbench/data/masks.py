@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from hf_bgbench.data.loader import Geometry
+from hf_bgbench.data.loader import Geometry, decode_image
 
 ATTRIBUTE_MASKS = "attribute_masks"
 MASK_THRESHOLD = 128  # masks are stored 0/255: a pixel is part of the mask at >= 128
@@ -18,13 +18,11 @@ MASK_THRESHOLD = 128  # masks are stored 0/255: a pixel is part of the mask at >
 def attribute_masks(entries: Any, geometry: Geometry | None) -> tuple[list[str], np.ndarray]:
     """(names, bool (k, H, W) masks) of one row's non-empty attribute masks, sized like the
     image (the same geometry, nearest neighbour, so they stay binary)."""
-    import datasets
-
     names, masks = [], []
     for entry in entries or ():
         mask = entry["mask"]
         if isinstance(mask, dict):  # stored undecoded: {"bytes", "path"}
-            mask = datasets.Image().decode_example(mask)
+            mask = decode_image(mask, f"the {entry['attribute']} mask")
         if not isinstance(mask, Image.Image):
             mask = Image.fromarray(np.asarray(mask, dtype=np.uint8))
         mask = mask.convert("L")

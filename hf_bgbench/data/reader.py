@@ -7,7 +7,8 @@ themselves are :mod:`.hub`, :mod:`.imagefolder` and each benchmark's own release
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -17,6 +18,8 @@ import pyarrow as pa
 
 from hf_bgbench.data.schema import IMAGE, MASK, check_schema
 from hf_bgbench.spec import BenchmarkSpec
+
+log = logging.getLogger(__name__)
 
 
 def image_paths(ds: datasets.Dataset) -> list[str | None]:
@@ -107,6 +110,18 @@ class Reader:
             )
         return ds
 
+    def note_skipped(self, variant: str, split: str, reasons: Mapping[str, Sequence[str]]) -> None:
+        """Files the layout could not use while listing ``variant`` (reason -> the files):
+        recorded in the results (``data.skipped`` and the variant's ``skipped`` count), never
+        only a terminal warning."""
+        kept = {str(k): [str(f) for f in v] for k, v in reasons.items() if v}
+        if kept:
+            self.__dict__.setdefault("_skipped", {})[(variant, split)] = kept
+
+    def skipped_files(self, variant: str, split: str = "test") -> dict[str, list[str]]:
+        """reason -> files skipped while listing ``variant`` (see :meth:`note_skipped`)."""
+        return dict(self.__dict__.get("_skipped", {}).get((variant, split), {}))
+
     def runs(self) -> dict[str, Reader]:
         """Repeated builds of the same data with other seeds (run name -> its reader, in
         order) when this reader serves several -- a task then scores each and reports the
@@ -157,9 +172,33 @@ class Reader:
         return files_signature(ds)
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "location": self.location,
             "variants": list(self.variants),
             "fingerprint": self.data_fingerprint(),
         }
+        skipped = self.__dict__.get("_skipped", {})
+        if skipped:  # files the layout could not use, per variant/split and reason
+            out["skipped"] = {
+                f"{variant}/{split}": {
+                    reason: {"count": len(files), "examples": files[:5]}
+                    for reason, files in reasons.items()
+                }
+                for (variant, split), reasons in skipped.items()
+            }
+        if self.assumptions:
+            out["assumptions"] = list(self.assumptions)
+        return out
+
+    @property
+    def assumptions(self) -> list[str]:
+        """What this reader guessed about the data (e.g. labels taken from file names):
+        each said once in the terminal and recorded in the results (``data.assumptions``)."""
+        return self.__dict__.setdefault("_assumptions", [])
+
+    def assume(self, sentence: str) -> None:
+        """Record a guess (:attr:`assumptions`) and say it, once."""
+        if sentence not in self.assumptions:
+            self.assumptions.append(sentence)
+            log.warning("assumed: %s", sentence)

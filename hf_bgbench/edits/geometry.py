@@ -231,7 +231,7 @@ def resize_object(
     if frame not in FRAMES:
         raise EditError(f"Unknown frame {frame!r}; use one of {list(FRAMES)}.")
     img, m, bg = _inputs(image, mask, background)
-    if rate is not None and not 0 < rate <= 1:
+    if rate is not None and not 0 < rate <= 1:  # (NaN fails this too)
         raise EditError(f"The object pixel rate must be in (0, 1], got {rate}.")
     before = float(m.mean())
     params: dict = {"edit": "size", "target_rate": "full" if rate is None else rate}
@@ -382,6 +382,13 @@ def rotate_object(
     uniformly in [-max_angle, max_angle] (:func:`draw_angle`). Parts turned out of the frame
     are cut, as in the authors' rotation."""
     img, m, bg = _inputs(image, mask, background)
+    if angle is not None and not np.isfinite(angle):
+        raise EditError(f"The rotation angle must be a finite number of degrees, got {angle}.")
+    if not (np.isfinite(max_angle) and max_angle >= 0):
+        raise EditError(
+            f"The largest rotation angle must be a number of degrees >= 0 (the angle is drawn "
+            f"in [-a, a]), got {max_angle}."
+        )
     if angle is None:
         if rng is None:
             raise EditError("Give an angle or a random generator to draw one.")

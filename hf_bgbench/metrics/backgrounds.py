@@ -103,6 +103,59 @@ def _check_rows(
     return pred, ref, var
 
 
+def _rows_of(var: np.ndarray, variant: str) -> str:
+    n = int(np.sum(var == variant))
+    return f"{n} {variant} row{'' if n == 1 else 's'}"
+
+
+def _check_paired(var: np.ndarray, idv: np.ndarray | None, gaps: Gaps) -> None:
+    """Each gap compares the same images under its two variants: without ids, as many rows
+    of one as of the other; with ids, the same ids in both."""
+    present = set(var.tolist())
+    for name, (a, b) in gaps.items():
+        if a not in present or b not in present:
+            continue
+        if idv is None:
+            if np.sum(var == a) != np.sum(var == b):
+                raise ValueError(
+                    f"`variants`: {name} compares the same images under {a} and {b}, but there "
+                    f"are {_rows_of(var, a)} and {_rows_of(var, b)}; give one row per image in "
+                    'each (or the image `ids`, config "with_ids", to pair them).'
+                )
+            continue
+        first, second = set(idv[var == a].tolist()), set(idv[var == b].tolist())
+        if first != second:
+            only_a, only_b = sorted(first - second), sorted(second - first)
+            raise ValueError(
+                f"`ids`: {name} compares the same images under {a} and {b}, but "
+                f"{len(only_a)} id(s) are only in {a}{_example(only_a)} and {len(only_b)} only "
+                f"in {b}{_example(only_b)}; give both variants' rows of every image."
+            )
+
+
+def _example(ids: list[str]) -> str:
+    return f" (e.g. {ids[0]!r})" if ids else ""
+
+
+def _check_ids(ref: np.ndarray, var: np.ndarray, idv: np.ndarray) -> None:
+    """One row per image id and variant; an id's references agree across its variants."""
+    seen: dict[tuple[str, str], int] = {}
+    label: dict[str, tuple[int, str]] = {}
+    for r, v, i in zip(ref.tolist(), var.tolist(), idv.tolist(), strict=True):
+        if (v, i) in seen:
+            raise ValueError(
+                f"`ids` repeats image id {i!r} within variant {v!r}; each image has one row "
+                "per variant."
+            )
+        seen[(v, i)] = r
+        first = label.setdefault(i, (r, v))
+        if first[0] != r:
+            raise ValueError(
+                f"`references` differ between the variants of image id {i!r} ({first[0]} in "
+                f"{first[1]}, {r} in {v}); every variant of an image has its foreground's class."
+            )
+
+
 def accuracy_by_variant(
     predictions: ArrayLike,
     references: ArrayLike,
@@ -244,12 +297,23 @@ def bg_gap_report(
     (see :func:`prediction_categories_by_id`). ``valid_variants`` and ``num_classes`` as in
     :func:`accuracy_by_variant`. The ``bg_gap`` module passes IN-9's gaps, roles, eight
     variants and nine classes, from its spec.
+
+    A gap compares the same images under its two variants, so their rows must pair up:
+    without ``ids``, as many rows of one as of the other; with ``ids``, the same ids in both,
+    one row per id and variant, and one reference per id. Anything else is an error, never a
+    difference of accuracies over different images.
     """
     _check_gaps(gaps)
     if ids is not None and category_roles is None:
         raise ValueError("`category_roles` is required with `ids` (the prediction categories).")
     checks = {"valid_variants": valid_variants, "num_classes": num_classes}
     accs = accuracy_by_variant(predictions, references, variants, **checks)
+    _, ref, var = _check_rows(predictions, references, variants, valid_variants, num_classes)
+    idv = None
+    if ids is not None:
+        idv = as_name_array(ids, "ids")
+        same_length(references=ref, ids=idv)
+        _check_ids(ref, var, idv)
     headline, (minuend, subtrahend) = next(iter(gaps.items()))
     missing = [v for v in (minuend, subtrahend) if v not in accs]
     if missing:
@@ -257,6 +321,7 @@ def bg_gap_report(
             f"`variants` has no row of {missing}; {headline} needs both {minuend} and "
             f"{subtrahend} (found: {', '.join(sorted(accs))})."
         )
+    _check_paired(var, idv, gaps)
     out: dict[str, float | dict[str, float]] = {f"accuracy_{v}": a for v, a in accs.items()}
     out.update(background_gaps(accs, gaps))
     if ids is not None:

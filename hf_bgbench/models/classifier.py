@@ -34,7 +34,9 @@ def infer_label_space(
     * names equal to a candidate's class names, any case and order -> that candidate's kind
       with the model's own names in the model's own order.
     * no names or generic names (``LABEL_0``...): as many outputs as a candidate has
-      classes -> that candidate, in its label order.
+      classes -> that candidate, in its label order -- an assumption (``order_assumed``),
+      right for a model trained by the authors' scripts, wrong for any other order; the
+      tasks say it and record it in results' ``label_protocol`` (:data:`ORDER_ASSUMED`).
     * otherwise ``custom`` with the model's names (or ``"0"``, ``"1"``, ...).
     """
     num_classes = int(num_classes)
@@ -52,11 +54,21 @@ def infer_label_space(
                 return LabelSpace(space.kind, tuple(names))
         return LabelSpace("custom", tuple(names))
     for space in spaces:
-        if num_classes == space.num_classes:
-            return space
+        if num_classes == space.num_classes:  # a guess: said and recorded (label_protocol)
+            return LabelSpace(space.kind, space.names, order_assumed=True)
     return LabelSpace(
         "custom", tuple(names) if names else tuple(str(i) for i in range(num_classes))
     )
+
+
+ORDER_ASSUMED = (
+    "the model names no classes ({first}, ...), so its {n} outputs were taken to be the "
+    "benchmark's classes in the benchmark's label order ({order}); if they are in another order, "
+    "name them in the model's config: id2label in config.json (transformers) or label_names in "
+    "its pretrained_cfg (timm)"
+)
+"""The assumption said and recorded when a model's class order is guessed (format with
+``first``: its first output's name, ``n``, ``order``: the benchmark's classes)."""
 
 
 def state_dict_digest(model: torch.nn.Module) -> str:

@@ -62,7 +62,7 @@ import torch.nn.functional as F
 from PIL import Image
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import DecodedRows, collate_rows, iterate, to_rgb
+from hf_bgbench.data.loader import DecodedRows, collate_rows, decode_image, iterate, to_rgb
 from hf_bgbench.data.masks import MASK_THRESHOLD
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.inference.batches import decoded_batches
@@ -320,9 +320,9 @@ class AugmentedRows(DecodedRows):
         item: dict[str, Any] = {ID: row[ID], LABEL: row[LABEL], "error": None}
         column = IMAGE
         try:
-            image = self.decoder.decode_example(row[IMAGE])
+            image = decode_image(row[IMAGE])
             column = self.mask_column
-            mask = self.decoder.decode_example(row[self.mask_column])
+            mask = decode_image(row[self.mask_column])
             item[IMAGE], item[self.mask_column] = self.augment.pair(image_id, image, mask)
         except Exception as err:  # corrupt or unreadable file: counted and reported
             prefix = "" if column == IMAGE else f"{column}: "

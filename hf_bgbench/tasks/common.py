@@ -16,6 +16,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import write_json, write_run_folder
 from hf_bgbench.tasks.options import LABEL_MAPS
@@ -113,6 +114,11 @@ def classifier_and_mapper(
     if choice == "probe" and not own_classes:
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
+    guess = (
+        None if getattr(classifier, "probe_record", None) else label_order_assumption(classifier)
+    )
+    if guess:
+        log.warning("assumed: %s", guess)
     return classifier, mapper
 
 
@@ -168,6 +174,7 @@ def run_header(
         "label_protocol": mapper.protocol,
         "data": reader.describe(),
     }
+    assumptions = list(getattr(reader, "assumptions", ()))
     record = getattr(classifier, "probe_record", None)
     if record is not None:  # a linear probe on frozen features (the benchmark's protocol)
         header["label_protocol"] = (
@@ -175,7 +182,22 @@ def run_header(
             "over the benchmark's classes"
         )
         header["probe"] = {**record, "note": probe_note(record)}
+    else:
+        guess = label_order_assumption(classifier)
+        if guess:  # said in the terminal when the model was mapped (classifier_and_mapper)
+            header["label_protocol"] = f"{mapper.protocol}; {guess}"
+            assumptions.append(guess)
+    header["assumptions"] = assumptions
     return header
+
+
+def label_order_assumption(classifier: Any) -> str | None:
+    """The sentence saying that the class order of ``classifier`` was guessed (None: it was
+    not): a model with unnamed outputs as many as a benchmark's classes."""
+    space = getattr(classifier, "label_space", None)
+    if not getattr(space, "order_assumed", False):
+        return None
+    return ORDER_ASSUMED.format(first="LABEL_0", n=space.num_classes, order=", ".join(space.names))
 
 
 def write_run(

@@ -120,7 +120,10 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
 
 def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -> Summary:
     by_run = {name: {v: r.predictions for v, r in runs.items()} for name, runs in out.items()}
-    skipped = {name: {v: r.skipped for v, r in runs.items()} for name, runs in out.items()}
+    skipped = {name: {v: list(r.skipped) for v, r in rs.items()} for name, rs in out.items()}
+    for variant, skips in skipped.get("", {}).items():  # and what the listing left out
+        for reason, files in run.reader.skipped_files(variant).items():
+            skips += [{"id": f, "label": None, "reason": reason} for f in files]
     if work.runs:
         numbers, report = summarize_runs(run.spec, by_run, skipped, seed=run.options.seed)
         predictions = pool_runs(by_run)

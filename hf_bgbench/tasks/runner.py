@@ -285,8 +285,25 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         protocol = spec.protocol_for(task.name, options.protocol)
     except ValueError as err:
         raise options.Error(str(err)) from None
+    created = options.output_dir is not None and not Path(options.output_dir).exists()
     if options.output_dir is not None:
         check_writable(options.output_dir, "--output")
+    try:
+        return _execute(task, model, options, spec, protocol, started)
+    except BaseException:  # a failed run leaves no empty --output folder behind
+        if created:
+            _remove_if_empty(Path(options.output_dir))
+        raise
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only succeeds on an empty folder
+    except OSError:
+        pass
+
+
+def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float):
     procs = processes(options.device)
     device = procs.device(options.device)
     run = Run(
@@ -329,6 +346,11 @@ def _run(run: Run) -> dict[str, Any]:
     run.seconds = time.perf_counter() - t0
     run.header = common.run_header(run.classifier, model, spec, run.reader, run.mapper)
     summary = task.summarise(run, work, out)
+    assumed = run.header.get("assumptions") or []
+    if assumed:  # every guess the run made, in the report too (results: "assumptions")
+        summary.report.notes.append(
+            "Assumed (not stated by the data or the model): " + "; ".join(assumed) + "."
+        )
     doc = make_document(task.name, summary.body, summary.report, head=summary.head)
     if options.output_dir is not None and procs.is_main:
         files = summary.files() if summary.files else {}

@@ -311,7 +311,9 @@ def dropped_accuracy(
     ``reference_edit`` rows (the unedited images, ImageNet-E's ``original``) are required.
     Edit names are checked against ``known_edits`` (the benchmark's edit names, which the
     caller takes from its spec) so a typo fails loudly; pass ``None`` for custom edits, e.g.
-    the OOD-texture backgrounds.
+    the OOD-texture backgrounds. Every edit holds the same images as the reference, so it
+    has as many rows (a different count is an error: the accuracies would be over different
+    images).
 
     Predictions and references are class indices in [0, ``num_classes``) (ImageNet-E:
     ImageNet-1k, 1000; None = no upper bound). There is no "outside the benchmark" -1 here:
@@ -335,6 +337,16 @@ def dropped_accuracy(
         )
     if np.all(names == reference_edit):
         raise ValueError(f"`edits` has only {reference_edit!r} rows; nothing was edited.")
+    base_rows = int(np.sum(names == reference_edit))
+    for e in sorted(set(names.tolist()) - {reference_edit}):
+        rows = int(np.sum(names == e))
+        if rows != base_rows:
+            raise ValueError(
+                f"`edits`: dropped accuracy compares the same images unedited and edited, but "
+                f"there are {base_rows} {reference_edit!r} row(s) and {rows} {e!r} row(s); give "
+                f"one row per image for every edit (leave an image an edit lacks out of "
+                f"{reference_edit!r} too)."
+            )
     base = accuracy(pred[names == reference_edit], ref[names == reference_edit])
     return {
         str(e): base - accuracy(pred[names == e], ref[names == e])

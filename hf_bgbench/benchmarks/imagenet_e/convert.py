@@ -43,7 +43,7 @@ Items = list[tuple[str, int, str]]
 def _read_edits(
     root: Path, spec: BenchmarkSpec, original: Path | None
 ) -> tuple[dict[str, Path], dict[str, Items], dict[str, list[str]]]:
-    folders = edit_folders(root, spec)
+    folders = edit_folders(root, spec, strict=True)
     if original is not None:
         if spec.reference_variant in folders:
             raise ImageNetELayoutError(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,12 +44,21 @@ def run_edit(args: argparse.Namespace) -> int:
     from hf_bgbench.edits.inpaint import remove_object
     from hf_bgbench.files import ensure_writable_dir
 
-    image = _read(args.image, "--image", "RGB")
-    mask = _read(args.mask, "--mask", "L")
-    if args.rate is not None and not 0 < args.rate <= 1:
+    if args.rate is not None and not 0 < args.rate <= 1:  # (NaN fails this too)
         raise ValueError(
             f"--rate must be in (0, 1] (object pixels / image pixels), got {args.rate}."
         )
+    if args.angle is not None and not math.isfinite(args.angle):
+        raise ValueError(f"--angle must be a finite number of degrees, got {args.angle}.")
+    if not (math.isfinite(args.max_angle) and args.max_angle >= 0):
+        raise ValueError(
+            f"--max-angle must be a number of degrees >= 0 (θ is drawn in [-a, a]), got "
+            f"{args.max_angle}."
+        )
+    if args.seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {args.seed}.")
+    image = _read(args.image, "--image", "RGB")
+    mask = _read(args.mask, "--mask", "L")
     rng = seeded_rng(args.seed, args.image.name, args.edit)
     if args.diffusion_model is None and args.edit == "guided":
         raise ValueError(f"The guided edit (ImageNet-E's diffusion path) {NEEDS_MODEL}.")
@@ -76,11 +87,29 @@ def run_edit(args: argparse.Namespace) -> int:
         result = texture_background(image, mask, rng, kind=args.texture, blend=blend)
     result.params.update(seed=args.seed, inpaint=args.method)
     result.params["object_pixel_rate"] = round(result.object_pixel_rate, 6)
+    if (
+        args.edit == "position"
+        and args.rate is not None
+        and "within_tolerance" not in result.params
+    ):
+        tolerance = small.params["rate_tolerance"]  # the size step's target, kept after the move
+        result.params.update(
+            target_rate=args.rate,
+            rate_tolerance=tolerance,
+            within_tolerance=bool(abs(result.object_pixel_rate - args.rate) <= tolerance),
+        )
     ensure_writable_dir(args.output.parent if str(args.output.parent) else Path("."), "--output")
     Image.fromarray(result.image).save(args.output)
     if args.mask_output is not None:
         Image.fromarray(result.mask.astype(np.uint8) * 255, mode="L").save(args.mask_output)
-    print(json.dumps(result.params, sort_keys=True))
+    if result.params.get("within_tolerance") is False:  # the frame cannot hold the object
+        print(
+            f"WARNING: the object pixel rate reached is {result.params['object_pixel_rate']}, "
+            f"not the {args.rate} asked (more than {result.params['rate_tolerance']} off: the "
+            "frame cannot hold the object that large); recorded as within_tolerance: false.",
+            file=sys.stderr,
+        )
+    print(json.dumps(result.params, sort_keys=True, allow_nan=False))
     return 0
 
 

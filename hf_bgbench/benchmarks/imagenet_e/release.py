@@ -116,6 +116,7 @@ def read_labels(root: Path) -> dict[str, int] | None:
     if not path.is_file():
         return None
     labels: dict[str, int] = {}
+    lines: dict[str, int] = {}  # id -> the line that gave its label
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -130,17 +131,31 @@ def read_labels(root: Path) -> dict[str, int] | None:
                 f"{path}, line {number}: expected '<file name><TAB><ImageNet-1k index 0-999>', "
                 f"got {line.strip()!r}."
             )
-        labels[name.split(".")[0]] = index
+        key = name.split(".")[0]
+        if key in labels and labels[key] != index:
+            raise ImageNetELayoutError(
+                f"{path}: {key!r} is listed twice with different labels (line {lines[key]}: "
+                f"{labels[key]}, line {number}: {index}); keep the line with its right label."
+            )
+        labels[key], lines[key] = index, number
     return labels
 
 
-def edit_folders(root: Path, spec: BenchmarkSpec) -> dict[str, Path]:
+def edit_folders(root: Path, spec: BenchmarkSpec, *, strict: bool = False) -> dict[str, Path]:
     """edit -> its folder under ``root`` (in the spec's order); an error if two folders
-    map onto one edit."""
+    map onto one edit. ``strict`` (reading or converting a tree found to be this layout): a
+    folder that is no edit, or an edit folder without images, is an error too -- it would
+    otherwise be left out of the scores without a word."""
     found: dict[str, Path] = {}
-    for child in sorted(p for p in root.iterdir() if p.is_dir()):
+    unknown: list[str] = []
+    empty: list[str] = []
+    for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         edit = edit_of_folder(child.name, spec.variants)
-        if edit is None or not (_class_dirs(child) or _flat_images(child)):
+        if edit is None:
+            unknown.append(child.name)
+            continue
+        if not (_class_dirs(child) or _flat_images(child)):
+            empty.append(f"{child.name} ({edit})")
             continue
         if edit in found:
             raise ImageNetELayoutError(
@@ -148,6 +163,17 @@ def edit_folders(root: Path, spec: BenchmarkSpec) -> dict[str, Path]:
                 "keep one of them (or rename the other to an edit it stands for)."
             )
         found[edit] = child
+    if strict and found and unknown:
+        raise ImageNetELayoutError(
+            f"{root}: folder(s) {', '.join(repr(u) for u in unknown)} are no ImageNet-E edit "
+            f"(the release's {', '.join(RELEASE_FOLDERS)} or our {', '.join(spec.variants)}); "
+            "rename each to the edit it holds, or move it out of the tree."
+        )
+    if strict and found and empty:
+        raise ImageNetELayoutError(
+            f"{root}: edit folder(s) {', '.join(empty)} hold no images, directly or in wnid "
+            "class folders; fill them or remove them."
+        )
     return {e: found[e] for e in spec.variants if e in found}
 
 
@@ -268,7 +294,7 @@ class ImageNetERelease(Reader):
         if not path.is_dir() or not is_imagenet_e_layout(path, spec):
             return None
         root = find_imagenet_e_root(path, spec)
-        reader = cls(str(root.resolve()), tuple(edit_folders(root, spec)), spec)
+        reader = cls(str(root.resolve()), tuple(edit_folders(root, spec, strict=True)), spec)
         return reader
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:

@@ -35,6 +35,8 @@ VARIANT_TEXT = {
 
 DROP_TEXT = {
     "unreadable": "photo could not be decoded",
+    "too_large": "photo above the decode limit (BGBENCH_MAX_IMAGE_PIXELS, default 178,956,970 "
+    "pixels)",
     "no_box": "no bounding box (and --no-boxes not given)",
     "multiple_boxes": "more than one bounding box",
     "empty_box": "degenerate box",

@@ -31,11 +31,13 @@ from hf_bgbench.benchmarks.in9.geometry import (
 from hf_bgbench.builders.boxes import BoxSource, estimate_box, rescale_boxes
 from hf_bgbench.builders.segmentation import grabcut_foreground
 from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
+from hf_bgbench.files import ImageDecodeError, ImageTooLarge, open_image
 
 KEPT = "kept"
 # Why an image can be dropped in stage 1 (the build report counts each).
 DROP_REASONS = (
     "unreadable",
+    "too_large",
     "no_box",
     "multiple_boxes",
     "empty_box",
@@ -100,11 +102,11 @@ def segment_image(task: SegmentTask) -> tuple[str, str, bool, int]:
 
 
 def _segment(task: SegmentTask) -> tuple[str, bool, int, dict[str, np.ndarray]]:
-    try:
-        with Image.open(task.path) as img:
-            img.load()
-            photo = img.convert("RGB")
-    except (OSError, ValueError):
+    try:  # the one guarded decode path: an oversized photo is counted, never a traceback
+        photo = open_image(task.path).convert("RGB")
+    except ImageTooLarge:
+        return "too_large", False, 0, {}
+    except ImageDecodeError:
         return "unreadable", False, 0, {}
     size = photo.size
     found = _box_source(task.boxes).lookup(task.wnid, Path(task.path).stem) if task.boxes else None

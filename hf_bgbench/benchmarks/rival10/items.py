@@ -64,6 +64,7 @@ COMPANION_SUFFIXES = (LABELS_SUFFIX, MERGED_SUFFIX, PICKLE_SUFFIX)
 MISSING_FILES = "missing_files"
 UNREADABLE = "unreadable"
 OUTSIDE_LABEL_SPACE = "outside_label_space"
+EMPTY_OBJECT_MASK = "empty_object_mask"
 
 
 class ItemError(ValueError):
@@ -146,8 +147,16 @@ def binarise(data: bytes, size: tuple[int, int], where: str) -> tuple[np.ndarray
     return np.asarray(resized) > 0, True
 
 
-def _png(data: bytes, size: tuple[int, int], where: str, resized: list[str]) -> dict:
+def _png(
+    data: bytes, size: tuple[int, int], where: str, resized: list[str], need_object: bool = False
+) -> dict:
     mask, was_resized = binarise(data, size, where)
+    if need_object and not mask.any():  # object noise would add no noise, saliency no object
+        raise ItemError(
+            EMPTY_OBJECT_MASK,
+            f"{where}: the object mask has no object pixel (all zero), so noise on the "
+            "object and the object's saliency would measure nothing",
+        )
     if was_resized:
         resized.append(where)
     return {"bytes": encode_mask(mask), "path": None}
@@ -226,7 +235,8 @@ def read_item(
         masks = load_attr_dict(pkl)
         if OBJECT_KEY not in masks:
             raise ItemError(UNREADABLE, f"{pkl}: no {OBJECT_KEY!r} mask (the object mask)")
-        row[OBJECT_MASK] = _png(masks[OBJECT_KEY], size, f"{pkl}[{OBJECT_KEY}]", resized)
+        where = f"{pkl}[{OBJECT_KEY}]"
+        row[OBJECT_MASK] = _png(masks[OBJECT_KEY], size, where, resized, need_object=True)
         if ATTRIBUTE_MASKS in columns:
             flags = dict(zip(attrs, present, strict=True))
             row[ATTRIBUTE_MASKS] = [

@@ -203,7 +203,10 @@ class Rival10Release(Reader):
         return cls(str(find_rival10_root(path).resolve()), (VARIANT_DIRNAME,), spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
-        return load_rival10_split(self.location, split, self.spec, columns)
+        ds = load_rival10_split(self.location, split, self.spec, columns)
+        # the images the listing skipped (a companion file missing, a wnid outside RIVAL10)
+        self.note_skipped(variant, split, list_items(find_rival10_root(self.location), split)[1])
+        return ds
 
     def _signature(self, ds: datasets.Dataset) -> str:
         """The images' names, sizes and mtimes, and those of their companion files (masks

@@ -89,6 +89,10 @@ def _row_problems(row: dict[str, Any]) -> dict[str, str]:
         size = img.size
     if not (row[OBJECT_MASK] or {}).get("bytes"):
         out["no object_mask"] = "empty"
+    else:
+        with Image.open(io.BytesIO(row[OBJECT_MASK]["bytes"])) as m:
+            if not np.asarray(m).any():
+                out["object_mask with no object pixel (all zero)"] = "all zero"
     present = row[ATTRIBUTES] or {}
     seen = [entry["attribute"] for entry in row[ATTRIBUTE_MASKS] or []]
     unknown = [a for a in seen if a not in names]

@@ -366,3 +366,30 @@ def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, 
     assert gap["difference"] == 0.0 and gap["ci95"] == [0.0, 0.0] and gap["n"] == 18
     with pytest.raises(Exception, match="not in the local Hub cache|has no folder"):
         compare_runs("hf://datasets/someone/absent/runs/x/in9/evaluate", address)
+
+
+def test_a_number_through_a_head_that_did_not_learn_is_flagged():
+    from hf_bgbench.report.headlines import headline_rows
+    from hf_bgbench.report.markdown import report_markdown
+
+    spec = get_benchmark("rival10")
+    warning = "The linear head did not learn: its held-out accuracy is 0.0% (chance 10.0%)."
+    doc = {
+        "protocol": {"name": "rival10-paper", "deviations": [warning]},
+        "warnings": [warning],
+        "report": {"scores": [{"key": "rfs", "value": -0.4, "ci95": [-0.41, -0.39], "n": 18}]},
+    }
+    rows = headline_rows(spec, {"noise": doc})
+    assert rows[0]["warnings"] == [warning]
+    report = {
+        "hf_bgbench_version": "x",
+        "model": "m",
+        "created": "2026-11-23",
+        "seed": 0,
+        "headlines": rows,
+        "benchmarks": [],
+        "references": [],
+    }
+    md = report_markdown(report)
+    assert "| RIVAL10 | RFS ↑ | -0.400 [-0.410, -0.390] ⚠ |" in md
+    assert "### ⚠ Numbers that may mean nothing" in md and "RIVAL10 RFS: The linear head" in md

@@ -73,6 +73,7 @@ def headline_rows(
             "which": "",
             "protocol": "",
             "status": "not run",
+            "warnings": [],
             "published": published_values(spec, h),
         }
         doc = docs.get(h.task)
@@ -91,6 +92,7 @@ def headline_rows(
                     status="run",
                 )
             row["protocol"] = protocol_of(doc)[0]
+            row["warnings"] = list(doc.get("warnings") or [])
         rows.append(row)
     return rows
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+WARNED = "⚠"
+"""Beside a value whose run recorded a warning (e.g. a head that did not learn): see below."""
 ARROWS = {1: "↓", -1: "↑", 0: ""}
 """Beside a measure: ↓ lower = less background reliance, ↑ higher = less."""
 
@@ -24,9 +26,9 @@ def value_text(row: Mapping[str, Any]) -> str:
         return row["status"]
     ci = row["ci95"]
     text = _num(row["value"], row["unit"])
-    return (
-        text if ci is None else f"{text} [{_num(ci[0], row['unit'])}, {_num(ci[1], row['unit'])}]"
-    )
+    if ci is not None:
+        text += f" [{_num(ci[0], row['unit'])}, {_num(ci[1], row['unit'])}]"
+    return f"{text} {WARNED}" if row.get("warnings") else text
 
 
 def published_text(row: Mapping[str, Any]) -> str:
@@ -68,8 +70,21 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             f"{row['protocol'] or '—'} |"
         )
     lines += ["", "![Background-reliance profile](reliance_profile.png)", ""]
-    lines += _not_run(report) + _deviations(report) + _references(report) + _files(report)
+    lines += _warnings(report) + _not_run(report) + _deviations(report)
+    lines += _references(report) + _files(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _warnings(report: Mapping[str, Any]) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for row in report["headlines"]:
+        for text in row.get("warnings", []):
+            seen.setdefault(text, []).append(f"{row['benchmark_title']} {row['label']}")
+    if not seen:
+        return []
+    lines = [f"### {WARNED} Numbers that may mean nothing", ""]
+    lines += [f"- {', '.join(names)}: {text}" for text, names in seen.items()]
+    return [*lines, ""]
 
 
 def _not_run(report: Mapping[str, Any]) -> list[str]:

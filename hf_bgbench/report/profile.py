@@ -28,7 +28,7 @@ def draw_profile(rows: Sequence[dict[str, Any]], path: Path, model: str) -> None
     fig.text(
         0.02,
         0.005,
-        "● this model, 95% CI   | published models (shaded: their range)   "
+        "● this model, 95% CI (○ ⚠: see the warnings)   | published models (shaded: their range)   "
         "↓ lower = less background reliance, ↑ higher = less",
         fontsize=7,
         color="0.35",
@@ -43,6 +43,8 @@ def _row(ax, row: dict[str, Any]) -> None:
     which = f": {row['which']}" if row["which"] else ""
     arrow = ARROWS[row["reliance"]]
     name = f"{row['benchmark_title']} · {row['label']}{which}{unit} {arrow}".rstrip()
+    if row.get("warnings"):
+        name += " ⚠"
     ax.set_yticks([0])
     ax.set_yticklabels([name], fontsize=8)
     ax.set_ylim(-1, 1)
@@ -61,7 +63,17 @@ def _row(ax, row: dict[str, Any]) -> None:
         if ci is not None:
             err = [[max(value - ci[0], 0.0)], [max(ci[1] - value, 0.0)]]
             xs += list(ci)
-        ax.errorbar([value], [0], xerr=err, fmt="o", color="tab:blue", capsize=3, zorder=3)
+        warned = bool(row.get("warnings"))  # drawn hollow and red: see report.md's warnings
+        ax.errorbar(
+            [value],
+            [0],
+            xerr=err,
+            fmt="o",
+            color="tab:red" if warned else "tab:blue",
+            mfc="white" if warned else None,
+            capsize=3,
+            zorder=3,
+        )
         xs.append(value)
     else:
         ax.set_xticks([])

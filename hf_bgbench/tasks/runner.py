@@ -114,6 +114,9 @@ class Run:
     mapper: LabelMapper | None = None
     step: ModelStep | None = None
     deviations: list[str] = field(default_factory=list)  # protocol deviations, recorded
+    # Why some numbers of this run may mean nothing (e.g. a head that did not learn): also
+    # deviations, and recorded apart (``warnings``) so a report can flag the numbers.
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0  # the compute hook's time
     header: dict[str, Any] = field(default_factory=dict)
 
@@ -137,7 +140,8 @@ class Run:
         record = getattr(self.classifier, "probe_record", None)
         if record is not None:  # how the head departs from the authors' recipe, named
             self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
-            self.deviations += head_warnings(record, self.spec.num_classes)
+            self.warnings += head_warnings(record, self.spec.num_classes)
+            self.deviations += self.warnings
         if head and record is None:
             self.deviations.append(
                 f"Scored through the model's own classes (--label-map {o.label_map}), not "
@@ -345,6 +349,7 @@ def _run(run: Run) -> dict[str, Any]:
     out = task.compute(run, work)
     run.seconds = time.perf_counter() - t0
     run.header = common.run_header(run.classifier, model, spec, run.reader, run.mapper)
+    run.header["warnings"] = list(run.warnings)
     summary = task.summarise(run, work, out)
     assumed = run.header.get("assumptions") or []
     if assumed:  # every guess the run made, in the report too (results: "assumptions")

@@ -29,7 +29,7 @@ from hf_bgbench.report.markdown import report_markdown
 from hf_bgbench.report.profile import draw_profile
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.common import open_data
+from hf_bgbench.tasks.common import load_model, open_data
 from hf_bgbench.tasks.runner import execute
 from hf_bgbench.version import __version__
 
@@ -130,6 +130,8 @@ def run_report(
         )
     if challenge_foregrounds is not None and challenge_foregrounds < 1:
         raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
+    if isinstance(model, str):  # an unknown or unreachable model fails here, once, clearly
+        load_model(model, checkpoint, device)
     out = check_writable(output_dir)
     started = time.perf_counter()
     common = {

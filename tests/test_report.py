@@ -393,3 +393,17 @@ def test_a_number_through_a_head_that_did_not_learn_is_flagged():
     md = report_markdown(report)
     assert "| RIVAL10 | RFS ↑ | -0.400 [-0.410, -0.390] ⚠ |" in md
     assert "### ⚠ Numbers that may mean nothing" in md and "RIVAL10 RFS: The linear head" in md
+
+
+def test_space_report_reads_the_allow_list_at_the_space_caps(tmp_path):
+    from hf_bgbench.space.report_card import report_caps, report_data
+    from hf_bgbench.space.safety import AllowedDataset
+
+    allowed = [
+        AllowedDataset("in9-local", str(tmp_path), "in9"),
+        AllowedDataset("in9-other", "/elsewhere", "in9"),
+    ]
+    assert report_data(allowed) == {"in9": str(tmp_path)}  # the first of each benchmark
+    caps = report_caps(["in9"])
+    assert caps["challenge"] == {"max_foregrounds": 100, "max_backgrounds": 200}
+    assert caps["evaluate"] == {}  # every variant, every image

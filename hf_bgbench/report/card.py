@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
-from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
@@ -99,7 +99,7 @@ def run_report(
     model: Any,
     output_dir: str | Path,
     *,
-    data: Mapping[str, str] | None = None,
+    data: Mapping[str, Any] | None = None,
     benchmarks: Sequence[str] | None = None,
     challenge_foregrounds: int | None = None,
     seed: int = 0,
@@ -196,7 +196,7 @@ def _first(entries: list[dict[str, Any]], key: str) -> str | None:
 def _run_benchmark(
     spec: BenchmarkSpec,
     model: Any,
-    data: str | None,
+    data: Any,
     out: Path,
     common: Mapping[str, Any],
     steps: list[tuple[BenchmarkSpec, str]],
@@ -223,7 +223,14 @@ def _run_benchmark(
         _say(progress, f"{spec.short_name}: not run -- {_first_sentence(str(err))}")
         return entry
     location = str(reader.location)
-    entry["data"] = {"given": data, "location": location, "kind": reader.kind}
+    entry["data"] = {
+        "given": str(data) if data is not None else None,
+        "location": location,
+        "kind": reader.kind,
+    }
+    # a reader given as data is used as it is (a Space's Hub-only reader never falls back
+    # to a server folder of the same name); a folder or id, by the location it resolved to
+    task_data = data if isinstance(data, Reader) else location
     for i, task in enumerate(tasks, start=done + 1):
         _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
         extra = dict(task_options.get(task, {}))
@@ -239,7 +246,7 @@ def _run_benchmark(
                 get_task(task),
                 model,
                 benchmark=spec.name,
-                data=location,
+                data=task_data,
                 output_dir=folder,
                 **options,
             )

@@ -1,0 +1,63 @@
+"""The Space's report card: :func:`hf_bgbench.report.card.run_report` over the operator's
+allow-listed datasets, at the Space's caps.
+
+Each benchmark with report headlines is scored on the first allow-listed dataset of that
+benchmark (a Hub id through a Hub-only reader, never a server folder of the same name); a
+benchmark with none is listed as not run. Every task runs at the caps the Space puts on it
+(``Option.space_cap``: seeded subsets, recorded in each task's results), so the page says
+when a number is an estimate from a subset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.benchmarks import all_specs
+from hf_bgbench.space.safety import AllowedDataset, allowed_data
+from hf_bgbench.space.settings import task_options
+
+
+def report_data(allowed: Sequence[AllowedDataset]) -> dict[str, Any]:
+    """Benchmark name -> what its report tasks read: the first allow-listed dataset of it."""
+    data: dict[str, Any] = {}
+    for spec in all_specs():
+        if not spec.report:
+            continue
+        entry = next((e for e in allowed if e.benchmark == spec.name), None)
+        if entry is not None:
+            data[spec.name] = allowed_data(entry, spec)
+    return data
+
+
+def report_caps(benchmarks: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Task name -> the Space's caps on it (no variants picked: a task scores them all)."""
+    caps: dict[str, dict[str, Any]] = {}
+    for spec in all_specs():
+        if spec.name not in benchmarks:
+            continue
+        for task in dict.fromkeys(h.task for h in spec.report):
+            capped = task_options(task, list(spec.variants), restrict=False)
+            for name in ("variants", "restrict_to_benchmark", "progress"):
+                capped.pop(name, None)
+            caps.setdefault(task, {}).update(capped)
+    return caps
+
+
+def space_report(
+    model_id: str, allowed: Sequence[AllowedDataset], output_dir: str | Path
+) -> dict[str, Any]:
+    """The report of ``model_id`` over the allow-listed datasets, written to ``output_dir``
+    (report.md, report.json, reliance_profile.png, .eval_results/); the report document."""
+    from hf_bgbench.report.card import run_report
+
+    data = report_data(allowed)
+    return run_report(
+        model_id,
+        output_dir,
+        data=data,
+        benchmarks=list(data) or None,
+        task_options=report_caps(list(data)),
+        progress=True,
+    )

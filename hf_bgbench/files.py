@@ -74,14 +74,31 @@ def eight_bit(image, where: str):
     return image
 
 
-def open_image(source, where: str | None = None):
+def open_image(source, where: str | None = None, *, eight_bits: bool = True):
     """The decoded PIL image of ``source`` (a path, encoded bytes, or a ``datasets`` image
-    dict ``{"bytes", "path"}``), loaded and with 8-bit channels (:func:`eight_bit`).
+    dict ``{"bytes", "path"}``), loaded and with 8-bit channels (:func:`eight_bit`; with
+    ``eight_bits=False``: in the mode it is stored in, for checks of the stored format).
 
     Every reader and builder decodes through here. Raises :class:`ImageDecodeError` naming
     ``where`` (default: the path) for a file that is no image, truncated or unreadable, and
     :class:`ImageTooLarge` for one above :func:`max_image_pixels` (with the limit and how to
     raise it) -- callers skip and count such a file, or refuse it by name."""
+    with _guarded(source, where) as (image, named):
+        image.load()
+        return eight_bit(image, named) if eight_bits else image.copy()
+
+
+def image_size(source, where: str | None = None) -> tuple[int, int]:
+    """(width, height) of ``source`` (as :func:`open_image` takes it) from its header alone,
+    through the same guard: an unreadable or oversized image raises the same errors."""
+    with _guarded(source, where) as (image, _):
+        return image.size
+
+
+@contextmanager
+def _guarded(source, where: str | None):
+    """The opened (not yet loaded) image of ``source`` and the name errors give it; every
+    decoding error inside the block becomes an :class:`ImageDecodeError` naming it."""
     from PIL import Image, UnidentifiedImageError
 
     if isinstance(source, Mapping):
@@ -101,8 +118,7 @@ def open_image(source, where: str | None = None):
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             fp = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
             with Image.open(fp) as image:
-                image.load()
-                return eight_bit(image, where)
+                yield image, where
     except Image.DecompressionBombError as err:
         found = re.search(r"\((\d+) pixels\)", str(err))
         size = f"{int(found.group(1)):,} pixels" if found else "too many pixels"

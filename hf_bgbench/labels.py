@@ -7,6 +7,7 @@ A benchmark's own classes and its published mapping from ImageNet-1k live in its
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -109,3 +110,18 @@ def full_imagenet_label_space() -> LabelSpace:
 def identity_imagenet_map() -> np.ndarray:
     """int64[1000]: each ImageNet-1k class to itself (benchmarks labelled in ImageNet-1k)."""
     return np.arange(1000, dtype=np.int64)
+
+
+NAMES_SHOWN = 8
+"""How many class names a message lists before it says how many more there are."""
+
+
+def names_preview(names: Sequence[str], benchmark: str | None = None) -> str:
+    """``names`` for a message: all of a short list; of a long one (ImageNet's 1000) the
+    count, the first :data:`NAMES_SHOWN` and -- for a ``benchmark``'s classes -- the command
+    that lists them all."""
+    names = list(names)
+    if len(names) <= NAMES_SHOWN + 2:
+        return ", ".join(names)
+    more = f"`bgbench list --classes {benchmark}` lists all" if benchmark else "and more"
+    return f"{len(names)} classes: {', '.join(names[:NAMES_SHOWN])}, ... ({more})"

@@ -226,6 +226,12 @@ class BenchmarkSpec:
     # The command that downloads the official release (its cached folder: the
     # ``cached_download`` hook), named when the Hub dataset cannot be had.
     download_command: str = ""
+    # True once the data is published at ``hub_repo``; until then messages and `bgbench
+    # list` say so and name the commands that make the data instead of the Hub id.
+    hub_published: bool = False
+    # The commands that write this benchmark's data folder from sources a user has (a build
+    # or a conversion of a release), e.g. "bgbench build in9"; named with download_command.
+    build_commands: tuple[str, ...] = ()
     # The variant whose rows carry the object (foreground) mask, and its column: what the
     # noise and saliency tasks use (IN-9: original / mask; RIVAL10: ordinary / object_mask).
     mask_variant: str = ""
@@ -290,6 +296,29 @@ class BenchmarkSpec:
             }
             for ref in self.references
         ]
+
+    def where_data_comes_from(self) -> str:
+        """One sentence for messages and `bgbench list`: the Hub dataset when it is
+        published, else that it is not yet and the commands that make the data."""
+        if self.hub_published:
+            return f"the Hub dataset {self.hub_repo} (or --data FOLDER)"
+        ways = []
+        if self.download_command:
+            ways.append(
+                f"run `{self.download_command}` once (then used whenever no --data is given)"
+            )
+        made = " or ".join(f"`{c}`" for c in self.build_commands)
+        ways.append("give --data FOLDER" + (f", a folder made by {made}" if made else ""))
+        said = f"{self.hub_repo} is not published on the Hub yet: " + ", or ".join(ways)
+        return said
+
+    def data_example(self) -> str:
+        """What to give as --data, in a few words: the Hub id once published, else the
+        folder the first command that makes the data writes."""
+        if self.hub_published:
+            return self.hub_repo
+        maker = self.download_command or (self.build_commands or ("",))[0]
+        return f"a folder from `{maker}`" if maker else "a dataset folder"
 
     def headlines(self, task: str | None = None) -> list[Headline]:
         """The report's headlines (of ``task`` only, when given)."""

@@ -92,8 +92,132 @@ def _output_in_use(tmp: Path) -> Path:
     return _release(tmp)
 
 
+def _set_a_cell(tmp: Path, variant: str, row: int, column: str, value) -> Path:
+    """The Hub folder with one cell of ``variant`` (its first shard) replaced."""
+    import pyarrow as pa
+
+    hub = _hub_folder(tmp)
+    shard = next((hub / "data" / variant).glob("*.parquet"))
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[row][column] = value
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+    return hub
+
+
+def _label_out_of_range(tmp: Path) -> Path:
+    return _set_a_cell(tmp, "mixed_rand", 1, "label", 12)  # IN-9 has 9 classes
+
+
+def _duplicate_id(tmp: Path) -> Path:
+    return _set_a_cell(tmp, "mixed_rand", 1, "id", "n00000000_0")  # row 0's id
+
+
+def _rival10_hub(tmp: Path) -> Path:
+    from tests.rival10_fixture import write_rival10_hub
+
+    return write_rival10_hub(tmp / "rival10")
+
+
+def _original_files_missing(tmp: Path) -> Path:
+    hub = _hub_folder(tmp)
+    shutil.rmtree(hub / "data" / "original")
+    return hub
+
+
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}, exit code, expected text)
+    (  # issue 19: a report with a model that cannot load fails once, before any work
+        "report-unknown-model",
+        None,
+        ["report", "not-an-owner/not-a-model", "--benchmarks", "in9"],
+        2,
+        "Cannot load 'not-an-owner/not-a-model'",
+    ),
+    (
+        "report-data-pair-without-name",
+        None,
+        ["report", "tf_efficientnet_lite0", "--data", "./somewhere"],
+        2,
+        "give BENCHMARK=PATH_OR_HUB_ID",
+    ),
+    (
+        "report-benchmark-without-headlines",
+        None,
+        ["report", "tf_efficientnet_lite0", "--benchmarks", "in9_full"],
+        2,
+        "has no report headlines",
+    ),
+    (  # issue 20: torch's list of device types, naming no option
+        "device-unknown",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--device", "tpu"],
+        2,
+        "--device 'tpu': not a device torch knows; give cuda (or cuda:N), mps or cpu",
+    ),
+    (  # issue 20: "[Errno 20] Not a directory: '<file>/c5f9013f...'"
+        "cache-dir-is-a-file",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--cache-dir", "{a_file}"],
+        2,
+        "it is a file, not a folder; give --cache-dir a folder (created when missing).",
+    ),
+    (  # issue 20: "Unknown in9 variant(s): 'ordinary'" though no --variants was given
+        "wrong-benchmark-for-the-data",
+        _rival10_hub,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        "none of which is one of the IN-9 variants (--benchmark in9: original, only_bg_b, "
+        "only_bg_t, no_fg, only_fg, mixed_same, mixed_rand, mixed_next). It looks like rival10 "
+        "data: pass --benchmark rival10.",
+    ),
+    (
+        "wrong-benchmark-for-the-data-challenge",
+        _rival10_hub,
+        ["challenge", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        "It looks like rival10 data: pass --benchmark rival10.",
+    ),
+    (  # issue 20: "`references` ... out of range ... map the model's classes", after scoring
+        "dataset-label-out-of-range",
+        _label_out_of_range,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", *TESTED],
+        2,
+        "[mixed_rand]: 1 row(s) have a label outside 0..8 (the benchmark's 9 classes), e.g. "
+        "id 'n00000000_1' with label 12. Repair or rebuild the data (`bgbench validate FOLDER`",
+    ),
+    (  # issue 20: reported as ids "the others lack"
+        "dataset-duplicate-id",
+        _duplicate_id,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", *TESTED],
+        2,
+        "[mixed_rand]: image id 'n00000000_0' is on 2 rows; every image needs an id of its own",
+    ),
+    (  # issue 20: "... or leave 'original' out with --variants": challenge has no --variants
+        # (the message ends there: nothing about --variants follows)
+        "challenge-variant-files-missing",
+        _original_files_missing,
+        ["challenge", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        "but none are there. Rebuild or re-download the dataset.\n",
+    ),
+    (  # evaluate has --variants: it says so
+        "evaluate-variant-files-missing",
+        _original_files_missing,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", *TESTED],
+        2,
+        "Or score the other variants: leave 'original' out with --variants.",
+    ),
+    (  # issue 20: a 13.7 KB message listing the 1000 class names twice
+        "label-names-of-another-benchmark",
+        _hub_folder,
+        ["evaluate", "tf_efficientnet_lite0", "--benchmark", "in9_full", "--data", "{data}"]
+        + ["--variants", "original"],
+        2,
+        "in9_full's classes (1000 classes: tench, goldfish, great white shark, tiger shark, "
+        "hammerhead, electric ray, stingray, cock, ... (`bgbench list --classes in9_full` lists "
+        "all))",
+    ),
     (
         "two-runs-into-one-output",
         _output_in_use,
@@ -134,7 +258,9 @@ CASES = [
         None,
         ["evaluate", "tf_efficientnet_lite0"],
         2,
-        "No --data given, so the Hub dataset bgbench/in9 was tried",
+        # issue 20: it named the Hub id bgbench/in9 as if it existed
+        "No --data given, and bgbench/in9 is not published on the Hub yet: run `bgbench "
+        "download in9` once",
     ),
     (
         "unwritable-output",
@@ -271,11 +397,62 @@ def _photos_and_one_oversized(tmp: Path) -> Path:
     return images
 
 
+def _image_not_an_image(tmp: Path) -> Path:
+    return _set_a_cell(tmp, "original", 0, "image", {"bytes": b"not an image", "path": None})
+
+
+def _image_truncated(tmp: Path) -> Path:
+    hub = _hub_folder(tmp)
+    shard = next((hub / "data" / "original").glob("*.parquet"))
+    whole = pq.read_table(shard, columns=["image"]).to_pylist()[0]["image"]["bytes"]
+    return _set_a_cell(tmp / "again", "original", 0, "image", {"bytes": whole[:600], "path": None})
+
+
 EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--output", "{out}/o.png"]
 
 
 # Commands whose arguments are given whole ({data}: the built input, {out}: a fresh folder).
 WHOLE_ARGV_CASES = [
+    (  # issue 20: "cannot identify image file <_io.BytesIO object at 0x...>", no file or row
+        "validate-names-the-undecodable-image",
+        _image_not_an_image,
+        ["validate", "{data}"],
+        1,
+        "original/test: 1 image(s) cannot be decoded: test-00000-of-00001.parquet, id "
+        "'n00000000_0', column 'image': cannot be decoded (not an image PIL can read).",
+    ),
+    (  # issue 20: "Truncated File Read" alone
+        "validate-names-the-truncated-image",
+        _image_truncated,
+        ["validate", "{data}"],
+        1,
+        "original/test: 1 image(s) cannot be decoded: test-00000-of-00001.parquet, id "
+        "'n00000000_0', column 'image': cannot be decoded (",
+    ),
+    (  # issue 20: "data: bgbench/in9 on the Hub", an id that does not exist yet
+        "list-says-the-hub-data-is-not-published",
+        _release,
+        ["list"],
+        0,
+        "data: bgbench/in9 is not published on the Hub yet: run `bgbench download in9` once "
+        "(then used whenever no --data is given), or give --data FOLDER, a folder made by "
+        "`bgbench build in9` or `bgbench convert in9-release`",
+    ),
+    (  # issue 20: advice named `bgbench convert in9`, which does not exist
+        "imagenet-e-from-a-folder-without-the-config",
+        _release,
+        ["build", "imagenet-e", "--from", "in9", "{out}", "--output", "{out}/e"],
+        2,
+        "(made by `bgbench download in9` or `bgbench build in9` or `bgbench convert "
+        "in9-release`) with its 'original' config.",
+    ),
+    (  # issue 19
+        "compare-not-a-results-folder",
+        _release,
+        ["compare", "{data}", "{data}", "--output", "{out}/cmp"],
+        2,
+        "holds no bgbench results",
+    ),
     (
         "imagenet-e-labels-line-malformed",
         _imagenet_e_bad_labels_line,
@@ -434,6 +611,7 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
         "{data}": str(data),
         "{out}": str(tmp_path / "out"),
         "{unwritable}": str(_unwritable_output(tmp_path)),
+        "{a_file}": str(tmp_path / "a_file"),  # (a file _unwritable_output writes)
     }
     argv = [fill.get(a, a) for a in argv]
     if "--output" not in argv:
@@ -524,6 +702,37 @@ def test_ctrl_c_says_what_is_cached_and_exits_130(tmp_path, monkeypatch, capsys)
     assert code == 130
     assert "interrupted; 4 image(s) cached, re-run the same command to resume" in err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_before_the_cache_is_read_counts_what_earlier_variants_cached(
+    tmp_path, monkeypatch, capsys
+):
+    """issue 20: "nothing was cached" when the cache held the earlier variants' images: a
+    Ctrl-C outside the engine's loop (here while the second variant's data is fingerprinted)
+    was not counted. Stopped at the first variant, nothing is known, and nothing is claimed."""
+    from hf_bgbench.data.reader import Reader
+
+    release = write_release(tmp_path / "release", variants=("original", "only_bg_t"))
+    real = Reader.fingerprint
+
+    def interrupt_at(variant):
+        def fingerprint(self, ds, name):
+            if name == variant:
+                raise KeyboardInterrupt
+            return real(self, ds, name)
+
+        return fingerprint
+
+    argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(release), "--quiet"]
+    argv += ["--workers", "0", "--cache-dir", str(tmp_path / "cache")]
+    monkeypatch.setattr(Reader, "fingerprint", interrupt_at("only_bg_t"))
+    assert main([*argv, "--output", str(tmp_path / "a")]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted; 18 image(s) cached, re-run the same command to resume." in err
+    monkeypatch.setattr(Reader, "fingerprint", interrupt_at("original"))
+    assert main([*argv, "--output", str(tmp_path / "b")]) == 130
+    err = capsys.readouterr().err
+    assert "bgbench evaluate: interrupted." in err and "nothing was cached" not in err
 
 
 def test_two_folders_with_the_same_name_never_share_rows(tmp_path):
@@ -688,7 +897,60 @@ def _nine_unnamed_outputs(tmp: Path):
     )
 
 
+def _not_a_model_id(tmp: Path) -> tuple[str, str]:
+    """Before: "Empty model id" (load_classifier) and a traceback (evaluate_model)."""
+    from hf_bgbench.models import load_classifier
+    from hf_bgbench.tasks.evaluate import evaluate_model
+
+    release = write_release(tmp / "release", variants=("original",))
+    return (
+        _message(lambda: load_classifier(123)),
+        _message(lambda: evaluate_model(123, data=release, use_cache=False, progress=False)),
+    )
+
+
+def _variants_as_one_string(tmp: Path) -> list[str]:
+    """Before: "original" was split into its letters ('o', 'r', ...)."""
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    release = write_release(tmp / "release", variants=("original", "only_bg_t"))
+    doc = evaluate_model(
+        ColourRuleClassifier("in9"),
+        data=release,
+        variants="original",
+        use_cache=False,
+        num_workers=0,
+        progress=False,
+    )
+    return list(doc["variants"])
+
+
+def _another_benchmarks_label_names(tmp: Path) -> tuple[bool, bool]:
+    """Before: 13.7 KB (the 1000 names, listed in full)."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.data.sources import resolve_source
+
+    reader = resolve_source(_hub_folder(tmp), get_benchmark("in9_full"))
+    said = _message(lambda: reader.load("original"))
+    return len(said) < 1000, "`bgbench list --classes in9_full` lists all" in said
+
+
 PYTHON_CASES = [
+    (
+        "model-that-is-not-a-model-id",
+        _not_a_model_id,
+        (
+            "The model must be a model id, a str such as 'tf_efficientnet_lite0' (a timm name, "
+            "a Hub id or a folder), not int 123. A model you have already loaded "
+            "(load_classifier's result) goes to evaluate_model and the other run_* functions "
+            "as it is.",
+            "The model must be a model id (a str such as 'tf_efficientnet_lite0', a Hub id or a "
+            "folder) or a model loaded with hf_bgbench.load_classifier, not int 123.",
+        ),
+    ),
+    ("variants-given-as-one-string", _variants_as_one_string, ["original"]),
+    ("label-names-of-1000-classes-shortened", _another_benchmarks_label_names, (True, True)),
     (
         "unnamed-nine-class-model-order-assumed",
         _nine_unnamed_outputs,

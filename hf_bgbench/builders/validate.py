@@ -11,14 +11,14 @@ variant; every variant image has the layout's size; each mixed variant's backgro
 its rule and is never the row's own photo. The benchmark is one of the specs the caller
 passes (``bgbench validate``: the registry's): the one named, else the one
 ``build_report.json`` or the card's tags name, else the one whose class names the labels
-carry. Reads the Parquet shards directly (no ``datasets`` cache copy), so it is cheap to
-run after every build.
+carry. Every image and mask is decoded whole, through the one guarded decode path (a broken
+file is named by its shard, row id and column). Reads the Parquet shards directly (no
+``datasets`` cache copy), so it is cheap to run after every build.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -29,10 +29,9 @@ from typing import Any
 import datasets
 import numpy as np
 import pyarrow.parquet as pq
-from PIL import Image
 
 from hf_bgbench.data import hub
-from hf_bgbench.files import REPORT_NAME
+from hf_bgbench.files import REPORT_NAME, ImageDecodeError, open_image
 from hf_bgbench.hub.errors import is_hub_unreachable
 from hf_bgbench.spec import (
     NEXT_CLASS,
@@ -155,7 +154,7 @@ def _scan_split(
     """Read one config/split; ``size``: what every image must measure (None: not checked);
     ``mask_column``: the foreground mask column (checked when present)."""
     out = _Split()
-    bad_size, bad_mask, mismatched = [], [], []
+    bad_size, bad_mask, mismatched, undecodable = [], [], [], []
     wanted = ("id", "label", "image", mask_column, "bg_id", "bg_label")
     for path in files:
         parquet = pq.ParquetFile(path)
@@ -168,21 +167,36 @@ def _scan_split(
                 out.labels.append(data["label"][i])
                 out.bg_ids.append(data["bg_id"][i] if "bg_id" in data else "")
                 out.bg_labels.append(data["bg_label"][i] if "bg_label" in data else -1)
-                with Image.open(io.BytesIO(data["image"][i]["bytes"])) as img:
-                    img_size = img.size
+                try:  # decoded whole: a truncated file is found here, not when scored
+                    img_size = open_image(data["image"][i], _row(path, image_id, "image")).size
+                except ImageDecodeError as err:
+                    undecodable.append(str(err))
+                    out.mask_hashes.append("")
+                    continue
                 if size is not None and img_size != size:
                     bad_size.append(image_id)
                 if mask_column not in data or data[mask_column][i] is None:
                     out.mask_hashes.append("")
                     continue
-                with Image.open(io.BytesIO(data[mask_column][i]["bytes"])) as m:
-                    arr = np.asarray(m)
-                    mode = m.mode
+                where_mask = _row(path, image_id, mask_column)
+                try:
+                    m = open_image(data[mask_column][i], where_mask, eight_bits=False)
+                except ImageDecodeError as err:
+                    undecodable.append(str(err))
+                    out.mask_hashes.append("")
+                    continue
+                arr, mode = np.asarray(m), m.mode
                 if arr.shape[::-1][:2] != img_size:
                     mismatched.append(image_id)
                 if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
                     bad_mask.append(image_id)
                 out.mask_hashes.append(hashlib.sha1(arr.tobytes()).hexdigest())
+    if undecodable:
+        result.problems.append(
+            f"{where}: {len(undecodable)} image(s) cannot be decoded: "
+            + "; ".join(undecodable[:EXAMPLES])
+            + (" ..." if len(undecodable) > EXAMPLES else "")
+        )
     if bad_size and size is not None:
         result.problems.append(
             f"{where}: {len(bad_size)} image(s) are not {size[0]}x{size[1]}, "
@@ -199,6 +213,11 @@ def _scan_split(
             f"e.g. {bad_mask[:EXAMPLES]}"
         )
     return out
+
+
+def _row(path: Path, image_id: str, column: str) -> str:
+    """How a message names one cell: the Parquet file, the row's id and the column."""
+    return f"{path.name}, id {image_id!r}, column {column!r}"
 
 
 def _check_labels(split: _Split, spec: BenchmarkSpec, where: str, result: ValidationResult) -> None:

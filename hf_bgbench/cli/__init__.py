@@ -78,12 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt as stop:
+        # only a run that counted its cache says what is in it (Interrupted.cached); any
+        # other command (a build, a conversion, a download: each resumes on its own terms)
+        # or a run stopped before it looked at its cache says nothing it does not know
         cached = getattr(stop, "cached", None)
-        done = (
-            f"; {cached} image(s) cached, re-run the same command to resume"
-            if cached
-            else "; nothing was cached"
-        )
+        if cached:
+            done = f"; {cached} image(s) cached, re-run the same command to resume"
+        elif cached == 0:
+            done = "; nothing was cached yet"
+        else:
+            done = ""
         print(f"\nbgbench {args.command}: interrupted{done}.", file=sys.stderr)
         return 130
     except (ValueError, FileNotFoundError, OSError, RuntimeError) as err:

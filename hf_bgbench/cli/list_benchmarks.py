@@ -18,6 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="list the published reference results instead: each with its source and the "
         "exact model tag that reproduces its weights",
     )
+    p.add_argument(
+        "--classes",
+        metavar="BENCHMARK",
+        help="list every class of BENCHMARK instead, one a line with its label index",
+    )
     p.set_defaults(func=run)
 
 
@@ -63,7 +68,7 @@ def describe_benchmarks() -> str:
         )
         blocks.append(
             f"{name} — {spec.title}\n"
-            f"  data: {spec.hub_repo} on the Hub (or --data FOLDER)\n"
+            f"  data: {spec.where_data_comes_from()}\n"
             f"  classes ({spec.num_classes}): {', '.join(spec.classes[:10])}"
             + (", ..." if spec.num_classes > 10 else "")
             + f"\n  variants: {', '.join(spec.variants)}\n"
@@ -79,6 +84,18 @@ def _protocols(spec, task: str) -> str:
     return ", ".join(f"{p.name} (default)" if i == 0 else p.name for i, p in enumerate(declared))
 
 
+def describe_classes(name: str) -> str:
+    """Every class of benchmark ``name``: "<label index>\t<name>", one a line."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    return "\n".join(f"{i}\t{c}" for i, c in enumerate(get_benchmark(name).classes))
+
+
 def run(args: argparse.Namespace) -> int:
-    print(describe_references() if args.references else describe_benchmarks())
+    if args.classes:
+        print(describe_classes(args.classes))
+    elif args.references:
+        print(describe_references())
+    else:
+        print(describe_benchmarks())
     return 0

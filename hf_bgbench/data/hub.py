@@ -140,8 +140,7 @@ class HubFolder(Reader):
                         raise DataSourceError(
                             f"{self.location} [{variant}]: the README.md declares config "
                             f"{variant!r} with data files '{pattern}', but none are there. "
-                            f"Rebuild or re-download the dataset, or leave {variant!r} out "
-                            "with --variants."
+                            "Rebuild or re-download the dataset."
                         )
 
     def _signature(self, ds: datasets.Dataset | None) -> str:
@@ -247,8 +246,7 @@ def _load_split(
         if "data file" in str(err).lower():
             raise DataSourceError(
                 f"{location} [{variant}]: the README.md declares config {variant!r} but its data "
-                f"files are not there ({err}). Rebuild or re-download the dataset, or leave "
-                f"{variant!r} out with --variants."
+                f"files are not there ({err}). Rebuild or re-download the dataset."
             ) from None
         if "config" in str(err).lower():
             raise DataSourceError(f"{location}: unknown config {variant!r}. {err}") from None

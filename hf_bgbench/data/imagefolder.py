@@ -25,7 +25,7 @@ import datasets
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
 from hf_bgbench.files import IMAGE_SUFFIXES
-from hf_bgbench.labels import UNMAPPED, imagenet_index_of
+from hf_bgbench.labels import UNMAPPED, imagenet_index_of, names_preview
 from hf_bgbench.spec import BenchmarkSpec
 
 log = logging.getLogger(__name__)
@@ -94,8 +94,9 @@ class _Labeller:
         if _WNID.match(value):
             return self.from_wnid(value)
         raise ImageFolderError(
-            f"{value!r} is neither a {self.spec.name} class ({', '.join(self.spec.classes)}), "
-            "a label index, nor an ImageNet wnid."
+            f"{value!r} is neither a {self.spec.name} class "
+            f"({names_preview(self.spec.classes, self.spec.name)}), a label index, nor an "
+            "ImageNet wnid."
         )
 
 

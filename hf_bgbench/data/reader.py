@@ -100,7 +100,11 @@ class Reader:
             )
         with quiet_datasets():
             ds = self._load(variant, tuple(columns), split)
-        check_schema(ds, self.spec.classes, f"{self.location} [{variant}]")
+        where = f"{self.location} [{variant}]" + (f" ({split} split)" if split != "test" else "")
+        try:
+            check_schema(ds, self.spec.classes, where, self.spec.name)
+        except ValueError as err:
+            raise DataSourceError(str(err)) from None
         missing = [c for c in columns if c not in ds.column_names]
         if missing:
             what = "foreground masks are" if MASK in missing else "they are"

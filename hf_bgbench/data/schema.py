@@ -25,6 +25,8 @@ import datasets
 import numpy as np
 from PIL import Image
 
+from hf_bgbench.labels import names_preview
+
 IMAGE, LABEL, ID, MASK, BG_ID, BG_LABEL, BOX_ESTIMATED = (
     "image",
     "label",
@@ -66,8 +68,12 @@ def benchmark_features(
     return datasets.Features(spec)
 
 
-def check_schema(ds: datasets.Dataset, class_names: Sequence[str], where: str) -> None:
-    """Raise a ValueError if ``ds`` does not follow the schema (columns, label names)."""
+def check_schema(
+    ds: datasets.Dataset, class_names: Sequence[str], where: str, benchmark: str | None = None
+) -> None:
+    """Raise a ValueError if ``ds`` does not follow the schema (columns, label names), has a
+    label outside the classes or repeats an image id -- said before any image is scored,
+    naming ``where`` (the data and variant) and the rows."""
     missing = [c for c in REQUIRED_COLUMNS if c not in ds.column_names]
     if missing:
         raise ValueError(
@@ -77,10 +83,38 @@ def check_schema(ds: datasets.Dataset, class_names: Sequence[str], where: str) -
     feature = ds.features[LABEL]
     if isinstance(feature, datasets.ClassLabel):
         if [n.lower() for n in feature.names] != [n.lower() for n in class_names]:
+            bench = f"{benchmark}'s" if benchmark else "the benchmark's"
             raise ValueError(
-                f"{where}: label names {feature.names} do not match the benchmark's classes "
-                f"{list(class_names)} (same names, same order expected)."
+                f"{where}: the label names of the data ({names_preview(feature.names)}) are not "
+                f"{bench} classes ({names_preview(class_names, benchmark)}); same names, same "
+                "order expected. Is it data of another benchmark? Choose it with --benchmark "
+                "(`bgbench list`)."
             )
+    _check_rows(ds, len(class_names), where)
+
+
+def _check_rows(ds: datasets.Dataset, num_classes: int, where: str) -> None:
+    """Every label in 0..num_classes-1 and every id on one row."""
+    frame = ds.select_columns([ID, LABEL]).to_pandas()
+    labels = frame[LABEL]
+    bad = frame[labels.isna() | (labels < 0) | (labels >= num_classes)]
+    fix = "Repair or rebuild the data (`bgbench validate FOLDER` lists every problem)."
+    if len(bad):
+        first = bad.iloc[0]
+        raise ValueError(
+            f"{where}: {len(bad)} row(s) have a label outside 0..{num_classes - 1} (the "
+            f"benchmark's {num_classes} classes), e.g. id {first[ID]!r} with label "
+            f"{first[LABEL]}. {fix}"
+        )
+    counts = frame[ID].value_counts()
+    repeated = counts[counts > 1]
+    if len(repeated):
+        image_id, n = repeated.index[0], int(repeated.iloc[0])
+        others = f" ({len(repeated) - 1} more id(s) repeat)" if len(repeated) > 1 else ""
+        raise ValueError(
+            f"{where}: image id {image_id!r} is on {n} rows{others}; every image needs an id "
+            f"of its own (the variants are compared image by image). {fix}"
+        )
 
 
 def encode_mask(mask: np.ndarray) -> bytes:

@@ -70,8 +70,8 @@ def resolve_source(data: str | Path, spec: BenchmarkSpec, *, hub_only: bool = Fa
             f"{layouts}."
         )
     raise DataSourceError(
-        f"--data {data}: no such folder, and not a Hub dataset id of the form 'owner/name' "
-        f"(e.g. {spec.hub_repo!r})."
+        f"--data {data}: no such folder, and not a Hub dataset id of the form 'owner/name'. "
+        f"For {spec.short_name}: {spec.where_data_comes_from()}."
     )
 
 
@@ -85,8 +85,8 @@ def _hub_dataset(repo_id: str, spec: BenchmarkSpec) -> Reader:
         valid = False
     if not valid:
         raise DataSourceError(
-            f"{repo_id!r} is not a Hub dataset id: owner/name (letters, digits, '.', '_', '-'), "
-            f"e.g. {spec.hub_repo!r}."
+            f"{repo_id!r} is not a Hub dataset id: owner/name (letters, digits, '.', '_', '-')"
+            + (f", e.g. {spec.hub_repo!r}." if spec.hub_published else ".")
         )
     return HubDataset(repo_id, spec.variants, spec)
 

@@ -50,10 +50,11 @@ def cache_key(*parts: str) -> str:
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; ``cached`` images are safe in the prediction cache."""
+    """Ctrl-C during a run; ``cached`` images are safe in the prediction cache (None: not
+    known -- the run stopped before it had looked at the cache)."""
 
-    def __init__(self, cached: int):
-        super().__init__(f"{cached} image(s) cached")
+    def __init__(self, cached: int | None):
+        super().__init__("interrupted" if cached is None else f"{cached} image(s) cached")
         self.cached = cached
 
 

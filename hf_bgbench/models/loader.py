@@ -122,7 +122,16 @@ def _checkpoint_arch(model_id: str) -> str:
 
 
 def _load(model_id: str, checkpoint: str | None) -> Classifier:
-    if not isinstance(model_id, str) or not model_id.strip():
+    if isinstance(model_id, os.PathLike):  # a folder given as a Path
+        model_id = os.fspath(model_id)
+    if not isinstance(model_id, str):
+        raise UnknownModelError(
+            f"The model must be a model id, a str such as {DEFAULT_MODEL!r} (a timm name, a "
+            f"Hub id or a folder), not {type(model_id).__name__} {model_id!r}. A model you "
+            "have already loaded (load_classifier's result) goes to evaluate_model and the "
+            "other run_* functions as it is."
+        )
+    if not model_id.strip():
         raise UnknownModelError(f"Empty model id; e.g. use {DEFAULT_MODEL!r}.")
     mid = model_id.strip()
 

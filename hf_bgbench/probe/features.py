@@ -441,7 +441,7 @@ def _no_train_message(spec: BenchmarkSpec, reader: Reader, variant: str, detail:
         f"{spec.title}'s probe needs the {spec.train_split} split; your data ({reader.kind} at "
         f"{reader.location}) has {have}{f' ({detail})' if detail else ''}. Use "
         "--label-map imagenet for a 1000-class ImageNet model (zero-shot through the source "
-        f"classes), or give --data with a {spec.train_split} split (e.g. {spec.hub_repo})."
+        f"classes), or give --data with a {spec.train_split} split (e.g. {spec.data_example()})."
     )
 
 
@@ -466,7 +466,7 @@ def check_labels(spec: BenchmarkSpec, labels: list[int], context: str) -> None:
             f"{spec.title}'s probe needs train images of every class, but the "
             f"{spec.train_split} split has none of {', '.join(missing)}"
             f"{f' ({context})' if context else ''}. Use the complete {spec.train_split} split "
-            f"(e.g. {spec.hub_repo}) or repair the data."
+            f"(e.g. {spec.data_example()}) or repair the data."
         )
 
 

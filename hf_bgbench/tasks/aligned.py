@@ -24,11 +24,17 @@ def check_aligned_ids(spec: BenchmarkSpec, dss: dict, allow: bool) -> dict[str, 
     extra = {v: len(ids[v] - shared) for v in aligned if ids[v] != shared}
     if not extra:
         return None
-    listed = ", ".join(f"{v} has {n} id(s) the others lack" for v, n in extra.items())
+    every = set.union(*ids.values())
+    lacking = {v: sorted(every - ids[v]) for v in aligned if ids[v] != every}
+    listed = "; ".join(  # what each variant lacks, with ids (repeated ids are refused on load)
+        f"{v} lacks {len(gone)} of them (e.g. {', '.join(map(repr, gone[:3]))})"
+        for v, gone in lacking.items()
+    )
     if not allow:
         raise DataSourceError(
             f"The variants must hold the same images (ids) so their accuracies and gaps compare "
-            f"like with like, but {listed} ({len(shared)} ids are shared). Repair or rebuild "
+            f"like with like, but of the {len(every)} image ids in them {listed}; "
+            f"{len(shared)} are in every variant. Repair or rebuild "
             "the data (`bgbench validate` shows the differences), or pass "
             "--allow-mismatched-ids to score only the shared images (recorded in results)."
         )

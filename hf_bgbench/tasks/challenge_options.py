@@ -11,7 +11,6 @@ from pathlib import Path
 from hf_bgbench.builders.arguments import positive_int
 from hf_bgbench.tasks.options import (
     RunOptions,
-    default_spec,
     option,
     output_option,
 )
@@ -38,7 +37,8 @@ class ChallengeOptions(RunOptions):
         lambda task: (
             "official release folder (bg_challenge/... with fg_mask), a Hub-layout "
             "folder whose foreground variant has a mask column, or a Hub dataset id (default: the "
-            f"benchmark's Hub repo, e.g. {default_spec().hub_repo}, else a `bgbench download`)"
+            "benchmark's Hub dataset once it is published; until then, or offline, a `bgbench "
+            "download`)"
         ),
     )
     foreground_variant: str = option("original", "variant of the foregrounds", cli=False)

@@ -38,7 +38,7 @@ def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
     """The reader of ``data``; with no ``data``, the benchmark's Hub dataset -- or, when the
     Hub cannot provide it, an earlier ``bgbench download`` of the official release."""
     if data is not None:
-        return resolve_source(data, spec)
+        return _of_this_benchmark(resolve_source(data, spec), spec)
     fallback = _cached_download(spec)
     try:
         reader = resolve_source(spec.hub_repo, spec)
@@ -54,6 +54,10 @@ def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
                 fallback,
             )
             return resolve_source(fallback, spec)
+        if not spec.hub_published:
+            raise DataSourceError(
+                f"No --data given, and {spec.where_data_comes_from()}. (The Hub was tried: {err})"
+            ) from None
         hint = (
             f" Or run `{spec.download_command}` once to fetch the authors' official release; "
             "it is then used whenever no --data is given."
@@ -65,6 +69,27 @@ def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
         ) from None
 
 
+def _of_this_benchmark(reader: Reader, spec: BenchmarkSpec) -> Reader:
+    """``reader``, unless none of the variants its data holds is one of ``spec``'s: then it
+    is data of another benchmark (named when one has those variants), said up front."""
+    if not reader.variants or any(v in spec.variants for v in reader.variants):
+        return reader
+    from hf_bgbench.benchmarks import all_specs
+
+    held = set(reader.variants)
+    fits = [s.name for s in all_specs() if s.name != spec.name and held <= set(s.variants)]
+    advice = (
+        f"It looks like {' or '.join(fits)} data: pass --benchmark {fits[0]}."
+        if fits
+        else "Pass the --benchmark it belongs to (`bgbench list` shows each one's variants)."
+    )
+    raise DataSourceError(
+        f"--data {reader.location} holds the variant(s) {', '.join(reader.variants)}, none of "
+        f"which is one of the {spec.short_name} variants (--benchmark {spec.name}: "
+        f"{', '.join(spec.variants)}). {advice}"
+    )
+
+
 def _cached_download(spec: BenchmarkSpec) -> Path | None:
     find = spec.hook("cached_download")
     return find() if find is not None else None
@@ -72,7 +97,15 @@ def _cached_download(spec: BenchmarkSpec) -> Path | None:
 
 def load_model(model: Any, checkpoint: str | None = None, device: str | None = None) -> Any:
     """A loaded classifier: ``model`` itself, or :func:`load_classifier` of a model id."""
+    if isinstance(model, Path):
+        model = str(model)
     if not isinstance(model, str):
+        if getattr(model, "label_space", None) is None:
+            raise ValueError(
+                f"The model must be a model id (a str such as 'tf_efficientnet_lite0', a Hub "
+                "id or a folder) or a model loaded with hf_bgbench.load_classifier, not "
+                f"{type(model).__name__} {model!r}."
+            )
         return model
     from hf_bgbench.models import load_classifier
 

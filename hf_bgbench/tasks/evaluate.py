@@ -14,6 +14,7 @@ mean and spread) and the top-level numbers are those of the runs pooled.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ from hf_bgbench.tasks.options import (
     entry_signature,
 )
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute
+
+log = logging.getLogger(__name__)
 
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 EVALUATE_OUTPUTS = (
@@ -56,7 +59,16 @@ class _Work:
 
 def _load_variants(spec, reader, chosen: list[str], allow: bool):
     """(variant -> rows, what --allow-mismatched-ids dropped) of one build."""
-    datasets = {v: reader.load(v) for v in chosen}
+    datasets = {}
+    for variant in chosen:
+        try:
+            datasets[variant] = reader.load(variant)
+        except DataSourceError as err:  # (evaluate is the task with --variants)
+            if len(chosen) < 2:
+                raise
+            raise DataSourceError(
+                f"{err} Or score the other variants: leave {variant!r} out with --variants."
+            ) from None
     mismatch = check_aligned_ids(spec, datasets, allow)
     if mismatch:
         datasets = restrict_to_shared(spec, datasets)
@@ -65,7 +77,19 @@ def _load_variants(spec, reader, chosen: list[str], allow: bool):
 
 def prepare(run: Run) -> _Work:
     o, spec, reader = run.options, run.spec, run.reader
-    chosen = spec.check_variants(list(o.variants)) if o.variants else list(reader.variants)
+    if o.variants:
+        chosen = spec.check_variants(list(o.variants))
+    else:
+        chosen = [v for v in reader.variants if v in spec.variants]
+        others = [v for v in reader.variants if v not in spec.variants]
+        if others:  # configs the benchmark does not define (an in-folder train set, say)
+            log.warning(
+                "%s: not scored: config(s) %s (not %s variants; scoring %s)",
+                reader.location,
+                ", ".join(others),
+                spec.short_name,
+                ", ".join(chosen),
+            )
     missing = [v for v in chosen if v not in reader.variants]
     if missing:
         raise DataSourceError(
@@ -108,13 +132,18 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
                     cache_dir=o.cache_dir,
                     use_cache=o.use_cache,
                 )
-            except Interrupted as stop:  # count what earlier variants left in the cache too
+            except KeyboardInterrupt as stop:  # count what earlier variants left in the cache too
                 done = (
                     sum(r.computed + r.reused for rs in out.values() for r in rs.values())
                     if o.use_cache
                     else 0
                 )
-                raise Interrupted(stop.cached + done) from None
+                # before the engine looked at this variant's cache (reading the data's
+                # fingerprint, say) only the earlier variants' images are known to be there
+                now = stop.cached if isinstance(stop, Interrupted) else None
+                if now is None and not done and o.use_cache:
+                    raise Interrupted(None) from None
+                raise Interrupted((now or 0) + done) from None
     return out
 
 

@@ -30,8 +30,8 @@ class EvaluateOptions(RunOptions):
         None,
         lambda task: (
             "Hub dataset id, local Hub-layout folder, official release folder, or "
-            f"photo folder (default: the benchmark's Hub repo, e.g. {default_spec().hub_repo}, "
-            "else a `bgbench download`)"
+            "photo folder (default: the benchmark's Hub dataset once it is published; until "
+            "then, or offline, a `bgbench download`)"
         ),
     )
     variants: Sequence[str] | None = option(

@@ -15,6 +15,7 @@ batching, device, progress); the task's own fields come first on the command lin
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -99,6 +100,37 @@ def entry_signature(cls: type, **leading: Any) -> inspect.Signature:
         if f.name not in leading
     ]
     return inspect.Signature(params, return_annotation="dict[str, Any]")
+
+
+def check_device(device: Any, error: type[ValueError] = ValueError) -> None:
+    """A ``--device`` torch knows (``cuda``, ``cuda:1``, ``mps``, ``cpu``, ``auto``), checked
+    before any work; the error names the option and the choices."""
+    if device is None or not isinstance(device, str) or device == "auto":
+        return
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError):
+        raise error(
+            f"--device {device!r}: not a device torch knows; give cuda (or cuda:N), mps or cpu, "
+            "or leave it out for the best available."
+        ) from None
+
+
+def check_folder(path: Any, option_flag: str, error: type[ValueError] = ValueError) -> None:
+    """``path`` can be a folder: it is one, or it does not exist yet and nothing on its way
+    is a file (it is created when needed). The error names ``option_flag``."""
+    folder = Path(path).expanduser()
+    for step in (folder, *folder.parents):
+        if step.exists():
+            if not step.is_dir():
+                where = "it is" if step == folder else f"{step} is"
+                raise error(
+                    f"{option_flag} {path}: {where} a file, not a folder; give {option_flag} a "
+                    "folder (created when missing)."
+                )
+            return
 
 
 def default_spec() -> BenchmarkSpec:
@@ -195,8 +227,14 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
             raise self.Error(f"--batch-size must be >= 1, got {self.batch_size}.")
+        check_device(self.device, self.Error)
         for name, opt, _ in described(type(self)):
             value = getattr(self, name)
+            if opt.many and isinstance(value, str):  # one name, or "a,b": never its letters
+                value = [v for v in re.split(r"[,\s]+", value) if v]
+                setattr(self, name, value)
+            if name.endswith("_dir") and value is not None:
+                check_folder(value, flag(name, opt), self.Error)
             if opt.choices is not None and value not in opt.choices:
                 raise self.Error(
                     f"{flag(name, opt)} {value!r}: choose one of "

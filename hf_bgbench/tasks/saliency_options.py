@@ -12,7 +12,6 @@ from hf_bgbench.builders.arguments import non_negative_int, positive_int
 from hf_bgbench.inference.cam import METHODS
 from hf_bgbench.tasks.options import (
     RunOptions,
-    default_spec,
     option,
     output_option,
 )
@@ -37,8 +36,8 @@ class SaliencyOptions(RunOptions):
         None,
         lambda task: (
             "Hub-layout folder or Hub dataset id whose mask variant has object masks, "
-            f"or the official release (default: the benchmark's Hub repo, e.g. "
-            f"{default_spec().hub_repo})"
+            "or the official release (default: the benchmark's Hub dataset once it is "
+            "published; until then, or offline, a `bgbench download`)"
         ),
     )
     target: str = option(

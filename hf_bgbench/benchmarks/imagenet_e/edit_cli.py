@@ -23,15 +23,11 @@ NEEDS_MODEL = (
 
 
 def _read(path: Path, what: str, mode: str) -> np.ndarray:
-    from PIL import Image, UnidentifiedImageError
+    from hf_bgbench.files import open_image
 
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path}: no such file.")
-    try:
-        with Image.open(path) as im:
-            return np.asarray(im.convert(mode))
-    except (UnidentifiedImageError, OSError) as err:
-        raise ValueError(f"{what} {path} is not a readable image ({err}).") from None
+    return np.asarray(open_image(path, f"{what} {path}").convert(mode))
 
 
 def run_edit(args: argparse.Namespace) -> int:

@@ -92,24 +92,33 @@ def from_folders(images: Path, masks: Path) -> Source:
     return Source("folders", str(images), items, names, "imagenet-1k", dict(skipped))
 
 
-def hub_sources(specs: Sequence[BenchmarkSpec]) -> dict[str, tuple[str, str]]:
-    """Benchmark name -> (config, mask column) of the Hub folders ``--from`` reads: the
-    benchmarks that offer their photos as a masked source (``masked_source``), in order."""
-    return {s.name: (s.mask_variant, s.mask_column) for s in specs if s.masked_source}
+def hub_sources(specs: Sequence[BenchmarkSpec]) -> dict[str, tuple[str, str, str]]:
+    """Benchmark name -> (config, mask column, the commands that make such a folder) of the
+    Hub folders ``--from`` reads: the benchmarks that offer their photos as a masked source
+    (``masked_source``), in order."""
+    return {
+        s.name: (
+            s.mask_variant,
+            s.mask_column,
+            " or ".join(f"`{c}`" for c in (s.download_command, *s.build_commands) if c),
+        )
+        for s in specs
+        if s.masked_source
+    }
 
 
-def from_hub(kind: str, folder: Path, sources: Mapping[str, tuple[str, str]]) -> Source:
+def from_hub(kind: str, folder: Path, sources: Mapping[str, tuple[str, str, str]]) -> Source:
     """The masked photos of the Hub folder ``folder`` of benchmark ``kind`` (one of
     ``sources``, :func:`hub_sources`)."""
     if kind not in sources:
         raise ValueError(f"--from must be one of {sorted(sources)}, got {kind!r}.")
-    config, mask_column = sources[kind]
+    config, mask_column, makers = sources[kind]
     files = sorted((Path(folder) / "data" / config).glob("test-*.parquet"))
     if not files:
         raise FileNotFoundError(
             f"--from {kind} {folder}: no data/{config}/test-*.parquet; expected a {kind} "
-            f"dataset folder in the Hub layout (e.g. from `bgbench build {kind}` or `bgbench "
-            f"convert {kind}`) with its {config!r} config."
+            f"dataset folder in the Hub layout{f' (made by {makers})' if makers else ''} with "
+            f"its {config!r} config."
         )
     features = datasets.Features.from_arrow_schema(pq.read_schema(files[0]))
     if mask_column not in features:

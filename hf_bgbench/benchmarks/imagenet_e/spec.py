@@ -145,6 +145,7 @@ IMAGENET_E = BenchmarkSpec(
     variants=IMAGENET_E_EDITS,
     reference_variant=REFERENCE_EDIT,
     hub_repo="bgbench/imagenet-e",
+    build_commands=("bgbench build imagenet-e", "bgbench convert imagenet-e"),
     label_maps={"imagenet-1k": identity_imagenet_map},
     metrics=imagenet_e_metrics(),
     tasks=("evaluate",),

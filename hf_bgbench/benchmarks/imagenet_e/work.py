@@ -25,6 +25,7 @@ from hf_bgbench.data.schema import PNG_SETTINGS, encode_mask
 from hf_bgbench.edits import EditError, seeded_rng
 from hf_bgbench.edits.complexity import complexity
 from hf_bgbench.edits.inpaint import remove_object
+from hf_bgbench.files import open_image
 
 KEPT, UNREADABLE, EMPTY_MASK, NO_BACKGROUND = "kept", "unreadable", "empty_mask", "no_background"
 CANVAS = 256
@@ -73,9 +74,10 @@ class ShardTask:
 
 
 def decode_image(data: bytes | str, mode: str) -> np.ndarray:
-    """An image file (path) or its bytes as a PIL-converted array (mode "RGB" or "L")."""
-    with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as im:
-        return np.asarray(im.convert(mode))
+    """An image file (path) or its bytes as a PIL-converted array (mode "RGB" or "L"),
+    decoded through the one guarded path (:func:`hf_bgbench.files.open_image`: an
+    unreadable or oversized image raises its ValueError, naming the file)."""
+    return np.asarray(open_image(data).convert(mode))
 
 
 def fit(

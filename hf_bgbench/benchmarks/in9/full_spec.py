@@ -20,6 +20,7 @@ IN9_FULL = BenchmarkSpec(
     variants=IN9_VARIANTS,
     reference_variant="original",
     hub_repo="bgbench/in9_full",
+    build_commands=("bgbench build in9 --label-space imagenet",),
     label_maps={"imagenet-1k": identity_imagenet_map},
     metrics=IN9_METRICS,
     tasks=IN9_TASKS,

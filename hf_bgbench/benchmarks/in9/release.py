@@ -19,6 +19,7 @@ import numpy as np
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, MASK, benchmark_features, encode_mask
 from hf_bgbench.files import IMAGE_SUFFIXES
+from hf_bgbench.labels import names_preview
 from hf_bgbench.spec import BenchmarkSpec
 
 RELEASE_DIRNAME = "bg_challenge"
@@ -66,7 +67,8 @@ def _class_dirs(split_dir: Path, spec: BenchmarkSpec) -> list[Path]:
         raise ReleaseLayoutError(
             f"{split_dir} has {len(dirs)} class folder(s) "
             f"({', '.join(d.name for d in dirs) or 'none'}); the {spec.name} release has "
-            f"{spec.num_classes} ({', '.join(spec.classes)}), sorted in label order."
+            f"{spec.num_classes} ({names_preview(spec.classes, spec.name)}), sorted in label "
+            "order."
         )
     return dirs
 

@@ -67,6 +67,7 @@ IN9 = BenchmarkSpec(
     readers=IN9_READERS,
     aligned_variants=IN9_VARIANTS,
     download_command="bgbench download in9",
+    build_commands=("bgbench build in9", "bgbench convert in9-release"),
     mask_variant="original",
     mask_column="mask",
     images_precropped=True,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from hf_bgbench.benchmarks.rival10.labels import rival10_attributes
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, encode_mask
+from hf_bgbench.files import ImageDecodeError, image_size, open_image
 
 OBJECT_KEY = "entire-object"
 OBJECT_MASK = "object_mask"
@@ -131,15 +131,14 @@ def binarise(data: bytes, size: tuple[int, int], where: str) -> tuple[np.ndarray
 
     Decoded by content; foreground = any colour channel != 0 (the authors' rule; a
     palette image is read as its colours, an alpha channel is not a mask channel)."""
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.load()
-            if img.mode == "P":  # palette indices mean nothing: their colours do
-                img = img.convert("RGBA" if "transparency" in img.info else "RGB")
-            colour = img.mode.replace("A", "") or "L"  # alpha is not a mask channel
-            arr = np.asarray(img.convert(colour) if colour != img.mode else img)
-    except (UnidentifiedImageError, OSError, ValueError) as err:
-        raise ItemError(UNREADABLE, f"{where}: not a decodable image ({err})") from None
+    try:  # the stored values (16-bit too): any non-zero value is foreground
+        img = open_image(data, where, eight_bits=False)
+    except ImageDecodeError as err:
+        raise ItemError(UNREADABLE, str(err)) from None
+    if img.mode == "P":  # palette indices mean nothing: their colours do
+        img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+    colour = img.mode.replace("A", "") or "L"  # alpha is not a mask channel
+    arr = np.asarray(img.convert(colour) if colour != img.mode else img)
     mask = arr.reshape(arr.shape[0], arr.shape[1], -1).any(axis=-1)
     if mask.shape[::-1] == tuple(size):
         return mask, False
@@ -215,17 +214,16 @@ def read_item(
     try:
         if embed_image:
             image_bytes = Path(item.image).read_bytes()
-            with Image.open(io.BytesIO(image_bytes)) as img:
-                img.load()
-                size = img.size
+            size = open_image(image_bytes, str(item.image)).size
             row[IMAGE] = {"bytes": image_bytes, "path": None}
         else:
             if needs_size:
-                with Image.open(item.image) as img:
-                    size = img.size
+                size = image_size(item.image)
             row[IMAGE] = {"bytes": None, "path": item.image}
-    except (UnidentifiedImageError, OSError, ValueError) as err:
-        raise ItemError(UNREADABLE, f"{item.image}: not a decodable image ({err})") from None
+    except ImageDecodeError as err:
+        raise ItemError(UNREADABLE, str(err)) from None
+    except OSError as err:
+        raise ItemError(UNREADABLE, f"{item.image}: cannot be read ({err})") from None
     if {ATTRIBUTES, CHANGED_ATTRIBUTES, ATTRIBUTE_MASKS} & set(columns):
         present, changed = read_attribute_labels(item.companion(LABELS_SUFFIX))
         row[ATTRIBUTES] = dict(zip(attrs, map(bool, present), strict=True))

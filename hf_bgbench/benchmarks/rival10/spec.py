@@ -68,6 +68,7 @@ RIVAL10 = BenchmarkSpec(
     train_split="train",
     publish_private_only=True,  # the release's licence forbids redistribution (SPEC §2)
     download_command="bgbench download rival10",
+    build_commands=("bgbench convert rival10",),
     short_name="RIVAL10",
     paper_url="https://arxiv.org/abs/2201.10766",
     evaluate_metrics=("rfs",),

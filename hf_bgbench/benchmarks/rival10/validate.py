@@ -10,7 +10,6 @@ likewise; every row has an object mask; the wnid is the id's prefix and maps to 
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 import datasets
 import numpy as np
 import pyarrow.parquet as pq
-from PIL import Image
 
 from hf_bgbench.benchmarks.rival10.items import (
     ATTRIBUTE_MASKS,
@@ -30,6 +28,7 @@ from hf_bgbench.benchmarks.rival10.items import (
 )
 from hf_bgbench.benchmarks.rival10.labels import rival10_attributes
 from hf_bgbench.benchmarks.rival10.release import label_of_wnid
+from hf_bgbench.files import ImageDecodeError, image_size, open_image
 
 EXAMPLES = 3
 COLUMNS = ("id", "label", "image", OBJECT_MASK, ATTRIBUTES, ATTRIBUTE_MASKS, MERGED_MASK, WNID)
@@ -71,9 +70,11 @@ def _mask_problem(data: dict[str, Any] | None, size: tuple[int, int]) -> str | N
     """Why an encoded mask is not a binary "L" image of ``size`` (None if it is)."""
     if not data or not data.get("bytes"):
         return "empty"
-    with Image.open(io.BytesIO(data["bytes"])) as m:
-        arr = np.asarray(m)
-        mode = m.mode
+    try:  # as stored: the mode is checked
+        m = open_image(data, "the mask", eight_bits=False)
+    except ImageDecodeError as err:
+        return str(err)
+    arr, mode = np.asarray(m), m.mode
     if arr.shape[::-1][:2] != size:
         return f"{arr.shape[1]}x{arr.shape[0]}, not the image's {size[0]}x{size[1]}"
     if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
@@ -85,14 +86,20 @@ def _row_problems(row: dict[str, Any]) -> dict[str, str]:
     """kind -> what is wrong with one row (attribute masks, merged mask, wnid)."""
     out: dict[str, str] = {}
     names = rival10_attributes()
-    with Image.open(io.BytesIO(row["image"]["bytes"])) as img:
-        size = img.size
+    try:
+        size = image_size(row["image"], "the image")
+    except ImageDecodeError:
+        return out  # the generic checks name the undecodable image
     if not (row[OBJECT_MASK] or {}).get("bytes"):
         out["no object_mask"] = "empty"
     else:
-        with Image.open(io.BytesIO(row[OBJECT_MASK]["bytes"])) as m:
-            if not np.asarray(m).any():
+        try:
+            if not np.asarray(
+                open_image(row[OBJECT_MASK], "the object_mask", eight_bits=False)
+            ).any():
                 out["object_mask with no object pixel (all zero)"] = "all zero"
+        except ImageDecodeError as err:
+            out["object_mask cannot be decoded"] = str(err)
     present = row[ATTRIBUTES] or {}
     seen = [entry["attribute"] for entry in row[ATTRIBUTE_MASKS] or []]
     unknown = [a for a in seen if a not in names]

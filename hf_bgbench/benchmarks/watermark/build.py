@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from hf_bgbench.benchmarks.watermark.card import write_card
 from hf_bgbench.benchmarks.watermark.facts import CROP, RESIZE, SPLIT, VARIANTS
@@ -40,7 +40,7 @@ from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, 
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, PNG_SETTINGS, benchmark_features
 from hf_bgbench.edits import seeded_rng
-from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.files import ImageDecodeError, ensure_writable_dir, open_image
 from hf_bgbench.spec import BenchmarkSpec
 
 REPORT_FORMAT = "bgbench-watermark-build/1"
@@ -251,12 +251,9 @@ def _process_watermarker() -> Watermarker:
 
 def _read_crop(path: str) -> Image.Image:
     try:
-        with Image.open(path) as image:
-            return eval_crop(image)
-    except (OSError, UnidentifiedImageError) as err:
-        raise BuildError(
-            f"{path}: cannot be read as an image ({err}); remove it from --images."
-        ) from None
+        return eval_crop(open_image(path))
+    except ImageDecodeError as err:
+        raise BuildError(f"{err} Remove it from --images.") from None
 
 
 def _png(image: Image.Image) -> bytes:

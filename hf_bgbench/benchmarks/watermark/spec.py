@@ -94,6 +94,7 @@ WATERMARK = BenchmarkSpec(
     variants=VARIANTS,
     reference_variant=ORIGINAL,
     hub_repo="bgbench/watermark",
+    build_commands=("bgbench build watermark",),
     label_maps={"imagenet-1k": identity_imagenet_map},
     metrics=WATERMARK_METRICS,
     tasks=("evaluate",),

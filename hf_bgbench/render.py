@@ -234,7 +234,7 @@ def _bars(plt, fig_spec: Mapping[str, Any]):
             va="bottom",
             fontsize=7,
         )
-    _reference(ax, fig_spec, "lower left")
+    _reference(ax, fig_spec, "outside")  # beside the axes: never over a bar
     _axes(ax, fig_spec, default_ylim=(0, 105))
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     if hist:
@@ -343,7 +343,9 @@ def _reference(ax, fig_spec: Mapping[str, Any], legend_loc: str | None) -> None:
     if fig_spec.get("reference"):
         value, label = fig_spec["reference"]
         ax.axhline(value, color="gray", ls="--", lw=1, label=label)
-        if legend_loc:
+        if legend_loc == "outside":
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        elif legend_loc:
             ax.legend(loc=legend_loc, fontsize=8)
 
 

@@ -1,29 +1,51 @@
 """bgbench Space: score a Hub image classifier on the background-reliance benchmarks.
 
 A thin shell over the library. Tabs: *Score a model* (a task of a benchmark on an allow-listed
-dataset: report, plots, results file, the predictions on a few images per variant),
-*Explore* (one image in every variant with the model's prediction and confidence),
+dataset: live status, report, plots, files to download, the predictions on a few images per
+variant), *Explore* (one image in every variant with the model's prediction and confidence),
 *Leaderboard*. Benchmarks and tasks come from the registries, the numbers from the tasks, the
 report from the one renderer, the checks on what a visitor enters from
-:mod:`hf_bgbench.space.safety`, the galleries from :mod:`hf_bgbench.space.explore`, the live
-progress from :mod:`hf_bgbench.space.progress`, the rows from :mod:`hf_bgbench.space.leaderboard`.
+:mod:`hf_bgbench.space.safety`, the galleries from :mod:`hf_bgbench.space.explore`, the status
+from :mod:`hf_bgbench.space.progress`, the rows from :mod:`hf_bgbench.space.leaderboard`, what
+a finished run shows from :mod:`hf_bgbench.space.display`.
 
-Operator settings (environment variables) are listed in this folder's README.md:
-``BGBENCH_SPACE_DATASETS`` (the allow-list), the leaderboard's folder and Hub repo, the job
-and Explore time limits, concurrency, queue, model-size limits and the subset caps.
+Under real visitors:
+
+* a job (Score, Explore) runs in its own process and is a generator: it reports its stage
+  every second, and Gradio closes it -- which kills the process -- when its visitor leaves
+  (the page's event stream drops) or presses Stop (``cancels``); a job whose client never
+  reads its updates is stopped after ``BGBENCH_SPACE_UNREAD_SECONDS``;
+* Score jobs and Explore requests have a concurrency group each (one of each at a time by
+  default), and each client may hold one of each, queued or running (a ``validator`` refuses
+  more before anything is queued); page loads and UI events bypass the queue
+  (``queue=False``), so a full queue never blanks the page;
+* uploads are refused (``max_file_size``): the Space takes none.
+
+Operator settings (environment variables) are listed in this folder's README.md.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import yaml
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.render import render_markdown
+from hf_bgbench.hub.card import scored_dataset
+from hf_bgbench.render import model_index, render_markdown
+from hf_bgbench.space.display import (
+    figures_html,
+    narrow_tables,
+    public_document,
+    run_figures,
+    run_files,
+    write_public_document,
+)
 from hf_bgbench.space.explore import (
     explore_image,
     explore_summary,
@@ -40,30 +62,38 @@ from hf_bgbench.space.leaderboard import (
     read_rows,
     table,
 )
-from hf_bgbench.space.progress import ProgressReport, page_progress, track_tqdm
+from hf_bgbench.space.progress import JobStatus, page_progress
 from hf_bgbench.space.safety import (
     AllowedDataset,
+    Job,
+    SpaceRefusal,
+    ThreadJob,
     allowed_data,
+    check_model_cached,
     check_model_id,
     check_model_size,
     datasets_for,
     resolve_dataset,
-    run_with_time_limit,
     visitor_message,
 )
 from hf_bgbench.space.settings import (
     CONCURRENCY,
+    EXPLORE_CONCURRENCY,
     EXPLORE_SECONDS,
     JOB_SECONDS,
+    JOBS_PER_CLIENT,
+    MAX_UPLOAD_BYTES,
     QUEUE_SIZE,
+    UNREAD_SECONDS,
     allowed,
+    job_seconds,
     leaderboard_dir,
     model_limits,
     run_output_dir,
     takes_variants,
     task_options,
 )
-from hf_bgbench.tasks import all_tasks, get_task, run_task
+from hf_bgbench.tasks import get_task, run_task
 from hf_bgbench.tasks.options import default_benchmark
 
 try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is
@@ -77,10 +107,20 @@ except ImportError:
 
 MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
 SAMPLES = 6  # images per variant shown after a run
-# checked at start when the first benchmark has them: the comparisons most visitors want
-# (every variant of another benchmark is checked when it is picked)
-DEFAULT_VARIANTS = ["original", "only_bg_t", "mixed_same", "mixed_rand", "mixed_next"]
-ALL = "all"
+TICK = 1.0  # seconds between two status updates of a running job
+JOB_GROUP, EXPLORE_GROUP = "score-job", "explore-job"
+UNREAD_MESSAGES = 5  # updates a client leaves unread before it counts as not listening
+SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
+CSS = """
+#job-status { min-height: 3.2em; padding: 0.4em 0.8em; border-radius: 6px;
+  background: var(--block-background-fill); border: 1px solid var(--border-color-primary); }
+#report { min-height: 4.5em; }
+#report table, #leaderboard table { font-size: 0.9em; }
+#leaderboard table, #leaderboard td, #leaderboard th, #leaderboard span {
+  font-family: var(--font); }
+#report table { display: block; overflow-x: auto; width: fit-content; max-width: 100%; }
+#report th { overflow-wrap: anywhere; }
+"""
 
 
 def run_job(task: str, model_id: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -98,31 +138,147 @@ if HAVE_SPACES:
     run_explore = spaces.GPU(duration=EXPLORE_SECONDS)(run_explore)
 
 
-def execute(
-    task: str, model_id: str, options: dict[str, Any], on_progress: ProgressReport | None = None
-) -> dict[str, Any]:
-    """Run the job within the time limit: on ZeroGPU ``spaces.GPU(duration=...)`` enforces
-    it; elsewhere the job runs in a separate process that is stopped at the limit. The
-    task's progress bars reach ``on_progress(desc, n, total)``."""
+def time_limit_hint(task: str) -> str:
+    """What a visitor can change when ``task`` runs out of time."""
+    if takes_variants(task):
+        return "Try a smaller model or fewer variants."
+    return "Try a smaller model."
+
+
+def job_for(task: str, model_id: str, options: dict[str, Any]) -> Job:
+    """The job that runs ``task``: on ZeroGPU in this process under ``spaces.GPU(duration=
+    ...)`` (which enforces the limit); elsewhere in a separate process, killed at the task's
+    time limit or when its visitor leaves. Its progress bars reach the status line."""
+    seconds, hint = job_seconds(task), time_limit_hint(task)
     if HAVE_SPACES:
-        with track_tqdm(on_progress or (lambda *_: None)):
-            return run_job(task, model_id, options)
+        return ThreadJob(run_job, (task, model_id, options), seconds=seconds, hint=hint)
     kwargs = dict(options)
     benchmark = kwargs.pop("benchmark")
-    return run_with_time_limit(
-        run_task,
-        (task, model_id),
-        {"benchmark": benchmark, **kwargs},
-        seconds=JOB_SECONDS,
-        on_progress=on_progress,
+    return Job(
+        run_task, (task, model_id), {"benchmark": benchmark, **kwargs}, seconds=seconds, hint=hint
     )
 
 
-def execute_explore(model_id: str, options: dict[str, Any]) -> list[Any]:
-    """:func:`explore_image` within the Explore tab's time limit (as :func:`execute`)."""
+def explore_job_for(model_id: str, options: dict[str, Any]) -> Job:
+    """:func:`explore_image` as a job within the Explore time limit (as :func:`job_for`)."""
     if HAVE_SPACES:
-        return run_explore(model_id, options)
-    return run_with_time_limit(explore_image, (model_id,), options, seconds=EXPLORE_SECONDS)
+        return ThreadJob(run_explore, (model_id, options), seconds=EXPLORE_SECONDS, track=False)
+    return Job(explore_image, (model_id,), options, seconds=EXPLORE_SECONDS, track=False)
+
+
+# --------------------------------------------------------------------------- visitors
+
+
+def client_key(request: gr.Request | None) -> str | None:
+    """Who a request comes from: the address the Space's proxy saw (``X-Forwarded-For``,
+    its first entry), else the connection's address."""
+    if request is None:
+        return None
+    headers = getattr(request, "headers", None) or {}
+    forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
+    if forwarded:
+        return forwarded.split(",")[0].strip()
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None)
+
+
+def _queue() -> Any:
+    from gradio.context import LocalContext
+
+    blocks = LocalContext.blocks.get(None) or globals().get("demo")
+    return getattr(blocks, "_queue", None)
+
+
+def jobs_of(key: str | None, group: str) -> int:
+    """Jobs of concurrency group ``group`` from client ``key`` waiting or running (Gradio's
+    queue; 0 when it cannot be read)."""
+    queue = _queue()
+    if key is None or queue is None:
+        return 0
+    try:
+        waiting = [e for e in queue.event_queue_per_concurrency_id[group].queue]
+    except (AttributeError, KeyError):
+        waiting = []
+    running = [e for job in getattr(queue, "active_jobs", []) or [] if job for e in job]
+    count = 0
+    for event in waiting + running:
+        if getattr(event, "concurrency_id", None) != group or not getattr(event, "alive", True):
+            continue
+        if client_key(getattr(event, "request", None)) == key:
+            count += 1
+    return count
+
+
+def listening(request: gr.Request | None) -> bool:
+    """Whether the visitor of ``request`` still reads its job's updates: Gradio keeps the
+    updates a client has not read yet per session; a page that went away reads none."""
+    queue = _queue()
+    session = getattr(request, "session_hash", None)
+    if queue is None or session is None:
+        return True
+    try:
+        unread = queue.pending_messages_per_session[session].qsize()
+    except (AttributeError, KeyError):
+        return True
+    return unread <= UNREAD_MESSAGES
+
+
+class Attention:
+    """Stops waiting for a client that leaves its updates unread for ``seconds``."""
+
+    def __init__(self, request: gr.Request | None, seconds: float | None = None) -> None:
+        import time
+
+        self.request, self.clock = request, time.monotonic
+        self.seconds = UNREAD_SECONDS if seconds is None else seconds
+        self.since: float | None = None
+
+    def gone(self) -> bool:
+        if listening(self.request):
+            self.since = None
+            return False
+        self.since = self.since if self.since is not None else self.clock()
+        return self.clock() - self.since > self.seconds
+
+
+def _refusal(group: str, what: str, request: gr.Request | None, inputs: int) -> list[Any]:
+    """One ``gr.validate`` per input: the first refuses a client that already holds
+    ``JOBS_PER_CLIENT`` jobs of ``group``, queued or running (checked before queuing)."""
+    fine = [gr.validate(True, "") for _ in range(inputs)]
+    if JOBS_PER_CLIENT > 0 and jobs_of(client_key(request), group) >= JOBS_PER_CLIENT:
+        fine[0] = gr.validate(
+            False,
+            f"You already have {what} waiting or running; wait for it to finish, or stop "
+            "it, before starting another.",
+        )
+    return fine
+
+
+def one_score_per_client(
+    model_text: Any,
+    dataset: Any,
+    variants: Any,
+    restrict: Any,
+    benchmark: Any,
+    task: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The Score button's validator (Gradio runs it before the job is queued)."""
+    return _refusal(JOB_GROUP, "a scoring job", request, 6)
+
+
+def one_explore_per_client(
+    model_text: Any,
+    dataset: Any,
+    benchmark: Any,
+    image_id: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The Explore button's validator."""
+    return _refusal(EXPLORE_GROUP, "an Explore request", request, 4)
+
+
+# --------------------------------------------------------------------------- Score
 
 
 def _checked(model_text: str, dataset: str, benchmark: str) -> tuple[Any, AllowedDataset, str]:
@@ -131,6 +287,7 @@ def _checked(model_text: str, dataset: str, benchmark: str) -> tuple[Any, Allowe
     model = check_model_id(model_text)
     get_benchmark(benchmark)
     entry = resolve_dataset(dataset, benchmark, allowed())
+    check_model_cached(model.repo_id)
     note = check_model_size(model.repo_id, *model_limits())
     return model, entry, note
 
@@ -142,6 +299,42 @@ def _hidden(entry: AllowedDataset | None) -> dict[str, str]:
     return {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
 
 
+def _size(doc: dict[str, Any]) -> str:
+    counts = [s["n"] for s in doc.get("report", {}).get("scores", []) if s.get("n")]
+    if not counts:
+        return ""
+    configs = {s.get("config") for s in doc["report"]["scores"] if s.get("config")}
+    return f"{max(counts)} images" + (" per variant" if len(configs) > 1 else "")
+
+
+def space_model_index(doc: dict[str, Any]) -> str:
+    """The model-index block of ``doc``, its dataset entries naming the data scored (its
+    size and fingerprint; the benchmark's Hub id only for the benchmark's Hub dataset)."""
+    index = model_index(doc)
+    try:
+        spec = get_benchmark(doc.get("benchmark", ""))
+        named = scored_dataset(
+            doc.get("data"), title=spec.title, hub_repo=spec.hub_repo, size=_size(doc)
+        )
+    except ValueError:
+        named = None
+    if named:
+        for entry in index["model-index"]:
+            for result in entry.get("results", []):
+                result["dataset"].update(named)
+    return yaml.safe_dump(index, sort_keys=False, allow_unicode=True, width=100).rstrip()
+
+
+def _extras(markdown_extras: str, doc: dict[str, Any]) -> str:
+    """The LaTeX row as rendered and the model-index block naming the data scored."""
+    head, fence, _ = markdown_extras.partition("Model card (`model-index`")
+    block = (
+        "Model card (`model-index`, paste into the front matter of the model's README.md):"
+        f"\n\n```yaml\n{space_model_index(doc)}\n```"
+    )
+    return (head.rstrip() + "\n\n" + block).strip() if fence else markdown_extras
+
+
 def score(
     model_text: str,
     dataset: str,
@@ -149,49 +342,97 @@ def score(
     restrict: bool,
     benchmark: str | None = None,
     task: str = "evaluate",
+    request: gr.Request = None,  # type: ignore[assignment]
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
-) -> tuple[str, list[str], str, str, str]:
+) -> Iterator[tuple[Any, ...]]:
     """Check the inputs, run ``task`` of ``benchmark`` on the allow-listed ``dataset``,
-    add a full run to the leaderboard; return the Markdown report, the figures, the results
-    JSON, (evaluate) an HTML grid of a few images per variant with the model's predictions,
-    the report's LaTeX row and model-index block.
-    Every failure reaches the visitor as a plain ``gr.Error`` message."""
+    add a full run to the leaderboard. A generator: it first yields the job's status
+    (within a second of the click), then every second while the job runs, and last
+    (status, Markdown report, plots, files to download, an HTML grid of a few images per
+    variant with the model's predictions, the LaTeX row and model-index block, the Score
+    button). Closing it (the visitor left, or pressed Stop) kills the job. Every failure
+    reaches the visitor as a plain ``gr.Error`` message, the status saying so too."""
     entry = None
     benchmark = benchmark or default_benchmark()
+    title = f"{task} · {(model_text or '').strip()[:80] or '?'} · {dataset}"
+    status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS)
+    skip = gr.skip()
+    busy = gr.update(value=SCORE_BUSY, interactive=False)
+    idle = gr.update(value=SCORE_IDLE, interactive=True)
+
+    def update(*, button: Any = skip) -> tuple[Any, ...]:
+        return (status.markdown(), skip, skip, skip, skip, skip, button)
+
+    status.stage("checking the model and the dataset")
+    yield (status.markdown(), "", "", None, "", "", busy)
     try:
         spec = get_benchmark(benchmark)
         spec.check_task(task)
         if takes_variants(task):
             if not variants:
-                raise ValueError("Pick at least one variant.")
+                raise SpaceRefusal("Pick at least one variant.")
             spec.check_variants(list(variants))
-        progress(0, desc="checking the model and dataset")
+        progress(0, desc="checking the model and the dataset")
         model, entry, note = _checked(model_text, dataset, benchmark)
         data = allowed_data(entry, spec)
         out = run_output_dir()
-        options = task_options(task, variants, restrict)
+        # the benchmark's order, as every table and grid of the report shows them
+        picked = [v for v in spec.variants if v in set(variants or [])]
+        options = task_options(task, picked, restrict)
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
+        status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
-        results = execute(task, model.model_id, options, page_progress(progress))
+        yield update()
+        attention = Attention(request)
+        with job_for(task, model.model_id, options) as job:
+            for step in job.updates(TICK):
+                if step is not None:
+                    status.bar(*step)
+                    page_progress(progress)(*step)
+                if attention.gone():
+                    return  # nobody reads the updates: stop the job (the with block kills it)
+                yield update()
+            results = job.result()
         gallery = ""
         if (out / "predictions").is_dir():  # a task that keeps per-image predictions
+            status.stage("drawing the predictions on a few images")
             progress(None, desc="drawing the predictions on a few images")
+            yield update()
             tables = read_predictions(out / "predictions")
             shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
             gallery = samples_html(shown)
             if gallery:
                 gallery = f"<h3>The model's predictions on {SAMPLES} of the images</h3>{gallery}"
     except Exception as err:
-        raise gr.Error(
-            visitor_message(err, _hidden(entry)), duration=None, print_exception=False
-        ) from None
+        message = visitor_message(err, _hidden(entry))
+        yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
+        raise gr.Error(message, duration=None, print_exception=False) from None
     stem = get_task(task).stem
     notes = [n for n in (note, _record(results, entry.name)) if n]
-    report, extras = split_report(render_markdown(results).replace(entry.target, entry.name))
+    public = public_document(results, _hidden(entry))
+    shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
+    report, extras = split_report(render_markdown(shown_doc))
     report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
-    figures = [str(out / f["file"]) for f in results["report"]["figures"]]
-    figures = [f for f in figures if Path(f).is_file()]
-    return report, figures, str(out / f"{stem}.json"), gallery, extras
+    results_file = write_public_document(public, out / "download" / f"{stem}.json")
+    figures = run_figures(results, out)
+    took = round(status.clock() - status.started)
+    yield (
+        f"**{title}**\n\nDone in {took} s: the report is below.",
+        report,
+        figures_html(figures),
+        run_files(out, results_file, tables_csv),
+        gallery,
+        _extras(extras, public),
+        idle,
+    )
+
+
+def stopped() -> tuple[Any, Any]:
+    """The Stop button: the job is cancelled (Gradio closes it); the page says so."""
+    return "**Stopped** at your request.", gr.update(value=SCORE_IDLE, interactive=True)
+
+
+# --------------------------------------------------------------------------- Explore
 
 
 def images_of(dataset: str, benchmark: str) -> Any:
@@ -210,22 +451,56 @@ def _choices(entry: AllowedDataset, benchmark: str) -> list[tuple[str, str]]:
     return image_choices(allowed_data(entry, get_benchmark(benchmark)), benchmark)
 
 
+@functools.lru_cache(maxsize=16)
+def _held(entry: AllowedDataset, benchmark: str) -> tuple[str, ...]:
+    """The variants the dataset holds, in the benchmark's order (the benchmark's own when
+    the dataset cannot be read now)."""
+    spec = get_benchmark(benchmark)
+    try:
+        data = allowed_data(entry, spec)
+        if not hasattr(data, "variants"):
+            from hf_bgbench.data.sources import resolve_source
+
+            data = resolve_source(data, spec)
+        held = set(data.variants)
+    except Exception:
+        return tuple(spec.variants)
+    return tuple(v for v in spec.variants if v in held) or tuple(spec.variants)
+
+
+def variants_of(dataset: str | None, benchmark: str) -> list[str]:
+    """The variants a visitor can pick for ``dataset``: those it holds."""
+    try:
+        entry = resolve_dataset(dataset, benchmark, allowed())
+    except SpaceRefusal:
+        return list(get_benchmark(benchmark).variants)
+    return list(_held(entry, benchmark))
+
+
+def _variants_update(dataset: str | None, benchmark: str) -> Any:
+    held = variants_of(dataset, benchmark)
+    return gr.update(choices=held, value=held)
+
+
 def explore(
     model_text: str,
     dataset: str,
     benchmark: str,
     image_id: str,
     restrict: bool = False,
+    request: gr.Request = None,  # type: ignore[assignment]
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
-) -> tuple[list[tuple[Any, str]], str]:
+) -> Iterator[tuple[Any, str]]:
     """One image of an allow-listed dataset in each of its variants, with the model's
-    prediction and confidence: (gallery items, a one-paragraph summary)."""
+    prediction and confidence: yields (gallery items, a one-paragraph summary), the status
+    first; closing it kills the job (as :func:`score`)."""
     entry = None
     try:
         if not image_id:
-            raise ValueError("Pick an image from the list.")
+            raise SpaceRefusal("Pick an image from the list.")
         spec = get_benchmark(benchmark)
         progress(0, desc="checking the model and dataset")
+        yield gr.skip(), "Now: checking the model and the dataset …"
         model, entry, _ = _checked(model_text, dataset, benchmark)
         options = {
             "benchmark": benchmark,
@@ -234,12 +509,24 @@ def explore(
             "restrict_to_benchmark": bool(restrict),
         }
         progress(0.2, desc=f"running {model.model_id} on every variant")
-        shown = execute_explore(model.model_id, options)
+        attention = Attention(request)
+        with explore_job_for(model.model_id, options) as job:
+            for _ in job.updates(TICK):
+                if attention.gone():
+                    return
+                yield (
+                    gr.skip(),
+                    f"Now: running {model.model_id} on every variant ({job.elapsed:.0f} s)",
+                )
+            shown = job.result()
     except Exception as err:
-        raise gr.Error(
-            visitor_message(err, _hidden(entry)), duration=None, print_exception=False
-        ) from None
-    return [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
+        message = visitor_message(err, _hidden(entry))
+        yield gr.skip(), f"**Stopped:** {message}"
+        raise gr.Error(message, duration=None, print_exception=False) from None
+    yield [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
+
+
+# --------------------------------------------------------------------------- Leaderboard
 
 
 def _record(results: dict[str, Any], dataset: str) -> str:
@@ -257,12 +544,17 @@ def _record(results: dict[str, Any], dataset: str) -> str:
 def leaderboard(benchmark: str, task: str, model: str, published: bool) -> gr.Dataframe:
     headers, rows = table(
         read_rows(leaderboard_dir()),
-        benchmark=None if benchmark == ALL else benchmark,
-        task=None if task == ALL else task,
+        benchmark=benchmark,
+        task=task,
         model=model or "",
         published=published,
     )
-    return gr.Dataframe(value=rows, headers=headers)
+    # widths that fit a 1280-px page: the facts narrow, the scores sharing the rest
+    info = {"model": 17, "source": 8, "dataset": 19, "protocol": 11}
+    scores = len(headers) - len(info)
+    rest = max(0, 100 - sum(info.values()))
+    widths = [f"{info[h]}%" if h in info else f"{rest / max(scores, 1):.1f}%" for h in headers]
+    return gr.Dataframe(value=rows, headers=headers, column_widths=widths)
 
 
 def _task_choices(benchmark: str) -> list[tuple[str, str]]:
@@ -274,12 +566,17 @@ def _datasets_update(benchmark: str) -> Any:
     return gr.update(choices=offered, value=offered[0] if offered else None)
 
 
+def _board_tasks(benchmark: str) -> Any:
+    tasks = list(get_benchmark(benchmark).tasks)
+    return gr.update(choices=tasks, value=tasks[0])
+
+
 def build_demo() -> gr.Blocks:
     benchmarks = list_benchmarks()
     start = get_benchmark(default_benchmark())
     names = datasets_for(allowed(), start.name)
     first = names[0] if names else None
-    checked = [v for v in DEFAULT_VARIANTS if v in start.variants] or list(start.variants)
+    held = variants_of(first, start.name)
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
@@ -297,7 +594,9 @@ def build_demo() -> gr.Blocks:
             with gr.Row():
                 benchmark = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
                 task = gr.Radio(_task_choices(start.name), value=start.tasks[0], label="Task")
-            variants = gr.CheckboxGroup(list(start.variants), value=checked, label="Variants")
+            variants = gr.CheckboxGroup(
+                held, value=held, label="Variants (those the dataset holds)", elem_id="variants"
+            )
             restrict = gr.Checkbox(
                 label="Argmax only over the benchmark's ImageNet classes "
                 "(not the published protocol)"
@@ -305,28 +604,31 @@ def build_demo() -> gr.Blocks:
 
             def on_benchmark(name: str) -> tuple[Any, ...]:
                 spec = get_benchmark(name)
+                offered = datasets_for(allowed(), name)
+                chosen = offered[0] if offered else None
                 return (
                     gr.update(choices=_task_choices(name), value=spec.tasks[0]),
-                    gr.update(choices=list(spec.variants), value=list(spec.variants)),
-                    _datasets_update(name),
+                    _variants_update(chosen, name),
+                    gr.update(choices=offered, value=chosen),
                 )
 
-            benchmark.change(on_benchmark, benchmark, [task, variants, dataset])
-            task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants)
-            run = gr.Button("Score", variant="primary")
+            benchmark.change(on_benchmark, benchmark, [task, variants, dataset], queue=False)
+            dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
+            task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
+            with gr.Row():
+                run = gr.Button(SCORE_IDLE, variant="primary", scale=4, elem_id="score-button")
+                stop = gr.Button("Stop", variant="stop", scale=1, elem_id="stop-button")
+            status = gr.Markdown(
+                "Pick a model, a dataset and a task, then press **Score**.", elem_id="job-status"
+            )
             report = gr.Markdown(elem_id="report")
             samples = gr.HTML(elem_id="samples")
-            # galleries as tall as their images: gradio's "auto" caps them at 55% of the window
-            plots = gr.Gallery(
-                label="Plots",
-                type="filepath",
-                columns=1,
-                object_fit="contain",
-                height="fit-content",
-            )
+            plots = gr.HTML(elem_id="plots")
             with gr.Accordion("LaTeX row and model card (model-index)", open=False):
                 extras = gr.Markdown(elem_id="report-extras")
-            raw = gr.File(label="results (JSON)")
+            raw = gr.File(
+                label="Download: results (JSON), full tables (CSV), plots", file_count="multiple"
+            )
         with gr.Tab("Explore"):
             gr.Markdown(
                 "Pick an image and see it in every variant of the dataset (ImageNet-9: the "
@@ -347,28 +649,30 @@ def build_demo() -> gr.Blocks:
                 label="The image in every variant: ✓/✗ prediction (model's class) confidence",
                 columns=4,
                 object_fit="contain",
-                height="fit-content",
+                height="auto",
                 elem_id="explore-gallery",
             )
-            ex_bench.change(_datasets_update, ex_bench, ex_data)
-            ex_data.change(images_of, [ex_data, ex_bench], ex_image)
+            ex_bench.change(_datasets_update, ex_bench, ex_data, queue=False)
+            ex_data.change(images_of, [ex_data, ex_bench], ex_image, queue=False)
             ex_run.click(
                 explore,
                 [ex_model, ex_data, ex_bench, ex_image],
                 [ex_gallery, ex_summary],
                 show_progress_on=ex_summary,
+                concurrency_id=EXPLORE_GROUP,
+                concurrency_limit=EXPLORE_CONCURRENCY,
+                validator=one_explore_per_client,
             )
         with gr.Tab("Leaderboard"):
             gr.Markdown(
-                "One row per model, benchmark, task, dataset and package version, added "
-                "when a run scored the full dataset (subset runs are not ranked). Rows "
-                "marked *published* are the paper's numbers. Click a column to sort."
+                "One row per model, dataset and protocol: a full run (every image and every "
+                "variant the dataset holds) enters it, and a newer full run replaces the "
+                "older one. Rows marked *published* are the papers' numbers. Scores in the "
+                "units of their column, with 95% intervals in brackets; the best first."
             )
             with gr.Row():
-                lb_bench = gr.Dropdown([ALL, *benchmarks], value=ALL, label="Benchmark")
-                lb_task = gr.Dropdown(
-                    [ALL, *(t.name for t in all_tasks())], value=ALL, label="Task"
-                )
+                lb_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
+                lb_task = gr.Dropdown(list(start.tasks), value=start.tasks[0], label="Task")
                 lb_model = gr.Textbox(label="Model contains")
                 lb_pub = gr.Checkbox(value=True, label="Show published numbers")
             board = gr.Dataframe(
@@ -376,17 +680,25 @@ def build_demo() -> gr.Blocks:
             )
             refresh = gr.Button("Refresh")
             filters = [lb_bench, lb_task, lb_model, lb_pub]
-            for trigger in (refresh.click, lb_bench.change, lb_task.change, lb_pub.change):
-                trigger(leaderboard, filters, board)
-            lb_model.submit(leaderboard, filters, board)
-        demo.load(leaderboard, filters, board)
-        demo.load(images_of, [ex_data, ex_bench], ex_image)
-        run.click(
+            lb_bench.change(_board_tasks, lb_bench, lb_task, queue=False)
+            for trigger in (refresh.click, lb_task.change, lb_pub.change):
+                trigger(leaderboard, filters, board, queue=False)
+            lb_model.submit(leaderboard, filters, board, queue=False)
+        demo.load(leaderboard, filters, board, queue=False)
+        demo.load(images_of, [ex_data, ex_bench], ex_image, queue=False)
+        scoring = run.click(
             score,
             [model_id, dataset, variants, restrict, benchmark, task],
-            [report, plots, raw, samples, extras],
+            [status, report, plots, raw, samples, extras, run],
+            # Gradio's progress bar (the task's own bars, via gr.Progress) right under the
+            # status line, which stays readable
             show_progress_on=report,
-        ).then(leaderboard, filters, board)
+            concurrency_id=JOB_GROUP,
+            concurrency_limit=CONCURRENCY,
+            validator=one_score_per_client,
+        )
+        scoring.then(leaderboard, filters, board, queue=False)
+        stop.click(stopped, None, [status, run], cancels=[scoring], queue=False)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 
@@ -395,4 +707,4 @@ if __name__ != "__mp_main__":  # not in a job's process (it imports this file ag
     demo = build_demo()
 
 if __name__ == "__main__":
-    demo.launch(show_error=True)
+    demo.launch(show_error=True, max_file_size=MAX_UPLOAD_BYTES, css=CSS)

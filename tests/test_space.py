@@ -26,6 +26,28 @@ def _quiet(*args, **kwargs) -> None:
     return None
 
 
+def _final(updates):
+    """The last thing a Space generator yields (what the page shows when it ends)."""
+    from collections import deque
+
+    return (deque(updates, maxlen=1) or [None])[0]
+
+
+SCORE_OUTPUTS = ("status", "report", "plots", "files", "samples", "extras", "button")
+
+
+def _scored(app, *args, **kwargs) -> dict:
+    return dict(zip(SCORE_OUTPUTS, _final(app.score(*args, **kwargs)), strict=True))
+
+
+def colour_rule_run(task, model_id, options):
+    """What a job runs in these tests: the colour-rule classifier through the library."""
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    return evaluate_model(ColourRuleClassifier(), **options | {"use_cache": False})
+
+
 @pytest.fixture
 def space(in9_release, tmp_path, monkeypatch):
     """The app with the synthetic IN-9 allow-listed as 'in9-local' and its own leaderboard."""
@@ -34,42 +56,61 @@ def space(in9_release, tmp_path, monkeypatch):
     return _load_app()
 
 
-def _colour_rule(app, monkeypatch, calls=None):
-    from hf_bgbench.tasks.evaluate import evaluate_model as real
-    from tests.in9_fixture import ColourRuleClassifier
+def _job(app, monkeypatch, run, calls=None):
+    """Jobs run ``run(task, model_id, options)`` in a thread of the test process."""
+    from hf_bgbench.space.safety import ThreadJob
 
-    def fake(task, model_id, options, on_progress=None):
+    def job_for(task, model_id, options):
         if calls is not None:
             calls.append((task, model_id, options))
-        return real(ColourRuleClassifier(), **options | {"use_cache": False})
+        return ThreadJob(run, (task, model_id, options), seconds=300)
 
-    monkeypatch.setattr(app, "execute", fake)
+    monkeypatch.setattr(app, "job_for", job_for)
+
+
+def _colour_rule(app, monkeypatch, calls=None):
+    _job(app, monkeypatch, colour_rule_run, calls)
 
 
 def test_space_scores_with_the_library(space, in9_release, monkeypatch):
-    from tests.in9_fixture import EXPECTED_BG_GAP
+    from tests.in9_fixture import EXPECTED_BG_GAP, VARIANTS
 
     calls: list = []
     _colour_rule(space, monkeypatch, calls)
-    report, plots, results_json, samples, extras = space.score(
-        "any/model", "in9-local", ["mixed_same", "mixed_rand"], False, progress=_quiet
+    # ticked out of order: the job gets them in the benchmark's order, as the grid shows them
+    out = _scored(
+        space,
+        "tf_efficientnet_lite0",
+        "in9-local",
+        ["mixed_rand", "mixed_same"],
+        False,
+        progress=_quiet,
     )
+    report, samples, extras = out["report"], out["samples"], out["extras"]
     assert "BG-GAP = 22.2 points" in report
-    assert plots and all(Path(p).is_file() for p in plots)
-    assert json.loads(Path(results_json).read_text())["bg_gap"] == pytest.approx(EXPECTED_BG_GAP)
+    assert report.index("| mixed_same |") < report.index("| mixed_rand |")
+    assert "<img " in out["plots"] and "accuracy.png" in out["plots"]
+    files = {Path(f).name: Path(f) for f in out["files"]}
+    assert {"results.json", "accuracy.png"} <= set(files)
+    results = json.loads(files["results.json"].read_text())
+    assert results["bg_gap"] == pytest.approx(EXPECTED_BG_GAP)
+    # the downloaded results name no server path: the dataset by its allow-list name
+    assert results["data"]["location"].startswith("in9-local")
+    assert str(in9_release) not in files["results.json"].read_text()
     assert str(in9_release) not in report  # the server path is shown by its allow-list name
-    assert "Added to the leaderboard" in report
+    assert "Done in" in out["status"] and out["button"]["interactive"] is True
+    # two of the eight variants the dataset holds: not a full run, so not ranked
+    assert "Not added to the leaderboard: it scored 2 of the 8 variants" in report
     ((task, model_id, options),) = calls
+    assert options["variants"] == ["mixed_same", "mixed_rand"]
     assert options["data"] == str(in9_release) and "checkpoint" not in options
-    headers, rows = space.table(space.read_rows(space.leaderboard_dir()), published=False)
-    assert [dict(zip(headers, r, strict=True))["BG-GAP"] for r in rows] == [pytest.approx(22.22)]
     # a grid of six images per variant, captioned with the run's predictions
     captions = re.findall(r'<img [^>]*alt="([^"]+)"', samples)
     assert samples.count("<img ") == 12 and samples.count("<tr>") == 3  # header + 2 variants
     assert [c.split(":")[0] for c in captions] == ["mixed_same"] * 6 + ["mixed_rand"] * 6
     assert all(re.fullmatch(r"\w+: (✓ [\w ]+|✗ [\w ]+ \(true \w+\))", c) for c in captions)
     # the gallery shows what the run recorded for those images
-    predictions = space.read_predictions(Path(results_json).parent / "predictions")
+    predictions = space.read_predictions(Path(out["files"][0]).parents[1] / "predictions")
     classes = space.get_benchmark("in9").classes
     recorded = {
         (v, classes[p] if p >= 0 else "outside in9", classes[y])
@@ -83,13 +124,101 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
         assert (variant, predicted, truth) in recorded, caption
     # the paste-ready LaTeX row and model-index sit apart from the report
     assert "model-index" in extras and "```latex" in extras and "model-index" not in report
+    # ... and the model-index names the data scored, never the benchmark's Hub dataset
+    assert "bgbench/in9" not in extras
+    assert f"local-{results['data']['fingerprint']}" in extras and "18 images" in extras
+
+    # every variant the dataset holds: a full run, ranked
+    out = _scored(
+        space, "tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet
+    )
+    assert "Added to the leaderboard" in out["report"]
+    headers, rows = space.table(
+        space.read_rows(space.leaderboard_dir()), benchmark="in9", task="evaluate", published=False
+    )
+    (row,) = [dict(zip(headers, r, strict=True)) for r in rows]
+    assert row["BG-GAP (pts)"].startswith("22.2 [")
+
+
+def test_the_first_update_comes_before_any_work(space, monkeypatch):
+    """The status shows the stage from the first moment, and the Score button says it works."""
+    _colour_rule(space, monkeypatch)
+    updates = space.score(
+        "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
+    )
+    first = dict(zip(SCORE_OUTPUTS, next(updates), strict=True))
+    assert "checking the model and the dataset" in first["status"]
+    assert first["button"]["interactive"] is False and first["button"]["value"] == "Scoring…"
+    assert first["report"] == "" and first["plots"] == ""  # the last run's report is cleared
+    updates.close()
+
+
+def slow_job(task, model_id, options):
+    """A job that reports progress, then would run for a long while."""
+    import time
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=100, desc="in9/original")
+    for _ in range(100):
+        time.sleep(0.6)
+        bar.update(1)
+    return {}
+
+
+def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
+    """Gradio closes a job's generator when its visitor leaves (or presses Stop): the job's
+    process is killed at once."""
+    from hf_bgbench.space.safety import Job
+
+    started: list = []
+
+    def job_for(task, model_id, options):
+        started.append(Job(slow_job, (task, model_id, options), seconds=300))
+        return started[-1]
+
+    monkeypatch.setattr(space, "job_for", job_for)
+    updates = space.score(
+        "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
+    )
+    statuses = []
+    for out in updates:
+        statuses.append(out[0])
+        if "in9/original" in out[0]:
+            break
+    assert "in9/original —" in statuses[-1]
+    (job,) = started
+    assert job._proc.is_alive()
+    updates.close()  # what Gradio does when the page's event stream drops
+    assert not job._proc.is_alive()
+
+
+def test_a_client_that_reads_no_update_loses_its_job(space, monkeypatch):
+    """A client that never reads its updates (queued by a script, page gone) is stopped."""
+    from hf_bgbench.space.safety import Job
+
+    started: list = []
+
+    def job_for(task, model_id, options):
+        started.append(Job(slow_job, (task, model_id, options), seconds=300))
+        return started[-1]
+
+    monkeypatch.setattr(space, "job_for", job_for)
+    monkeypatch.setattr(space, "listening", lambda request: False)
+    monkeypatch.setattr(space, "UNREAD_SECONDS", 2)
+    outputs = list(
+        space.score("tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet)
+    )
+    (job,) = started
+    assert not job._proc.is_alive()
+    assert len(outputs) < 20  # stopped after about two seconds, not at the job's end
 
 
 def test_space_reports_errors_to_the_user(space):
     import gradio as gr
 
     with pytest.raises(gr.Error, match="Pick at least one variant"):
-        space.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet)
+        _final(space.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet))
     assert isinstance(space.build_demo(), gr.Blocks)
 
 
@@ -112,9 +241,10 @@ def test_space_refuses_paths_before_anything_loads(space, monkeypatch, model, da
     def never(*args, **kwargs):
         raise AssertionError("nothing may load for a refused input")
 
-    monkeypatch.setattr(space, "execute", never)
+    monkeypatch.setattr(space, "job_for", never)
+    updates = space.score(model, dataset, ["original"], False, progress=_quiet)
     with pytest.raises(gr.Error, match="(?s)" + said.replace("(", r"\(")):
-        space.score(model, dataset, ["original"], False, progress=_quiet)
+        _final(updates)
 
 
 def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
@@ -142,42 +272,69 @@ def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
     assert space.task_options("challenge", [], False)["max_foregrounds"] is None
 
 
+def failing_run(task, model_id, options):
+    raise ValueError(
+        f"{options['data']} has no variant 'mixed_next'. Pass another folder with --data, "
+        "or run `bgbench download in9`."
+    )
+
+
 def test_library_errors_reach_the_visitor_in_plain_words(space, in9_release, monkeypatch):
     import gradio as gr
 
-    def fails(task, model_id, options, on_progress=None):
-        raise ValueError(
-            f"{options['data']} has no variant 'mixed_next'. Pass another folder with --data, "
-            "or run `bgbench download in9`."
-        )
-
-    monkeypatch.setattr(space, "execute", fails)
+    _job(space, monkeypatch, failing_run)
+    seen = []
     with pytest.raises(gr.Error) as info:
-        space.score("tf_efficientnet_lite0", "in9-local", ["mixed_next"], False, progress=_quiet)
+        for out in space.score(
+            "tf_efficientnet_lite0", "in9-local", ["mixed_next"], False, progress=_quiet
+        ):
+            seen.append(out)
     message = info.value.message
+    # the status says it stopped, and the Score button works again
+    assert seen[-1][0] == f"**Stopped:** {message}" and seen[-1][-1]["interactive"] is True
     assert message.startswith("in9-local has no variant")
     assert "--data" not in message and "bgbench download" not in message
     assert str(in9_release) not in message and message.endswith(".")
 
 
+def capped_run(task, model_id, options):
+    return colour_rule_run(task, model_id, options) | {"max_images": 5}
+
+
 def test_subset_runs_are_not_ranked(space, monkeypatch):
-    from hf_bgbench.tasks.evaluate import evaluate_model as real
-    from tests.in9_fixture import ColourRuleClassifier
+    from tests.in9_fixture import VARIANTS
 
-    def capped(task, model_id, options, on_progress=None):
-        doc = real(ColourRuleClassifier(), **options | {"use_cache": False})
-        return doc | {"max_images": 5}
-
-    monkeypatch.setattr(space, "execute", capped)
-    report, *_ = space.score("any/model", "in9-local", ["original"], False, progress=_quiet)
-    assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in report
+    _job(space, monkeypatch, capped_run)
+    out = _scored(
+        space, "tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet
+    )
+    assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in out["report"]
     assert space.read_rows(space.leaderboard_dir()) == []
 
 
-def test_queue_limits_concurrency(space):
+def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(space):
     demo = space.build_demo()
     assert demo._queue.default_concurrency_limit == space.CONCURRENCY == 1
     assert space.JOB_SECONDS > 0
+    by_name = {fn.name: fn for fn in demo.fns.values()}
+    assert by_name["score"].concurrency_id == space.JOB_GROUP
+    assert by_name["explore"].concurrency_id == space.EXPLORE_GROUP
+    assert by_name["score"].concurrency_limit == by_name["explore"].concurrency_limit == 1
+    assert by_name["score"].validator is not None and by_name["explore"].validator is not None
+    # page loads, dropdowns, the leaderboard and Stop never wait behind a job
+    for fn in demo.fns.values():
+        if fn.name not in ("score", "explore"):
+            assert fn.queue is False, fn.name
+    # Stop cancels the scoring job (Gradio closes its generator, which kills the process)
+    cancelling = [fn for fn in demo.fns.values() if getattr(fn, "is_cancel_function", False)]
+    assert [by_name["score"]._id] in [list(fn.cancels) for fn in cancelling]
+
+
+def test_time_limits_fit_the_task(space, monkeypatch):
+    monkeypatch.setenv("BGBENCH_SPACE_JOB_SECONDS_NOISE", "3000")
+    assert space.job_seconds("noise") == 3000 and space.job_seconds("evaluate") == space.JOB_SECONDS
+    assert "fewer variants" in space.time_limit_hint("evaluate")
+    assert "variants" not in space.time_limit_hint("noise")
 
 
 def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
@@ -193,34 +350,38 @@ def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
 
 
 def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
-    from hf_bgbench.tasks.evaluate import evaluate_model as real
-    from tests.in9_fixture import ColourRuleClassifier
-
-    def reports(task, model_id, options, on_progress=None):
-        on_progress("in9/original", 9, 18)
-        return real(ColourRuleClassifier(), **options | {"use_cache": False, "progress": False})
-
     shown = []
-    monkeypatch.setattr(space, "execute", reports)
-    space.score(
-        "any/model",
-        "in9-local",
-        ["original"],
-        False,
-        progress=lambda value, desc=None, **kw: shown.append((value, desc)),
+    _colour_rule(space, monkeypatch)
+    outputs = list(
+        space.score(
+            "tf_efficientnet_lite0",
+            "in9-local",
+            ["original", "mixed_rand"],
+            False,
+            progress=lambda value, desc=None, **kw: shown.append((value, desc)),
+        )
     )
-    assert ((9, 18), "in9/original") in shown
+    assert ((18, 18), "in9/original") in shown and ((18, 18), "in9/mixed_rand") in shown
+    statuses = [out[0] for out in outputs]
+    assert any("in9/original" in s and "18/18" in s for s in statuses), statuses
+    assert all("since the start" in s for s in statuses[:-1])
     assert space.task_options("evaluate", ["original"], False)["progress"] is True
 
 
-def _explore_in_process(space, monkeypatch):
+def colour_rule_explore(model_id, options):
     from hf_bgbench.space.explore import explore_image
     from tests.in9_fixture import ColourRuleClassifier
 
-    def fake(model_id, options):
-        return explore_image(ColourRuleClassifier(), **options)
+    return explore_image(ColourRuleClassifier(), **options)
 
-    monkeypatch.setattr(space, "execute_explore", fake)
+
+def _explore_in_process(space, monkeypatch):
+    from hf_bgbench.space.safety import ThreadJob
+
+    def job(model_id, options):
+        return ThreadJob(colour_rule_explore, (model_id, options), seconds=300, track=False)
+
+    monkeypatch.setattr(space, "explore_job_for", job)
 
 
 def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeypatch):
@@ -232,7 +393,9 @@ def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeyp
     shown_label, image_id = choices[-1]
     assert shown_label.endswith(f" · {image_id}")
     _explore_in_process(space, monkeypatch)
-    gallery, summary = space.explore("any/model", "in9-local", "in9", image_id, progress=_quiet)
+    gallery, summary = _final(
+        space.explore("tf_efficientnet_lite0", "in9-local", "in9", image_id, progress=_quiet)
+    )
     assert [caption.split(":")[0] for _, caption in gallery] == list(VARIANTS)
     assert all(re.search(r": [✓✗] .+ \d+%$", caption) for _, caption in gallery)
     assert all(image.shape == (224, 224, 3) for image, _ in gallery)
@@ -253,7 +416,7 @@ def test_explore_refuses_what_it_must(space, monkeypatch, model, dataset, image,
 
     _explore_in_process(space, monkeypatch)
     with pytest.raises(gr.Error, match=said):
-        space.explore(model, dataset, "in9", image, progress=_quiet)
+        _final(space.explore(model, dataset, "in9", image, progress=_quiet))
 
 
 def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypatch):
@@ -267,6 +430,6 @@ def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypa
     import gradio as gr
 
     with pytest.raises(gr.Error, match="not in the local Hugging Face cache"):
-        app.score("any/model", "in9", ["original"], False, progress=_quiet)
+        _final(app.score("tf_efficientnet_lite0", "in9", ["original"], False, progress=_quiet))
     ((_, _, options),) = calls
     assert options["data"].kind == "hub" and options["data"].location == "acme/in9"

@@ -10,21 +10,35 @@ from hf_bgbench.space.leaderboard import (
     ROWS_FILE,
     NotEligible,
     append_result,
-    data_fingerprint,
     published_rows,
     read_rows,
     table,
 )
 
 
-def _doc(gap: float = 0.07, *, model: str = "m/x", version: str = "0.1.0", **extra):
+def _doc(
+    gap: float = 0.07,
+    *,
+    model: str = "m/x",
+    version: str = "0.1.0",
+    protocol: str = "in9-paper",
+    scored=("original", "mixed_same", "mixed_rand"),
+    **extra,
+):
     return {
-        "schema_version": "1.0",
+        "schema_version": "2.0",
         "task": "evaluate",
         "model": model,
         "model_resolved": f"hf-hub:{model}",
         "benchmark": "in9",
-        "data": {"kind": "hub-folder", "location": "/srv/in9", "variants": ["original"]},
+        "data": {
+            "kind": "hub-folder",
+            "location": "/srv/in9",
+            "variants": ["original", "mixed_same", "mixed_rand"],
+            "fingerprint": "f" * 20,
+        },
+        "variants": {v: {"accuracy": 0.9} for v in scored},
+        "protocol": {"name": protocol, "settings": {}, "deviations": []},
         "hf_bgbench_version": version,
         "created": "2025-01-02T03:04:05+00:00",
         "label_protocol": "published",
@@ -37,6 +51,7 @@ def _doc(gap: float = 0.07, *, model: str = "m/x", version: str = "0.1.0", **ext
                     "short": "BG-GAP",
                     "value": gap,
                     "unit": "pts",
+                    "ci95": [gap - 0.011, gap + 0.012],
                     "n": 4050,
                     "headline": True,
                 },
@@ -46,7 +61,9 @@ def _doc(gap: float = 0.07, *, model: str = "m/x", version: str = "0.1.0", **ext
                     "short": "",
                     "value": 0.9,
                     "unit": "%",
+                    "ci95": [0.891, 0.909],
                     "n": 4050,
+                    "config": "original",
                 },
             ],
             "tables": [],
@@ -55,26 +72,47 @@ def _doc(gap: float = 0.07, *, model: str = "m/x", version: str = "0.1.0", **ext
     }
 
 
+def _board(tmp_path, **filters):
+    headers, rows = table(read_rows(tmp_path), benchmark="in9", task="evaluate", **filters)
+    return [dict(zip(headers, r, strict=True)) for r in rows]
+
+
 def test_append_keeps_the_headline_scores(tmp_path):
     row = append_result(tmp_path, _doc(), "in9-local")
-    assert row["scores"] == {"BG-GAP": 7.0, "original": 90.0}
+    # the benchmark's report headlines (original, mixed_same, mixed_rand, BG-GAP) present
+    assert row["scores"] == {"original": 90.0, "BG-GAP": 7.0}
+    assert row["intervals"]["BG-GAP"] == [5.9, 8.2] and row["units"]["BG-GAP"] == "pts"
     assert row["source"] == "measured" and row["dataset"] == "in9-local"
+    assert row["protocol"] == "in9-paper"
     assert read_rows(tmp_path) == [json.loads(json.dumps(row))]
     lines = (tmp_path / ROWS_FILE).read_text().splitlines()
     assert len(lines) == 1  # JSON lines: datasets.load_dataset("json", data_files=...)
 
 
-def test_same_key_replaces_the_row_other_keys_add_one(tmp_path):
+def test_one_row_per_model_dataset_and_protocol(tmp_path):
     append_result(tmp_path, _doc(0.07), "in9")
-    append_result(tmp_path, _doc(0.05), "in9")  # same model, data, version: replaced
-    assert [r["scores"]["BG-GAP"] for r in read_rows(tmp_path)] == [5.0]
-    append_result(tmp_path, _doc(0.04, version="0.2.0"), "in9")
+    append_result(tmp_path, _doc(0.05), "in9")  # same model, dataset, protocol: replaced
+    append_result(tmp_path, _doc(0.04, version="0.2.0"), "in9")  # a newer version too
+    assert [r["scores"]["BG-GAP"] for r in read_rows(tmp_path)] == [4.0]
     append_result(tmp_path, _doc(0.03, model="m/y"), "in9")
-    other = _doc(0.02)
-    other["data"] = {**other["data"], "location": "bgbench/in9"}
-    append_result(tmp_path, other, "in9")
+    append_result(tmp_path, _doc(0.02), "in9-local")
+    append_result(tmp_path, _doc(0.01, protocol="bgbench-v1"), "in9")
     assert len(read_rows(tmp_path)) == 4
-    assert data_fingerprint(other) != data_fingerprint(_doc())
+    # a run on some of the variants cannot add a row of its own (nor pad the board)
+    with pytest.raises(NotEligible, match="it scored 2 of the 3 variants the dataset holds"):
+        append_result(tmp_path, _doc(0.0, scored=("original", "mixed_rand")), "in9")
+    assert len(read_rows(tmp_path)) == 4
+    keys = [(r["model"], r["dataset"], r["protocol"]) for r in read_rows(tmp_path)]
+    assert len(set(keys)) == len(keys)
+
+
+def test_the_label_protocol_is_part_of_the_protocol(tmp_path):
+    append_result(tmp_path, _doc(), "in9")
+    append_result(tmp_path, _doc(label_protocol="restricted to in9 classes"), "in9")
+    assert sorted(r["protocol"] for r in read_rows(tmp_path)) == [
+        "in9-paper",
+        "in9-paper (restricted to in9 classes)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -82,6 +120,8 @@ def test_same_key_replaces_the_row_other_keys_add_one(tmp_path):
     [
         {"subset": {"max_foregrounds": 100, "max_backgrounds": None}},
         {"max_images": 200},
+        {"max_images": 3, "image_ids": ["a", "b", "c"]},  # the cap drew 3 of more
+        {"max_images": 3, "image_ids": ["a", "b"], "skipped": [{"id": "c"}]},
         {"mismatched_ids": {"dropped": 3}},
     ],
 )
@@ -91,30 +131,94 @@ def test_subset_runs_are_refused(tmp_path, extra):
     assert read_rows(tmp_path) == []
 
 
-def test_uncapped_challenge_is_accepted(tmp_path):
-    doc = _doc(subset={"seed": 0, "max_foregrounds": None, "max_backgrounds": None})
-    assert append_result(tmp_path, doc, "in9")["model"] == "m/x"
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"subset": {"seed": 0, "max_foregrounds": None, "max_backgrounds": None}},
+        # a cap above the data's size drew every image: the full data was scored
+        {"max_images": 200, "image_ids": [f"i{k}" for k in range(63)]},
+        {
+            "subset": {
+                "seed": 0,
+                "max_foregrounds": 100,
+                "max_backgrounds": 200,
+                "foreground_ids": ["a"] * 18,
+                "background_ids": ["b"] * 18,
+            },
+            "skipped": {"foregrounds": [], "backgrounds": []},
+        },
+        {"subset": {"seed": 0, "max_images": 200, "ids": ["a"] * 63}},
+    ],
+)
+def test_uncapped_runs_are_accepted(tmp_path, extra):
+    assert append_result(tmp_path, _doc(**extra), "in9")["model"] == "m/x"
 
 
 def test_published_numbers_are_shown_and_marked(tmp_path):
     append_result(tmp_path, _doc(), "in9")
-    headers, rows = table(read_rows(tmp_path), benchmark="in9", task="evaluate")
-    by_model = [dict(zip(headers, r, strict=True)) for r in rows]
-    published = [r for r in by_model if r["source"] == "published"]
-    assert {r["model"]: r["BG-GAP"] for r in published} == {
-        "VGG16-BN": 10.2,
-        "ResNet-50": 7.3,
-        "ResNet-152": 5.8,
-    }
-    assert [r["model"] for r in by_model if r["source"] == "measured"] == ["m/x"]
+    rows = _board(tmp_path)
+    published = [r for r in rows if r["source"] == "published"]
+    assert {
+        r["model"]: r["BG-GAP (pts)"]
+        for r in published
+        if r["model"]
+        in (
+            "VGG16-BN",
+            "ResNet-50",
+            "ResNet-152",
+        )
+    } == {"VGG16-BN": "10.2", "ResNet-50": "7.3", "ResNet-152": "5.8"}
+    (measured,) = [r for r in rows if r["source"] == "measured"]
+    # one decimal like the published rows, the 95% interval beside, units in the headers
+    assert measured["model"] == "m/x" and measured["BG-GAP (pts)"] == "7.0 [5.9, 8.2]"
+    assert measured["original (%)"] == "90.0 [89.1, 90.9]"
+    assert all(r["protocol"] for r in published)
+    # best first: the smallest gap (least background reliance) on top
+    gaps = [float(r["BG-GAP (pts)"].split()[0]) for r in rows if r["BG-GAP (pts)"]]
+    assert gaps == sorted(gaps)
     challenge = [r for r in published_rows() if r["task"] == "challenge"]
     assert challenge[0]["scores"]["Challenge accuracy"] == 22.3
+
+
+def test_the_board_fits_a_page(tmp_path):
+    """One benchmark and task at a time: a handful of columns, none of them server facts."""
+    append_result(tmp_path, _doc(), "in9")
+    headers, _ = table(read_rows(tmp_path), benchmark="in9", task="evaluate")
+    assert headers[:4] == ["model", "source", "dataset", "protocol"]
+    assert len(headers) <= 9
+    assert "data_fingerprint" not in headers and "hf_bgbench_version" not in headers
+
+
+def test_published_rows_take_extra_keys(monkeypatch):
+    """A benchmark's reference rows may carry more keys (a source, a timm tag): ignored."""
+    from hf_bgbench.space import leaderboard
+
+    class Spec:
+        name = "in9"
+        published_results = [
+            {
+                "model": "X",
+                "task": "evaluate",
+                "dataset": "d",
+                "scores": {"BG-GAP": 1.0},
+                "source": "a paper",
+                "timm_tag": "x.tv_in1k",
+            }
+        ]
+
+        def protocol_for(self, task):
+            raise ValueError("none")
+
+    monkeypatch.setattr("hf_bgbench.benchmarks.all_specs", lambda: [Spec()])
+    (row,) = leaderboard.published_rows()
+    assert row["source"] == "published" and row["reference"] == "a paper"
+    assert row["scores"] == {"BG-GAP": 1.0} and row["protocol"] == ""
 
 
 def test_filters(tmp_path):
     append_result(tmp_path, _doc(model="m/x"), "in9")
     append_result(tmp_path, _doc(model="m/y"), "in9")
     _, rows = table(read_rows(tmp_path), model="Y", published=False)
-    assert [r[1] for r in rows] == ["m/y"]
+    assert [r[0] for r in rows] == ["m/y"]
     _, rows = table(read_rows(tmp_path), task="challenge")
-    assert [r[1] for r in rows] == ["ResNet-50"]
+    assert [r[0] for r in rows] == ["ResNet-50", "ResNet-50 (trained on IN-9L)", 'always "dog"']

@@ -10,8 +10,10 @@ import pytest
 
 from hf_bgbench.space.safety import (
     MAX_MESSAGE,
+    Job,
     JobTimeout,
     SpaceRefusal,
+    check_model_cached,
     check_model_id,
     check_model_size,
     datasets_for,
@@ -62,6 +64,8 @@ def test_hub_ids_and_bundled_names_are_accepted(text, expected):
         ("owner/x\x00", "only letters, digits"),
         ("ownér/x", "only letters, digits"),
         ("owner/$(id)", "not a valid Hub repository id"),
+        ("$(id)", "not a valid Hub repository id"),
+        ("a..b", "not a valid Hub repository id"),
         ("-owner/x", "not a valid Hub repository id"),
         ("owner/x--y", "not a valid Hub repository id"),
         ("owner/x.git", "not a valid Hub repository id"),
@@ -237,3 +241,55 @@ def test_hub_ids_in_the_allow_list_are_read_from_the_hub_only(tmp_path, monkeypa
     assert entries["in9"].is_hub and hub.kind == "hub" and hub.location == "acme/in9"
     assert not entries["in9-local"].is_hub  # ./ marks a server folder
     assert allowed_data(entries["in9-local"], spec) == "./acme/in9"
+
+
+def test_a_shell_string_is_never_offered_as_a_timm_name():
+    with pytest.raises(SpaceRefusal) as info:
+        check_model_id("$(id)")
+    assert "timm/" not in str(info.value).split(". ")[0]
+
+
+def test_an_uncached_hub_model_is_refused_at_once_when_the_hub_is_off(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.perf_counter()
+    with pytest.raises(SpaceRefusal) as info:
+        check_model_cached("timm/resnet50.a1_in1k")
+    assert time.perf_counter() - started < 5
+    message = str(info.value)
+    assert "cannot be reached" in message and "tf_efficientnet_lite0" in message
+    assert "HF_HUB_OFFLINE" not in message and "Error" not in message
+    check_model_cached(None)  # a bundled model needs no Hub
+
+
+def test_messages_name_no_server_internals():
+    from hf_bgbench.models.errors import hub_unreachable, unsafe_checkpoint
+
+    try:
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:  # pragma: no cover - older huggingface_hub
+        from huggingface_hub.utils import LocalEntryNotFoundError
+
+    offline = hub_unreachable("timm/x", LocalEntryNotFoundError("no file in the cache"))
+    for err in (offline, unsafe_checkpoint("/root/.cache/w.pth", ValueError("x" * 300))):
+        message = visitor_message(err)
+        assert "HF_HUB_OFFLINE" not in message and "LocalEntryNotFound" not in message
+        assert "/root" not in message and "`" not in message
+        assert message.endswith(".") and "If this check" not in message
+    assert "safetensors" in visitor_message(unsafe_checkpoint("w.pth", ValueError("boom")))
+    # an environment variable or a class name in a sentence: that sentence goes
+    err = ValueError("The data is missing. Set BGBENCH_SPACE_DATASETS or catch KeyError.")
+    assert visitor_message(err) == "The data is missing."
+
+
+def test_a_job_is_killed_when_its_caller_stops_waiting():
+    with Job(time.sleep, (60,), seconds=120, track=False) as job:
+        updates = job.updates(tick=0.2)
+        assert next(updates) is None  # a tick without news: the caller may look around
+        assert job._proc.is_alive()
+    assert not job._proc.is_alive()  # leaving the block (a closed generator too) kills it
+
+
+def test_the_time_limit_message_says_what_the_visitor_can_change():
+    with pytest.raises(JobTimeout) as info:
+        run_with_time_limit(time.sleep, (30,), seconds=1, hint="Try a smaller model.")
+    assert str(info.value).endswith("was stopped. Try a smaller model.")

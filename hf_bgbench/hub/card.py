@@ -48,3 +48,32 @@ def read_card_metadata(folder: str | Path) -> dict[str, Any]:
 def card_configs(folder: str | Path) -> list[str]:
     """Config names declared in the card of a Hub-layout folder."""
     return [c["config_name"] for c in read_card_metadata(folder).get("configs", [])]
+
+
+def scored_dataset(
+    data: Mapping[str, Any] | None, *, title: str, hub_repo: str, size: str = ""
+) -> dict[str, str]:
+    """The ``name`` and ``type`` of a model-index ``dataset`` entry for the data a run
+    actually scored (its results ``data``: kind, location, fingerprint), so a card never
+    credits a sample with the published benchmark:
+
+    * the benchmark's own Hub dataset (``hub_repo``): its ``title`` and id;
+    * another Hub dataset: its id, with ``size`` and the data fingerprint in the name;
+    * anything else (a local folder, a release tree): ``local-<fingerprint>`` as the type --
+      never a Hub id, never the server's path -- and the size and fingerprint in the name.
+    """
+    data = data or {}
+    kind, location = data.get("kind"), str(data.get("location") or "")
+    fingerprint = str(data.get("fingerprint") or "")
+    if kind == "hub" and location == hub_repo:
+        return {"name": title, "type": hub_repo}
+    facts = ", ".join(
+        filter(None, [size, f"data fingerprint {fingerprint}" if fingerprint else ""])
+    )
+    facts = f" ({facts})" if facts else ""
+    if kind == "hub" and location:
+        return {"name": f"{title}: the Hub dataset {location}{facts}", "type": location}
+    return {
+        "name": f"{title}: a local copy, not the published dataset{facts}",
+        "type": f"local-{fingerprint or 'unknown'}",
+    }

@@ -1,15 +1,20 @@
 """The Space's leaderboard: results documents kept as rows of a dataset.
 
-One row per (model, benchmark, task, data fingerprint, package version), holding the run's
-headline scores (in display units: % and points). Rows live in ``rows.jsonl`` of a folder
+One row per (model, benchmark, task, dataset, protocol) -- a newer full run of the same model
+on the same dataset under the same protocol replaces the older row -- holding the run's
+headline scores (in display units: % and points) with their 95% intervals and units. Rows
+live in ``rows.jsonl`` of a folder
 (``BGBENCH_LEADERBOARD_DIR``) -- loadable with ``datasets.load_dataset("json", ...)`` -- and,
 when ``BGBENCH_LEADERBOARD_REPO`` names a Hub dataset repo and the Hub is reachable, that file
 is pulled before and pushed after each append (``huggingface_hub``; needs a write token).
 
-A score is appended only when the run used the full data it was given: no subset caps
-(``max_foregrounds``, ``max_backgrounds``, ``max_images``) and no mismatched-id filtering.
-The published reference numbers (:func:`published_rows`, from each benchmark's spec) are
-shown beside, marked "published".
+A score is appended only when the run used the full data it was given: every variant the
+data holds (for a task that scores variants), no subset cap that left images out
+(``max_foregrounds``, ``max_backgrounds``, ``max_images`` below the data's size) and no
+mismatched-id filtering. The published reference numbers (:func:`published_rows`, from each
+benchmark's spec) are shown beside, marked "published". The view (:func:`table`) shows one
+benchmark and task at a time: its headline scores (the spec's report headlines), units in the
+headers, intervals in the cells, one decimal for every row.
 """
 
 from __future__ import annotations
@@ -27,9 +32,16 @@ from typing import Any
 LEADERBOARD_DIR_ENV = "BGBENCH_LEADERBOARD_DIR"
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
 ROWS_FILE = "rows.jsonl"
-KEY = ("model", "benchmark", "task", "data_fingerprint", "hf_bgbench_version")
-INFO_COLUMNS = ["source", "model", "benchmark", "task", "dataset", "hf_bgbench_version", "date"]
+KEY = ("model", "benchmark", "task", "dataset", "protocol")
+INFO_COLUMNS = ["model", "source", "dataset", "protocol"]
 SUBSET_KEYS = ("max_foregrounds", "max_backgrounds", "max_images")
+# where a task records the ids a capped subset scored, next to its cap
+SUBSET_IDS = {
+    "max_images": ("image_ids", "ids"),
+    "max_foregrounds": ("foreground_ids",),
+    "max_backgrounds": ("background_ids",),
+}
+UNIT_NAMES = {"%": "%", "pts": "pts"}
 
 
 def published_rows() -> list[dict[str, Any]]:
@@ -37,32 +49,63 @@ def published_rows() -> list[dict[str, Any]]:
     ``published_results``), as leaderboard rows marked ``source: published``."""
     from hf_bgbench.benchmarks import all_specs
 
-    return [
-        {
-            "source": "published",
-            "model": row["model"],
-            "benchmark": spec.name,
-            "task": row["task"],
-            "dataset": row["dataset"],
-            "scores": dict(row["scores"]),
-        }
-        for spec in all_specs()
-        for row in spec.published_results
-    ]
+    rows = []
+    for spec in all_specs():
+        for row in spec.published_results:
+            task = row.get("task", "evaluate")
+            try:
+                protocol = spec.protocol_for(task).name
+            except Exception:  # a task without declared recipes, or an older spec
+                protocol = ""
+            rows.append(
+                {
+                    "source": "published",
+                    "model": row.get("model", "?"),
+                    "benchmark": spec.name,
+                    "task": task,
+                    "dataset": row.get("dataset", ""),
+                    "protocol": protocol,
+                    "reference": row.get("source", ""),
+                    "scores": dict(row.get("scores") or {}),
+                }
+            )
+    return rows
 
 
 class NotEligible(ValueError):
     """A run that may not enter the leaderboard (it scored a subset); the message says why."""
 
 
+def _skipped_count(skipped: Any, cap: str) -> int:
+    """How many images a run skipped (unreadable) among those a ``cap`` drew."""
+    if isinstance(skipped, Mapping):  # {"foregrounds": [...], "backgrounds": [...]}
+        part = {"max_foregrounds": "foregrounds", "max_backgrounds": "backgrounds"}.get(cap)
+        return len(skipped.get(part) or []) if part else 0
+    return len(skipped) if isinstance(skipped, list) else 0
+
+
+def _cap_left_images_out(holder: Mapping[str, Any], cap: str, limit: Any, doc: Mapping) -> bool:
+    """Whether the cap ``cap`` = ``limit`` recorded in ``holder`` really drew a subset: the
+    ids it recorded (plus the unreadable ones skipped) reach the cap. A cap above the data's
+    size draws every image, so the run scored the full data."""
+    for name in SUBSET_IDS.get(cap, ()):
+        ids = holder.get(name)
+        if isinstance(ids, list):
+            drawn = len(ids) + _skipped_count(doc.get("skipped"), cap)
+            return drawn >= int(limit)
+    return True  # no ids recorded: assume it did
+
+
 def subset_reason(doc: Mapping[str, Any]) -> str:
-    """Why ``doc`` did not run on the full data ("" when it did)."""
+    """Why ``doc`` did not run on the full data ("" when it did): a subset cap that left
+    images out, variants of the data it did not score, mismatched-id filtering."""
 
     def caps(value: Any) -> Iterator[str]:
         if isinstance(value, Mapping):
             for k, v in value.items():
                 if k in SUBSET_KEYS and v is not None:
-                    yield f"{k}={v}"
+                    if _cap_left_images_out(value, k, v, doc):
+                        yield f"{k}={v}"
                 elif k != "report":
                     yield from caps(v)
 
@@ -71,6 +114,14 @@ def subset_reason(doc: Mapping[str, Any]) -> str:
         return f"it scored a seeded subset ({', '.join(found)})"
     if doc.get("mismatched_ids"):
         return "it scored only the images its variants share (mismatched ids)"
+    scored, data = doc.get("variants"), doc.get("data")
+    if isinstance(scored, Mapping) and isinstance(data, Mapping) and data.get("variants"):
+        left_out = [v for v in data["variants"] if v not in scored]
+        if left_out:
+            return (
+                f"it scored {len(scored)} of the {len(data['variants'])} variants the dataset "
+                f"holds ({', '.join(left_out)} left out)"
+            )
     return ""
 
 
@@ -85,21 +136,75 @@ def data_fingerprint(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def _scale(unit: str | None) -> float:
+    return 100.0 if unit in ("%", "pts") else 1.0
+
+
 def _display(score: Mapping[str, Any]) -> float | None:
     value = score.get("value")
     if value is None:
         return None
-    scale = 100.0 if score.get("unit") in ("%", "pts") else 1.0
-    return round(float(value) * scale, 2)
+    return round(float(value) * _scale(score.get("unit")), 2)
+
+
+def protocol_label(doc: Mapping[str, Any]) -> str:
+    """The protocol a run followed, as the leaderboard names it: the recipe's name (results
+    ``protocol.name``), and the label protocol when it is not the published one."""
+    protocol = doc.get("protocol")
+    name = str(protocol.get("name") or "") if isinstance(protocol, Mapping) else ""
+    labels = doc.get("label_protocol")
+    if labels and labels != "published":
+        name = f"{name} ({labels})" if name else str(labels)
+    return name
+
+
+def _headlines(benchmark: str | None, task: str | None) -> list[Any]:
+    """The benchmark's report headlines for ``task`` (none for an unknown benchmark)."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    try:
+        spec = get_benchmark(str(benchmark))
+    except Exception:
+        return []
+    headlines = getattr(spec, "headlines", None)
+    return list(headlines(task)) if callable(headlines) else []
+
+
+def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
+    """(label -> value, label -> [lo, hi], label -> unit) of the numbers the leaderboard
+    ranks: the benchmark's report headlines for the task (a ``worst`` headline: the largest
+    of the scores under its key), else the scores the report marks headline."""
+    scores = [s for s in doc.get("report", {}).get("scores", []) if s.get("value") is not None]
+    picked: list[tuple[str, Mapping[str, Any]]] = []
+    for h in _headlines(doc.get("benchmark"), doc.get("task")):
+        if getattr(h, "worst", False):
+            under = [s for s in scores if str(s.get("key", "")).startswith(h.key)]
+            if under:
+                picked.append((h.label, max(under, key=lambda s: float(s["value"]))))
+        else:
+            found = [s for s in scores if s.get("key") == h.key]
+            if found:
+                picked.append((h.label, found[0]))
+    if not picked:
+        picked = [
+            (s.get("short") or s.get("label") or s["key"], s) for s in scores if s.get("headline")
+        ]
+    values, intervals, units = {}, {}, {}
+    for label, s in picked:
+        if label in values:
+            continue
+        values[label] = _display(s)
+        units[label] = s.get("unit", "")
+        if s.get("ci95"):
+            k = _scale(s.get("unit"))
+            intervals[label] = [round(float(b) * k, 2) for b in s["ci95"]]
+    return values, intervals, units
 
 
 def row_from_results(doc: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     """The leaderboard row of a results document (``dataset``: the allow-list name)."""
-    scores: dict[str, float] = {}
-    for s in doc.get("report", {}).get("scores", []):
-        value = _display(s)
-        if value is not None and (s.get("headline") or s.get("latex", True)):
-            scores.setdefault(s.get("short") or s.get("label") or s["key"], value)
+    scores, intervals, units = _row_scores(doc)
+    counts = [s.get("n") for s in doc.get("report", {}).get("scores", []) if s.get("n")]
     return {
         "source": "measured",
         "model": doc.get("model"),
@@ -107,11 +212,15 @@ def row_from_results(doc: Mapping[str, Any], dataset: str) -> dict[str, Any]:
         "benchmark": doc.get("benchmark"),
         "task": doc.get("task"),
         "dataset": dataset,
+        "protocol": protocol_label(doc),
         "data_fingerprint": data_fingerprint(doc),
+        "n_images": max(counts) if counts else None,
         "hf_bgbench_version": doc.get("hf_bgbench_version"),
         "label_protocol": doc.get("label_protocol"),
         "date": str(doc.get("created", ""))[:10],
         "scores": scores,
+        "intervals": intervals,
+        "units": units,
     }
 
 
@@ -210,6 +319,24 @@ def push(folder: Path, repo_id: str) -> bool:
     return True
 
 
+def _cell(value: Any, bounds: Any, unit: str) -> str:
+    """A score as the board shows it: one decimal (% and points; three otherwise) and its
+    95% interval when the row has one."""
+    from hf_bgbench.formatting import interval, number
+
+    if value is None:
+        return ""
+    scale = _scale(unit)
+    text = number(float(value) / scale, unit)
+    if bounds:
+        text += " " + interval([float(b) / scale for b in bounds], unit)
+    return text
+
+
+def _header(label: str, unit: str) -> str:
+    return f"{label} ({UNIT_NAMES[unit]})" if unit in UNIT_NAMES else label
+
+
 def table(
     rows: list[dict[str, Any]],
     *,
@@ -218,8 +345,10 @@ def table(
     model: str = "",
     published: bool = True,
 ) -> tuple[list[str], list[list[Any]]]:
-    """Headers and rows for the leaderboard view: the info columns, then every score column
-    of the selected rows; published rows included (``published``) and marked."""
+    """Headers and rows for the leaderboard view: model, source (published / measured),
+    dataset and protocol, then the score columns of the selected rows (the benchmark's
+    report headlines first), each header with its unit and each cell with its 95% interval
+    (measured rows) at one decimal; the best first by the first headline score."""
     chosen = [*(published_rows() if published else []), *rows]
     chosen = [
         r
@@ -228,11 +357,30 @@ def table(
         and (not task or r.get("task") == task)
         and model.strip().lower() in str(r.get("model", "")).lower()
     ]
-    score_cols: list[str] = []
+    headlines = _headlines(benchmark, task) if benchmark and task else []
+    units = {h.label: h.unit for h in headlines if not getattr(h, "worst", False)}
+    units.update({h.label: h.unit for h in headlines if getattr(h, "worst", False)})
+    score_cols = [h.label for h in headlines if any(h.label in r.get("scores", {}) for r in chosen)]
     for r in chosen:
         score_cols += [c for c in r.get("scores", {}) if c not in score_cols]
+        for c, u in (r.get("units") or {}).items():
+            units.setdefault(c, u)
+    # ranked by the benchmark's measure of reliance (a gap, a drop), else its first ranked score
+    ranked = [h for h in headlines if h.label in score_cols and h.reliance]
+    first = next((h for h in ranked if h.reliance > 0), ranked[0] if ranked else None)
+    if first is not None:  # best first: least reliance on the background
+
+        def rank(r: dict[str, Any]) -> tuple[bool, float]:
+            value = r.get("scores", {}).get(first.label)
+            return (value is None, first.reliance * float(value or 0.0))
+
+        chosen = sorted(chosen, key=rank)
     values = [
-        [r.get(c, "") or "" for c in INFO_COLUMNS] + [r["scores"].get(c) for c in score_cols]
+        [r.get(c, "") or "" for c in INFO_COLUMNS]
+        + [
+            _cell(r["scores"].get(c), (r.get("intervals") or {}).get(c), units.get(c, ""))
+            for c in score_cols
+        ]
         for r in chosen
     ]
-    return INFO_COLUMNS + score_cols, values
+    return INFO_COLUMNS + [_header(c, units.get(c, "")) for c in score_cols], values

@@ -82,3 +82,74 @@ def page_progress(progress: Callable[..., Any]) -> ProgressReport:
         progress((n, total) if total else None, desc=desc or "scoring", unit="images")
 
     return report
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` for a reader: "45 s", "3 min 20 s", "1 h 05 min"."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {(seconds % 3600) // 60:02d} min"
+
+
+class JobStatus:
+    """What a visitor sees while a job runs, in one Markdown block: what runs, its current
+    stage, the progress bar of the step it is in (count, share, an estimate of the time the
+    step still needs from its rate so far), the time since the start and the time limit.
+
+    ``stage(text)`` names a stage of the Space's own (checking, loading, drawing);
+    ``bar(desc, n, total)`` takes a task's progress bar (:data:`ProgressReport`)."""
+
+    def __init__(self, title: str, limit: float, clock: Callable[[], float] = time.monotonic):
+        self.title, self.limit, self.clock = title, limit, clock
+        self.started = clock()
+        self.current = "starting"
+        self.step: tuple[str, int, int | None] | None = None
+        self._first: dict[str, tuple[float, int]] = {}  # bar -> (time, count) first seen
+        self.steps_done = 0
+
+    def stage(self, text: str) -> None:
+        self.current, self.step = text, None
+
+    def bar(self, desc: str, n: int, total: int | None) -> None:
+        desc = desc or "scoring"
+        if desc not in self._first:
+            if self.step is not None and self.step[0] != desc:
+                self.steps_done += 1
+            self._first[desc] = (self.clock(), n)
+        self.current, self.step = "running", (desc, n, total)
+
+    def eta(self) -> float | None:
+        """Seconds the current step still needs at its rate so far (None: unknown)."""
+        if self.step is None:
+            return None
+        desc, n, total = self.step
+        t0, n0 = self._first[desc]
+        spent = self.clock() - t0
+        if not total or n <= n0 or spent <= 0:
+            return None
+        return (total - n) * spent / (n - n0)
+
+    def markdown(self) -> str:
+        elapsed = self.clock() - self.started
+        lines = [f"**{self.title}**"]
+        if self.step is None:
+            lines.append(f"Now: {self.current} …")
+        else:
+            desc, n, total = self.step
+            share = progress_fraction(n, total)
+            step = f"step {self.steps_done + 1}, " if self.steps_done else ""
+            text = f"Now: {step}{desc} — {n}/{total}" if total else f"Now: {step}{desc} — {n}"
+            if share is not None:
+                text += f" ({100 * share:.0f}%)"
+            eta = self.eta()
+            if eta is not None:
+                text += f", about {_duration(max(eta, 1))} left in this step"
+            lines.append(text)
+        lines.append(
+            f"{_duration(elapsed)} since the start; this Space stops a job after "
+            f"{_duration(self.limit)}."
+        )
+        return "\n\n".join(lines)

@@ -14,8 +14,11 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
 * :func:`visitor_message` — any exception as one complete, plain sentence-level message for
   a web visitor: CLI flags become words, commands and tracebacks are dropped, server paths
   hidden.
-* :func:`run_with_time_limit` — a job in a separate process, killed at its time limit, its
-  progress bars reported back as they advance.
+* :func:`check_model_cached` — with the Hub unreachable, a Hub model that is not in this
+  server's cache is refused at once (instead of a loader's retries and internals).
+* :class:`Job` / :func:`run_with_time_limit` — a job in a separate process, polled in short
+  ticks (so the caller can show progress and notice a visitor who left), killed at its time
+  limit or when stopped, its progress bars reported back as they advance.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import os
 import pickle
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +97,8 @@ def check_model_id(text: str) -> SafeModel:
             f"a Hub repository's safetensors files). {MODEL_HINT}"
         )
     if "/" not in mid:
+        if not re.fullmatch(_PART, mid) or ".." in mid or "--" in mid:
+            raise SpaceRefusal(f"{mid!r} is not a valid Hub repository id. {MODEL_HINT}")
         raise SpaceRefusal(
             f"{mid!r} is not a Hub repository id (owner/name). For a timm model, write it as "
             f"timm/{mid}. {MODEL_HINT}"
@@ -202,7 +207,7 @@ def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> st
     if repo_id is None:
         return ""
     if hub_offline():
-        return "Model size not checked: the Hub is offline (HF_HUB_OFFLINE)."
+        return "Model size not checked: the Hugging Face Hub could not be reached."
     from huggingface_hub import HfApi
 
     try:
@@ -221,7 +226,8 @@ def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> st
                 "cannot download it."
             ) from None
         raise SpaceRefusal(
-            f"The Hub did not describe {repo_id!r} ({type(err).__name__}), so it is not loaded."
+            f"The Hugging Face Hub did not describe {repo_id!r}, so it is not loaded. Check "
+            "the spelling (owner/name), or try again later."
         ) from None
     files = {s.rfilename: s.size or 0 for s in (info.siblings or [])}
     weights = {f: s for f, s in files.items() if f.endswith(".safetensors")}
@@ -247,6 +253,27 @@ def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> st
     return ""
 
 
+HUB_UNREACHABLE_MESSAGE = (
+    "The Hugging Face Hub cannot be reached from this Space right now, and {what} is not "
+    "stored on it. Try again later, or score the bundled tf_efficientnet_lite0."
+)
+
+
+def check_model_cached(repo_id: str | None) -> None:
+    """With the Hub switched off for this server, a Hub model must already be in its cache:
+    refused at once otherwise (a loader would retry for a while, then name its internals)."""
+    if repo_id is None or not hub_offline():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:
+        cached = None
+    if not isinstance(cached, str):
+        raise SpaceRefusal(HUB_UNREACHABLE_MESSAGE.format(what=repr(repo_id)))
+
+
 _FLAG_WORDS = {
     "--data": "the dataset",
     "--benchmark": "the benchmark",
@@ -262,7 +289,41 @@ _COMMAND = re.compile(r"`[^`]*`")
 _FLAG = re.compile(r"--[a-z][a-z0-9-]*")
 _ABS_PATH = re.compile(r"(?<![\w/:.])(?:/[\w.@+-]+){2,}/?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+# server internals a visitor cannot act on: environment variables, exception class names
+_ENV_VAR = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b")
+_CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning)\b")
+_INTERNAL_ASIDE = re.compile(
+    r"\s*\((?:[^()]*(?:Error|Exception|Warning|said|[A-Z0-9]_[A-Z0-9])[^()]*)\)"
+)
 MAX_MESSAGE = 700
+UNEXPECTED_MESSAGE = (
+    "The job failed with an unexpected error. If it keeps failing, tell the Space's "
+    "maintainers; meanwhile, please try another model or dataset."
+)
+PICKLE_MESSAGE = (
+    "This model's weights are stored as a pickle file, which can run code when it is "
+    "loaded, so this Space refuses it. Pick a model that publishes safetensors weights."
+)
+REMOTE_CODE_MESSAGE = (
+    "This model needs custom Python code from its repository, which this Space never runs. "
+    "Pick a model whose architecture ships with timm or transformers."
+)
+
+
+def _known_message(err: BaseException) -> str | None:
+    """A whole message for the errors a visitor can meet whose own text is written for a
+    command-line user (commands, environment variables, library internals)."""
+    from hf_bgbench.hub.errors import error_chain
+    from hf_bgbench.models.errors import RemoteCodeRefusedError, UnsafeCheckpointError
+
+    chain = list(error_chain(err))
+    if any(isinstance(e, UnsafeCheckpointError) for e in chain):
+        return PICKLE_MESSAGE
+    if any(isinstance(e, RemoteCodeRefusedError) for e in chain):
+        return REMOTE_CODE_MESSAGE
+    if is_hub_unreachable(err):
+        return HUB_UNREACHABLE_MESSAGE.format(what="what this job needs (model or dataset)")
+    return None
 
 
 def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -> str:
@@ -272,15 +333,21 @@ def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -
     absolute path replaced, no traceback."""
     if isinstance(err, SpaceRefusal):
         return str(err)
+    known = _known_message(err)
+    if known:
+        return known
     text = " ".join(str(err).split())
     for secret, shown in sorted((hide or {}).items(), key=lambda kv: -len(kv[0])):
         if secret:
             text = text.replace(secret, shown)
     text = _ABS_PATH.sub("(a file on the server)", text)
+    text = _INTERNAL_ASIDE.sub("", text)
     sentences = []
     for sentence in _SENTENCE.split(text):
         if _COMMAND.search(sentence) and ("bgbench " in sentence or "hf auth" in sentence):
             continue  # advice to run a command: the visitor has no shell here
+        if _ENV_VAR.search(sentence) or _CLASS_NAME.search(sentence):
+            continue  # server internals: nothing the visitor can change
         sentence = _COMMAND.sub(lambda m: m.group(0).strip("`"), sentence)
         sentence = _FLAG.sub(lambda m: _FLAG_WORDS.get(m.group(0), "a setting"), sentence)
         sentences.append(sentence)
@@ -291,12 +358,8 @@ def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -
         kept.append(sentence)
     message = " ".join(kept).strip()
     if not isinstance(err, (ValueError, OSError)) or not message:
-        message = (
-            f"The job failed with an unexpected error ({type(err).__name__}"
-            + (f": {message}" if message and len(message) < 300 else "")
-            + "). Please try another model or dataset."
-        )
-    if message and message[-1] not in ".!?)":
+        return UNEXPECTED_MESSAGE
+    if message[-1] not in ".!?)":
         message += "."
     return message
 
@@ -323,6 +386,165 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: 
     conn.close()
 
 
+TIME_LIMIT_MESSAGE = (
+    "The job took longer than this Space's limit of {seconds:g} seconds and was stopped."
+)
+STOPPED_MESSAGE = "The job was stopped before it finished."
+
+
+class Job:
+    """``fn(*args, **kwargs)`` in a fresh process (``fn`` importable by name), within
+    ``seconds``. Use it as a context manager -- leaving the block, by any path (an error, a
+    generator closed because its visitor left), kills the process -- and drive it with
+    :meth:`updates`, which returns at least every ``tick`` seconds so the caller can show
+    progress and check that anyone still waits for the result. ``hint``: one sentence added
+    to the time-limit message (what the visitor can change)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        seconds: float,
+        track: bool = True,
+        hint: str = "",
+    ) -> None:
+        self.fn, self.args, self.kwargs = fn, args, dict(kwargs or {})
+        self.seconds, self.track, self.hint = seconds, track, hint
+        self._proc: Any = None
+        self._conn: Any = None
+        self._outcome: tuple[str, Any] | None = None
+        self.started = 0.0
+
+    def __enter__(self) -> Job:
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=False)
+        # not a daemon: the job may start data-loader workers of its own
+        self._proc = ctx.Process(
+            target=_child, args=(child, self.fn, self.args, self.kwargs, self.track), daemon=False
+        )
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Kill the job's process (and so its work) if it still runs."""
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join(5)
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started if self.started else 0.0
+
+    def updates(self, tick: float = 1.0) -> Iterator[tuple[str, int, int | None] | None]:
+        """Until the job ends: each progress report ``(desc, n, total)`` as it arrives, and
+        None after every ``tick`` seconds without one. :class:`JobTimeout` at the limit;
+        :class:`SpaceRefusal` when the process dies without a result."""
+        deadline = self.started + self.seconds
+        while self._outcome is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise JobTimeout(
+                    " ".join(
+                        filter(None, [TIME_LIMIT_MESSAGE.format(seconds=self.seconds), self.hint])
+                    )
+                )
+            if not self._conn.poll(min(tick, left)):
+                yield None
+                continue
+            try:
+                status, value = self._conn.recv()
+            except EOFError:
+                raise SpaceRefusal(
+                    "The job stopped without a result (it may have run out of memory). Try a "
+                    "smaller model."
+                ) from None
+            if status == "progress":
+                yield value
+            else:
+                self._outcome = (status, value)
+
+    def result(self) -> Any:
+        """What ``fn`` returned (its exception raised here as it was); after :meth:`updates`."""
+        if self._outcome is None:
+            raise RuntimeError("Job.result() before the job ended (iterate Job.updates() first).")
+        status, value = self._outcome
+        if status == "err":
+            raise value
+        return value
+
+
+class ThreadJob(Job):
+    """A :class:`Job` run in a thread of this process: for hosts that enforce the time limit
+    themselves (ZeroGPU's ``spaces.GPU(duration=...)``) and for tests. The same interface;
+    :meth:`stop` cannot end a thread, so the work runs on to its end or the host's limit,
+    while the caller stops waiting at once."""
+
+    def __enter__(self) -> ThreadJob:
+        import queue
+        import threading
+
+        from hf_bgbench.space.progress import track_tqdm
+
+        self._inbox: queue.Queue = queue.Queue()
+
+        def work() -> None:
+            def report(desc: str, n: int, total: int | None) -> None:
+                self._inbox.put(("progress", (desc, n, total)))
+
+            try:
+                if self.track:
+                    with track_tqdm(report):
+                        outcome: tuple[str, Any] = ("ok", self.fn(*self.args, **self.kwargs))
+                else:
+                    outcome = ("ok", self.fn(*self.args, **self.kwargs))
+            except BaseException as err:
+                outcome = ("err", err)
+            self._inbox.put(outcome)
+
+        self._thread = threading.Thread(target=work, daemon=True, name="bgbench-space-job")
+        self.started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        return None
+
+    def updates(self, tick: float = 1.0) -> Iterator[tuple[str, int, int | None] | None]:
+        import queue
+
+        deadline = self.started + self.seconds
+        while self._outcome is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise JobTimeout(
+                    " ".join(
+                        filter(None, [TIME_LIMIT_MESSAGE.format(seconds=self.seconds), self.hint])
+                    )
+                )
+            try:
+                status, value = self._inbox.get(timeout=min(tick, left))
+            except queue.Empty:
+                yield None
+                continue
+            if status == "progress":
+                yield value
+            else:
+                self._outcome = (status, value)
+
+
 def run_with_time_limit(
     fn: Callable[..., Any],
     args: tuple = (),
@@ -330,46 +552,14 @@ def run_with_time_limit(
     *,
     seconds: float,
     on_progress: Callable[[str, int, int | None], None] | None = None,
+    hint: str = "",
 ) -> Any:
     """``fn(*args, **kwargs)`` in a fresh process (``fn`` importable by name), killed after
     ``seconds``: :class:`JobTimeout`. The function's exception is raised here as it was.
     ``on_progress(desc, n, total)`` receives the job's progress bars as they advance
     (:func:`hf_bgbench.space.progress.track_tqdm` in the job process)."""
-    ctx = multiprocessing.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    # not a daemon: the job may start data-loader workers of its own
-    proc = ctx.Process(
-        target=_child,
-        args=(child, fn, args, kwargs or {}, on_progress is not None),
-        daemon=False,
-    )
-    proc.start()
-    child.close()
-    deadline = time.monotonic() + seconds
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not parent.poll(left):
-                raise JobTimeout(
-                    f"The job took longer than this Space's limit of {seconds:g} seconds and "
-                    "was stopped. Try a smaller model or fewer variants."
-                )
-            try:
-                status, value = parent.recv()
-            except EOFError:
-                raise SpaceRefusal(
-                    "The job stopped without a result (it may have run out of memory). Try a "
-                    "smaller model."
-                ) from None
-            if status != "progress":
-                break
-            if on_progress is not None:
-                on_progress(*value)
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join(5)
-        parent.close()
-    if status == "err":
-        raise value
-    return value
+    with Job(fn, args, kwargs, seconds=seconds, track=on_progress is not None, hint=hint) as job:
+        for update in job.updates():
+            if update is not None and on_progress is not None:
+                on_progress(*update)
+        return job.result()

@@ -33,8 +33,20 @@ def int_env(name: str, default: int) -> int:
 JOB_SECONDS = int_env("BGBENCH_SPACE_JOB_SECONDS", 1200)
 EXPLORE_SECONDS = int_env("BGBENCH_SPACE_EXPLORE_SECONDS", 300)
 CONCURRENCY = int_env("BGBENCH_SPACE_CONCURRENCY", 1)
+EXPLORE_CONCURRENCY = int_env("BGBENCH_SPACE_EXPLORE_CONCURRENCY", 1)
 QUEUE_SIZE = int_env("BGBENCH_SPACE_QUEUE", 20)
+JOBS_PER_CLIENT = int_env("BGBENCH_SPACE_JOBS_PER_CLIENT", 1)
+# a job whose visitor has not read its updates for this long is stopped (nobody waits for it)
+UNREAD_SECONDS = int_env("BGBENCH_SPACE_UNREAD_SECONDS", 60)
 KEEP_RUNS = int_env("BGBENCH_SPACE_KEEP_RUNS", 20)
+# the Space takes no uploads: every file upload is refused (gradio's max_file_size)
+MAX_UPLOAD_BYTES = 0
+
+
+def job_seconds(task: str) -> int:
+    """The time limit of a ``task`` job: ``BGBENCH_SPACE_JOB_SECONDS_<TASK>`` (a task that
+    needs more, or less, than the rest), else ``BGBENCH_SPACE_JOB_SECONDS``."""
+    return int_env(f"BGBENCH_SPACE_JOB_SECONDS_{task.upper()}", JOB_SECONDS)
 
 
 def subset_cap(name: str, default: int) -> int | None:

@@ -1,0 +1,174 @@
+"""How the Space shows a finished run: the document a visitor downloads and reads (no server
+path in it), tables that fit a page, the plots at their own size, the files to download.
+
+Pure functions over a results document and its run folder, no Gradio:
+
+* :func:`public_document` -- the results document with every server path replaced (the
+  dataset's folder by its allow-list name; any other absolute path, cache folders included,
+  by a neutral word), written as the results file the visitor downloads;
+* :func:`narrow_tables` -- a table too wide for a page (a column per class: ImageNet-E's 63)
+  shown as rows -- the classes that drop most first, a few of them -- with the full table
+  written as a CSV file to download;
+* :func:`figures_html` -- the run's plots (the report's figures first, then any other image
+  the task wrote, such as a saliency gallery) as images at their own size, side by side
+  where they fit;
+* :func:`run_files` -- what the visitor can download from a run.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import csv
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+SERVER_FILE = "(a file on the server)"
+WIDE = 12  # a table with more columns than this is shown as rows
+TOP_ROWS = 10  # rows of a turned table shown on the page (all of them in the CSV)
+_ABS_PATH = re.compile(r"(?<![\w/:.])(?:/[\w.@+~-]+){2,}/?")
+
+
+def _clean(value: Any, hide: Sequence[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        for secret, shown in hide:
+            value = value.replace(secret, shown)
+        return _ABS_PATH.sub(SERVER_FILE, value)
+    if isinstance(value, Mapping):
+        return {k: _clean(v, hide) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v, hide) for v in value]
+    return value
+
+
+def public_document(doc: Mapping[str, Any], hide: Mapping[str, str]) -> dict[str, Any]:
+    """``doc`` with no server path left: the strings of ``hide`` (a dataset's folder -> its
+    allow-list name) replaced, then any other absolute path (cache and output folders)."""
+    pairs = sorted(((k, v) for k, v in hide.items() if k), key=lambda kv: -len(kv[0]))
+    return _clean(copy.deepcopy(dict(doc)), pairs)
+
+
+def write_public_document(doc: Mapping[str, Any], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=False, default=str), encoding="utf-8")
+    return path
+
+
+def _number(cell: Any) -> float:
+    try:
+        return float(str(cell).split()[0])
+    except (ValueError, IndexError):
+        return math.nan
+
+
+def narrow_tables(
+    doc: Mapping[str, Any],
+    folder: Path,
+    *,
+    reference: str | None = None,
+    wide: int = WIDE,
+    top: int = TOP_ROWS,
+) -> tuple[dict[str, Any], list[Path]]:
+    """(``doc`` with its wide tables turned, the CSV files of their full versions).
+
+    A table with more than ``wide`` columns whose rows are variants (first column
+    "variant") and whose columns are classes is turned: a row per class, a column per
+    variant, and -- when ``reference`` is one of the variants -- a "drop" column (the
+    reference minus the mean of the others, in points); the ``top`` rows that drop most are
+    kept on the page and the full turned table goes to ``<key>.csv``. Any other wide table
+    is written to a CSV as it is and left on the page."""
+    doc = copy.deepcopy(dict(doc))
+    files: list[Path] = []
+    for table in doc.get("report", {}).get("tables", []):
+        columns, rows = list(table.get("columns") or []), list(table.get("rows") or [])
+        if len(columns) <= wide:
+            continue
+        path = folder / f"{table.get('key') or 'table'}.csv"
+        if not columns or columns[0] != "variant" or not rows:
+            _write_csv(path, columns, rows)
+            files.append(path)
+            continue
+        variants = [str(r[0]) for r in rows]
+        classes = columns[1:]
+        turned = [[c, *(row[i + 1] for row in rows)] for i, c in enumerate(classes)]
+        head = ["class", *variants]
+        title = table.get("title", "").rstrip(":")
+        if reference in variants and len(variants) > 1:
+            ref = variants.index(reference)
+
+            def drop(row: list[Any], ref: int = ref) -> float:
+                others = [_number(v) for i, v in enumerate(row[1:]) if i != ref]
+                others = [v for v in others if not math.isnan(v)]
+                base = _number(row[1 + ref])
+                return base - sum(others) / len(others) if others else math.nan
+
+            turned = [[*r, "—" if math.isnan(drop(r)) else f"{drop(r):.1f}"] for r in turned]
+            turned.sort(key=lambda r: -_number(r[-1]) if not math.isnan(_number(r[-1])) else 1e9)
+            head.append("drop (points)")
+            shown = f"the {min(top, len(turned))} of {len(turned)} classes that drop most"
+        else:
+            shown = f"the first {min(top, len(turned))} of {len(turned)} classes"
+        _write_csv(path, head, turned)
+        files.append(path)
+        table["columns"], table["rows"] = head, turned[:top]
+        table["title"] = f"{title}: {shown} (every class: {path.name}, below)."
+    return doc, files
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+
+def run_figures(doc: Mapping[str, Any], folder: Path) -> list[Path]:
+    """The run's images: the report's figures in report order, then every other image the
+    task wrote into ``folder`` (a gallery the report cites, say), by name."""
+    named = [folder / f["file"] for f in doc.get("report", {}).get("figures", [])]
+    figures = [p for p in named if p.is_file()]
+    others = sorted(p for p in folder.glob("*.png") if p not in figures)
+    return figures + others
+
+
+def figures_html(paths: Sequence[Path], max_width: int = 1200) -> str:
+    """The images as HTML at their own size (never stretched into a fixed box: no empty
+    bands), side by side where the page is wide enough, each captioned by its file name."""
+    from PIL import Image
+
+    items = []
+    for path in paths:
+        with Image.open(path) as image:
+            width, height = image.size
+        shown = min(width, max_width)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        items.append(
+            f'<figure style="margin:0 12px 12px 0;flex:0 1 auto;max-width:100%">'
+            f'<img src="data:image/png;base64,{data}" alt="{escape(path.name)}" '
+            f'width="{shown}" height="{round(height * shown / width)}" '
+            f'style="max-width:100%;height:auto;display:block">'
+            f'<figcaption style="font-size:0.85em">{escape(path.name)}</figcaption></figure>'
+        )
+    if not items:
+        return ""
+    return (
+        '<div class="bgbench-plots" style="display:flex;flex-wrap:wrap;align-items:flex-start">'
+        + "".join(items)
+        + "</div>"
+    )
+
+
+def run_files(folder: Path, results: Path, extra: Sequence[Path] = ()) -> list[str]:
+    """What a visitor can download: the results file, the full tables, the images."""
+    files = [results, *extra, *sorted(folder.glob("*.png"))]
+    seen: list[str] = []
+    for f in files:
+        if f.is_file() and str(f) not in seen:
+            seen.append(str(f))
+    return seen

@@ -3,10 +3,12 @@
 A thin shell over the library. Tabs: *Score a model* (a task of a benchmark on an allow-listed
 dataset: live status, report, plots, files to download, the predictions on a few images per
 variant), *Explore* (one image in every variant with the model's prediction and confidence),
-*Leaderboard*. Benchmarks and tasks come from the registries, the numbers from the tasks, the
-report from the one renderer, the checks on what a visitor enters from
-:mod:`hf_bgbench.space.safety`, the galleries from :mod:`hf_bgbench.space.explore`, the status
-from :mod:`hf_bgbench.space.progress`, the rows from :mod:`hf_bgbench.space.leaderboard`, what
+*Report card* (every benchmark's headline numbers for one model, beside the published models:
+:mod:`hf_bgbench.space.report_card`), *Leaderboard*. Benchmarks and tasks come from the
+registries, the numbers from the tasks, the report from the one renderer, the checks on what
+a visitor enters from :mod:`hf_bgbench.space.safety`, the galleries from
+:mod:`hf_bgbench.space.explore`, the status from :mod:`hf_bgbench.space.progress`, the rows
+from :mod:`hf_bgbench.space.leaderboard`, what
 a finished run shows from :mod:`hf_bgbench.space.display`.
 
 Under real visitors:
@@ -63,6 +65,7 @@ from hf_bgbench.space.leaderboard import (
     table,
 )
 from hf_bgbench.space.progress import JobStatus, page_progress
+from hf_bgbench.space.report_card import space_report
 from hf_bgbench.space.safety import (
     AllowedDataset,
     Job,
@@ -427,6 +430,119 @@ def score(
     )
 
 
+REPORT_IDLE, REPORT_BUSY = "Make the report card", "Making the report card…"
+
+
+def report_seconds() -> float:
+    """The report's time limit: the sum of its tasks' limits."""
+    tasks = {h.task for name in list_benchmarks() for h in get_benchmark(name).report}
+    return float(sum(job_seconds(t) for t in tasks))
+
+
+def one_report_per_client(
+    model_text: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The report button's validator: it shares the scoring jobs' per-client limit."""
+    return _refusal(JOB_GROUP, "a scoring job", request, 1)
+
+
+def report_card(
+    model_text: str,
+    request: gr.Request = None,  # type: ignore[assignment]
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> Iterator[tuple[Any, ...]]:
+    """Every benchmark's headline numbers for one model, on the allow-listed datasets at the
+    Space's caps (:func:`hf_bgbench.space.report_card.space_report`), beside the published
+    models: the report card's Markdown section, its profile figure and its files. A
+    generator like :func:`score`: closing it kills the job."""
+    title = f"report card · {(model_text or '').strip()[:80] or '?'}"
+    status = JobStatus(title, report_seconds())
+    skip = gr.skip()
+    offered = list(allowed().values())
+    hidden: dict[str, str] = {}
+    for entry in offered:
+        hidden.update(_hidden(entry))
+    busy = gr.update(value=REPORT_BUSY, interactive=False)
+    idle = gr.update(value=REPORT_IDLE, interactive=True)
+    status.stage("checking the model")
+    yield (status.markdown(), "", None, None, busy)
+    try:
+        model = check_model_id(model_text)
+        check_model_cached(model.repo_id)
+        note = check_model_size(model.repo_id, *model_limits())
+        out = run_output_dir()
+        attention = Attention(request)
+        job = Job(
+            space_report,
+            (model.model_id, offered, str(out)),
+            seconds=report_seconds(),
+            hint="Try a smaller model.",
+        )
+        with job:
+            for step in job.updates(TICK):
+                if step is not None:
+                    status.bar(*step)
+                    page_progress(progress)(*step)
+                if attention.gone():
+                    return
+                yield (status.markdown(), skip, skip, skip, skip)
+            job.result()
+    except Exception as err:
+        message = visitor_message(err, hidden)
+        yield (f"**Stopped:** {message}", skip, skip, skip, idle)
+        raise gr.Error(message, duration=None, print_exception=False) from None
+    section = report_section(out, hidden)
+    covered = {e.benchmark for e in offered}
+    missing = [
+        get_benchmark(n).short_name
+        for n in list_benchmarks()
+        if get_benchmark(n).report and n not in covered
+    ]
+    if missing:
+        section += f"\n\n> This Space offers no data for {', '.join(missing)}: not in this card."
+    if note:
+        section += f"\n\n> {note}"
+    took = round(status.clock() - status.started)
+    yield (
+        f"**{title}**\n\nDone in {took} s: the report card is below.",
+        section,
+        figures_html([out / "reliance_profile.png"]),
+        report_files(out, hidden),
+        idle,
+    )
+
+
+def _without_paths(text: str, hidden: dict[str, str]) -> str:
+    for path, name in sorted(hidden.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(path, name)
+    return text
+
+
+def report_section(out: Path, hidden: dict[str, str]) -> str:
+    """report.md as the page shows it: server paths named by their allow-list names, the
+    figure shown beside it rather than linked."""
+    text = (out / "report.md").read_text(encoding="utf-8")
+    text = "\n".join(line for line in text.splitlines() if "](reliance_profile.png)" not in line)
+    return _without_paths(text, hidden)
+
+
+def report_files(out: Path, hidden: dict[str, str]) -> list[str]:
+    """report.md, report.json and the eval-results files, server paths replaced."""
+    folder = out / "download"
+    (folder / ".eval_results").mkdir(parents=True, exist_ok=True)
+    files = []
+    for rel in [
+        "report.md",
+        "report.json",
+        *sorted(p.relative_to(out).as_posix() for p in (out / ".eval_results").glob("*.yaml")),
+    ]:
+        target = folder / rel.replace(".eval_results/", "eval_results_")
+        target.write_text(_without_paths((out / rel).read_text(encoding="utf-8"), hidden))
+        files.append(str(target))
+    return [*files, str(out / "reliance_profile.png")]
+
+
 def stopped() -> tuple[Any, Any]:
     """The Stop button: the job is cancelled (Gradio closes it); the page says so."""
     return "**Stopped** at your request.", gr.update(value=SCORE_IDLE, interactive=True)
@@ -663,6 +779,27 @@ def build_demo() -> gr.Blocks:
                 concurrency_limit=EXPLORE_CONCURRENCY,
                 validator=one_explore_per_client,
             )
+        with gr.Tab("Report card"):
+            gr.Markdown(
+                "One model on every benchmark this Space has data for: each headline number "
+                "with its 95% interval, beside the published models, as a section to paste "
+                "into a model card (the `bgbench report` command's report, at this Space's "
+                "caps)."
+            )
+            rc_model = gr.Textbox(
+                label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="report-model"
+            )
+            with gr.Row():
+                rc_run = gr.Button(REPORT_IDLE, variant="primary", scale=4, elem_id="report-button")
+                rc_stop = gr.Button("Stop", variant="stop", scale=1, elem_id="report-stop")
+            rc_status = gr.Markdown(
+                "Enter a model, then press **Make the report card**.", elem_id="report-status"
+            )
+            rc_section = gr.Markdown(elem_id="report-card")
+            rc_figure = gr.HTML(elem_id="report-profile")
+            rc_files = gr.File(
+                label="Download: report.md, report.json, .eval_results", file_count="multiple"
+            )
         with gr.Tab("Leaderboard"):
             gr.Markdown(
                 "One row per model, dataset and protocol: a full run (every image and every "
@@ -699,6 +836,25 @@ def build_demo() -> gr.Blocks:
         )
         scoring.then(leaderboard, filters, board, queue=False)
         stop.click(stopped, None, [status, run], cancels=[scoring], queue=False)
+        reporting = rc_run.click(
+            report_card,
+            [rc_model],
+            [rc_status, rc_section, rc_figure, rc_files, rc_run],
+            show_progress_on=rc_section,
+            concurrency_id=JOB_GROUP,
+            concurrency_limit=CONCURRENCY,
+            validator=one_report_per_client,
+        )
+        rc_stop.click(
+            lambda: (
+                "**Stopped** at your request.",
+                gr.update(value=REPORT_IDLE, interactive=True),
+            ),
+            None,
+            [rc_status, rc_run],
+            cancels=[reporting],
+            queue=False,
+        )
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 

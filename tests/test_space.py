@@ -321,13 +321,17 @@ def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(s
     assert by_name["explore"].concurrency_id == space.EXPLORE_GROUP
     assert by_name["score"].concurrency_limit == by_name["explore"].concurrency_limit == 1
     assert by_name["score"].validator is not None and by_name["explore"].validator is not None
+    # the report card is a scoring job: same group, same per-client limit
+    assert by_name["report_card"].concurrency_id == space.JOB_GROUP
+    assert by_name["report_card"].validator is not None
     # page loads, dropdowns, the leaderboard and Stop never wait behind a job
     for fn in demo.fns.values():
-        if fn.name not in ("score", "explore"):
+        if fn.name not in ("score", "explore", "report_card"):
             assert fn.queue is False, fn.name
     # Stop cancels the scoring job (Gradio closes its generator, which kills the process)
     cancelling = [fn for fn in demo.fns.values() if getattr(fn, "is_cancel_function", False)]
     assert [by_name["score"]._id] in [list(fn.cancels) for fn in cancelling]
+    assert [by_name["report_card"]._id] in [list(fn.cancels) for fn in cancelling]
 
 
 def test_time_limits_fit_the_task(space, monkeypatch):
@@ -433,3 +437,44 @@ def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypa
         _final(app.score("tf_efficientnet_lite0", "in9", ["original"], False, progress=_quiet))
     ((_, _, options),) = calls
     assert options["data"].kind == "hub" and options["data"].location == "acme/in9"
+
+
+def colour_rule_report(model_id, allowed, output_dir):
+    """What the report job runs in these tests: the colour-rule classifier's report over the
+    allow-listed datasets (the library's report, as the Space calls it)."""
+    from hf_bgbench.report.card import run_report
+    from hf_bgbench.space.report_card import report_data
+    from tests.in9_fixture import ColourRuleClassifier
+
+    data = report_data(allowed)
+    return run_report(
+        ColourRuleClassifier(), output_dir, data=data, benchmarks=list(data), num_workers=0
+    )
+
+
+def test_space_report_card_renders_the_report_section(in9_release, tmp_path, monkeypatch):
+    from hf_bgbench.space.safety import ThreadJob
+    from tests.in9_fixture import EXPECTED_BG_GAP
+
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    app = _load_app()
+    monkeypatch.setattr(
+        app, "Job", lambda fn, args, **kw: ThreadJob(colour_rule_report, args, seconds=300)
+    )
+    status, section, figure, files, button = _final(
+        app.report_card("tf_efficientnet_lite0", progress=_quiet)
+    )
+    assert "Done in" in status and button["interactive"] is True
+    assert f"| IN-9 | BG-GAP (pts) ↓ | {100 * EXPECTED_BG_GAP:.1f} [" in section
+    assert "0.2 – 14.2 (5 models)" in section  # beside the published models
+    assert "](reliance_profile.png)" not in section
+    assert '<img src="data:image/png;base64,' in figure and "reliance_profile.png" in figure
+    # a benchmark without data is said, not silently dropped
+    assert "This Space offers no data for ImageNet-E, RIVAL10" in section
+    names = {Path(f).name for f in files}
+    assert {"report.md", "report.json", "eval_results_in9.yaml"} <= names
+    for f in files:  # nothing the visitor downloads or reads names a server path
+        if f.endswith((".md", ".json", ".yaml")):
+            assert str(in9_release) not in Path(f).read_text()
+    assert str(in9_release) not in section

@@ -122,11 +122,16 @@ def _references(report: Mapping[str, Any]) -> list[str]:
         "| Benchmark | Model | Weights (timm tag) | Task | Scores | Source |",
         "|---|---|---|---|---|---|",
     ]
+    labels = {(h["benchmark"], h["key"]): h["label"] for h in report["headlines"]}
+    titles = {h["benchmark"]: h["benchmark_title"] for h in report["headlines"]}
     for r in refs:
-        scores = ", ".join(f"{k} {v:g}" for k, v in r["scores"].items())
+        scores = ", ".join(
+            f"{labels.get((r['benchmark'], k), k)} {v:g}" for k, v in r["scores"].items()
+        )
         tag = f"`{r['model_tag']}`" if r["model_tag"] else (r["notes"] or "—")
         lines.append(
-            f"| {r['benchmark']} | {r['model']} | {tag} | {r['task']} | {scores} | {r['source']} |"
+            f"| {titles.get(r['benchmark'], r['benchmark'])} | {r['model']} | {tag} | {r['task']} "
+            f"| {scores} | {r['source']} |"
         )
     return [*lines, ""]
 

@@ -62,6 +62,7 @@ from hf_bgbench.space.leaderboard import (
     NotEligible,
     append_result,
     read_rows,
+    results_repo_rows,
     table,
 )
 from hf_bgbench.space.progress import JobStatus, page_progress
@@ -659,7 +660,7 @@ def _record(results: dict[str, Any], dataset: str) -> str:
 
 def leaderboard(benchmark: str, task: str, model: str, published: bool) -> gr.Dataframe:
     headers, rows = table(
-        read_rows(leaderboard_dir()),
+        read_rows(leaderboard_dir()) + results_repo_rows(),
         benchmark=benchmark,
         task=task,
         model=model or "",

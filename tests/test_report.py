@@ -343,8 +343,9 @@ def test_publish_results_plan_has_one_config_per_model_and_benchmark(in9_report)
     assert names == ["colour-rule-imagenet-1k__in9", "other__in9"]
 
 
-def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, monkeypatch):
-    """A run published with publish-results, as the Hub's cache holds it (offline)."""
+def _published_in_the_hub_cache(report_folder, tmp_path, monkeypatch):
+    """What `publish-results` pushed, as the Hub's cache holds it (offline), in the layout the
+    Hub serves: datasets--someone--bgbench-results/{refs/main, snapshots/<sha>/runs/...}."""
     import shutil
 
     from huggingface_hub import constants
@@ -353,13 +354,18 @@ def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, 
 
     cache, sha = tmp_path / "hub", "c" * 40
     repo = cache / "datasets--someone--bgbench-results"
-    for path, local in results_plan(in9_report[1])[0]:
+    for path, local in results_plan(report_folder)[0]:
         target = repo / "snapshots" / sha / path
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(local, target)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(sha)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+
+
+def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, monkeypatch):
+    """A run published with publish-results, read back by its hf:// address."""
+    _published_in_the_hub_cache(in9_report[1], tmp_path, monkeypatch)
     address = "hf://datasets/someone/bgbench-results/runs/colour-rule-imagenet-1k/in9/evaluate"
     doc = compare_runs(address, in9_report[1] / "in9" / "evaluate")
     gap = next(r for r in doc["rows"] if r["key"] == "bg_gap")
@@ -407,3 +413,22 @@ def test_space_report_reads_the_allow_list_at_the_space_caps(tmp_path):
     caps = report_caps(["in9"])
     assert caps["challenge"] == {"max_foregrounds": 100, "max_backgrounds": 200}
     assert caps["evaluate"] == {}  # every variant, every image
+
+
+def test_the_space_leaderboard_reads_a_results_dataset_by_id(in9_report, tmp_path, monkeypatch):
+    from hf_bgbench.space.leaderboard import results_repo_rows, table
+
+    _published_in_the_hub_cache(in9_report[1], tmp_path, monkeypatch)
+    monkeypatch.setenv("BGBENCH_RESULTS_REPOS", "someone/bgbench-results")
+    rows = results_repo_rows()
+    assert {(r["task"], r["source"]) for r in rows} == {
+        ("evaluate", "results someone/bgbench-results"),
+        ("challenge", "results someone/bgbench-results"),
+    }
+    evaluate = next(r for r in rows if r["task"] == "evaluate")
+    assert evaluate["scores"]["BG-GAP"] == pytest.approx(100 * EXPECTED_BG_GAP, abs=0.01)
+    assert evaluate["dataset"].startswith("local-")  # never credited to bgbench/in9
+    headers, shown = table(rows, benchmark="in9", task="evaluate", published=True)
+    assert any(row[0] == "colour-rule-imagenet-1k" for row in shown)
+    monkeypatch.setenv("BGBENCH_RESULTS_REPOS", "someone/absent")
+    assert results_repo_rows() == []  # not cached, offline: no rows, no error

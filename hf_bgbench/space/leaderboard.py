@@ -31,6 +31,7 @@ from typing import Any
 
 LEADERBOARD_DIR_ENV = "BGBENCH_LEADERBOARD_DIR"
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
+RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench publish-results`
 ROWS_FILE = "rows.jsonl"
 KEY = ("model", "benchmark", "task", "dataset", "protocol")
 INFO_COLUMNS = ["model", "source", "dataset", "protocol"]
@@ -222,6 +223,51 @@ def row_from_results(doc: Mapping[str, Any], dataset: str) -> dict[str, Any]:
         "intervals": intervals,
         "units": units,
     }
+
+
+def rows_from_results_dataset(repo_id: str) -> list[dict[str, Any]]:
+    """The rows of a Hub dataset written by ``bgbench publish-results``, read by its id
+    (its ``runs/<model>/<benchmark>/<task>/*.json`` results documents, through the Hub
+    cache): one per full run, sourced "results <repo_id>"; runs on a subset are left out, as
+    on the Space's own board. An unreachable Hub gives no rows (logged), never an error."""
+    import logging
+
+    from huggingface_hub import snapshot_download
+
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.hub.card import scored_dataset
+    from hf_bgbench.hub.errors import is_hub_unreachable
+
+    try:
+        root = snapshot_download(repo_id, repo_type="dataset", allow_patterns=["runs/*/*/*/*.json"])
+    except Exception as err:
+        if not is_hub_unreachable(err):
+            raise
+        logging.getLogger(__name__).warning("results dataset %s cannot be read: %s", repo_id, err)
+        return []
+    rows = []
+    for path in sorted(Path(root).glob("runs/*/*/*/*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(doc, dict) or "task" not in doc or "schema_version" not in doc:
+            continue
+        if subset_reason(doc):
+            continue
+        spec = get_benchmark(doc["benchmark"])
+        named = scored_dataset(doc.get("data"), title=spec.short_name, hub_repo=spec.hub_repo)
+        row = row_from_results(doc, named["type"])
+        row["source"] = f"results {repo_id}"
+        rows.append(row)
+    return rows
+
+
+def results_repo_rows() -> list[dict[str, Any]]:
+    """The rows of every results dataset the operator lists in ``BGBENCH_RESULTS_REPOS``
+    (comma-separated Hub ids)."""
+    repos = [r.strip() for r in os.environ.get(RESULTS_REPOS_ENV, "").split(",") if r.strip()]
+    return [row for repo in repos for row in rows_from_results_dataset(repo)]
 
 
 def read_rows(folder: str | Path) -> list[dict[str, Any]]:

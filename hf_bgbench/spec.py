@@ -325,6 +325,11 @@ class BenchmarkSpec:
         return [h for h in self.report if task is None or h.task == task]
 
     @property
+    def report_tasks(self) -> tuple[str, ...]:
+        """The tasks the report's headlines come from, in their order, each once."""
+        return tuple(dict.fromkeys(h.task for h in self.report))
+
+    @property
     def cached_download(self) -> str:
         """The ``cached_download`` hook's "module:function" ("" when there is none)."""
         return self.hooks.get("cached_download", "")

@@ -29,6 +29,7 @@ Operator settings (environment variables) are listed in this folder's README.md.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,7 @@ from hf_bgbench.space.display import (
     figures_html,
     narrow_tables,
     public_document,
+    public_text,
     run_figures,
     run_files,
     write_public_document,
@@ -285,6 +287,23 @@ def one_explore_per_client(
 # --------------------------------------------------------------------------- Score
 
 
+def follow(
+    job: Any, status: JobStatus, progress: Any, request: gr.Request | None, update: Any
+) -> Iterator[tuple[Any, ...]]:
+    """Drive a running ``job``: every tick, its progress to the status line and Gradio's bar,
+    and ``update()`` to the page. Returns True when the job ended, False when its visitor
+    stopped reading (the caller then leaves the job's ``with`` block, which kills it)."""
+    attention = Attention(request)
+    for step in job.updates(TICK):
+        if step is not None:
+            status.bar(*step)
+            page_progress(progress)(*step)
+        if attention.gone():
+            return False
+        yield update()
+    return True
+
+
 def _checked(model_text: str, dataset: str, benchmark: str) -> tuple[Any, AllowedDataset, str]:
     """The visitor's model and dataset, refused unless safe: (model, dataset entry, note on
     the size check)."""
@@ -387,15 +406,9 @@ def score(
         status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
-        attention = Attention(request)
         with job_for(task, model.model_id, options) as job:
-            for step in job.updates(TICK):
-                if step is not None:
-                    status.bar(*step)
-                    page_progress(progress)(*step)
-                if attention.gone():
-                    return  # nobody reads the updates: stop the job (the with block kills it)
-                yield update()
+            if not (yield from follow(job, status, progress, request, update)):
+                return  # nobody reads the updates: stop the job (the with block kills it)
             results = job.result()
         gallery = ""
         if (out / "predictions").is_dir():  # a task that keeps per-image predictions
@@ -436,7 +449,7 @@ REPORT_IDLE, REPORT_BUSY = "Make the report card", "Making the report card…"
 
 def report_seconds() -> float:
     """The report's time limit: the sum of its tasks' limits."""
-    tasks = {h.task for name in list_benchmarks() for h in get_benchmark(name).report}
+    tasks = {t for name in list_benchmarks() for t in get_benchmark(name).report_tasks}
     return float(sum(job_seconds(t) for t in tasks))
 
 
@@ -473,7 +486,6 @@ def report_card(
         check_model_cached(model.repo_id)
         note = check_model_size(model.repo_id, *model_limits())
         out = run_output_dir()
-        attention = Attention(request)
         job = Job(
             space_report,
             (model.model_id, offered, str(out)),
@@ -481,13 +493,9 @@ def report_card(
             hint="Try a smaller model.",
         )
         with job:
-            for step in job.updates(TICK):
-                if step is not None:
-                    status.bar(*step)
-                    page_progress(progress)(*step)
-                if attention.gone():
-                    return
-                yield (status.markdown(), skip, skip, skip, skip)
+            waiting = (status.markdown(), skip, skip, skip, skip)
+            if not (yield from follow(job, status, progress, request, lambda: waiting)):
+                return
             job.result()
     except Exception as err:
         message = visitor_message(err, hidden)
@@ -514,33 +522,28 @@ def report_card(
     )
 
 
-def _without_paths(text: str, hidden: dict[str, str]) -> str:
-    for path, name in sorted(hidden.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace(path, name)
-    return text
-
-
 def report_section(out: Path, hidden: dict[str, str]) -> str:
-    """report.md as the page shows it: server paths named by their allow-list names, the
-    figure shown beside it rather than linked."""
+    """report.md as the page shows it: no server path (:func:`public_text`), the figure
+    shown beside it rather than linked."""
     text = (out / "report.md").read_text(encoding="utf-8")
     text = "\n".join(line for line in text.splitlines() if "](reliance_profile.png)" not in line)
-    return _without_paths(text, hidden)
+    return public_text(text, hidden)
 
 
 def report_files(out: Path, hidden: dict[str, str]) -> list[str]:
-    """report.md, report.json and the eval-results files, server paths replaced."""
+    """report.md, report.json and the eval-results files, with no server path in them."""
     folder = out / "download"
-    (folder / ".eval_results").mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {"report.md": out / "report.md"}
+    texts.update({f"eval_results_{p.name}": p for p in sorted((out / ".eval_results").glob("*"))})
     files = []
-    for rel in [
-        "report.md",
-        "report.json",
-        *sorted(p.relative_to(out).as_posix() for p in (out / ".eval_results").glob("*.yaml")),
-    ]:
-        target = folder / rel.replace(".eval_results/", "eval_results_")
-        target.write_text(_without_paths((out / rel).read_text(encoding="utf-8"), hidden))
-        files.append(str(target))
+    for name, source in texts.items():
+        (folder / name).write_text(public_text(source.read_text(encoding="utf-8"), hidden))
+        files.append(str(folder / name))
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    files.insert(
+        1, str(write_public_document(public_document(report, hidden), folder / "report.json"))
+    )
     return [*files, str(out / "reliance_profile.png")]
 
 

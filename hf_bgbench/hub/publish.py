@@ -130,7 +130,11 @@ AUTH_STATUSES = (401, 403)
 """HTTP statuses with which a reachable Hub refuses the credentials."""
 
 
-def _unreachable(repo_id: str, err: BaseException) -> HubUnreachableError:
+def unreachable_error(
+    repo_id: str, err: BaseException, action: str = "publish to"
+) -> HubUnreachableError:
+    """The clear error for a Hub call on ``repo_id`` that failed for the network or the
+    credentials (``action``: what was being done, "publish to", "open a pull request on")."""
     if http_status(err) in AUTH_STATUSES:
         why = (
             "the Hub refused the credentials: log in with `hf auth login` (or "
@@ -142,8 +146,23 @@ def _unreachable(repo_id: str, err: BaseException) -> HubUnreachableError:
             "and that you are logged in (`hf auth login` / `huggingface-cli login`, or HF_TOKEN)"
         )
     return HubUnreachableError(
-        f"Could not publish to {repo_id}: {why} ({type(err).__name__}: {err})."
+        f"Could not {action} {repo_id}: {why} ({type(err).__name__}: {err})."
     )
+
+
+def is_unreachable_or_refused(err: BaseException) -> bool:
+    """Whether ``err`` means the Hub could not be reached or refused the credentials."""
+    return is_hub_unreachable(err) or http_status(err) in AUTH_STATUSES
+
+
+def require_online(repo_id: str, action: str = "publish to") -> None:
+    """Raise the clear error when ``HF_HUB_OFFLINE`` forbids the Hub calls about to be made."""
+    if _offline():
+        raise HubUnreachableError(
+            f"Could not {action} {repo_id}: HF_HUB_OFFLINE is set, so huggingface_hub makes no "
+            "network calls. Unset it, check the network, and log in (`hf auth login` / "
+            "`huggingface-cli login`, or HF_TOKEN)."
+        )
 
 
 def publish_folder(
@@ -181,13 +200,8 @@ def publish_folder(
     )
     if dry_run:
         return result
-    if api is None and _offline():
-        raise HubUnreachableError(
-            f"Could not publish to {repo_id}: HF_HUB_OFFLINE is set, so huggingface_hub makes no "
-            "network calls. Unset it, check the network, and log in (`hf auth login` / "
-            "`huggingface-cli login`, or HF_TOKEN)."
-        )
     if api is None:
+        require_online(repo_id)
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
@@ -215,8 +229,8 @@ def publish_folder(
     except FileNotFoundError:
         raise
     except Exception as err:  # network, offline mode, auth: one clear message
-        if is_hub_unreachable(err) or http_status(err) in AUTH_STATUSES:
-            raise _unreachable(repo_id, err) from err
+        if is_unreachable_or_refused(err):
+            raise unreachable_error(repo_id, err) from err
         raise
     result.url = str(url)
     return result

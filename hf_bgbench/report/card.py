@@ -142,7 +142,7 @@ def run_report(
         "num_workers": num_workers,
         "progress": progress,
     }
-    steps = [(spec, task) for spec in specs for task in dict.fromkeys(h.task for h in spec.report)]
+    steps = [(spec, task) for spec in specs for task in spec.report_tasks]
     benchmarks_out: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     with output_lock(out):
@@ -160,7 +160,7 @@ def run_report(
                 progress,
                 task_options or {},
             )
-            done += len(dict.fromkeys(h.task for h in spec.report))
+            done += len(spec.report_tasks)
             benchmarks_out.append(entry)
             docs = {t: r.get("results") for t, r in entry["tasks"].items()}
             rows += headline_rows(spec, docs)
@@ -205,7 +205,7 @@ def _run_benchmark(
     progress: bool,
     task_options: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
-    tasks = list(dict.fromkeys(h.task for h in spec.report))
+    tasks = spec.report_tasks
     entry: dict[str, Any] = {
         "name": spec.name,
         "title": spec.short_name,

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
+from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
 from hf_bgbench.report.card import ReportError
 from hf_bgbench.report.eval_results import local_data_note
 
@@ -64,7 +64,7 @@ def _current_card(api: Any, repo_id: str) -> str:
 
 def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -> str:
     """Open the pull request on ``repo_id`` with the report in ``folder``; its URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi, constants
+    from huggingface_hub import CommitOperationAdd, HfApi
 
     folder = Path(folder)
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
@@ -80,12 +80,7 @@ def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -
             "Hub dataset, and its scores would be shown on that dataset's leaderboard. Push a "
             "report run on the Hub datasets (no --data for them), or share this folder as it is."
         )
-    if constants.HF_HUB_OFFLINE:
-        raise HubUnreachableError(
-            f"Could not open a pull request on {repo_id}: HF_HUB_OFFLINE is set, so "
-            "huggingface_hub makes no network calls. Unset it, check the network, and log in "
-            "(`hf auth login`, or HF_TOKEN)."
-        )
+    require_online(repo_id, "open a pull request on")
     api = HfApi(token=token)
     section = (
         (folder / "report.md")
@@ -116,14 +111,8 @@ def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -
             repo_type="model",
             create_pr=True,
         )
-    except ReportError:
-        raise
     except Exception as err:
-        if is_hub_unreachable(err) or http_status(err) in (401, 403):
-            raise HubUnreachableError(
-                f"Could not open a pull request on {repo_id}: the Hub could not be reached or "
-                f"refused the credentials ({type(err).__name__}); check the network and log in "
-                "(`hf auth login`, or HF_TOKEN with write access)."
-            ) from err
+        if is_unreachable_or_refused(err):
+            raise unreachable_error(repo_id, err, "open a pull request on") from err
         raise
     return str(info.pr_url or info.commit_url)

@@ -84,29 +84,32 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def per_image_values(doc: Mapping[str, Any], folder: Path) -> dict[str, pd.Series]:
-    """Score key -> per-image values (float, indexed by id) of the run in ``folder``."""
+    """Score key -> per-image values (float, indexed by id) of the run in ``folder``, read
+    from the files :func:`per_image_files` names."""
     task = doc.get("task")
+    files = per_image_files(doc)
+    if task not in COMPARABLE_TASKS or not files:
+        raise CompareError(
+            f"bgbench compare compares the tasks {', '.join(COMPARABLE_TASKS)}; this folder "
+            f"holds a {task!r} run."
+        )
     if task == "evaluate":
-        return _evaluate(doc, folder)
+        return _evaluate(doc, {v: folder / rel for v, rel in files.items()})
+    (rel,) = files.values()
+    frame = _read(folder / rel)
     if task == "challenge":
-        frame = _read(folder / "vulnerable.parquet").set_index("id")
+        frame = frame.set_index("id")
         return {"challenge_accuracy": (~frame["vulnerable"].astype(bool)).astype(float)}
     if task == "noise":
-        frame = _read(folder / str(doc.get("per_image_file") or "noise_images.parquet"))
         return {"irfs": frame.groupby("id")["irfs"].mean().astype(float)}
-    if task == "saliency":
-        frame = _read(folder / "saliency_per_image.parquet").set_index("id")
-        return {k: frame[k].astype(float) for k in SALIENCY_KEYS if k in frame}
-    raise CompareError(
-        f"bgbench compare compares the tasks {', '.join(COMPARABLE_TASKS)}; this folder holds "
-        f"a {task!r} run."
-    )
+    frame = frame.set_index("id")  # saliency
+    return {k: frame[k].astype(float) for k in SALIENCY_KEYS if k in frame}
 
 
-def _evaluate(doc: Mapping[str, Any], folder: Path) -> dict[str, pd.Series]:
+def _evaluate(doc: Mapping[str, Any], files: Mapping[str, Path]) -> dict[str, pd.Series]:
     correct: dict[str, pd.Series] = {}
-    for variant in doc.get("variants", {}):
-        frame = _read(folder / "predictions" / f"{variant}.parquet").set_index("id")
+    for variant, path in files.items():
+        frame = _read(path).set_index("id")
         correct[variant] = (frame["pred"] == frame["label"]).astype(float)
     out = {f"accuracy/{v}": c for v, c in correct.items()}
     spec = get_benchmark(doc["benchmark"])

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
 from hf_bgbench.report.paired import CompareError, load_run, per_image_files
 
 HF_PREFIX = "hf://datasets/"
@@ -93,17 +94,13 @@ def publish_results(
     folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = False
 ) -> str:
     """Upload ``folder``'s run(s) to the dataset ``repo_id`` in one commit; its URL."""
-    from huggingface_hub import CommitOperationAdd, HfApi, constants
+    from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import EntryNotFoundError
 
     if repo_id.count("/") != 1:
         raise ValueError(f"--repo-id {repo_id!r} must look like 'owner/name'.")
     plan, configs = results_plan(folder)
-    if constants.HF_HUB_OFFLINE:
-        raise HubUnreachableError(
-            f"Could not publish to {repo_id}: HF_HUB_OFFLINE is set, so huggingface_hub makes no "
-            "network calls. Unset it, check the network, and log in (`hf auth login`, or HF_TOKEN)."
-        )
+    require_online(repo_id)
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -121,11 +118,8 @@ def publish_results(
             commit_message=f"Add bgbench results: {', '.join(c['config_name'] for c in configs)}",
         )
     except Exception as err:
-        if is_hub_unreachable(err):
-            raise HubUnreachableError(
-                f"Could not publish to {repo_id}: the Hub could not be reached "
-                f"({type(err).__name__}); check the network and log in (`hf auth login`)."
-            ) from err
+        if is_unreachable_or_refused(err):
+            raise unreachable_error(repo_id, err) from err
         raise
     return str(info.commit_url)
 

@@ -46,11 +46,19 @@ def _clean(value: Any, hide: Sequence[tuple[str, str]]) -> Any:
     return value
 
 
+def _pairs(hide: Mapping[str, str]) -> list[tuple[str, str]]:
+    return sorted(((k, v) for k, v in hide.items() if k), key=lambda kv: -len(kv[0]))
+
+
 def public_document(doc: Mapping[str, Any], hide: Mapping[str, str]) -> dict[str, Any]:
     """``doc`` with no server path left: the strings of ``hide`` (a dataset's folder -> its
     allow-list name) replaced, then any other absolute path (cache and output folders)."""
-    pairs = sorted(((k, v) for k, v in hide.items() if k), key=lambda kv: -len(kv[0]))
-    return _clean(copy.deepcopy(dict(doc)), pairs)
+    return _clean(copy.deepcopy(dict(doc)), _pairs(hide))
+
+
+def public_text(text: str, hide: Mapping[str, str]) -> str:
+    """``text`` (Markdown, YAML) with no server path left, as :func:`public_document`."""
+    return _clean(text, _pairs(hide))
 
 
 def write_public_document(doc: Mapping[str, Any], path: Path) -> Path:

@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hf_bgbench.report.headlines import DISPLAY_SCALE
+
 LEADERBOARD_DIR_ENV = "BGBENCH_LEADERBOARD_DIR"
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
 RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench publish-results`
@@ -137,15 +139,11 @@ def data_fingerprint(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _scale(unit: str | None) -> float:
-    return 100.0 if unit in ("%", "pts") else 1.0
-
-
 def _display(score: Mapping[str, Any]) -> float | None:
     value = score.get("value")
     if value is None:
         return None
-    return round(float(value) * _scale(score.get("unit")), 2)
+    return round(float(value) * DISPLAY_SCALE.get(score.get("unit"), 1.0), 2)
 
 
 def protocol_label(doc: Mapping[str, Any]) -> str:
@@ -167,8 +165,7 @@ def _headlines(benchmark: str | None, task: str | None) -> list[Any]:
         spec = get_benchmark(str(benchmark))
     except Exception:
         return []
-    headlines = getattr(spec, "headlines", None)
-    return list(headlines(task)) if callable(headlines) else []
+    return spec.headlines(task)
 
 
 def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
@@ -197,7 +194,7 @@ def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
         values[label] = _display(s)
         units[label] = s.get("unit", "")
         if s.get("ci95"):
-            k = _scale(s.get("unit"))
+            k = DISPLAY_SCALE.get(s.get("unit"), 1.0)
             intervals[label] = [round(float(b) * k, 2) for b in s["ci95"]]
     return values, intervals, units
 
@@ -372,7 +369,7 @@ def _cell(value: Any, bounds: Any, unit: str) -> str:
 
     if value is None:
         return ""
-    scale = _scale(unit)
+    scale = DISPLAY_SCALE.get(unit, 1.0)
     text = number(float(value) / scale, unit)
     if bounds:
         text += " " + interval([float(b) / scale for b in bounds], unit)

@@ -37,7 +37,7 @@ def report_caps(benchmarks: Sequence[str]) -> dict[str, dict[str, Any]]:
     for spec in all_specs():
         if spec.name not in benchmarks:
             continue
-        for task in dict.fromkeys(h.task for h in spec.report):
+        for task in spec.report_tasks:
             capped = task_options(task, list(spec.variants), restrict=False)
             for name in ("variants", "restrict_to_benchmark", "progress"):
                 capped.pop(name, None)

@@ -139,17 +139,32 @@ def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 # --------------------------------------------------------------------------- model-index
 
 
+def _scored_size(doc: Mapping[str, Any]) -> str:
+    """ "N images" (per variant when the scores span several) of a results document."""
+    counts = [s["n"] for s in doc.get("report", {}).get("scores", []) if s.get("n")]
+    if not counts:
+        return ""
+    configs = {s.get("config") for s in doc["report"]["scores"] if s.get("config")}
+    return f"{max(counts)} images" + (" per variant" if len(configs) > 1 else "")
+
+
 def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The Hub model-card ``model-index`` of a results document (percentages, 2 decimals).
 
     One entry per dataset config the scores were measured on (a variant), plus one for the
     scores that span configs (gaps, challenge accuracy)."""
     from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.hub.card import scored_dataset
 
     bench = doc.get("benchmark", "?")
     try:
         spec = get_benchmark(bench)
-        dataset_name, dataset_type = spec.title, spec.hub_repo
+        # the data actually scored: the benchmark's Hub id only for its Hub dataset, so a
+        # card pasted from a local build or a sample never credits the published benchmark
+        named = scored_dataset(
+            doc.get("data"), title=spec.title, hub_repo=spec.hub_repo, size=_scored_size(doc)
+        )
+        dataset_name, dataset_type = named["name"], named["type"]
     except ValueError:
         dataset_name, dataset_type = bench, bench
     groups: dict[str | None, list[dict[str, Any]]] = {}

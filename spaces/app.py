@@ -36,11 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import yaml
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.hub.card import scored_dataset
-from hf_bgbench.render import model_index, render_markdown
+from hf_bgbench.render import render_markdown
 from hf_bgbench.space.display import (
     figures_html,
     narrow_tables,
@@ -322,42 +320,6 @@ def _hidden(entry: AllowedDataset | None) -> dict[str, str]:
     return {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
 
 
-def _size(doc: dict[str, Any]) -> str:
-    counts = [s["n"] for s in doc.get("report", {}).get("scores", []) if s.get("n")]
-    if not counts:
-        return ""
-    configs = {s.get("config") for s in doc["report"]["scores"] if s.get("config")}
-    return f"{max(counts)} images" + (" per variant" if len(configs) > 1 else "")
-
-
-def space_model_index(doc: dict[str, Any]) -> str:
-    """The model-index block of ``doc``, its dataset entries naming the data scored (its
-    size and fingerprint; the benchmark's Hub id only for the benchmark's Hub dataset)."""
-    index = model_index(doc)
-    try:
-        spec = get_benchmark(doc.get("benchmark", ""))
-        named = scored_dataset(
-            doc.get("data"), title=spec.title, hub_repo=spec.hub_repo, size=_size(doc)
-        )
-    except ValueError:
-        named = None
-    if named:
-        for entry in index["model-index"]:
-            for result in entry.get("results", []):
-                result["dataset"].update(named)
-    return yaml.safe_dump(index, sort_keys=False, allow_unicode=True, width=100).rstrip()
-
-
-def _extras(markdown_extras: str, doc: dict[str, Any]) -> str:
-    """The LaTeX row as rendered and the model-index block naming the data scored."""
-    head, fence, _ = markdown_extras.partition("Model card (`model-index`")
-    block = (
-        "Model card (`model-index`, paste into the front matter of the model's README.md):"
-        f"\n\n```yaml\n{space_model_index(doc)}\n```"
-    )
-    return (head.rstrip() + "\n\n" + block).strip() if fence else markdown_extras
-
-
 def score(
     model_text: str,
     dataset: str,
@@ -439,7 +401,7 @@ def score(
         figures_html(figures),
         run_files(out, results_file, tables_csv),
         gallery,
-        _extras(extras, public),
+        extras,  # its model-index names the data scored (render.model_index)
         idle,
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import datasets
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -408,6 +409,27 @@ def _image_truncated(tmp: Path) -> Path:
     return _set_a_cell(tmp / "again", "original", 0, "image", {"bytes": whole[:600], "path": None})
 
 
+def _hand_written_run(tmp: Path) -> Path:
+    """A results folder as `bgbench evaluate` leaves it (results.json, per-image predictions)."""
+    folder = tmp / "run"
+    (folder / "predictions").mkdir(parents=True)
+    for variant in ("mixed_same", "mixed_rand"):
+        rows = {"id": ["a", "b"], "label": [0, 0], "pred": [0, 1]}
+        pd.DataFrame(rows).to_parquet(folder / "predictions" / f"{variant}.parquet")
+    doc = {
+        "schema_version": "2.0",
+        "task": "evaluate",
+        "benchmark": "in9",
+        "model": "m",
+        "variants": {"mixed_same": {}, "mixed_rand": {}},
+        "data": {"fingerprint": "fp"},
+        "protocol": {"name": "in9-paper"},
+        "report": {"scores": []},
+    }
+    (folder / "results.json").write_text(json.dumps(doc))
+    return folder
+
+
 EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--output", "{out}/o.png"]
 
 
@@ -452,6 +474,27 @@ WHOLE_ARGV_CASES = [
         ["compare", "{data}", "{data}", "--output", "{out}/cmp"],
         2,
         "holds no bgbench results",
+    ),
+    (  # issue 19: publish-results on a folder that holds no run
+        "publish-results-not-a-results-folder",
+        lambda tmp: tmp,
+        ["publish-results", "{out}", "--repo-id", "someone/results"],
+        2,
+        "holds no bgbench results (no report.json nor a results document)",
+    ),
+    (  # issue 19: offline (the tests' HF_HUB_OFFLINE=1), the Hub error, not a network traceback
+        "publish-results-offline",
+        _hand_written_run,
+        ["publish-results", "{data}", "--repo-id", "someone/results"],
+        2,
+        "Could not publish to someone/results: HF_HUB_OFFLINE is set",
+    ),
+    (
+        "publish-results-repo-id-without-owner",
+        _hand_written_run,
+        ["publish-results", "{data}", "--repo-id", "results"],
+        2,
+        "--repo-id 'results' must look like 'owner/name'.",
     ),
     (
         "imagenet-e-labels-line-malformed",

@@ -154,7 +154,12 @@ def test_toy_benchmark_runs_through_the_cli_with_its_own_metric(toy_benchmark, t
     }
     assert metrics[(None, "blue_lift")] == pytest.approx(41.67)
     assert metrics[("clean", "accuracy")] == pytest.approx(33.33)
-    assert {r["dataset"]["type"] for r in index["results"]} == {"bgbench/toy"}
+    # a local release is named by its fingerprint, never as the Hub dataset bgbench/toy
+    local = f"local-{results['data']['fingerprint']}"
+    assert {r["dataset"]["type"] for r in index["results"]} == {local}
+    assert all(
+        "a local copy, not the published dataset" in r["dataset"]["name"] for r in index["results"]
+    )
 
 
 def test_a_task_the_benchmark_does_not_declare_is_refused(toy_benchmark, tmp_path, capsys):

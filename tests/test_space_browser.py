@@ -5,8 +5,9 @@ HTTP requests, as visitors -- and a careless or hostile client -- would use it.
 * every task's report at 1280 px wide (IN-9: evaluate, challenge, noise, saliency, graying;
   ImageNet-E: evaluate with the defaults its dataset gives): the checks stage as the click's
   first status (how soon is measured by ``bench/space_status_latency.py``, never asserted
-  here: a busy machine would break a timed assertion), no table wider than the page, plots at their own size, the files to download; screenshots
-  kept in ``BGBENCH_SCREENSHOT_DIR`` when set;
+  here: a busy machine would break a timed assertion), no table wider than the page, plots
+  at their own size, the files to download; screenshots kept in ``BGBENCH_SCREENSHOT_DIR``
+  when set;
 * the leaderboard keeps one row per model x dataset x protocol;
 * availability: a visitor who closes the page, and a client that never reads its updates,
   free the queue (the job's process is gone, the next visitor is served); a client cannot

@@ -36,6 +36,30 @@ def _protocol_name(doc: Mapping[str, Any]) -> str | None:
     return str(protocol["name"]) if isinstance(protocol, Mapping) else None
 
 
+def _zero_shot_line(doc: Mapping[str, Any]) -> str | None:
+    """How a zero-shot model's head was made (class names, templates, recipe, fingerprint of
+    the text embeddings): what a reader needs to reproduce its numbers."""
+    z = doc.get("zero_shot")
+    if not isinstance(z, Mapping):
+        return None
+    return (
+        f"zero-shot head: {z['num_classes']} class names ({z['classnames_source']}) x "
+        f"{z['num_templates']} templates ({z['templates_source']}), CLIP's recipe "
+        f"({z['library']}); text embeddings sha256 {z['text_embeddings_sha256'][:16]}"
+    )
+
+
+def _zero_shot_args(doc: Mapping[str, Any]) -> dict[str, Any]:
+    z = doc.get("zero_shot")
+    if not isinstance(z, Mapping):
+        return {}
+    return {
+        "zero_shot_classnames": z["classnames_source"].split(" (")[0],
+        "zero_shot_templates": f"{z['templates_source'].split(' (')[0]} ({z['num_templates']})",
+        "zero_shot_text_embeddings_sha256": z["text_embeddings_sha256"],
+    }
+
+
 # --------------------------------------------------------------------------- terminal
 
 
@@ -45,6 +69,8 @@ def render_table(doc: Mapping[str, Any]) -> str:
     lines = [_title(doc), ""]
     if _protocol_name(doc):
         lines.append(f"protocol: {_protocol_name(doc)}")
+    if _zero_shot_line(doc):
+        lines.append(_zero_shot_line(doc))
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
     headline = [s for s in report["scores"] if s["headline"]]
     for s in headline:
@@ -86,6 +112,8 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     if _protocol_name(doc):
         summary = doc["protocol"].get("summary")
         out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
+    if _zero_shot_line(doc):
+        out += [_zero_shot_line(doc)[0].upper() + _zero_shot_line(doc)[1:] + ".", ""]
     for d in _deviations(doc):
         out += [f"> **Protocol deviation:** {d}", ""]
     for s in (s for s in report["scores"] if s["headline"]):
@@ -187,6 +215,7 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
             args["protocol"] = _protocol_name(doc)
         if deviation:
             args["protocol_deviation"] = deviation
+        args.update(_zero_shot_args(doc))
         if args:
             dataset["args"] = args
         results.append(

@@ -40,7 +40,8 @@ METHODS = {
     "xgradcam": "XGradCAM",
     "layercam": "LayerCAM",
 }
-TOKEN_NORMS = ("norm1", "layernorm_before")  # a ViT block's first norm (timm, transformers)
+# a ViT block's first norm: timm, transformers ViT, open_clip, transformers CLIP / SigLIP
+TOKEN_NORMS = ("norm1", "layernorm_before", "ln_1", "layer_norm1")
 
 
 class TargetLayerError(ValueError):
@@ -174,11 +175,24 @@ def _map_choice(model: torch.nn.Module, record: _Record, auto: bool) -> LayerCho
 
 
 def choose_target_layer(
-    model: torch.nn.Module, forward: Callable[[], Any], name: str | None = None
+    model: torch.nn.Module,
+    forward: Callable[[], Any],
+    name: str | None = None,
+    hint: str | None = None,
 ) -> LayerChoice:
     """The Grad-CAM target layer of ``model`` (see the module docstring); ``forward`` runs
-    one forward pass of the classifier (e.g. on a blank image of the size it will see)."""
+    one forward pass of the classifier (e.g. on a blank image of the size it will see).
+    ``name``: the user's ``--target-layer``; ``hint``: the layer the model's loader knows
+    (the classifier record's ``cam_layer``, e.g. a CLIP ViT's last block's first norm),
+    taken when no name is given and still chosen automatically."""
     trace = trace_forward(model, forward)
+    if name is None and hint is not None:
+        record = trace.by_module(resolve_module(model, hint))
+        if record is not None and _tokens(record.output):
+            index = trace.records.index(record)
+            return _token_choice(model, trace, index, record.name, auto=True)
+        if record is not None and _spatial(record.output):
+            return _map_choice(model, record, auto=True)
     if name is not None:
         module = resolve_module(model, name)
         record = trace.by_module(module)

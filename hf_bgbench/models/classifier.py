@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -102,10 +103,20 @@ class Classifier:
     """A loaded image classifier plus everything needed to feed and read it.
 
     Attributes: ``model_id`` (as the user gave it), ``resolved`` (what was loaded),
-    ``source`` (``"timm"`` | ``"transformers"`` | ``"bundled"``), ``model`` (eval mode),
-    ``preprocessing``, ``label_space`` and ``fingerprint`` (stable hash of the weights and
-    preprocessing; same model loaded twice -> same fingerprint).
+    ``source`` (``"timm"`` | ``"transformers"`` | ``"bundled"`` | ``"open_clip"``), ``model``
+    (eval mode), ``preprocessing``, ``label_space`` and ``fingerprint`` (stable hash of the
+    weights and preprocessing; same model loaded twice -> same fingerprint).
+
+    The per-model record the tasks read instead of guessing by attribute names:
+    ``zero_shot`` (the text side of a zero-shot head,
+    :class:`hf_bgbench.models.zero_shot.ZeroShotText`; None for a trained head),
+    ``cam_layer`` (the Grad-CAM layer's dotted name under ``model`` when the loader knows it;
+    None: found by tracing) and ``features_source`` (what a linear probe's features are).
     """
+
+    zero_shot: Any = None
+    cam_layer: str | None = None
+    features_source: str = "the classification head's input (penultimate features)"
 
     def __init__(
         self,
@@ -177,6 +188,8 @@ class Classifier:
             "num_classes": self.num_classes,
             "preprocessing": self.preprocessing.to_dict(),
             "fingerprint": self.fingerprint,
+            "head": "zero-shot" if self.zero_shot is not None else "trained",
+            **({"zero_shot": self.zero_shot.record()} if self.zero_shot is not None else {}),
         }
 
     def __repr__(self) -> str:

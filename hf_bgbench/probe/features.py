@@ -295,7 +295,13 @@ def probed_classifier(
         }
         save_head(folder / key, head, record)
         log.info("linear probe (%s): held-out accuracy %.4f", recipe, fit["heldout_accuracy"])
-    record = {**record, "cache_path": str(folder / key), "reused": cached is not None}
+    record = {
+        **record,
+        "cache_path": str(folder / key),
+        "reused": cached is not None,
+        # which features were probed (a CLIP's image embedding, a classifier's penultimate)
+        "features": getattr(classifier, "features_source", Classifier.features_source),
+    }
     clf = ProbedClassifier(classifier, head, spec.label_space, record, preprocessing)
     return clf.to(step.device)
 

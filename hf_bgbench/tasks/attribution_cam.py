@@ -114,7 +114,8 @@ class CamScores:
 def _layer(step: ModelStep, model: FeatureModel, hw: Any) -> LayerChoice:
     """The layer the saliency task explains, found at the data's size."""
     blank = torch.zeros(1, 3, *(int(v) for v in hw), device=step.device)
-    return choose_target_layer(step.classifier.model, lambda: model(blank))
+    hint = getattr(step.classifier, "cam_layer", None)
+    return choose_target_layer(step.classifier.model, lambda: model(blank), hint=hint)
 
 
 def cam_pass(

@@ -95,8 +95,17 @@ def _cached_download(spec: BenchmarkSpec) -> Path | None:
     return find() if find is not None else None
 
 
-def load_model(model: Any, checkpoint: str | None = None, device: str | None = None) -> Any:
-    """A loaded classifier: ``model`` itself, or :func:`load_classifier` of a model id."""
+def load_model(
+    model: Any,
+    checkpoint: str | None = None,
+    device: str | None = None,
+    *,
+    classnames: str | Sequence[str] = "imagenet",
+    templates: str | Sequence[str] = "openai",
+    progress: bool = True,
+) -> Any:
+    """A loaded classifier: ``model`` itself, or :func:`load_classifier` of a model id (a
+    zero-shot model's head over ``classnames`` with ``templates``)."""
     if isinstance(model, Path):
         model = str(model)
     if not isinstance(model, str):
@@ -109,7 +118,25 @@ def load_model(model: Any, checkpoint: str | None = None, device: str | None = N
         return model
     from hf_bgbench.models import load_classifier
 
-    return load_classifier(model, checkpoint=checkpoint, device=device)
+    return load_classifier(
+        model,
+        checkpoint=checkpoint,
+        device=device,
+        classnames=classnames,
+        templates=templates,
+        progress=progress,
+    )
+
+
+def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | list[str]:
+    """What ``--zero-shot-classes`` names: ``imagenet`` (the published protocols: ImageNet's
+    1000 classes, then the benchmark's own mapping) or ``benchmark`` (a head over the
+    benchmark's own class names: a named protocol, recorded)."""
+    if choice == "imagenet":
+        return "imagenet"
+    if choice == "benchmark":
+        return list(spec.label_space.names)
+    raise ValueError(f"--zero-shot-classes {choice!r}: choose imagenet or benchmark.")
 
 
 def classifier_and_mapper(
@@ -121,6 +148,8 @@ def classifier_and_mapper(
     restrict_to_benchmark: bool = False,
     checkpoint: str | None = None,
     device: str | None = None,
+    zero_shot_classes: str = "imagenet",
+    templates: str = "openai",
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper]:
     """The classifier every task scores, and how its outputs become benchmark labels.
@@ -135,7 +164,14 @@ def classifier_and_mapper(
     """
     if label_map not in LABEL_MAPS:
         raise ValueError(f"--label-map {label_map!r}: choose one of {', '.join(LABEL_MAPS)}.")
-    classifier = load_model(model, checkpoint, device)
+    classifier = load_model(
+        model,
+        checkpoint,
+        device,
+        classnames=zero_shot_classnames(zero_shot_classes, spec),
+        templates=templates,
+        progress=probe_options.get("progress", True),
+    )
     choice = spec.default_label_map if label_map == "auto" else label_map
     own_classes = classifier.label_space.kind == spec.label_space.kind
     if choice == "imagenet" and classifier.label_space.kind != "imagenet-1k":
@@ -165,6 +201,8 @@ def model_step_for(
     checkpoint: str | None = None,
     device: str | torch.device | None = None,
     progress: bool = True,
+    zero_shot_classes: str = "imagenet",
+    templates: str = "openai",
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper, ModelStep]:
     """The classifier, its label mapping (:func:`classifier_and_mapper`; ``probe_options``
@@ -178,6 +216,8 @@ def model_step_for(
         checkpoint=checkpoint,
         device=None if device is None else str(device),
         progress=progress,
+        zero_shot_classes=zero_shot_classes,
+        templates=templates,
         **probe_options,
     )
     return classifier, mapper, ModelStep(classifier, mapper, device)
@@ -220,6 +260,10 @@ def run_header(
         if guess:  # said in the terminal when the model was mapped (classifier_and_mapper)
             header["label_protocol"] = f"{mapper.protocol}; {guess}"
             assumptions.append(guess)
+    text = getattr(classifier, "zero_shot", None)
+    if text is not None:  # the class names, templates and recipe: enough to reproduce the head
+        header["zero_shot"] = text.record()
+        header["label_protocol"] = f"{text.summary()}; then {header['label_protocol']}"
     header["assumptions"] = assumptions
     return header
 

@@ -216,6 +216,21 @@ class RunOptions:
         flags=("--restrict-to-benchmark-classes",),
     )
     label_map: str = option("auto", _label_map_help, choices=LABEL_MAPS)
+    zero_shot_classes: str = option(
+        "imagenet",
+        "zero-shot models (CLIP, SigLIP, open_clip): the classes their text head covers -- "
+        "imagenet = ImageNet's 1000 (open_clip's class names; every benchmark's published "
+        "mapping then applies unchanged), benchmark = the benchmark's own class names (a "
+        "named protocol, recorded)",
+        choices=("imagenet", "benchmark"),
+    )
+    templates: str = option(
+        "openai",
+        "zero-shot models: the prompt templates -- openai (OpenAI's 80 ImageNet prompts, "
+        "open_clip's OPENAI_IMAGENET_TEMPLATES), simple (open_clip's short set) or a file with "
+        "one template a line, {} where the class name goes",
+        metavar="SET|FILE",
+    )
     protocol: str | None = option(None, _protocol_help, metavar="NAME")
     resize_to_model_input: bool = option(
         False,

@@ -135,6 +135,8 @@ class Run:
             checkpoint=o.checkpoint,
             device=self.device,
             progress=self.progress,
+            zero_shot_classes=o.zero_shot_classes,
+            templates=o.templates,
             **probe_options,
         )
         record = getattr(self.classifier, "probe_record", None)

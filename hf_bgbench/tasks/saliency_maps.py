@@ -135,7 +135,10 @@ class SaliencyMaps:
         step = self.step
         blank = torch.zeros(1, 3, *(int(v) for v in hw), device=step.device)
         return choose_target_layer(
-            step.classifier.model, lambda: step.logits(blank), self.target_layer
+            step.classifier.model,
+            lambda: step.logits(blank),
+            self.target_layer,
+            hint=getattr(step.classifier, "cam_layer", None),
         )
 
     def _targets(self, labels: torch.Tensor) -> list[ClassTarget]:

@@ -1,0 +1,232 @@
+"""open_clip models (LAION, DataComp, MetaCLIP, OpenAI CLIP, SigLIP ...) scored zero-shot.
+
+Three ways to name one: a folder in open_clip's Hub layout (``open_clip_config.json`` with
+``model_cfg`` + ``preprocess_cfg``, and the weights), a Hub repo with those files, or open_clip's
+own ``ARCH/pretrained-tag`` (``ViT-B-32/laion2b_s34b_b79k``). Weights are read only from
+safetensors or with ``torch.load(weights_only=True)`` (open_clip's default, which bgbench
+passes explicitly); a folder or repo without weights is refused, never scored with the random
+weights open_clip would otherwise build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.models.classifier import (
+    Classifier,
+    infer_label_space,
+    make_fingerprint,
+    state_dict_digest,
+)
+from hf_bgbench.models.errors import ModelLoadError, hub_unreachable
+from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.models.zero_shot import (
+    Prompts,
+    TextTower,
+    last_token_norm,
+    zero_shot_model,
+)
+
+CONFIG = "open_clip_config.json"
+WEIGHTS = (
+    "open_clip_model.safetensors",
+    "open_clip_pytorch_model.safetensors",
+    "open_clip_pytorch_model.bin",
+    "open_clip_pytorch_model.pth",
+)
+
+
+@lru_cache(maxsize=1)
+def _pretrained_names() -> frozenset[str]:
+    import open_clip
+
+    return frozenset(f"{arch}/{tag}" for arch, tag in open_clip.list_pretrained())
+
+
+def is_open_clip_name(name: str) -> bool:
+    """True for open_clip's own ``ARCH/pretrained-tag`` names (``ViT-B-32/openai``)."""
+    return name in _pretrained_names()
+
+
+def preprocessing_of(cfg: dict[str, Any]) -> Preprocessing:
+    """open_clip's ``preprocess_cfg`` (size, mean, std, interpolation, resize_mode) as a
+    :class:`Preprocessing`: 'shortest' = shorter side to size then centre crop (CLIP's),
+    'squash' = resize exactly; 'longest' (resize then pad) is refused, not approximated."""
+    size = cfg.get("size", 224)
+    hw = (int(size), int(size)) if isinstance(size, (int, float)) else tuple(int(v) for v in size)
+    mode = cfg.get("resize_mode", "shortest")
+    common = dict(
+        input_size=hw,
+        interpolation=cfg.get("interpolation", "bicubic"),
+        mean=tuple(cfg.get("mean", (0.48145466, 0.4578275, 0.40821073))),
+        std=tuple(cfg.get("std", (0.26862954, 0.26130258, 0.27577711))),
+    )
+    if mode == "shortest":
+        return Preprocessing(resize=min(hw) if hw[0] == hw[1] else hw, crop=hw, **common)
+    if mode == "squash":
+        return Preprocessing(resize=hw, crop=None, **common)
+    raise ModelLoadError(
+        f"open_clip resize_mode {mode!r} (resize the longest side, then pad) is not supported: "
+        "bgbench would have to approximate it, and the numbers would not be the model's."
+    )
+
+
+def _weights_in(folder: Path) -> Path | None:
+    return next((folder / w for w in WEIGHTS if (folder / w).is_file()), None)
+
+
+def _hub_snapshot(model_id: str, repo_id: str) -> Path:
+    """The repo's config and weights in the local Hub cache (downloaded if need be); the
+    snapshot folder, which open_clip then reads as ``local-dir:``."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        config = Path(hf_hub_download(repo_id, CONFIG))
+    except Exception as e:
+        if is_hub_unreachable(e):
+            raise hub_unreachable(model_id, e) from e
+        raise ModelLoadError(f"{model_id!r}: no {CONFIG} in Hub repo {repo_id!r} ({e}).") from e
+    found = None
+    for name in WEIGHTS:
+        try:
+            found = hf_hub_download(repo_id, name)
+            break
+        except Exception as e:
+            if is_hub_unreachable(e) and not type(e).__name__.startswith("LocalEntry"):
+                raise hub_unreachable(model_id, e) from e
+    if found is None:
+        raise ModelLoadError(
+            f"Hub repo {repo_id!r} has {CONFIG} but none of {', '.join(WEIGHTS)} (or they are "
+            "not in the local cache while offline); bgbench will not score a model with "
+            "random weights."
+        )
+    return config.parent
+
+
+def _tokenizer_files(model_id: str, folder: Path, model_cfg: dict) -> None:
+    """A Hub model whose tokenizer is a Hugging Face one (SigLIP) names it in its config;
+    open_clip reads it from the snapshot folder, so fetch it there."""
+    name = (model_cfg.get("text_cfg") or {}).get("hf_tokenizer_name")
+    if not name:
+        return
+    from huggingface_hub import snapshot_download
+
+    try:
+        got = snapshot_download(
+            name, allow_patterns=["tokenizer*", "special_tokens_map.json", "*.model", "vocab*"]
+        )
+    except Exception as e:
+        if is_hub_unreachable(e):
+            raise hub_unreachable(model_id, e) from e
+        raise ModelLoadError(f"{model_id!r}: cannot fetch its tokenizer {name!r}: {e}") from e
+    for f in Path(got).iterdir():
+        target = folder / f.name
+        if not target.exists():
+            os.symlink(f.resolve(), target)
+
+
+def load_open_clip(
+    model_id: str,
+    *,
+    folder: str | None = None,
+    repo_id: str | None = None,
+    name: str | None = None,
+    prompts: Prompts,
+    progress: bool = True,
+) -> Classifier:
+    """An open_clip model from a ``folder``, a Hub ``repo_id`` or an ``ARCH/tag`` ``name``,
+    with a zero-shot head over ``prompts``."""
+    import open_clip
+
+    commit = None
+    if repo_id is not None:
+        snap = _hub_snapshot(model_id, repo_id)
+        commit = snap.name
+        folder = str(snap)
+    if folder is not None:
+        path = Path(folder)
+        try:
+            cfg = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise ModelLoadError(f"{model_id!r}: cannot read {path / CONFIG}: {e}") from e
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("model_cfg"), dict):
+            raise ModelLoadError(
+                f"{path / CONFIG} has no 'model_cfg': it is not open_clip's Hub layout "
+                "(open_clip_config.json with model_cfg and preprocess_cfg, beside the weights)."
+            )
+        if "vision_cfg" not in cfg["model_cfg"]:
+            raise ModelLoadError(
+                f"{model_id!r} has no image tower (no vision_cfg in {CONFIG}): a text-only "
+                "model cannot classify images."
+            )
+        if _weights_in(path) is None:
+            raise ModelLoadError(
+                f"{model_id!r}: {path} holds {CONFIG} but no weights ({' / '.join(WEIGHTS)}); "
+                "bgbench will not score a model with random weights."
+            )
+        if repo_id is not None:
+            _tokenizer_files(model_id, path, cfg["model_cfg"])
+        spec, pretrained = f"local-dir:{path}", None
+        resolved = (
+            f"open_clip:hf-hub:{repo_id}@{commit}"
+            if repo_id
+            else (f"open_clip:local-dir:{path.resolve()}")
+        )
+    else:
+        arch, _, pretrained = str(name).partition("/")
+        spec = arch
+        resolved = f"open_clip:{name}"
+    try:
+        model, _, _ = open_clip.create_model_and_transforms(
+            spec, pretrained=pretrained, weights_only=True
+        )
+        tokenizer = open_clip.get_tokenizer(spec)
+    except (ModelLoadError, HubUnreachableError):
+        raise
+    except Exception as e:
+        if is_hub_unreachable(e):
+            raise hub_unreachable(model_id, e) from e
+        first = (str(e).splitlines() or [""])[0][:300]
+        raise ModelLoadError(
+            f"open_clip could not load {model_id!r}: {type(e).__name__}: {first}"
+        ) from e
+    model.eval()
+    pre = preprocessing_of(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
+    weights = state_dict_digest(model)
+    text = TextTower(
+        encode=model.encode_text,
+        tokenize=tokenizer,
+        weights=weights,
+        tokenizer=f"{type(tokenizer).__name__}/{getattr(tokenizer, 'context_length', '')}",
+    )
+    bias = getattr(model, "logit_bias", None)
+    head, record = zero_shot_model(
+        model.visual,
+        text,
+        prompts,
+        library=f"open_clip {open_clip.__version__}",
+        logit_scale=float(model.logit_scale.detach().exp()),
+        logit_bias=None if bias is None else float(bias.detach()),
+        progress=progress,
+    )
+    del model  # the text tower is spent: its embeddings are the head's buffer
+    clf = Classifier(
+        model_id=model_id,
+        resolved=resolved,
+        source="open_clip",
+        model=head,
+        preprocessing=pre,
+        label_space=infer_label_space(len(prompts.classnames), list(prompts.classnames)),
+        fingerprint=make_fingerprint(
+            "open_clip", resolved, weights + record.embeddings_sha256, pre
+        ),
+    )
+    clf.zero_shot = record
+    clf.cam_layer = last_token_norm(head.tower, "transformer.resblocks", "ln_1", "tower")
+    clf.features_source = "the image tower's embedding (open_clip encode_image, before L2 norm)"
+    return clf

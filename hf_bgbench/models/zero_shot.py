@@ -1,0 +1,370 @@
+"""Zero-shot classifiers (CLIP, SigLIP, open_clip) as ordinary 1000-class classifiers.
+
+A model with a text tower becomes a classifier through CLIP's recipe, computed by the library
+that defines it (open_clip's ``build_zero_shot_classifier``): each prompt
+``template.format(class name)`` is embedded and L2-normalised, the embeddings of one class are
+averaged over the templates and re-normalised; an image's logits are its normalised embedding
+against those class embeddings, times the model's logit scale (plus SigLIP's bias). The class
+names and the templates come from open_clip's ``zero_shot_metadata`` (ImageNet's class names,
+OpenAI's 80 templates by default, the simple set by name) or a user's file -- never retyped.
+
+The text side costs once: the class embeddings are cached under
+``<cache root>/text_embeddings`` by (model weights, tokenizer, class names, templates), so a
+second run, another task or the report card reuses them. Every result records the class names,
+the templates, the recipe and a fingerprint of the text embeddings (:meth:`ZeroShotText.record`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hf_bgbench.cache import cache_root
+from hf_bgbench.models.errors import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+RECIPE = (
+    "CLIP zero-shot (open_clip.build_zero_shot_classifier): each prompt template.format(class) "
+    "embedded by the text tower and L2-normalised, averaged over the templates and "
+    "re-normalised; logits = logit_scale * <normalised image embedding, class embedding> "
+    "(+ logit_bias for SigLIP); prediction = argmax"
+)
+TEMPLATE_SETS = ("openai", "simple")
+CLASS_SETS = ("imagenet", "benchmark")
+CLASSES_PER_BATCH = 10  # open_clip's default: 10 classes x 80 templates = 800 prompts a batch
+
+
+class ZeroShotError(ModelLoadError):
+    """Class names or templates that cannot make a zero-shot head (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The class names and templates of a zero-shot head, with where each came from."""
+
+    classnames: tuple[str, ...]
+    class_source: str
+    templates: tuple[str, ...]
+    template_source: str
+
+    def digest(self) -> str:
+        payload = json.dumps([self.classnames, self.templates], ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _template_text(template: Any) -> str:
+    # open_clip's built-in templates are lambdas; their format string is what they make of "{}"
+    return template("{}") if callable(template) else str(template)
+
+
+def read_templates(templates: str | Sequence[str]) -> tuple[tuple[str, ...], str]:
+    """(templates, source): ``"openai"`` (OpenAI's 80 ImageNet templates), ``"simple"``
+    (open_clip's simple set), a path to a UTF-8 file with one template a line (each with
+    ``{}`` where the class name goes; blank lines and ``#`` comments skipped) or a list."""
+    from open_clip import OPENAI_IMAGENET_TEMPLATES, SIMPLE_IMAGENET_TEMPLATES
+
+    if isinstance(templates, (str, os.PathLike)):
+        name = os.fspath(templates)
+        if name == "openai":
+            items = [_template_text(t) for t in OPENAI_IMAGENET_TEMPLATES]
+            source = "openai (open_clip.OPENAI_IMAGENET_TEMPLATES, OpenAI's 80 ImageNet prompts)"
+        elif name == "simple":
+            items = [_template_text(t) for t in SIMPLE_IMAGENET_TEMPLATES]
+            source = "simple (open_clip.SIMPLE_IMAGENET_TEMPLATES)"
+        elif os.path.isfile(name):
+            try:
+                lines = Path(name).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as e:
+                raise ZeroShotError(
+                    f"--templates {name}: cannot read it as UTF-8 text ({e})."
+                ) from None
+            items = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+            source = f"file {os.path.basename(name)}"
+        else:
+            raise ZeroShotError(
+                f"--templates {name!r}: neither a template set ({', '.join(TEMPLATE_SETS)}) nor "
+                "an existing file of templates (one a line, each with {} for the class name)."
+            )
+    else:
+        items, source = [str(t) for t in templates], "given"
+    if not items:
+        raise ZeroShotError(f"--templates ({source}) holds no template; give at least one line.")
+    for t in items:
+        try:
+            filled = t.format("CLASS")
+        except (IndexError, KeyError, ValueError) as e:
+            raise ZeroShotError(
+                f"template {t!r} ({source}) is not a format string with one {{}} for the class "
+                f"name ({type(e).__name__}: {e}); write it like 'a photo of a {{}}.'."
+            ) from None
+        if "{}" not in t or "CLASS" not in filled:
+            raise ZeroShotError(
+                f"template {t!r} ({source}) has no {{}} where the class name goes; write it "
+                "like 'a photo of a {}.'."
+            )
+    if len(set(items)) != len(items):
+        dup = next(t for t in items if items.count(t) > 1)
+        raise ZeroShotError(f"template {dup!r} appears twice in --templates ({source}).")
+    return tuple(items), source
+
+
+def check_classnames(
+    names: Sequence[str], source: str, *, allow_duplicates: bool = False
+) -> tuple[str, ...]:
+    """The class names as a tuple; a clear error for an empty list, an empty name or (unless
+    ``allow_duplicates``) a name given twice (two classes with one text embedding could never
+    be told apart)."""
+    out = tuple(str(n).strip() for n in names)
+    if not out:
+        raise ZeroShotError(f"The zero-shot class list ({source}) is empty.")
+    if any(not n for n in out):
+        raise ZeroShotError(f"The zero-shot class list ({source}) has an empty class name.")
+    seen: dict[str, int] = {}
+    for i, n in enumerate(out):
+        if n.lower() in seen and not allow_duplicates:
+            raise ZeroShotError(
+                f"The zero-shot class list ({source}) names {n!r} twice (classes {seen[n.lower()]}"
+                f" and {i}): both would get one text embedding and could never be told apart."
+            )
+        seen[n.lower()] = i
+    return out
+
+
+def duplicate_names(names: Sequence[str]) -> dict[str, list[int]]:
+    """Each class name given to more than one class, with the classes' indices."""
+    where: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        where.setdefault(n.lower(), []).append(i)
+    return {n: ix for n, ix in where.items() if len(ix) > 1}
+
+
+def prompts_for(
+    classnames: str | Sequence[str] = "imagenet", templates: str | Sequence[str] = "openai"
+) -> Prompts:
+    """The :class:`Prompts` of a zero-shot head: ``classnames`` ``"imagenet"`` (open_clip's
+    1000 ImageNet class names, in ImageNet index order) or a list (a benchmark's own classes);
+    ``templates`` as :func:`read_templates` takes them."""
+    from open_clip import IMAGENET_CLASSNAMES
+
+    if isinstance(classnames, str):
+        if classnames != "imagenet":
+            raise ZeroShotError(
+                f"zero-shot classes {classnames!r}: 'imagenet' or a list of class names."
+            )
+        # CLIP's published names, kept as published: they name classes 657 and 744 both
+        # "missile" (recorded: duplicate_classnames), so 744 can never win an argmax.
+        names = check_classnames(IMAGENET_CLASSNAMES, "imagenet", allow_duplicates=True)
+        class_source = "imagenet (open_clip.IMAGENET_CLASSNAMES, 1000 classes in index order)"
+    else:
+        names = check_classnames(classnames, "given")
+        class_source = f"{len(names)} given class names"
+    items, template_source = read_templates(templates)
+    return Prompts(names, class_source, items, template_source)
+
+
+# --------------------------------------------------------------------------- the text side
+
+
+@dataclass
+class TextTower:
+    """What the recipe needs of a model's text side, whatever library wrote it: ``encode``
+    (tokenised prompts -> embeddings, ``normalize=`` as open_clip's ``encode_text``),
+    ``tokenize`` (prompts -> what ``encode`` takes, with ``.to(device)``), the ``weights``
+    digest and a ``tokenizer`` name (both part of the cache key)."""
+
+    encode: Callable[..., torch.Tensor]
+    tokenize: Callable[[list[str]], Any]
+    weights: str
+    tokenizer: str
+
+    def encode_text(self, tokens: Any, normalize: bool = False) -> torch.Tensor:
+        out = self.encode(tokens).float()
+        return torch.nn.functional.normalize(out, dim=-1) if normalize else out
+
+
+def _cache_path(key: str) -> Path:
+    return cache_root() / "text_embeddings" / f"{key}.safetensors"
+
+
+def text_cache_key(tower: TextTower, prompts: Prompts) -> str:
+    probe = tower.tokenize([f"a photo of a {prompts.classnames[0]}."])
+    ids = probe["input_ids"] if isinstance(probe, dict) or hasattr(probe, "keys") else probe
+    payload = {
+        "weights": tower.weights,
+        "tokenizer": tower.tokenizer,
+        "probe_tokens": torch.as_tensor(ids).tolist(),
+        "prompts": prompts.digest(),
+        "recipe": "open_clip.build_zero_shot_classifier/v1",
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def class_embeddings(
+    tower: TextTower,
+    prompts: Prompts,
+    *,
+    device: torch.device | str = "cpu",
+    progress: bool = True,
+    use_cache: bool = True,
+) -> tuple[torch.Tensor, bool]:
+    """(D, C) float32 class embeddings (CPU) by open_clip's ``build_zero_shot_classifier``
+    and whether they came from the cache."""
+    from open_clip import build_zero_shot_classifier
+    from safetensors.torch import load_file, save_file
+
+    key = text_cache_key(tower, prompts)
+    path = _cache_path(key)
+    if use_cache and path.is_file():
+        try:
+            return load_file(path)["class_embeddings"].float(), True
+        except Exception as e:  # a torn file: computed again below
+            log.warning("text embedding cache %s unreadable (%s); recomputing", path, e)
+    n = len(prompts.classnames) * len(prompts.templates)
+    log.info(
+        "zero-shot head: embedding %d prompts (%d classes x %d templates)",
+        n,
+        len(prompts.classnames),
+        len(prompts.templates),
+    )
+    if progress:
+        print(
+            f"text embeddings: {len(prompts.classnames)} classes x {len(prompts.templates)} "
+            f"templates = {n} prompts (once per model and prompt set; cached)",
+            flush=True,
+        )
+    with torch.no_grad():  # not inference_mode: the head's buffer takes part in Grad-CAM
+        weights = build_zero_shot_classifier(
+            tower,
+            tower.tokenize,
+            list(prompts.classnames),
+            list(prompts.templates),
+            num_classes_per_batch=CLASSES_PER_BATCH,
+            device=device,
+            use_tqdm=progress,
+        )
+    weights = weights.detach().float().cpu().contiguous()
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        save_file({"class_embeddings": weights}, str(tmp))
+        os.replace(tmp, path)  # atomic: a second process never reads half a file
+    return weights, False
+
+
+def tensor_digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.detach().float().cpu().contiguous().numpy().tobytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- the image side
+
+
+class ZeroShotModel(torch.nn.Module):
+    """Images -> (N, C) zero-shot logits: ``logit_scale * normalise(tower(x)) @ W + bias``.
+
+    ``tower``: the image encoder, a module from the normalised batch to (N, D) embeddings
+    (open_clip's ``model.visual``; a transformers model's ``get_image_features``);
+    ``class_embeddings``: (D, C), a buffer (so the weights' fingerprint covers the prompts)."""
+
+    def __init__(
+        self,
+        tower: torch.nn.Module,
+        class_embeddings: torch.Tensor,
+        logit_scale: float,
+        logit_bias: float | None = None,
+    ):
+        super().__init__()
+        self.tower = tower
+        self.register_buffer("class_embeddings", class_embeddings.float().contiguous())
+        self.logit_scale = float(logit_scale)
+        self.logit_bias = None if logit_bias is None else float(logit_bias)
+
+    def image_features(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, D) image embeddings, not normalised (the probe's features)."""
+        out = self.tower(x)
+        return out.float()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        feats = torch.nn.functional.normalize(self.image_features(x), dim=-1)
+        logits = self.logit_scale * feats @ self.class_embeddings.to(feats.dtype)
+        return logits + self.logit_bias if self.logit_bias is not None else logits
+
+
+@dataclass
+class ZeroShotText:
+    """The text side of a loaded zero-shot classifier, as recorded in every result."""
+
+    prompts: Prompts
+    embeddings_sha256: str
+    library: str
+    logit_scale: float
+    logit_bias: float | None
+    cached: bool
+
+    def record(self) -> dict[str, Any]:
+        p = self.prompts
+        return {
+            "recipe": RECIPE,
+            "library": self.library,
+            "classnames_source": p.class_source,
+            "num_classes": len(p.classnames),
+            "classnames": list(p.classnames),
+            "templates_source": p.template_source,
+            "num_templates": len(p.templates),
+            "templates": list(p.templates),
+            "prompts_sha256": p.digest(),
+            "duplicate_classnames": {n: ix for n, ix in duplicate_names(p.classnames).items()},
+            "text_embeddings_sha256": self.embeddings_sha256,
+            "logit_scale": self.logit_scale,
+            "logit_bias": self.logit_bias,
+        }
+
+    def summary(self) -> str:
+        """One line for a report: what a reader needs to reproduce the head."""
+        p = self.prompts
+        return (
+            f"zero-shot head: {len(p.classnames)} class names ({p.class_source.split(' (')[0]}) "
+            f"x {len(p.templates)} templates ({p.template_source.split(' (')[0]}), CLIP's recipe "
+            f"({self.library}); text embeddings sha256 {self.embeddings_sha256[:12]}"
+        )
+
+
+def zero_shot_model(
+    tower: torch.nn.Module,
+    text: TextTower,
+    prompts: Prompts,
+    *,
+    library: str,
+    logit_scale: float,
+    logit_bias: float | None = None,
+    device: torch.device | str = "cpu",
+    progress: bool = True,
+) -> tuple[ZeroShotModel, ZeroShotText]:
+    """The zero-shot classifier module and its recorded text side."""
+    weights, cached = class_embeddings(text, prompts, device=device, progress=progress)
+    model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
+    record = ZeroShotText(prompts, tensor_digest(weights), library, logit_scale, logit_bias, cached)
+    return model, record
+
+
+def last_token_norm(module: torch.nn.Module, blocks: str, norm: str, prefix: str) -> str | None:
+    """``<prefix>.<blocks>.<last index>.<norm>``: the first norm of a ViT's last block (the
+    Grad-CAM layer), or None when ``module`` has no such blocks (a ResNet tower)."""
+    seq = module
+    for part in blocks.split("."):
+        seq = getattr(seq, part, None)
+        if seq is None:
+            return None
+    if not isinstance(seq, (torch.nn.ModuleList, torch.nn.Sequential)) or not len(seq):
+        return None
+    if not hasattr(seq[len(seq) - 1], norm):
+        return None
+    return f"{prefix}.{blocks}.{len(seq) - 1}.{norm}"

@@ -126,8 +126,130 @@ def _original_files_missing(tmp: Path) -> Path:
     return hub
 
 
+def _zero_shot(write) -> callable:
+    """A builder: ``write(tmp / "model")`` (the model the argv names as {tmp}/model), then
+    a small IN-9 release as the data."""
+
+    def build(tmp: Path) -> Path:
+        write(tmp / "model")
+        return _release(tmp)
+
+    return build
+
+
+def _open_clip(folder: Path) -> None:
+    from tests.clip_fixtures import write_open_clip
+
+    write_open_clip(folder)
+    (folder.parent / "templates.txt").write_text("# a template must name the class\na dog.\n")
+
+
+def _clip_without_tokenizer(folder: Path) -> None:
+    from tests.clip_fixtures import write_transformers_clip
+
+    write_transformers_clip(folder, tokenizer=False)
+
+
+def _open_clip_without_weights(folder: Path) -> None:
+    from tests.clip_fixtures import write_open_clip
+
+    write_open_clip(folder, weights=False)
+
+
+def _text_only_model(folder: Path) -> None:
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    config = CLIPTextConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    CLIPTextModel(config).save_pretrained(folder)
+
+
+def _headless_backbone(folder: Path) -> None:
+    import timm
+    from timm.models import save_for_hf
+
+    model = timm.create_model("test_vit", pretrained=False, num_classes=0)
+    save_for_hf(model, str(folder), safe_serialization=True)
+
+
+def _timm_clip_tower(folder: Path) -> None:
+    import timm
+    from timm.models import save_for_hf
+
+    small = dict(depth=1, embed_dim=32, num_heads=2)
+    model = timm.create_model("vit_base_patch32_clip_224.openai", pretrained=False, **small)
+    save_for_hf(model, str(folder), model_args=small, safe_serialization=True)
+
+
+ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
+
 CASES = [
-    # (id, input builder -> data folder, argv with {data}/{out}, exit code, expected text)
+    # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
+    (  # issue 27: zero-shot models and their prompts
+        "zero-shot-template-without-braces",
+        _zero_shot(_open_clip),
+        [*ZERO_SHOT, "--templates", "{tmp}/templates.txt"],
+        2,
+        "template 'a dog.' (file templates.txt) has no {} where the class name goes",
+    ),
+    (
+        "zero-shot-unknown-template-set",
+        _zero_shot(_open_clip),
+        [*ZERO_SHOT, "--templates", "openai80"],
+        2,
+        "--templates 'openai80': neither a template set (openai, simple) nor an existing file",
+    ),
+    (  # transformers 5 builds an empty tokenizer: every class would get one embedding
+        "zero-shot-processor-without-tokenizer",
+        _zero_shot(_clip_without_tokenizer),
+        ZERO_SHOT,
+        2,
+        "into the same tokens: it has no vocabulary",
+    ),
+    (  # open_clip itself only warns, and scores random weights
+        "zero-shot-open-clip-folder-without-weights",
+        _zero_shot(_open_clip_without_weights),
+        ZERO_SHOT,
+        2,
+        "bgbench will not score a model with random weights",
+    ),
+    (
+        "zero-shot-text-only-model",
+        _zero_shot(_text_only_model),
+        ZERO_SHOT,
+        2,
+        "a text-only or other model cannot classify images",
+    ),
+    (
+        "zero-shot-unknown-open-clip-tag",
+        _release,
+        ["evaluate", "open_clip:ViT-B-32/not_a_tag", "--data", "{data}"],
+        2,
+        "is not one of open_clip's pretrained names (ARCH/tag, see `open_clip.list_pretrained()`)."
+        " Its pretrained tags: openai,",
+    ),
+    (
+        "templates-for-a-supervised-model",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--templates", "simple"],
+        2,
+        "apply only to zero-shot models (CLIP, SigLIP, open_clip)",
+    ),
+    (  # before: "has no classifier head (num_classes=0)", with no way to score it
+        "headless-backbone-without-the-probe",
+        _zero_shot(_headless_backbone),
+        ZERO_SHOT,
+        2,
+        "is an image backbone without a classification head",
+    ),
+    (  # before: scored as a 512-class "classifier" of its embedding dimensions
+        "timm-clip-image-tower",
+        _zero_shot(_timm_clip_tower),
+        ZERO_SHOT,
+        2,
+        "is the image tower of a CLIP-family model: timm holds no text tower",
+    ),
     (  # issue 19: a report with a model that cannot load fails once, before any work
         "report-unknown-model",
         None,
@@ -656,7 +778,7 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
         "{unwritable}": str(_unwritable_output(tmp_path)),
         "{a_file}": str(tmp_path / "a_file"),  # (a file _unwritable_output writes)
     }
-    argv = [fill.get(a, a) for a in argv]
+    argv = [fill.get(a, a).replace("{tmp}", str(tmp_path)) for a in argv]
     if "--output" not in argv:
         argv += ["--output", str(tmp_path / "out")]
     out_existed = (tmp_path / "out").exists()

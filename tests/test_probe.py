@@ -314,3 +314,25 @@ def test_a_head_at_chance_is_named_in_the_results():
     assert "adam-augmented-v1" in sentence and "--protocol bgbench-v1" in sentence
     assert head_warnings({**record, "heldout_accuracy": 0.16}, num_classes=10) == []
     assert head_warnings({"l2": 1.0}, num_classes=10) == []
+
+
+def test_a_headless_backbone_is_scored_through_the_probe(hub, tmp_path, capsys):
+    """A backbone without a classification head (timm num_classes=0, as DINOv2 towers are
+    published) loads, and RIVAL10's probe protocol scores its features; the probe record
+    says which features it probed."""
+    import timm
+    from timm.models import save_for_hf
+
+    from hf_bgbench.cli import main
+
+    folder = tmp_path / "backbone"
+    torch.manual_seed(0)
+    save_for_hf(timm.create_model("test_vit", num_classes=0), str(folder), safe_serialization=True)
+    out = tmp_path / "out"
+    argv = ["evaluate", str(folder), "--benchmark", "rival10", "--data", str(hub)]
+    argv += ["--protocol", "bgbench-v1", "--output", str(out), "--quiet", "--workers", "0"]
+    assert main(argv) == 0, capsys.readouterr().err
+    results = json.loads((out / "results.json").read_text())
+    assert results["model_label_space"] == "rival10"
+    assert results["probe"]["features"].startswith("the backbone's pooled features")
+    assert results["variants"]["ordinary"]["n"] == 60

@@ -15,7 +15,8 @@ HUB_OFFLINE_HINT = (
     "are not in the local cache. Either connect to the Hub (and unset HF_HUB_OFFLINE), "
     "or load the model from disk: a folder written by `timm.models.save_for_hf` "
     "(pass 'local-dir:<folder>' or the folder path), a folder written by transformers' "
-    "`save_pretrained` (pass the folder path), or an architecture plus a weights file "
+    "`save_pretrained` (pass the folder path), a folder in open_clip's Hub layout "
+    "(open_clip_config.json + open_clip_model.safetensors), or an architecture plus a weights file "
     "(e.g. `bgbench evaluate resnet50 --checkpoint weights.safetensors`)."
 )
 

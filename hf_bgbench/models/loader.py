@@ -40,7 +40,12 @@ from hf_bgbench.models.errors import (
     remote_code_refused,
 )
 from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
-from hf_bgbench.models.open_clip_models import is_open_clip_name, load_open_clip
+from hf_bgbench.models.open_clip_models import (
+    is_open_clip_arch,
+    is_open_clip_name,
+    load_open_clip,
+    unknown_open_clip_name,
+)
 from hf_bgbench.models.timm_models import (
     is_timm_name,
     load_timm_checkpoint,
@@ -215,11 +220,7 @@ def _load_open_clip(ref: ModelRef) -> Classifier:
     f = ref.files
     if f is None:
         if not is_open_clip_name(ref.target):
-            raise UnknownModelError(
-                f"{ref.model_id!r} is not one of open_clip's pretrained names (ARCH/tag, see "
-                "`open_clip.list_pretrained()`, e.g. 'ViT-B-32/laion2b_s34b_b79k'), nor a "
-                f"folder or Hub repo with {OPEN_CLIP_CONFIG}."
-            )
+            raise UnknownModelError(unknown_open_clip_name(ref.model_id, ref.target))
         return load_open_clip(
             ref.model_id, name=ref.target, prompts=ref.prompts(), progress=ref.progress
         )
@@ -368,6 +369,8 @@ def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
     for loader in loaders:
         if loader.names is not None and loader.names(rest):
             return loader.load(ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress))
+    if family == "open_clip" and is_open_clip_arch(rest):
+        raise UnknownModelError(unknown_open_clip_name(ref.model_id, rest))
     if _REPO_ID.match(rest) or rest.startswith("hf-hub:"):
         return _by_files(_hub_ref(ref, rest.removeprefix("hf-hub:")), family)
     if family == "timm":

@@ -53,6 +53,26 @@ def is_open_clip_name(name: str) -> bool:
     return name in _pretrained_names()
 
 
+def is_open_clip_arch(name: str) -> bool:
+    """True when ``name``'s part before ``/`` is an open_clip architecture (``ViT-B-32``)."""
+    import open_clip
+
+    return name.partition("/")[0] in set(open_clip.list_models())
+
+
+def unknown_open_clip_name(model_id: str, name: str) -> str:
+    """The message for an ``ARCH/tag`` open_clip does not know, with the tags it has."""
+    import open_clip
+
+    arch = name.partition("/")[0]
+    tags = [t for a, t in open_clip.list_pretrained() if a == arch]
+    known = f" Its pretrained tags: {', '.join(tags)}." if tags else ""
+    return (
+        f"{model_id!r} is not one of open_clip's pretrained names (ARCH/tag, see "
+        f"`open_clip.list_pretrained()`).{known} Or pass a folder or Hub repo with {CONFIG}."
+    )
+
+
 def preprocessing_of(cfg: dict[str, Any]) -> Preprocessing:
     """open_clip's ``preprocess_cfg`` (size, mean, std, interpolation, resize_mode) as a
     :class:`Preprocessing`: 'shortest' = shorter side to size then centre crop (CLIP's),

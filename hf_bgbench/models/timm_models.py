@@ -86,15 +86,37 @@ def unknown_model(model_id: str, name: str | None = None) -> UnknownModelError:
 # ---------------------------------------------------------------------- classifier assembly
 
 
+HEADLESS = "none"
+"""The label space kind of a backbone without a classification head (timm
+``num_classes=0``, e.g. a DINOv2 tower): it can only be scored through a linear probe."""
+
+_CLIP_TOWER = ("_clip_", "siglip", "_clip.", "clipa")
+
+
+def clip_tower_error(name: str, width: int, hub_id: str | None) -> ModelLoadError:
+    """The message for timm's image tower of a CLIP-family model, whose output is the image
+    embedding (timm holds no text tower, so there are no classes to score)."""
+    repo = hub_id or f"timm/{name}"
+    return ModelLoadError(
+        f"{name!r} is the image tower of a CLIP-family model: timm holds no text tower, and its "
+        f"{width}-wide output is the image embedding, not classes. Score it zero-shot by its "
+        f"Hub repo, which holds open_clip's files ('{repo}', e.g. `bgbench evaluate {repo}`), "
+        "or by its open_clip name (`open_clip.list_pretrained()`); or probe its features with "
+        "--label-map probe on the open_clip model."
+    )
+
+
 def _label_space_for(model: torch.nn.Module) -> LabelSpace:
     cfg = getattr(model, "pretrained_cfg", None) or {}
     names = cfg.get("label_names")
     nc = int(getattr(model, "num_classes", 0) or cfg.get("num_classes") or 0)
-    if not nc:
-        raise ModelLoadError(
-            f"Model {cfg.get('architecture', type(model).__name__)!r} has no classifier head "
-            "(num_classes=0); a classifier is needed."
-        )
+    arch = str(cfg.get("architecture", type(model).__name__))
+    tag = str(cfg.get("tag") or "")
+    clip_like = any(k in f"{arch}.{tag}".lower() for k in _CLIP_TOWER)
+    if clip_like and nc not in (1000,) and not names and "ft_in" not in tag:
+        raise clip_tower_error(f"{arch}.{tag}" if tag else arch, nc, cfg.get("hf_hub_id"))
+    if not nc:  # a backbone: scored only through a linear probe (said when it is not)
+        return LabelSpace(HEADLESS, ())
     if names is None and nc not in (9, 10, 1000):
         try:  # e.g. ImageNet-21k / 12k heads: timm knows the class descriptions
             from timm.data import ImageNetInfo, infer_imagenet_subset
@@ -112,7 +134,7 @@ def _classifier(model_id: str, resolved: str, model: torch.nn.Module) -> Classif
     import timm
 
     data_cfg = timm.data.resolve_data_config({}, model=model)
-    return Classifier(
+    clf = Classifier(
         model_id=model_id,
         resolved=resolved,
         source="timm",
@@ -120,6 +142,9 @@ def _classifier(model_id: str, resolved: str, model: torch.nn.Module) -> Classif
         preprocessing=Preprocessing.from_timm_data_config(data_cfg),
         label_space=_label_space_for(model),
     )
+    if clf.label_space.kind == HEADLESS:
+        clf.features_source = "the backbone's pooled features (timm forward_head, pre_logits)"
+    return clf
 
 
 def _translate(model_id: str, exc: Exception) -> Exception:

@@ -191,17 +191,43 @@ class TextTower:
         return torch.nn.functional.normalize(out, dim=-1) if normalize else out
 
 
+def _token_ids(tower: TextTower, texts: list[str]) -> list[tuple[int, ...]]:
+    out = tower.tokenize(texts)
+    ids = out["input_ids"] if hasattr(out, "keys") else out
+    return [tuple(int(v) for v in row) for row in torch.as_tensor(ids).tolist()]
+
+
+def check_tokenizer(tower: TextTower, prompts: Prompts, sample: int = 32) -> None:
+    """Refuse a tokenizer that gives two different class names the same tokens (a tokenizer
+    without its vocabulary maps every word to one unknown token: every class would get one
+    embedding and the head would be noise, silently)."""
+    names = list(dict.fromkeys(n.lower() for n in prompts.classnames))[:sample]
+    if len(names) < 2:
+        return
+    template = prompts.templates[0]
+    ids = _token_ids(tower, [template.format(n) for n in names])
+    seen: dict[tuple[int, ...], str] = {}
+    for name, row in zip(names, ids, strict=True):
+        if row in seen:
+            raise ZeroShotError(
+                f"The model's tokenizer ({tower.tokenizer}) turns {template.format(seen[row])!r} "
+                f"and {template.format(name)!r} into the same tokens: it has no vocabulary (its "
+                "tokenizer files are missing or wrong), so every class would get the same text "
+                "embedding. Save the model's tokenizer beside it (vocab.json + merges.txt or "
+                "tokenizer.json): AutoProcessor.from_pretrained(<base>).save_pretrained(folder)."
+            )
+        seen[row] = name
+
+
 def _cache_path(key: str) -> Path:
     return cache_root() / "text_embeddings" / f"{key}.safetensors"
 
 
 def text_cache_key(tower: TextTower, prompts: Prompts) -> str:
-    probe = tower.tokenize([f"a photo of a {prompts.classnames[0]}."])
-    ids = probe["input_ids"] if isinstance(probe, dict) or hasattr(probe, "keys") else probe
     payload = {
         "weights": tower.weights,
         "tokenizer": tower.tokenizer,
-        "probe_tokens": torch.as_tensor(ids).tolist(),
+        "probe_tokens": _token_ids(tower, [f"a photo of a {prompts.classnames[0]}."]),
         "prompts": prompts.digest(),
         "recipe": "open_clip.build_zero_shot_classifier/v1",
     }
@@ -221,6 +247,7 @@ def class_embeddings(
     from open_clip import build_zero_shot_classifier
     from safetensors.torch import load_file, save_file
 
+    check_tokenizer(tower, prompts)
     key = text_cache_key(tower, prompts)
     path = _cache_path(key)
     if use_cache and path.is_file():

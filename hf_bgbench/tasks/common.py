@@ -173,6 +173,13 @@ def classifier_and_mapper(
         progress=probe_options.get("progress", True),
     )
     choice = spec.default_label_map if label_map == "auto" else label_map
+    if classifier.label_space.num_classes == 0 and choice != "probe":
+        raise ValueError(
+            f"{getattr(classifier, 'model_id', model)!r} is an image backbone without a "
+            "classification head (e.g. a DINOv2 tower, timm num_classes=0), so it has no "
+            "classes to score. Use --label-map probe (a linear head on its features, fitted on "
+            "the benchmark's train split, which the data must hold)."
+        )
     own_classes = classifier.label_space.kind == spec.label_space.kind
     if choice == "imagenet" and classifier.label_space.kind != "imagenet-1k":
         raise ValueError(

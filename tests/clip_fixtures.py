@@ -62,6 +62,39 @@ def write_transformers_clip(folder: Path, seed: int = 0, *, tokenizer: bool = Tr
     return folder
 
 
+def write_transformers_siglip(folder: Path, seed: int = 0) -> Path:
+    """A tiny transformers SigLIP (sigmoid loss: a logit bias, prompts padded to the full
+    length) + SiglipProcessor, saved with ``save_pretrained``. Its tokenizer is CLIP's
+    (SigLIP's own is a SentencePiece model no package here ships): the recipe is the same."""
+    from transformers import (
+        CLIPTokenizerFast,
+        SiglipConfig,
+        SiglipImageProcessor,
+        SiglipModel,
+        SiglipProcessor,
+    )
+
+    torch.manual_seed(seed)
+    layers = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+    config = SiglipConfig(
+        text_config=dict(layers, vocab_size=49408, max_position_embeddings=64),
+        vision_config=dict(layers, image_size=SIZE, patch_size=16),
+    )
+    model = SiglipModel(config).eval()
+    with torch.no_grad():
+        model.logit_bias.fill_(-3.0)  # nonzero, so a test sees the bias recorded
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    vocab = folder / "_bpe"
+    clip_bpe_files(vocab)
+    tok = CLIPTokenizerFast(str(vocab / "vocab.json"), str(vocab / "merges.txt"))
+    tok.model_max_length = 64
+    images = SiglipImageProcessor(size={"height": SIZE, "width": SIZE})
+    SiglipProcessor(image_processor=images, tokenizer=tok).save_pretrained(folder)
+    shutil.rmtree(vocab)
+    return folder
+
+
 OPEN_CLIP_CFG = dict(
     embed_dim=16,
     vision_cfg=dict(image_size=SIZE, layers=2, width=32, patch_size=16, head_width=16),

@@ -23,6 +23,7 @@ from tests.clip_fixtures import (
     as_hub_cache,
     write_open_clip,
     write_transformers_clip,
+    write_transformers_siglip,
 )
 
 
@@ -88,19 +89,29 @@ def test_open_clip_predictions_equal_build_zero_shot_classifier(open_clip_folder
     torch.testing.assert_close(clf.model.class_embeddings, weights)
 
 
-def test_transformers_predictions_equal_the_zero_shot_pipeline(hf_clip_folder, one_template):
-    """A transformers CLIP (save_pretrained, CLIP's real BPE vocabulary) scored through
-    bgbench and through transformers' own zero-shot-image-classification pipeline, with the
-    same 1000 class names and the one template, predicts the same class for every image."""
+@pytest.fixture(scope="module")
+def hf_siglip_folder(tmp_path_factory) -> Path:
+    return write_transformers_siglip(tmp_path_factory.mktemp("siglip") / "tiny-siglip")
+
+
+@pytest.mark.parametrize("folder", ["hf_clip_folder", "hf_siglip_folder"])
+def test_transformers_predictions_equal_the_zero_shot_pipeline(folder, one_template, request):
+    """A transformers CLIP or SigLIP (save_pretrained, CLIP's real BPE vocabulary) scored
+    through bgbench and through transformers' own zero-shot-image-classification pipeline,
+    with the same 1000 class names and the one template, predicts the same class for every
+    image (SigLIP: prompts padded to the full length, its logit bias recorded)."""
     import open_clip
     from transformers import pipeline
 
-    clf = load_classifier(str(hf_clip_folder), templates=str(one_template), progress=False)
+    folder = request.getfixturevalue(folder)
+    clf = load_classifier(str(folder), templates=str(one_template), progress=False)
     assert clf.source == "transformers" and clf.label_space.kind == "imagenet-1k"
-    assert clf.zero_shot.record()["templates"] == [TEMPLATE]
+    record = clf.zero_shot.record()
+    assert record["templates"] == [TEMPLATE]
+    assert record["logit_bias"] == (pytest.approx(-3.0) if "siglip" in folder.name else None)
     names = list(open_clip.IMAGENET_CLASSNAMES)
-    pipe = pipeline("zero-shot-image-classification", model=str(hf_clip_folder))
-    images = _photos(8)
+    pipe = pipeline("zero-shot-image-classification", model=str(folder))
+    images = _photos(4)  # the pipeline embeds the 1000 prompts again for every image
     ours = _predict(clf, images).tolist()
     for image, predicted in zip(images, ours, strict=True):
         top = pipe(image, candidate_labels=names, hypothesis_template=TEMPLATE)[0]["label"]

@@ -259,7 +259,7 @@ def load_transformers_zero_shot(
         prompts,
         library=f"transformers {transformers.__version__}",
         logit_scale=_logit_scale(model),
-        logit_bias=None if bias is None else float(torch.as_tensor(bias).float()),
+        logit_bias=None if bias is None else float(torch.as_tensor(bias).detach().float()),
         progress=progress,
     )
     clf = Classifier(

@@ -1101,7 +1101,53 @@ def _another_benchmarks_label_names(tmp: Path) -> tuple[bool, bool]:
     return len(said) < 1000, "`bgbench list --classes in9_full` lists all" in said
 
 
+def _zero_shot_class_list(names: list[str]):
+    def case(tmp: Path) -> str:
+        from hf_bgbench.models import load_classifier
+        from tests.clip_fixtures import write_open_clip
+
+        folder = write_open_clip(tmp / "model")
+        return _message(lambda: load_classifier(str(folder), classnames=names, progress=False))
+
+    return case
+
+
+def _clip_under_label_map_model(tmp: Path) -> tuple:
+    """Before: a CLIP through AutoModelForImageClassification got a fresh random 2-label
+    head (a warning only), then 'Cannot score a model with 2 classes'."""
+    from hf_bgbench import evaluate_model
+    from tests.clip_fixtures import write_transformers_clip
+
+    doc = evaluate_model(
+        str(write_transformers_clip(tmp / "clip")),
+        data=_release(tmp),
+        variants="original",
+        label_map="model",
+        templates="simple",
+        use_cache=False,
+        num_workers=0,
+        progress=False,
+    )
+    return (
+        doc["model_label_space"],
+        doc["label_protocol"].startswith("zero-shot head: 1000 class names"),
+        doc["zero_shot"]["num_templates"],
+    )
+
+
 PYTHON_CASES = [
+    (
+        "zero-shot-empty-class-list",
+        _zero_shot_class_list([]),
+        "The zero-shot class list (given) is empty.",
+    ),
+    (
+        "zero-shot-duplicated-class-list",
+        _zero_shot_class_list(["dog", "cat", "dog"]),
+        "The zero-shot class list (given) names 'dog' twice (classes 0 and 2): both would get "
+        "one text embedding and could never be told apart.",
+    ),
+    ("clip-under-label-map-model", _clip_under_label_map_model, ("imagenet-1k", True, 7)),
     (
         "model-that-is-not-a-model-id",
         _not_a_model_id,

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.formatting import interval, number
+from hf_bgbench.models.zero_shot import head_line
 
 
 def _title(doc: Mapping[str, Any]) -> str:
@@ -40,13 +41,7 @@ def _zero_shot_line(doc: Mapping[str, Any]) -> str | None:
     """How a zero-shot model's head was made (class names, templates, recipe, fingerprint of
     the text embeddings): what a reader needs to reproduce its numbers."""
     z = doc.get("zero_shot")
-    if not isinstance(z, Mapping):
-        return None
-    return (
-        f"zero-shot head: {z['num_classes']} class names ({z['classnames_source']}) x "
-        f"{z['num_templates']} templates ({z['templates_source']}), CLIP's recipe "
-        f"({z['library']}); text embeddings sha256 {z['text_embeddings_sha256'][:16]}"
-    )
+    return head_line(z) if isinstance(z, Mapping) else None
 
 
 def _zero_shot_args(doc: Mapping[str, Any]) -> dict[str, Any]:

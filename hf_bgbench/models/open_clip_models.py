@@ -19,8 +19,6 @@ from typing import Any
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.classifier import (
     Classifier,
-    infer_label_space,
-    make_fingerprint,
     state_dict_digest,
 )
 from hf_bgbench.models.errors import ModelLoadError, hub_unreachable
@@ -29,7 +27,7 @@ from hf_bgbench.models.zero_shot import (
     Prompts,
     TextTower,
     last_token_norm,
-    zero_shot_model,
+    zero_shot_classifier,
 )
 
 CONFIG = "open_clip_config.json"
@@ -225,28 +223,21 @@ def load_open_clip(
         tokenizer=f"{type(tokenizer).__name__}/{getattr(tokenizer, 'context_length', '')}",
     )
     bias = getattr(model, "logit_bias", None)
-    head, record = zero_shot_model(
-        model.visual,
+    visual = model.visual
+    clf = zero_shot_classifier(
+        visual,
         text,
         prompts,
-        library=f"open_clip {open_clip.__version__}",
-        logit_scale=float(model.logit_scale.detach().exp()),
-        logit_bias=None if bias is None else float(bias.detach()),
-        progress=progress,
-    )
-    del model  # the text tower is spent: its embeddings are the head's buffer
-    clf = Classifier(
         model_id=model_id,
         resolved=resolved,
         source="open_clip",
-        model=head,
+        library=f"open_clip {open_clip.__version__}",
         preprocessing=pre,
-        label_space=infer_label_space(len(prompts.classnames), list(prompts.classnames)),
-        fingerprint=make_fingerprint(
-            "open_clip", resolved, weights + record.embeddings_sha256, pre
-        ),
+        logit_scale=float(model.logit_scale.detach().exp()),
+        logit_bias=None if bias is None else float(bias.detach()),
+        cam_layer=last_token_norm(visual, "transformer.resblocks", "ln_1", "tower"),
+        features_source="the image tower's embedding (open_clip encode_image, before L2 norm)",
+        progress=progress,
     )
-    clf.zero_shot = record
-    clf.cam_layer = last_token_norm(head.tower, "transformer.resblocks", "ln_1", "tower")
-    clf.features_source = "the image tower's embedding (open_clip encode_image, before L2 norm)"
+    del model, text  # the text tower is spent: its embeddings are the head's buffer
     return clf

@@ -193,14 +193,9 @@ def load_transformers_zero_shot(
 ):
     """``location`` (Hub repo id or local folder) as a zero-shot classifier over ``prompts``
     (:class:`hf_bgbench.models.zero_shot.Prompts`)."""
-    from hf_bgbench.models.classifier import (
-        Classifier,
-        infer_label_space,
-        make_fingerprint,
-        state_dict_digest,
-    )
+    from hf_bgbench.models.classifier import state_dict_digest
     from hf_bgbench.models.preprocessing import Preprocessing
-    from hf_bgbench.models.zero_shot import TextTower, last_token_norm, zero_shot_model
+    from hf_bgbench.models.zero_shot import TextTower, last_token_norm, zero_shot_classifier
 
     if local:
         cfg = read_local_config(location)
@@ -253,29 +248,21 @@ def load_transformers_zero_shot(
 
     text = TextTower(encode=encode, tokenize=tokenize, weights=weights, tokenizer=tokenizer_name)
     bias = getattr(model, "logit_bias", None)
-    head, record = zero_shot_model(
-        _ImageFeatures(model),
+    tower = _ImageFeatures(model)
+    return zero_shot_classifier(
+        tower,
         text,
         prompts,
-        library=f"transformers {transformers.__version__}",
-        logit_scale=_logit_scale(model),
-        logit_bias=None if bias is None else float(torch.as_tensor(bias).detach().float()),
-        progress=progress,
-    )
-    clf = Classifier(
         model_id=model_id,
         resolved=resolved,
         source="transformers",
-        model=head,
+        library=f"transformers {transformers.__version__}",
         preprocessing=pre,
-        label_space=infer_label_space(len(prompts.classnames), list(prompts.classnames)),
-        fingerprint=make_fingerprint(
-            "transformers", resolved, weights + record.embeddings_sha256, pre
+        logit_scale=_logit_scale(model),
+        logit_bias=None if bias is None else float(torch.as_tensor(bias).detach().float()),
+        cam_layer=last_token_norm(
+            tower, "model.vision_model.encoder.layers", "layer_norm1", "tower"
         ),
+        features_source="the image tower's embedding (transformers get_image_features)",
+        progress=progress,
     )
-    clf.zero_shot = record
-    clf.cam_layer = last_token_norm(
-        head.tower, "model.vision_model.encoder.layers", "layer_norm1", "tower"
-    )
-    clf.features_source = "the image tower's embedding (transformers get_image_features)"
-    return clf

@@ -20,7 +20,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -356,30 +356,60 @@ class ZeroShotText:
 
     def summary(self) -> str:
         """One line for a report: what a reader needs to reproduce the head."""
-        p = self.prompts
-        return (
-            f"zero-shot head: {len(p.classnames)} class names ({p.class_source.split(' (')[0]}) "
-            f"x {len(p.templates)} templates ({p.template_source.split(' (')[0]}), CLIP's recipe "
-            f"({self.library}); text embeddings sha256 {self.embeddings_sha256[:12]}"
-        )
+        return head_line(self.record())
 
 
-def zero_shot_model(
+def head_line(record: Mapping[str, Any]) -> str:
+    """How a zero-shot head was made, in one line, from its record (:meth:`ZeroShotText.record`,
+    results' ``zero_shot``): class names and templates (counts and sources), the recipe's
+    library and the text embeddings' sha256 -- what a reader needs to reproduce it."""
+    return (
+        f"zero-shot head: {record['num_classes']} class names "
+        f"({record['classnames_source'].split(' (')[0]}) x {record['num_templates']} templates "
+        f"({record['templates_source'].split(' (')[0]}), CLIP's recipe ({record['library']}); "
+        f"text embeddings sha256 {record['text_embeddings_sha256'][:12]}"
+    )
+
+
+def zero_shot_classifier(
     tower: torch.nn.Module,
     text: TextTower,
     prompts: Prompts,
     *,
+    model_id: str,
+    resolved: str,
+    source: str,
     library: str,
+    preprocessing: Any,
     logit_scale: float,
     logit_bias: float | None = None,
-    device: torch.device | str = "cpu",
+    cam_layer: str | None = None,
+    features_source: str,
     progress: bool = True,
-) -> tuple[ZeroShotModel, ZeroShotText]:
-    """The zero-shot classifier module and its recorded text side."""
-    weights, cached = class_embeddings(text, prompts, device=device, progress=progress)
+) -> Any:
+    """The :class:`~hf_bgbench.models.classifier.Classifier` of a zero-shot model: its
+    ``ZeroShotModel`` over ``prompts`` (text embeddings from the cache or computed once), the
+    label space its class names make, a fingerprint of the weights, the text embeddings and
+    the preprocessing, and the per-model record (``zero_shot``, ``cam_layer``,
+    ``features_source``)."""
+    from hf_bgbench.models.classifier import Classifier, infer_label_space, make_fingerprint
+
+    weights, cached = class_embeddings(text, prompts, progress=progress)
     model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
     record = ZeroShotText(prompts, tensor_digest(weights), library, logit_scale, logit_bias, cached)
-    return model, record
+    clf = Classifier(
+        model_id=model_id,
+        resolved=resolved,
+        source=source,
+        model=model,
+        preprocessing=preprocessing,
+        label_space=infer_label_space(len(prompts.classnames), list(prompts.classnames)),
+        fingerprint=make_fingerprint(
+            source, resolved, text.weights + record.embeddings_sha256, preprocessing
+        ),
+    )
+    clf.zero_shot, clf.cam_layer, clf.features_source = record, cam_layer, features_source
+    return clf
 
 
 def last_token_norm(module: torch.nn.Module, blocks: str, norm: str, prefix: str) -> str | None:

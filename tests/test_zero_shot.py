@@ -118,6 +118,28 @@ def test_transformers_predictions_equal_the_zero_shot_pipeline(folder, one_templ
         assert names[predicted] == top
 
 
+def test_open_clip_text_tower_cut_at_the_longest_prompt_equals_the_full_context(
+    open_clip_folder,
+):
+    """open_clip pads every prompt to 77 tokens; a causal text tower read at the end-of-text
+    token gives the same embedding from the tokens up to the longest prompt's end."""
+    import open_clip
+
+    from hf_bgbench.models.open_clip_models import text_encoder
+
+    model, _, _ = open_clip.create_model_and_transforms(f"local-dir:{open_clip_folder}")
+    tokenizer = open_clip.get_tokenizer(f"local-dir:{open_clip_folder}")
+    encode, how = text_encoder(model.eval(), tokenizer)
+    tokens = tokenizer(
+        [t(c) for c in ("tench", "great white shark") for t in open_clip.OPENAI_IMAGENET_TEMPLATES]
+    )
+    assert how == "cut-padding" and int((tokens != 0).sum(1).max()) < tokens.shape[1]
+    with torch.no_grad():
+        torch.testing.assert_close(encode(tokens), model.encode_text(tokens))
+    clf = load_classifier(str(open_clip_folder), templates="simple", progress=False)
+    assert clf.zero_shot.record()["text_tokenizer"].endswith("/cut-padding")
+
+
 def test_text_embeddings_are_cached_and_keyed_by_the_prompts(open_clip_folder, tmp_path):
     first = load_classifier(str(open_clip_folder), templates="simple", progress=False)
     again = load_classifier(str(open_clip_folder), templates="simple", progress=False)

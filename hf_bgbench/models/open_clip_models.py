@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.classifier import (
@@ -148,6 +151,49 @@ def _tokenizer_files(model_id: str, folder: Path, model_cfg: dict) -> None:
             os.symlink(f.resolve(), target)
 
 
+def _encode_cut(model: Any, tokens: torch.Tensor) -> torch.Tensor:
+    """open_clip's ``CLIP.encode_text`` on the tokens up to the longest prompt's end: the same
+    modules, with the position embeddings and the causal mask cut to that length."""
+    from open_clip.transformer import text_global_pool
+
+    n = max(int((tokens != 0).sum(1).max()), 1)
+    tokens = tokens[:, :n]
+    cast = model.transformer.get_cast_dtype()
+    x = model.token_embedding(tokens).to(cast) + model.positional_embedding[:n].to(cast)
+    x = model.ln_final(model.transformer(x, attn_mask=model.attn_mask[:n, :n]))
+    x = text_global_pool(x, tokens, model.text_pool_type, getattr(model, "text_eos_id", None))
+    if model.text_projection is None:
+        return x
+    if isinstance(model.text_projection, torch.nn.Linear):
+        return model.text_projection(x)
+    return x @ model.text_projection
+
+
+def text_encoder(model: Any, tokenizer: Any) -> tuple[Callable[[Any], torch.Tensor], str]:
+    """(encode, how): open_clip's ``encode_text``, or -- for a CLIP text tower whose
+    attention is causal and whose output is read at the end-of-text token, where the
+    padding after the longest prompt can change nothing -- the same computation on the
+    tokens cut there, about 5x faster on CPU (prompts end by token ~14 of 77). The cut is
+    checked against the full computation on this model before it is used."""
+    import open_clip
+
+    full = model.encode_text
+    cuttable = (
+        type(model) is open_clip.CLIP
+        and getattr(model, "attn_mask", None) is not None
+        and getattr(model, "text_pool_type", None) == "argmax"
+        and isinstance(tokenizer, open_clip.SimpleTokenizer)
+    )
+    if not cuttable:
+        return full, "full-context"
+    probe = tokenizer(["a photo of a tench.", "a sculpture of the great white shark in the sea."])
+    with torch.no_grad():
+        same = torch.allclose(_encode_cut(model, probe), full(probe), rtol=1e-4, atol=1e-5)
+    if not same:  # pragma: no cover - a tower this rule does not describe
+        return full, "full-context"
+    return (lambda tokens: _encode_cut(model, tokens)), "cut-padding"
+
+
 def load_open_clip(
     model_id: str,
     *,
@@ -216,11 +262,12 @@ def load_open_clip(
     model.eval()
     pre = preprocessing_of(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
     weights = state_dict_digest(model)
+    encode, how = text_encoder(model, tokenizer)
     text = TextTower(
-        encode=model.encode_text,
+        encode=encode,
         tokenize=tokenizer,
         weights=weights,
-        tokenizer=f"{type(tokenizer).__name__}/{getattr(tokenizer, 'context_length', '')}",
+        tokenizer=f"{type(tokenizer).__name__}/{getattr(tokenizer, 'context_length', '')}/{how}",
     )
     bias = getattr(model, "logit_bias", None)
     visual = model.visual

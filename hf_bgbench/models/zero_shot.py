@@ -335,6 +335,7 @@ class ZeroShotText:
     logit_scale: float
     logit_bias: float | None
     cached: bool
+    tokenizer: str = ""  # the tokenizer and how the text tower ran (e.g. cut-padding)
 
     def record(self) -> dict[str, Any]:
         p = self.prompts
@@ -352,6 +353,7 @@ class ZeroShotText:
             "text_embeddings_sha256": self.embeddings_sha256,
             "logit_scale": self.logit_scale,
             "logit_bias": self.logit_bias,
+            "text_tokenizer": self.tokenizer,
         }
 
     def summary(self) -> str:
@@ -396,7 +398,9 @@ def zero_shot_classifier(
 
     weights, cached = class_embeddings(text, prompts, progress=progress)
     model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
-    record = ZeroShotText(prompts, tensor_digest(weights), library, logit_scale, logit_bias, cached)
+    record = ZeroShotText(
+        prompts, tensor_digest(weights), library, logit_scale, logit_bias, cached, text.tokenizer
+    )
     clf = Classifier(
         model_id=model_id,
         resolved=resolved,

@@ -29,7 +29,7 @@ from hf_bgbench.report.markdown import report_markdown
 from hf_bgbench.report.profile import draw_profile
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.common import load_model, open_data
+from hf_bgbench.tasks.common import load_model, open_data, zero_shot_classnames
 from hf_bgbench.tasks.runner import execute
 from hf_bgbench.version import __version__
 
@@ -109,6 +109,8 @@ def run_report(
     num_workers: int | None = None,
     progress: bool = True,
     task_options: Mapping[str, Mapping[str, Any]] | None = None,
+    zero_shot_classes: str = "imagenet",
+    templates: str = "openai",
 ) -> dict[str, Any]:
     """Run the report of ``model`` (a model id, or a loaded classifier) into ``output_dir``
     and return the report document.
@@ -118,8 +120,9 @@ def run_report(
     a seeded sample of that many challenge foregrounds (each still against every
     background), an unbiased estimate with a binomial interval; ``task_options``: task name
     -> extra options of that task (e.g. the Space's caps, ``{"noise": {"max_images": 200}}``;
-    each is recorded in that task's results). A task that fails is recorded with its message
-    and the others still run."""
+    each is recorded in that task's results); ``zero_shot_classes`` and ``templates``: a
+    zero-shot model's head (CLIP, SigLIP, open_clip), for every task as the tasks' options of
+    the same names. A task that fails is recorded with its message and the others still run."""
     data = dict(data or {})
     specs = report_specs(benchmarks)
     unknown = sorted(set(data) - {s.name for s in specs})
@@ -131,7 +134,16 @@ def run_report(
     if challenge_foregrounds is not None and challenge_foregrounds < 1:
         raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
     if isinstance(model, str):  # an unknown or unreachable model fails here, once, clearly
-        load_model(model, checkpoint, device)
+        # with the head the tasks use: a zero-shot model's text embeddings are computed once
+        # here (then cached for every task), never for prompts no task asked for
+        load_model(
+            model,
+            checkpoint,
+            device,
+            classnames=zero_shot_classnames(zero_shot_classes, specs[0]),
+            templates=templates,
+            progress=progress,
+        )
     out = check_writable(output_dir)
     started = time.perf_counter()
     common = {
@@ -141,6 +153,8 @@ def run_report(
         "batch_size": batch_size,
         "num_workers": num_workers,
         "progress": progress,
+        "zero_shot_classes": zero_shot_classes,
+        "templates": templates,
     }
     steps = [(spec, task) for spec in specs for task in spec.report_tasks]
     benchmarks_out: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ import numpy as np
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
-from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
+from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of, zero_shot_head
 from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, load_run, per_image_values
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder
@@ -161,11 +161,14 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
         if da["task"] not in COMPARABLE_TASKS:
             continue
         rows += compare_results(da, fa, db, fb, seed=seed)
+    # a zero-shot model's head (class names, templates), which its numbers depend on
+    heads_a = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[0]))))
+    heads_b = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[2]))))
     return {
         "schema_version": COMPARE_SCHEMA,
         "kind": "bgbench-compare",
-        "a": {"folder": str(a), "model": doc_a.get("model")},
-        "b": {"folder": str(b), "model": doc_b.get("model")},
+        "a": {"folder": str(a), "model": doc_a.get("model"), "zero_shot": heads_a},
+        "b": {"folder": str(b), "model": doc_b.get("model"), "zero_shot": heads_b},
         "seed": seed,
         "bootstrap_resamples": RESAMPLES,
         "rows": rows,
@@ -200,6 +203,9 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
         "only when its interval excludes 0.",
         "",
     ]
+    for side in ("a", "b"):
+        for head in doc[side].get("zero_shot") or ():
+            lines += [f"{side.upper()} ({doc[side]['model']}) is scored through a {head}.", ""]
     if headlines:
         lines += [f"- {r['benchmark']} · {r['verdict']}" for r in headlines] + [""]
         lines += ["### Headlines", "", *_table(headlines), ""]

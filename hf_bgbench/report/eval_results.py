@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
+from hf_bgbench.report.headlines import zero_shot_head
+
 
 def local_data_note(data: Mapping[str, Any] | None, hub_repo: str) -> str:
     """ "" when ``data`` is the benchmark's Hub dataset, else a sentence naming what was
@@ -51,6 +53,9 @@ def report_entries(report: Mapping[str, Any]) -> dict[str, list[EvalResultEntry]
         if row["ci95"] is not None:
             lo, hi = row["ci95"]
             parts.append(f"95% CI [{lo:.2f}, {hi:.2f}]")
+        head = zero_shot_head(results)
+        if head:  # a CLIP's numbers depend on its class names and templates
+            parts.append(head)
         local = local_data_note(data, bench["hub_repo"])
         if local:
             parts.append(local)

@@ -49,6 +49,14 @@ def protocol_of(doc: Mapping[str, Any]) -> tuple[str, list[str]]:
     return str(protocol.get("name") or ""), deviations
 
 
+def zero_shot_head(doc: Mapping[str, Any]) -> str | None:
+    """How a zero-shot model's head was made, from a results document's ``zero_shot``
+    record, in one line (:func:`hf_bgbench.models.zero_shot.head_line`); None for a model
+    with a trained head (or one scored through a linear probe)."""
+    z = doc.get("zero_shot")
+    return head_line(z) if isinstance(z, Mapping) else None
+
+
 def headline_rows(
     spec: BenchmarkSpec, docs: Mapping[str, Mapping[str, Any] | None]
 ) -> list[dict[str, Any]]:

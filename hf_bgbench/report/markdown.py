@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hf_bgbench.report.headlines import zero_shot_head
+
 WARNED = "⚠"
 """Beside a value whose run recorded a warning (e.g. a head that did not learn): see below."""
 ARROWS = {1: "↓", -1: "↑", 0: ""}
@@ -70,9 +72,25 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             f"{row['protocol'] or '—'} |"
         )
     lines += ["", "![Background-reliance profile](reliance_profile.png)", ""]
-    lines += _warnings(report) + _not_run(report) + _deviations(report)
+    lines += _heads(report) + _warnings(report) + _not_run(report) + _deviations(report)
     lines += _references(report) + _files(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _heads(report: Mapping[str, Any]) -> list[str]:
+    """A zero-shot model's head per benchmark (its class names and templates, which the
+    numbers depend on); nothing for a model with a trained head."""
+    seen: dict[str, list[str]] = {}
+    for bench in report["benchmarks"]:
+        for entry in bench["tasks"].values():
+            head = zero_shot_head(entry.get("results") or {})
+            if head and bench["title"] not in seen.get(head, []):
+                seen.setdefault(head, []).append(bench["title"])
+    if not seen:
+        return []
+    lines = ["### Zero-shot head", ""]
+    lines += [f"- {', '.join(titles)}: {head}." for head, titles in seen.items()]
+    return [*lines, ""]
 
 
 def _warnings(report: Mapping[str, Any]) -> list[str]:

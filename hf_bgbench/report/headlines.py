@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hf_bgbench.models.zero_shot import head_line
 from hf_bgbench.spec import BenchmarkSpec, Headline
 
 DISPLAY_SCALE = {"%": 100.0, "pts": 100.0, "": 1.0}

@@ -662,7 +662,9 @@ def build_demo() -> gr.Blocks:
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
-            "Scores a timm or transformers ImageNet classifier from the Hub on the "
+            "Scores a timm or transformers ImageNet classifier from the Hub, or a CLIP-family "
+            "model zero-shot (transformers CLIP or SigLIP, an open_clip repo; ImageNet's 1000 "
+            "class names, OpenAI's 80 prompt templates), on the "
             "background-reliance benchmarks. **BG-GAP** (ImageNet-9) = accuracy on "
             "*mixed_same* − *mixed_rand*: the points a model loses when the object's "
             "background stops matching its class."

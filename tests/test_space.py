@@ -372,6 +372,65 @@ def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
     assert space.task_options("evaluate", ["original"], False)["progress"] is True
 
 
+CLIP_WRITERS = {"open_clip": "write_open_clip", "transformers": "write_transformers_clip"}
+
+
+@pytest.mark.parametrize("library", list(CLIP_WRITERS))
+def test_a_clip_hub_model_is_scored_and_its_text_step_shown(space, tmp_path, monkeypatch, library):
+    """A CLIP-family Hub repo (tiny, in the local Hub cache, the Hub off) passes the Space's
+    checks and is scored zero-shot by the Space's own job function, the visitor seeing the
+    text step (its class prompts through the text tower) in the status and the progress bar
+    before the images are scored."""
+    import open_clip
+    from huggingface_hub import constants
+
+    from tests import clip_fixtures
+
+    folder = getattr(clip_fixtures, CLIP_WRITERS[library])(tmp_path / "model")
+    cache = tmp_path / "hub"
+    clip_fixtures.as_hub_cache(folder, cache, "someone/tiny-clip")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "cache"))  # the text step runs
+    # the Space's templates (OpenAI's set) cut to one: the same step, 80 times fewer prompts
+    monkeypatch.setattr(open_clip, "OPENAI_IMAGENET_TEMPLATES", ("a photo of a {}.",))
+    _job(space, monkeypatch, space.run_job)  # the Space's job function, in a thread
+    shown: list = []
+    outputs = list(
+        space.score(
+            "someone/tiny-clip",
+            "in9-local",
+            ["mixed_same", "mixed_rand"],
+            False,
+            progress=lambda value, desc=None, **kw: shown.append((value, desc, kw.get("unit"))),
+        )
+    )
+    out = dict(zip(SCORE_OUTPUTS, outputs[-1], strict=True))
+    assert "Done in" in out["status"] and "BG-GAP" in out["report"]
+    files = {Path(f).name: Path(f) for f in out["files"]}
+    results = json.loads(files["results.json"].read_text())
+    assert results["zero_shot"]["num_classes"] == 1000
+    assert results["zero_shot"]["templates"] == ["a photo of a {}."]
+    # the text step: named, counted in classes, from its start to its end, before the images
+    step = "embedding the class prompts"
+    assert ((0, 1000), step, "classes") in shown and ((1000, 1000), step, "classes") in shown
+    descs = [desc for _, desc, _ in shown]
+    assert descs.index(step) < descs.index("in9/mixed_same")
+    statuses = [o[0] for o in outputs]
+    assert any(f"{step} — 1000/1000 (100%)" in s for s in statuses), statuses
+    assert not any("scoring —" in s for s in statuses)  # never shown as an unnamed bar
+
+
+def test_the_space_takes_no_zero_shot_classes_or_templates_from_a_visitor(space):
+    """A template FILE would be a path on the server: the Space offers neither option, so
+    every zero-shot model is scored with the library's defaults (ImageNet's 1000 class names,
+    OpenAI's 80 templates), which every result records."""
+    assert not {"templates", "zero_shot_classes"} & set(inspect.signature(space.score).parameters)
+    for task in ("evaluate", "challenge", "noise", "saliency"):
+        options = space.task_options(task, ["original"], False)
+        assert not {"templates", "zero_shot_classes"} & set(options)
+
+
 def colour_rule_explore(model_id, options):
     from hf_bgbench.space.explore import explore_image
     from tests.in9_fixture import ColourRuleClassifier

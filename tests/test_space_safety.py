@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,6 +13,7 @@ from hf_bgbench.space.safety import (
     MAX_MESSAGE,
     Job,
     JobTimeout,
+    SafeModel,
     SpaceRefusal,
     check_model_cached,
     check_model_id,
@@ -21,6 +23,7 @@ from hf_bgbench.space.safety import (
     resolve_dataset,
     run_with_time_limit,
     visitor_message,
+    weights_read,
 )
 
 BENCHMARKS = {"in9": "bgbench/in9", "in9_full": "bgbench/in9_full", "rival10": "bgbench/rival10"}
@@ -293,3 +296,120 @@ def test_the_time_limit_message_says_what_the_visitor_can_change():
     with pytest.raises(JobTimeout) as info:
         run_with_time_limit(time.sleep, (30,), seconds=1, hint="Try a smaller model.")
     assert str(info.value).endswith("was stopped. Try a smaller model.")
+
+
+# --------------------------------------------------------------------------- CLIP-family models
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openai/clip-vit-base-patch32",  # transformers CLIP
+        "google/siglip-base-patch16-224",  # transformers SigLIP
+        "laion/CLIP-ViT-B-32-laion2B-s34B-b79K",  # open_clip Hub repo
+        "timm/vit_base_patch32_clip_224.openai",  # open_clip weights in a timm repo
+        "ViT-B-32/not-a-pretrained-tag",  # not open_clip's name: the loader reads a Hub repo
+    ],
+)
+def test_clip_family_hub_ids_are_accepted(text):
+    assert check_model_id(text) == SafeModel(text, text)
+    assert check_model_id(f"hf-hub:{text}").repo_id == text
+
+
+@pytest.mark.parametrize(
+    ("text", "repo"),
+    [
+        ("ViT-B-32/laion2b_s34b_b79k", "laion/CLIP-ViT-B-32-laion2B-s34B-b79K"),
+        ("ViT-B-32/openai", "timm/vit_base_patch32_clip_224.openai"),
+        ("hf-hub:ViT-B-32/openai", "timm/vit_base_patch32_clip_224.openai"),
+    ],
+)
+def test_open_clip_names_are_refused_naming_their_hub_repo(text, repo):
+    """open_clip's ARCH/tag names look like owner/name, but the loader reads them as open_clip
+    names (not the Hub repo the checks would look up): refused, with the repo to enter."""
+    with pytest.raises(SpaceRefusal) as info:
+        check_model_id(text)
+    message = str(info.value)
+    assert "open_clip's own name" in message and message.endswith(f"instead: {repo}.")
+    assert check_model_id(repo).repo_id == repo  # ... which the Space takes
+
+
+def test_open_clip_weights_are_counted_once_and_must_be_safetensors(monkeypatch):
+    """An open_clip repo is loaded from one weights file (open_clip_model.safetensors first):
+    only that file counts, though the repo also holds transformers' copy of the weights."""
+    laion = {
+        "open_clip_config.json": 10,
+        "open_clip_model.safetensors": 600 * 2**20,
+        "open_clip_pytorch_model.bin": 600 * 2**20,
+        "config.json": 10,
+        "model.safetensors": 600 * 2**20,
+        "pytorch_model.bin": 600 * 2**20,
+    }
+    _fake_hub(monkeypatch, laion, params=150_000_000)
+    assert check_model_size("laion/clip", 400_000_000, 2**30) == ""
+    assert weights_read("laion/clip", laion) == {"open_clip_model.safetensors": 600 * 2**20}
+    _fake_hub(monkeypatch, {"open_clip_config.json": 10, "open_clip_pytorch_model.bin": 10**8})
+    with pytest.raises(SpaceRefusal, match="open_clip_pytorch_model.bin.*safetensors weights only"):
+        check_model_size("owner/pickled-clip", 10**9, 2**31)
+    _fake_hub(monkeypatch, {"open_clip_config.json": 10, "README.md": 10})
+    with pytest.raises(SpaceRefusal, match="no weights file"):
+        check_model_size("owner/config-only", 10**9, 2**31)
+    # a transformers CLIP: its safetensors, as any transformers model
+    openai = {"config.json": 10, "model.safetensors": 10**8, "pytorch_model.bin": 10**8}
+    _fake_hub(monkeypatch, openai | {"tf_model.h5": 10**8, "flax_model.msgpack": 10**8})
+    assert check_model_size("openai/clip", 10**9, 2**31) == ""
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch) -> Path:
+    """An empty local Hub cache, the Hub switched off."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return cache
+
+
+def test_cached_clip_repos_pass_the_offline_check(hub_cache, tmp_path):
+    """Offline, a CLIP in the Hub cache is found whichever library wrote it: a transformers
+    CLIP by its config.json, an open_clip repo by open_clip_config.json and its weights."""
+    from tests.clip_fixtures import as_hub_cache, write_open_clip, write_transformers_clip
+
+    as_hub_cache(write_open_clip(tmp_path / "oc"), hub_cache, "someone/tiny-open-clip")
+    check_model_cached("someone/tiny-open-clip")
+    hf = write_transformers_clip(tmp_path / "hf", tokenizer=False)
+    as_hub_cache(hf, hub_cache, "someone/tiny-clip")
+    check_model_cached("someone/tiny-clip")
+    # an open_clip config without its weights in the cache cannot load: refused at once
+    as_hub_cache(write_open_clip(tmp_path / "cfg", weights=False), hub_cache, "someone/no-weights")
+    for missing in ("someone/no-weights", "someone/never-cached"):
+        with pytest.raises(SpaceRefusal, match="cannot be reached"):
+            check_model_cached(missing)
+
+
+def test_the_text_step_of_a_zero_shot_model_is_named_in_its_progress():
+    """open_clip's build_zero_shot_classifier (the library's recipe) shows a bare bar: it is
+    reported as the prompts step, counted in classes as tqdm shows them, from its start."""
+    import open_clip
+    import torch
+
+    from hf_bgbench.space.progress import PROMPTS_STEP, track_tqdm
+
+    class Tower:
+        def encode_text(self, tokens, normalize=False):
+            return torch.nn.functional.normalize(torch.randn(len(tokens), 4), dim=-1)
+
+    seen: list[tuple[str, int, int | None]] = []
+    with track_tqdm(lambda *a: seen.append(a)):
+        open_clip.build_zero_shot_classifier(
+            Tower(),
+            lambda texts: torch.zeros(len(texts), 2),
+            [f"class {i}" for i in range(30)],
+            ["a photo of a {}.", "a {}."],
+            num_classes_per_batch=10,
+            use_tqdm=True,
+        )
+    assert seen[0] == (PROMPTS_STEP, 0, 30) and seen[-1] == (PROMPTS_STEP, 30, 30)
+    assert {desc for desc, _, _ in seen} == {PROMPTS_STEP}

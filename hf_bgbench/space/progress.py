@@ -1,16 +1,24 @@
 """Live progress of a Space job: the tasks' own progress bars, reported to a callback.
 
 Every task reports progress through ``tqdm`` (``tqdm.auto``; one bar per variant, per
-foreground batch, ...). :func:`track_tqdm` wraps ``tqdm.std.tqdm.update`` / ``close`` -- the
-class every ``tqdm.auto`` bar derives from -- so each bar's description, count and total reach
-``report(desc, n, total)`` while it runs, throttled. The Space's job process sends these
-through its pipe (:func:`hf_bgbench.space.safety.run_with_time_limit`) and the web page shows
-them with ``gr.Progress``. Bars must be enabled (``progress=True``): a disabled tqdm bar
-keeps no description or count.
+foreground batch, ...). :func:`track_tqdm` wraps ``tqdm.std.tqdm.update`` / ``close`` /
+``__iter__`` -- the class every ``tqdm.auto`` bar derives from -- so each bar's description,
+count and total reach ``report(desc, n, total)`` while it runs, throttled (a bar that is
+iterated also reports when the loop starts, at 0). Counts are those tqdm shows: a bar with a
+numeric ``unit_scale`` is scaled by it. The Space's job process sends these through its pipe
+(:func:`hf_bgbench.space.safety.run_with_time_limit`) and the web page shows them with
+``gr.Progress``. Bars must be enabled (``progress=True``): a disabled tqdm bar keeps no
+description or count.
+
+A bar without a description of its own is named after the code that drives it when that is
+a known step (:data:`UNNAMED_BARS`): the text side of a zero-shot model (CLIP, SigLIP,
+open_clip), whose class prompts open_clip's ``build_zero_shot_classifier`` embeds under a
+bare bar, shows as :data:`PROMPTS_STEP`, in classes.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +27,13 @@ from typing import Any
 
 ProgressReport = Callable[[str, int, "int | None"], None]
 MIN_INTERVAL = 0.5  # seconds between two reports of one bar (the last one always goes)
+PROMPTS_STEP = "embedding the class prompts"
+"""The text step of a zero-shot model: its class prompts through the text tower, once per
+model and prompt set (then cached)."""
+UNNAMED_BARS = {"open_clip.zero_shot_classifier": PROMPTS_STEP}
+"""A bar with no description, by the module whose code drives it -> the name shown."""
+UNITS = {PROMPTS_STEP: "classes"}
+"""What a step counts, by its name (any other: images)."""
 
 _LOCK = threading.Lock()
 
@@ -34,37 +49,73 @@ def track_tqdm(report: ProgressReport, min_interval: float = MIN_INTERVAL) -> It
         yield
         return
     original_update, original_close = std.tqdm.update, std.tqdm.close
+    original_iter = std.tqdm.__iter__
     last: dict[int, float] = {}
+    names: dict[int, str] = {}  # a bar without a description -> the name it is shown by
 
-    def send(bar: Any, force: bool) -> None:
+    def send(bar: Any, force: bool, caller: Any) -> None:
         now = time.monotonic()
         if force or now - last.get(id(bar), 0.0) >= min_interval:
             last[id(bar)] = now
+            desc = str(getattr(bar, "desc", "") or "")
+            if not desc:
+                if id(bar) not in names:
+                    names[id(bar)] = UNNAMED_BARS.get(_driver(caller), "")
+                desc = names[id(bar)]
             total = getattr(bar, "total", None)
+            scale = _scale(bar)
             report(
-                str(getattr(bar, "desc", "") or ""),
-                int(getattr(bar, "n", 0)),
-                int(total) if total else None,
+                desc,
+                int(getattr(bar, "n", 0) * scale),
+                int(total * scale) if total else None,
             )
 
     def update(self: Any, n: float | None = 1) -> Any:
         out = original_update(self, n)
         if not getattr(self, "disable", False):
-            send(self, force=False)
+            send(self, force=False, caller=sys._getframe(1))
         return out
 
     def close(self: Any) -> Any:
         if not getattr(self, "disable", False):
-            send(self, force=True)  # the final count (a fast loop may never have reported)
+            # the final count (a fast loop may never have reported)
+            send(self, force=True, caller=sys._getframe(1))
         last.pop(id(self), None)
+        names.pop(id(self), None)
         return original_close(self)
 
-    std.tqdm.update, std.tqdm.close = update, close
+    def iterate(self: Any) -> Iterator[Any]:
+        if not getattr(self, "disable", False):
+            send(self, force=True, caller=sys._getframe(1))  # the step starts: shown at 0
+        yield from original_iter(self)
+
+    std.tqdm.update, std.tqdm.close, std.tqdm.__iter__ = update, close, iterate
     try:
         yield
     finally:
         std.tqdm.update, std.tqdm.close = original_update, original_close
+        std.tqdm.__iter__ = original_iter
         _LOCK.release()
+
+
+def _driver(frame: Any) -> str:
+    """The module of the first frame from ``frame`` outwards that is neither tqdm's nor this
+    module's: the code that drives a bar."""
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module != __name__ and module.split(".")[0] != "tqdm":
+            return module
+        frame = frame.f_back
+    return ""
+
+
+def _scale(bar: Any) -> float:
+    """tqdm's ``unit_scale`` when it scales the counts (a number other than 0 and 1; True
+    only adds SI prefixes), else 1."""
+    scale = getattr(bar, "unit_scale", False)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale in (0, 1):
+        return 1
+    return scale
 
 
 def progress_fraction(n: int, total: int | None) -> float | None:
@@ -79,7 +130,9 @@ def page_progress(progress: Callable[..., Any]) -> ProgressReport:
     an unknown total shows the description alone)."""
 
     def report(desc: str, n: int, total: int | None) -> None:
-        progress((n, total) if total else None, desc=desc or "scoring", unit="images")
+        progress(
+            (n, total) if total else None, desc=desc or "scoring", unit=UNITS.get(desc, "images")
+        )
 
     return report
 

@@ -4,18 +4,23 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
 
 * :func:`check_model_id` — a model id is a Hub repo id (``owner/name``, optionally written
   ``hf-hub:owner/name``) or a bundled model name, checked against the Hub's grammar *before*
-  anything loads; paths, URLs, ``local-dir:``/``file:`` ids and odd characters are refused.
+  anything loads; paths, URLs, ``local-dir:``/``file:`` ids and odd characters are refused, and
+  so are open_clip's own ``ARCH/tag`` names, pointing to the Hub repo that holds the weights
+  (:func:`open_clip_name`).
 * :func:`parse_allowlist` / :func:`resolve_dataset` — datasets come only from the
   operator's allow-list (``BGBENCH_SPACE_DATASETS="in9=bgbench/in9,in9-local=/data/in9"``);
   a visitor picks a *name*, never a path; a Hub id in the list is read from the Hub only
   (:func:`allowed_data`), never as a folder of the same name.
 * :func:`check_model_size` — parameters / weight bytes from the Hub metadata before download,
-  and Hub repos with pickled weights only are refused (skipped offline, with a note).
+  counting the weights the loader reads (:func:`weights_read`: an open_clip repo's one file,
+  else its safetensors), and Hub repos with pickled weights only are refused (skipped
+  offline, with a note).
 * :func:`visitor_message` — any exception as one complete, plain sentence-level message for
   a web visitor: CLI flags become words, commands and tracebacks are dropped, server paths
   hidden.
 * :func:`check_model_cached` — with the Hub unreachable, a Hub model that is not in this
-  server's cache is refused at once (instead of a loader's retries and internals).
+  server's cache (its ``config.json``, or an open_clip repo's ``open_clip_config.json`` and
+  weights) is refused at once (instead of a loader's retries and internals).
 * :class:`Job` / :func:`run_with_time_limit` — a job in a separate process, polled in short
   ticks (so the caller can show progress and notice a visitor who left), killed at its time
   limit or when stopped, its progress bars reported back as they advance.
@@ -23,6 +28,7 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
 import pickle
@@ -30,10 +36,14 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from hf_bgbench.hub.errors import is_hub_unreachable
 from hf_bgbench.models.bundled import bundled_variant
+from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
+from hf_bgbench.models.open_clip_models import WEIGHTS as OPEN_CLIP_WEIGHTS
 
 DATASETS_ENV = "BGBENCH_SPACE_DATASETS"
 MAX_ID_LENGTH = 96 * 2 + 1
@@ -46,7 +56,8 @@ _PICKLE_EXTS = (".bin", ".pth", ".pt", ".ckpt", ".pkl", ".pickle", ".tar", ".h5"
 _FILE_EXTS = (".safetensors", *_PICKLE_EXTS, ".zip", ".json", ".onnx")
 MODEL_HINT = (
     "Enter a model repository from the Hugging Face Hub as owner/name (for example "
-    "timm/resnet50.a1_in1k or microsoft/resnet-50), or the bundled tf_efficientnet_lite0."
+    "timm/resnet50.a1_in1k, microsoft/resnet-50 or, scored zero-shot, "
+    "openai/clip-vit-base-patch32), or the bundled tf_efficientnet_lite0."
 )
 
 
@@ -109,7 +120,67 @@ def check_model_id(text: str) -> SafeModel:
         raise SpaceRefusal(
             f"{mid!r} names a folder on this Space's server, which is never loaded. {MODEL_HINT}"
         )
+    named = open_clip_name(mid)
+    if named is not None:
+        raise SpaceRefusal(_open_clip_name_message(mid, named))
     return SafeModel(mid, mid)
+
+
+@lru_cache(maxsize=1)
+def _open_clip_archs() -> frozenset[str]:
+    """open_clip's architecture names (its ``model_configs/*.json``), read from the installed
+    package's files without importing it (an import costs seconds; this is every id's check)."""
+    try:
+        found = importlib.util.find_spec("open_clip")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return frozenset()
+    return frozenset(
+        p.stem
+        for folder in found.submodule_search_locations or ()
+        for p in (Path(folder) / "model_configs").glob("*.json")
+    )
+
+
+def open_clip_name(mid: str) -> str | None:
+    """For open_clip's own ``ARCH/tag`` name of a pretrained model
+    (``ViT-B-32/laion2b_s34b_b79k``, ``ViT-B-32/openai``): the Hub repo open_clip downloads
+    its weights from ("" if it names none). None for any other id.
+
+    Such a name has a Hub id's shape, but the loader reads it as open_clip's name *before* it
+    would read it as a Hub repo (:func:`hf_bgbench.models.loader.load_classifier`): the
+    Space's checks, which look the id up as a Hub repo, would check a repo that is not the one
+    loaded (online: "no such repository"; offline: "not cached"), and open_clip would pick the
+    weights file itself. So the Space refuses these names, deliberately, and names the Hub repo
+    instead: that repo normally holds the same weights beside an ``open_clip_config.json``, so
+    it loads the same model, and it goes through the same checks as any Hub id (size,
+    safetensors only, cached when offline) on the files the loader reads; one model also keeps
+    one id on the leaderboard."""
+    arch, _, tag = mid.partition("/")
+    if arch not in _open_clip_archs():
+        return None
+    from hf_bgbench.models.open_clip_models import is_open_clip_name
+
+    if not is_open_clip_name(mid):  # the loader's own test: it then reads a Hub repo
+        return None
+    from open_clip import get_pretrained_cfg
+
+    # hf_hub is "owner/name/" or "owner/name/<weights file>"
+    hub = str((get_pretrained_cfg(arch, tag) or {}).get("hf_hub") or "").strip("/")
+    repo = "/".join(hub.split("/")[:2])
+    return repo if HUB_ID.match(repo) else ""
+
+
+def _open_clip_name_message(mid: str, repo: str) -> str:
+    said = (
+        f"{mid!r} is open_clip's own name for a pretrained model, not a Hugging Face Hub "
+        "repository; this Space loads a model by its Hub repository, which it checks before "
+        "anything downloads."
+    )
+    if repo:
+        return f"{said} Enter the repository that holds its weights instead: {repo}."
+    return f"{said} open_clip names no Hub repository for it. {MODEL_HINT}"
 
 
 def _looks_like_path(mid: str) -> bool:
@@ -230,12 +301,7 @@ def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> st
             "the spelling (owner/name), or try again later."
         ) from None
     files = {s.rfilename: s.size or 0 for s in (info.siblings or [])}
-    weights = {f: s for f, s in files.items() if f.endswith(".safetensors")}
-    if not weights and any(f.endswith(_PICKLE_EXTS) for f in files):
-        raise SpaceRefusal(
-            f"{repo_id!r} publishes its weights only as pickle files (e.g. pytorch_model.bin), "
-            "which can run code when loaded; this Space loads safetensors weights only."
-        )
+    weights = weights_read(repo_id, files)
     params = getattr(getattr(info, "safetensors", None), "total", None)
     if params and params > max_params:
         raise SpaceRefusal(
@@ -253,6 +319,35 @@ def check_model_size(repo_id: str | None, max_params: int, max_bytes: int) -> st
     return ""
 
 
+def weights_read(repo_id: str, files: Mapping[str, int]) -> dict[str, int]:
+    """The weight files (name -> bytes) the loader reads from a Hub repo of ``files``, refused
+    (:class:`SpaceRefusal`) when they are pickles only. A repo with ``open_clip_config.json`` is
+    loaded by open_clip (the loader's first choice by files) from its first weights file in
+    open_clip's order -- ``open_clip_model.safetensors`` first -- only that one (a repo that
+    also holds transformers' ``model.safetensors`` is not counted twice); any other repo: its
+    safetensors files."""
+    if OPEN_CLIP_CONFIG in files:
+        name = next((w for w in OPEN_CLIP_WEIGHTS if w in files), None)
+        if name is None:
+            raise SpaceRefusal(
+                f"{repo_id!r} has an open_clip configuration but no weights file, so there is "
+                "no trained model to score."
+            )
+        if not name.endswith(".safetensors"):
+            raise SpaceRefusal(
+                f"{repo_id!r} publishes its open_clip weights only as a pickle file ({name}), "
+                "which can run code when loaded; this Space loads safetensors weights only."
+            )
+        return {name: files[name]}
+    weights = {f: s for f, s in files.items() if f.endswith(".safetensors")}
+    if not weights and any(f.endswith(_PICKLE_EXTS) for f in files):
+        raise SpaceRefusal(
+            f"{repo_id!r} publishes its weights only as pickle files (e.g. pytorch_model.bin), "
+            "which can run code when loaded; this Space loads safetensors weights only."
+        )
+    return weights
+
+
 HUB_UNREACHABLE_MESSAGE = (
     "The Hugging Face Hub cannot be reached from this Space right now, and {what} is not "
     "stored on it. Try again later, or score the bundled tf_efficientnet_lite0."
@@ -261,17 +356,25 @@ HUB_UNREACHABLE_MESSAGE = (
 
 def check_model_cached(repo_id: str | None) -> None:
     """With the Hub switched off for this server, a Hub model must already be in its cache:
-    refused at once otherwise (a loader would retry for a while, then name its internals)."""
+    refused at once otherwise (a loader would retry for a while, then name its internals).
+    In the cache means: ``config.json`` (timm, transformers -- CLIP and SigLIP included), or
+    an open_clip repo's ``open_clip_config.json`` with one of its weights files."""
     if repo_id is None or not hub_offline():
         return
-    from huggingface_hub import try_to_load_from_cache
 
-    try:
-        cached = try_to_load_from_cache(repo_id, "config.json")
-    except Exception:
-        cached = None
-    if not isinstance(cached, str):
-        raise SpaceRefusal(HUB_UNREACHABLE_MESSAGE.format(what=repr(repo_id)))
+    def cached(name: str) -> bool:
+        from huggingface_hub import try_to_load_from_cache
+
+        try:
+            return isinstance(try_to_load_from_cache(repo_id, name), str)
+        except Exception:
+            return False
+
+    if cached("config.json"):
+        return
+    if cached(OPEN_CLIP_CONFIG) and any(cached(w) for w in OPEN_CLIP_WEIGHTS):
+        return
+    raise SpaceRefusal(HUB_UNREACHABLE_MESSAGE.format(what=repr(repo_id)))
 
 
 _FLAG_WORDS = {
@@ -306,7 +409,7 @@ PICKLE_MESSAGE = (
 )
 REMOTE_CODE_MESSAGE = (
     "This model needs custom Python code from its repository, which this Space never runs. "
-    "Pick a model whose architecture ships with timm or transformers."
+    "Pick a model whose architecture ships with timm, transformers or open_clip."
 )
 
 

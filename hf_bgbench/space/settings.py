@@ -105,7 +105,12 @@ def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, An
     """What the Space passes to a task besides model, benchmark, data and output, from the
     task's options: never a checkpoint, label map or remote code; the variants picked, when
     the task takes variants; each option the task caps on shared hardware
-    (``Option.space_cap``: a seeded subset, recorded) at the operator's cap."""
+    (``Option.space_cap``: a seeded subset, recorded) at the operator's cap.
+
+    Never ``zero_shot_classes`` or ``templates`` either (deliberately not offered: a
+    ``templates`` FILE would be a path on the server): a zero-shot model (CLIP, SigLIP,
+    open_clip) is scored with the library's defaults -- ImageNet's 1000 class names, OpenAI's
+    80 templates, the published protocols -- which every result records."""
     from hf_bgbench.tasks import get_task
     from hf_bgbench.tasks.options import described
 

@@ -144,7 +144,7 @@ def test_text_embeddings_are_cached_and_keyed_by_the_prompts(open_clip_folder, t
     first = load_classifier(str(open_clip_folder), templates="simple", progress=False)
     again = load_classifier(str(open_clip_folder), templates="simple", progress=False)
     assert again.zero_shot.cached and again.fingerprint == first.fingerprint
-    (tmp_path / "t.txt").write_text("a photo of a {}.\n")
+    (tmp_path / "t.txt").write_text("a test-only photo of a {}.\n")  # no other test's prompt
     other = load_classifier(str(open_clip_folder), templates=str(tmp_path / "t.txt"))
     assert not other.zero_shot.cached
     assert other.zero_shot.embeddings_sha256 != first.zero_shot.embeddings_sha256

@@ -23,6 +23,7 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.cli import main
 from hf_bgbench.models import load_classifier
 from hf_bgbench.tasks.attribution import run_attribution
+from hf_bgbench.tasks.common import zero_shot_classnames
 from hf_bgbench.tasks.evaluate import evaluate_model
 from hf_bgbench.tasks.graying import run_graying
 from hf_bgbench.tasks.noise import run_noise
@@ -134,7 +135,7 @@ def test_saliency_finds_the_clip_layer(
     }
     clf = load_classifier(
         path,
-        classnames="imagenet" if classes == "imagenet" else list(get_benchmark("in9").classes),
+        classnames=zero_shot_classnames(classes, get_benchmark("in9")),
         templates=one_template,
         progress=False,
     )
@@ -175,7 +176,7 @@ def test_attribution_explains_the_image_embedding(clip, open_clip_folder, one_te
 
 def test_linear_probe_on_the_image_tower(clip, open_clip_folder, one_template, rival10):
     """--label-map probe: a linear head on the CLIP's image embedding (the record names the
-    features probed); the text head plays no part, so it is not recorded as the head."""
+    features probed); the text head plays no part, so it is neither built nor recorded."""
     doc = evaluate_model(
         str(open_clip_folder),
         benchmark="rival10",
@@ -189,7 +190,9 @@ def test_linear_probe_on_the_image_tower(clip, open_clip_folder, one_template, r
     probe = doc["probe"]
     assert probe["features"] == clip.features_source
     assert "image tower's embedding" in probe["features"]
-    assert probe["feature_dim"] == 16 and probe["base_fingerprint"] == clip.fingerprint
+    tower = load_classifier(str(open_clip_folder), classnames=None)  # the image tower alone
+    assert tower.zero_shot is None and tower.label_space.num_classes == 0
+    assert probe["feature_dim"] == 16 and probe["base_fingerprint"] == tower.fingerprint
     assert doc["label_protocol"].startswith("linear probe")
     assert doc["model_label_space"] == "rival10" and "zero_shot" not in doc
 
@@ -252,6 +255,7 @@ def test_benchmark_classes_head_speaks_the_benchmark(
     )
     assert doc["model_label_space"] == "in9"
     assert doc["zero_shot"]["classnames"] == names and doc["zero_shot"]["num_templates"] == 1
+    assert doc["zero_shot"]["classnames_source"] == "benchmark (IN-9's own 9 classes)"
     assert doc["label_protocol"].startswith("zero-shot head: 9 class names")
     # independently: transformers' CLIP, the nine prompts, cosine similarity
     model = CLIPModel.from_pretrained(hf_clip_folder).eval()
@@ -280,19 +284,13 @@ def _tensor(out) -> torch.Tensor:
 
 
 @pytest.fixture(scope="module")
-def clip_report(clip, open_clip_folder, in9_release, tmp_path_factory) -> Path:
-    """`bgbench report` of the open_clip CLIP on IN-9 (a sample of 2 challenge foregrounds).
-    The command takes the default templates, OpenAI's 80: here open_clip's set is cut to the
-    one template (the very prompts of the `clip` fixture, so the cached text embeddings
-    serve), which keeps 80,000 prompts off a 2-core test machine."""
-    import open_clip
-
+def clip_report(clip, open_clip_folder, one_template, in9_release, tmp_path_factory) -> Path:
+    """`bgbench report` of the open_clip CLIP on IN-9 (a sample of 2 challenge foregrounds),
+    with the one template of the `clip` fixture (--templates; its text embeddings cached)."""
     out = tmp_path_factory.mktemp("clip_report") / "report"
     argv = ["report", str(open_clip_folder), "--data", f"in9={in9_release}", "--benchmarks"]
     argv += ["in9", "--challenge-foregrounds", "2", "--output", str(out), *CLI_QUIET]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(open_clip, "OPENAI_IMAGENET_TEMPLATES", (lambda c: TEMPLATE.format(c),))
-        assert main(argv) == 0
+    assert main([*argv, "--templates", one_template]) == 0
     return out
 
 
@@ -303,10 +301,10 @@ def test_report_card_of_a_clip_names_its_head(clip, clip_report):
     for entry in bench["tasks"].values():
         assert entry["status"] == "run"
         z = entry["results"]["zero_shot"]
-        assert z["templates_source"].startswith("openai") and z["templates"] == [TEMPLATE]
+        assert z["templates_source"] == "file templates.txt" and z["templates"] == [TEMPLATE]
         assert z["text_embeddings_sha256"] == clip.zero_shot.embeddings_sha256
     assert all(r["status"] == "run" for r in doc["headlines"])
-    head = "zero-shot head: 1000 class names (imagenet) x 1 templates (openai)"
+    head = "zero-shot head: 1000 class names (imagenet) x 1 templates (file templates.txt)"
     assert f"### Zero-shot head\n\n- IN-9: {head}" in (clip_report / "report.md").read_text()
     entries = yaml.safe_load((clip_report / ".eval_results" / "in9.yaml").read_text())
     assert entries and all(head in e["notes"] for e in entries)

@@ -44,6 +44,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "default: every foreground",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (recorded)")
+    p.add_argument(
+        "--zero-shot-classes",
+        choices=("imagenet", "benchmark"),
+        default="imagenet",
+        help="zero-shot models (CLIP, SigLIP, open_clip): the classes their text head covers "
+        "(imagenet = ImageNet's 1000, each benchmark's published mapping then applies; "
+        "benchmark = each benchmark's own class names, a named protocol)",
+    )
+    p.add_argument(
+        "--templates",
+        default="openai",
+        metavar="SET|FILE",
+        help="zero-shot models: prompt templates, openai (OpenAI's 80), simple (open_clip's 7) "
+        "or a file with one template a line, {} where the class name goes",
+    )
     p.add_argument("--checkpoint", help="weights file for a timm architecture given as MODEL")
     p.add_argument("--device", help="cuda / mps / cpu (default: the best available)")
     p.add_argument("--batch-size", type=positive_int, help="images per forward pass")
@@ -73,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         benchmarks=args.benchmarks,
         challenge_foregrounds=args.challenge_foregrounds,
         seed=args.seed,
+        zero_shot_classes=args.zero_shot_classes,
+        templates=args.templates,
         checkpoint=args.checkpoint,
         device=args.device,
         batch_size=args.batch_size,

@@ -13,6 +13,11 @@ import torch
 from hf_bgbench.labels import LabelSpace, benchmark_label_spaces, imagenet_label_space
 from hf_bgbench.models.preprocessing import Preprocessing
 
+HEADLESS = "none"
+"""The label space kind of an image backbone without classes (timm ``num_classes=0``, e.g. a
+DINOv2 tower; a zero-shot model's image tower loaded without its text head): it is scored
+only through a linear probe."""
+
 _GENERIC_NAME = re.compile(r"^(label|class|cls)?[ _-]?\d+$", re.IGNORECASE)
 
 

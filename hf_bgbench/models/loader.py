@@ -31,7 +31,7 @@ from typing import Any
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.models.bundled import bundled_variant, hub_variant, load_bundled, package_name
-from hf_bgbench.models.classifier import Classifier
+from hf_bgbench.models.classifier import HEADLESS, Classifier
 from hf_bgbench.models.devices import resolve_device
 from hf_bgbench.models.errors import (
     ModelLoadError,
@@ -58,7 +58,7 @@ from hf_bgbench.models.transformers_models import (
     load_transformers_zero_shot,
     read_local_config,
 )
-from hf_bgbench.models.zero_shot import Prompts, prompts_for
+from hf_bgbench.models.zero_shot import ClassNames, Prompts, prompts_for
 
 logger = logging.getLogger(__name__)
 
@@ -439,7 +439,7 @@ def load_classifier(
     *,
     checkpoint: str | None = None,
     device: str | None = None,
-    classnames: str | Sequence[str] = "imagenet",
+    classnames: str | Sequence[str] | ClassNames | None = "imagenet",
     templates: str | Sequence[str] = "openai",
     progress: bool = True,
 ) -> Classifier:
@@ -458,8 +458,9 @@ def load_classifier(
     A model with a text tower (CLIP, SigLIP, open_clip) is scored zero-shot over
     ``classnames`` (``"imagenet"``: open_clip's 1000 ImageNet class names; or a list) with
     ``templates`` (``"openai"``: OpenAI's 80; ``"simple"``; a file, one template a line with
-    ``{}``; or a list): see :mod:`hf_bgbench.models.zero_shot`. ``progress``: the text
-    embeddings' progress bar.
+    ``{}``; or a list): see :mod:`hf_bgbench.models.zero_shot`. ``classnames=None`` loads a
+    zero-shot model's image tower alone, without classes (for a linear probe: its text head
+    is never built). ``progress``: the text embeddings' progress bar.
 
     Raises :class:`~hf_bgbench.models.errors.ModelLoadError` (a ``ValueError``) or one of
     its subclasses, each with a message saying what to do.
@@ -467,14 +468,17 @@ def load_classifier(
     model_id = _check_id(model_id)
     prompts: list[Prompts] = []
 
-    def make_prompts() -> Prompts:  # read only for a zero-shot model, once
+    def make_prompts() -> Prompts | None:  # read only for a zero-shot model, once
+        if classnames is None:
+            return None
         if not prompts:
             prompts.append(prompts_for(classnames, templates))
         return prompts[0]
 
     ref = ModelRef(model_id, model_id.strip(), None, make_prompts, progress)
     clf = _load(model_id, checkpoint, ref)
-    if clf.zero_shot is None and (classnames != "imagenet" or templates != "openai"):
+    own_head = clf.zero_shot is None and clf.label_space.kind != HEADLESS
+    if own_head and (classnames not in ("imagenet", None) or templates != "openai"):
         raise ModelLoadError(
             f"{model_id!r} is a classifier with a trained head ({clf.source}); class names and "
             "templates (--zero-shot-classes / --templates) apply only to zero-shot models "

@@ -16,7 +16,7 @@ import torch
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
-from hf_bgbench.models.classifier import Classifier, infer_label_space
+from hf_bgbench.models.classifier import HEADLESS, Classifier, infer_label_space
 from hf_bgbench.models.errors import (
     ModelLoadError,
     UnknownModelError,
@@ -85,10 +85,6 @@ def unknown_model(model_id: str, name: str | None = None) -> UnknownModelError:
 
 # ---------------------------------------------------------------------- classifier assembly
 
-
-HEADLESS = "none"
-"""The label space kind of a backbone without a classification head (timm
-``num_classes=0``, e.g. a DINOv2 tower): it can only be scored through a linear probe."""
 
 _CLIP_TOWER = ("_clip_", "siglip", "_clip.", "clipa")
 

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ RECIPE = (
 )
 TEMPLATE_SETS = ("openai", "simple")
 CLASS_SETS = ("imagenet", "benchmark")
+PROMPTS_STEP = "embedding the class prompts"  # the text step's progress bar (also the Space's)
 CLASSES_PER_BATCH = 10  # open_clip's default: 10 classes x 80 templates = 800 prompts a batch
 
 
@@ -147,15 +149,27 @@ def duplicate_names(names: Sequence[str]) -> dict[str, list[int]]:
     return {n: ix for n, ix in where.items() if len(ix) > 1}
 
 
+@dataclass(frozen=True)
+class ClassNames:
+    """Class names with where they come from (recorded), e.g. a benchmark's own classes."""
+
+    names: tuple[str, ...]
+    source: str
+
+
 def prompts_for(
-    classnames: str | Sequence[str] = "imagenet", templates: str | Sequence[str] = "openai"
+    classnames: str | Sequence[str] | ClassNames = "imagenet",
+    templates: str | Sequence[str] = "openai",
 ) -> Prompts:
     """The :class:`Prompts` of a zero-shot head: ``classnames`` ``"imagenet"`` (open_clip's
-    1000 ImageNet class names, in ImageNet index order) or a list (a benchmark's own classes);
-    ``templates`` as :func:`read_templates` takes them."""
+    1000 ImageNet class names, in ImageNet index order), :class:`ClassNames` or a list (a
+    benchmark's own classes); ``templates`` as :func:`read_templates` takes them."""
     from open_clip import IMAGENET_CLASSNAMES
 
-    if isinstance(classnames, str):
+    if isinstance(classnames, ClassNames):
+        names = check_classnames(classnames.names, classnames.source)
+        class_source = classnames.source
+    elif isinstance(classnames, str):
         if classnames != "imagenet":
             raise ZeroShotError(
                 f"zero-shot classes {classnames!r}: 'imagenet' or a list of class names."
@@ -266,17 +280,38 @@ def class_embeddings(
         print(
             f"text embeddings: {len(prompts.classnames)} classes x {len(prompts.templates)} "
             f"templates = {n} prompts (once per model and prompt set; cached)",
+            file=sys.stderr,
             flush=True,
         )
-    with torch.no_grad():  # not inference_mode: the head's buffer takes part in Grad-CAM
+    from tqdm.auto import tqdm
+
+    per_class = len(prompts.templates)
+    with (
+        tqdm(
+            total=len(prompts.classnames),
+            desc=PROMPTS_STEP,
+            unit="class",
+            disable=not progress,
+        ) as bar,
+        torch.no_grad(),  # not inference_mode: the head's buffer takes part in Grad-CAM
+    ):
+        bar.update(0)  # the step shows from its start, at 0 (a Space reports each update)
+
+        class Counted:  # the tower, counting the classes each batch of prompts covers
+            @staticmethod
+            def encode_text(tokens: Any, normalize: bool = False) -> torch.Tensor:
+                out = tower.encode_text(tokens, normalize=normalize)
+                bar.update(len(out) // per_class)
+                return out
+
         weights = build_zero_shot_classifier(
-            tower,
+            Counted,
             tower.tokenize,
             list(prompts.classnames),
             list(prompts.templates),
             num_classes_per_batch=CLASSES_PER_BATCH,
             device=device,
-            use_tqdm=progress,
+            use_tqdm=False,
         )
     weights = weights.detach().float().cpu().contiguous()
     if use_cache:
@@ -320,6 +355,11 @@ class ZeroShotModel(torch.nn.Module):
         return out.float()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.class_embeddings.numel() == 0:
+            raise ValueError(
+                "This image tower was loaded without its text head (for a linear probe), so "
+                "it has no classes; load it with class names to score it zero-shot."
+            )
         feats = torch.nn.functional.normalize(self.image_features(x), dim=-1)
         logits = self.logit_scale * feats @ self.class_embeddings.to(feats.dtype)
         return logits + self.logit_bias if self.logit_bias is not None else logits
@@ -376,7 +416,7 @@ def head_line(record: Mapping[str, Any]) -> str:
 def zero_shot_classifier(
     tower: torch.nn.Module,
     text: TextTower,
-    prompts: Prompts,
+    prompts: Prompts | None,
     *,
     model_id: str,
     resolved: str,
@@ -393,9 +433,28 @@ def zero_shot_classifier(
     ``ZeroShotModel`` over ``prompts`` (text embeddings from the cache or computed once), the
     label space its class names make, a fingerprint of the weights, the text embeddings and
     the preprocessing, and the per-model record (``zero_shot``, ``cam_layer``,
-    ``features_source``)."""
-    from hf_bgbench.models.classifier import Classifier, infer_label_space, make_fingerprint
+    ``features_source``). ``prompts`` None: the image tower alone, without classes (its
+    text head is not built: a linear probe reads only the image embedding)."""
+    from hf_bgbench.labels import LabelSpace
+    from hf_bgbench.models.classifier import (
+        HEADLESS,
+        Classifier,
+        infer_label_space,
+        make_fingerprint,
+    )
 
+    if prompts is None:
+        clf = Classifier(
+            model_id=model_id,
+            resolved=resolved,
+            source=source,
+            model=ZeroShotModel(tower, torch.zeros(0, 0), logit_scale, logit_bias).eval(),
+            preprocessing=preprocessing,
+            label_space=LabelSpace(HEADLESS, ()),
+            fingerprint=make_fingerprint(source, resolved, text.weights, preprocessing),
+        )
+        clf.cam_layer, clf.features_source = cam_layer, features_source
+        return clf
     weights, cached = class_embeddings(text, prompts, progress=progress)
     model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
     record = ZeroShotText(

@@ -25,11 +25,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hf_bgbench.models.zero_shot import PROMPTS_STEP
+
 ProgressReport = Callable[[str, int, "int | None"], None]
 MIN_INTERVAL = 0.5  # seconds between two reports of one bar (the last one always goes)
-PROMPTS_STEP = "embedding the class prompts"
-"""The text step of a zero-shot model: its class prompts through the text tower, once per
-model and prompt set (then cached)."""
+# PROMPTS_STEP (hf_bgbench.models.zero_shot): the text step of a zero-shot model, its class
+# prompts through the text tower, once per model and prompt set (then cached)
 UNNAMED_BARS = {"open_clip.zero_shot_classifier": PROMPTS_STEP}
 """A bar with no description, by the module whose code drives it -> the name shown."""
 UNITS = {PROMPTS_STEP: "classes"}

@@ -17,6 +17,7 @@ from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.classifier import ORDER_ASSUMED
+from hf_bgbench.models.zero_shot import ClassNames
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import write_json, write_run_folder
 from hf_bgbench.tasks.options import LABEL_MAPS
@@ -100,7 +101,7 @@ def load_model(
     checkpoint: str | None = None,
     device: str | None = None,
     *,
-    classnames: str | Sequence[str] = "imagenet",
+    classnames: str | Sequence[str] | ClassNames | None = "imagenet",
     templates: str | Sequence[str] = "openai",
     progress: bool = True,
 ) -> Any:
@@ -128,14 +129,15 @@ def load_model(
     )
 
 
-def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | list[str]:
+def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | ClassNames:
     """What ``--zero-shot-classes`` names: ``imagenet`` (the published protocols: ImageNet's
     1000 classes, then the benchmark's own mapping) or ``benchmark`` (a head over the
     benchmark's own class names: a named protocol, recorded)."""
     if choice == "imagenet":
         return "imagenet"
     if choice == "benchmark":
-        return list(spec.label_space.names)
+        names = tuple(spec.label_space.names)
+        return ClassNames(names, f"benchmark ({spec.short_name}'s own {len(names)} classes)")
     raise ValueError(f"--zero-shot-classes {choice!r}: choose imagenet or benchmark.")
 
 
@@ -164,15 +166,19 @@ def classifier_and_mapper(
     """
     if label_map not in LABEL_MAPS:
         raise ValueError(f"--label-map {label_map!r}: choose one of {', '.join(LABEL_MAPS)}.")
+    choice = spec.default_label_map if label_map == "auto" else label_map
+    classnames = zero_shot_classnames(zero_shot_classes, spec)
+    if choice == "probe" and classnames == "imagenet":
+        # a probe reads only the image embedding: a zero-shot model's text head is not built
+        classnames = None
     classifier = load_model(
         model,
         checkpoint,
         device,
-        classnames=zero_shot_classnames(zero_shot_classes, spec),
+        classnames=classnames,
         templates=templates,
         progress=probe_options.get("progress", True),
     )
-    choice = spec.default_label_map if label_map == "auto" else label_map
     if classifier.label_space.num_classes == 0 and choice != "probe":
         raise ValueError(
             f"{getattr(classifier, 'model_id', model)!r} is an image backbone without a "

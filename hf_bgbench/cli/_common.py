@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 MODEL_HELP = (
-    "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, local folder, "
-    "local-dir:..., or the bundled tf_efficientnet_lite0/1/2"
+    "timm name (resnet50.a1_in1k), hf-hub:timm/..., transformers Hub id, a CLIP-family model "
+    "scored zero-shot (openai/clip-vit-base-patch32, an open_clip Hub repo or ARCH/tag), local "
+    "folder, local-dir:..., or the bundled tf_efficientnet_lite0/1/2"
 )
 DEFAULT_MODEL = "tf_efficientnet_lite0"
 

@@ -116,8 +116,9 @@ class ModelRef:
     model_id: str
     target: str
     files: RepoFiles | None
-    prompts: Callable[[], Prompts]
+    prompts: Callable[[], Prompts | None]
     progress: bool = True
+    device: Any = None  # where the model will run: a zero-shot head's text side runs there
 
     @property
     def location(self) -> str:
@@ -222,7 +223,11 @@ def _load_open_clip(ref: ModelRef) -> Classifier:
         if not is_open_clip_name(ref.target):
             raise UnknownModelError(unknown_open_clip_name(ref.model_id, ref.target))
         return load_open_clip(
-            ref.model_id, name=ref.target, prompts=ref.prompts(), progress=ref.progress
+            ref.model_id,
+            name=ref.target,
+            prompts=ref.prompts(),
+            progress=ref.progress,
+            device=ref.device,
         )
     return load_open_clip(
         ref.model_id,
@@ -230,6 +235,7 @@ def _load_open_clip(ref: ModelRef) -> Classifier:
         repo_id=f.repo_id,
         prompts=ref.prompts(),
         progress=ref.progress,
+        device=ref.device,
     )
 
 
@@ -241,7 +247,12 @@ def _load_transformers(ref: ModelRef) -> Classifier:
 def _load_transformers_zero_shot(ref: ModelRef) -> Classifier:
     local = ref.files is not None and ref.files.folder is not None
     return load_transformers_zero_shot(
-        ref.model_id, ref.location, local=local, prompts=ref.prompts(), progress=ref.progress
+        ref.model_id,
+        ref.location,
+        local=local,
+        prompts=ref.prompts(),
+        progress=ref.progress,
+        device=ref.device,
     )
 
 
@@ -341,13 +352,23 @@ def _folder_ref(ref: ModelRef, folder: str, what: str) -> ModelRef:
             f"Hub layout ({OPEN_CLIP_CONFIG} + weights)."
         )
     return ModelRef(
-        ref.model_id, folder, RepoFiles(ref.model_id, folder=folder), ref.prompts, ref.progress
+        ref.model_id,
+        folder,
+        RepoFiles(ref.model_id, folder=folder),
+        ref.prompts,
+        ref.progress,
+        ref.device,
     )
 
 
 def _hub_ref(ref: ModelRef, repo_id: str) -> ModelRef:
     return ModelRef(
-        ref.model_id, repo_id, RepoFiles(ref.model_id, repo_id=repo_id), ref.prompts, ref.progress
+        ref.model_id,
+        repo_id,
+        RepoFiles(ref.model_id, repo_id=repo_id),
+        ref.prompts,
+        ref.progress,
+        ref.device,
     )
 
 
@@ -368,14 +389,18 @@ def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
         return _by_files(_folder_ref(ref, target, f"'{family}:'"), family)
     for loader in loaders:
         if loader.names is not None and loader.names(rest):
-            return loader.load(ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress))
+            return loader.load(
+                ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress, ref.device)
+            )
     if family == "open_clip" and is_open_clip_arch(rest):
         raise UnknownModelError(unknown_open_clip_name(ref.model_id, rest))
     if _REPO_ID.match(rest) or rest.startswith("hf-hub:"):
         return _by_files(_hub_ref(ref, rest.removeprefix("hf-hub:")), family)
     if family == "timm":
         raise unknown_model(ref.model_id, rest)
-    return loaders[0].load(ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress))
+    return loaders[0].load(
+        ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress, ref.device)
+    )
 
 
 def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
@@ -475,7 +500,8 @@ def load_classifier(
             prompts.append(prompts_for(classnames, templates))
         return prompts[0]
 
-    ref = ModelRef(model_id, model_id.strip(), None, make_prompts, progress)
+    target = resolve_device(device)
+    ref = ModelRef(model_id, model_id.strip(), None, make_prompts, progress, target)
     clf = _load(model_id, checkpoint, ref)
     own_head = clf.zero_shot is None and clf.label_space.kind != HEADLESS
     if own_head and (classnames not in ("imagenet", None) or templates != "openai"):
@@ -484,7 +510,7 @@ def load_classifier(
             "templates (--zero-shot-classes / --templates) apply only to zero-shot models "
             "(CLIP, SigLIP, open_clip). Leave them out."
         )
-    return clf.to(resolve_device(device))
+    return clf.to(target)
 
 
 def describe_loaders() -> list[tuple[str, str]]:

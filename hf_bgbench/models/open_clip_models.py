@@ -187,6 +187,7 @@ def text_encoder(model: Any, tokenizer: Any) -> tuple[Callable[[Any], torch.Tens
     if not cuttable:
         return full, "full-context"
     probe = tokenizer(["a photo of a tench.", "a sculpture of the great white shark in the sea."])
+    probe = probe.to(model.token_embedding.weight.device)
     with torch.no_grad():
         same = torch.allclose(_encode_cut(model, probe), full(probe), rtol=1e-4, atol=1e-5)
     if not same:  # pragma: no cover - a tower this rule does not describe
@@ -200,8 +201,9 @@ def load_open_clip(
     folder: str | None = None,
     repo_id: str | None = None,
     name: str | None = None,
-    prompts: Prompts,
+    prompts: Prompts | None,
     progress: bool = True,
+    device: Any = None,
 ) -> Classifier:
     """An open_clip model from a ``folder``, a Hub ``repo_id`` or an ``ARCH/tag`` ``name``,
     with a zero-shot head over ``prompts``."""
@@ -259,7 +261,7 @@ def load_open_clip(
         raise ModelLoadError(
             f"open_clip could not load {model_id!r}: {type(e).__name__}: {first}"
         ) from e
-    model.eval()
+    model.eval().to(device or "cpu")  # the text side runs where the model will
     pre = preprocessing_of(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
     weights = state_dict_digest(model)
     encode, how = text_encoder(model, tokenizer)
@@ -285,6 +287,7 @@ def load_open_clip(
         cam_layer=last_token_norm(visual, "transformer.resblocks", "ln_1", "tower"),
         features_source="the image tower's embedding (open_clip encode_image, before L2 norm)",
         progress=progress,
+        device=device,
     )
     del model, text  # the text tower is spent: its embeddings are the head's buffer
     return clf

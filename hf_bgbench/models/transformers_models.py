@@ -189,7 +189,13 @@ def _logit_scale(model: torch.nn.Module) -> float:
 
 
 def load_transformers_zero_shot(
-    model_id: str, location: str, *, local: bool, prompts, progress: bool = True
+    model_id: str,
+    location: str,
+    *,
+    local: bool,
+    prompts,
+    progress: bool = True,
+    device: Any = None,
 ):
     """``location`` (Hub repo id or local folder) as a zero-shot classifier over ``prompts``
     (:class:`hf_bgbench.models.zero_shot.Prompts`)."""
@@ -228,7 +234,7 @@ def load_transformers_zero_shot(
             f"{model_id!r} has no image processor config (preprocessor_config.json), so its "
             "preprocessing is unknown. Save the processor beside the model."
         )
-    model.eval()
+    model.eval().to(device or "cpu")  # the text side runs where the model will
     config = model.config
     model_type = str(getattr(config, "model_type", ""))
     tokenize, tokenizer_name = _tokenizer_of(model_id, location, processor, model_type)
@@ -265,4 +271,5 @@ def load_transformers_zero_shot(
         ),
         features_source="the image tower's embedding (transformers get_image_features)",
         progress=progress,
+        device=device,
     )

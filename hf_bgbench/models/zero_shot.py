@@ -428,6 +428,7 @@ def zero_shot_classifier(
     cam_layer: str | None = None,
     features_source: str,
     progress: bool = True,
+    device: Any = None,
 ) -> Any:
     """The :class:`~hf_bgbench.models.classifier.Classifier` of a zero-shot model: its
     ``ZeroShotModel`` over ``prompts`` (text embeddings from the cache or computed once), the
@@ -455,7 +456,7 @@ def zero_shot_classifier(
         )
         clf.cam_layer, clf.features_source = cam_layer, features_source
         return clf
-    weights, cached = class_embeddings(text, prompts, progress=progress)
+    weights, cached = class_embeddings(text, prompts, progress=progress, device=device or "cpu")
     model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
     record = ZeroShotText(
         prompts, tensor_digest(weights), library, logit_scale, logit_bias, cached, text.tokenizer

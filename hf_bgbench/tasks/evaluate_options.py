@@ -19,10 +19,11 @@ from hf_bgbench.tasks.options import (
 
 @dataclass
 class EvaluateOptions(RunOptions):
-    """Score a timm / transformers / bundled model on every variant of a benchmark and report
-    per-variant accuracy with intervals and the benchmark's metrics (IN-9: BG-GAP, the other
-    gaps, the prediction categories). Writes results.json, results.md,
-    results_model_index.yaml, accuracy.png and per-image predictions to --output. Several
+    """Score a timm / transformers / open_clip / bundled model (CLIP-family models zero-shot)
+    on every variant of a benchmark and report per-variant accuracy with intervals and the
+    benchmark's metrics (IN-9: BG-GAP, the other gaps, the prediction categories). Writes
+    results.json, results.md, results_model_index.yaml, accuracy.png and per-image
+    predictions to --output. Several
     processes (one per GPU): `accelerate launch --multi_gpu --num_processes N -m hf_bgbench
     evaluate ...`; same results as one process."""
 

@@ -55,7 +55,7 @@ def _photos(n: int = 12, size: tuple[int, int] = (SIZE, SIZE), seed: int = 0) ->
 def _predict(clf, images: list[Image.Image]) -> torch.Tensor:
     transform = clf.preprocessing.full_transform()
     with torch.inference_mode():
-        return clf.logits(torch.stack([transform(im) for im in images])).argmax(1)
+        return clf.logits(torch.stack([transform(im) for im in images])).argmax(1).cpu()
 
 
 # --------------------------------------------------------------------------- the recipe
@@ -86,7 +86,7 @@ def test_open_clip_predictions_equal_build_zero_shot_classifier(open_clip_folder
     assert record["num_templates"] == len(open_clip.SIMPLE_IMAGENET_TEMPLATES)
     assert record["templates"][0] == open_clip.SIMPLE_IMAGENET_TEMPLATES[0]("{}")
     assert record["classnames"] == list(open_clip.IMAGENET_CLASSNAMES)
-    torch.testing.assert_close(clf.model.class_embeddings, weights)
+    torch.testing.assert_close(clf.model.class_embeddings.cpu(), weights)
 
 
 @pytest.fixture(scope="module")

@@ -46,3 +46,30 @@ def _benchmarks_registered() -> None:
     from hf_bgbench.benchmarks import list_benchmarks
 
     list_benchmarks()
+
+
+# Tiny CLIP models (tests/clip_fixtures.py), written once per test module that asks.
+
+
+@pytest.fixture(scope="module")
+def open_clip_folder(tmp_path_factory) -> Path:
+    from tests.clip_fixtures import write_open_clip
+
+    return write_open_clip(tmp_path_factory.mktemp("oc") / "tiny-open-clip")
+
+
+@pytest.fixture(scope="module")
+def hf_clip_folder(tmp_path_factory) -> Path:
+    from tests.clip_fixtures import write_transformers_clip
+
+    return write_transformers_clip(tmp_path_factory.mktemp("hf") / "tiny-clip")
+
+
+@pytest.fixture(scope="module")
+def one_template(tmp_path_factory) -> str:
+    """A templates file of one prompt (as transformers' zero-shot pipeline takes it)."""
+    from tests.clip_fixtures import TEMPLATE
+
+    path = tmp_path_factory.mktemp("templates") / "templates.txt"
+    path.write_text(f"# one prompt\n{TEMPLATE}\n")
+    return str(path)

@@ -21,27 +21,8 @@ from tests.clip_fixtures import (
     SIZE,
     TEMPLATE,
     as_hub_cache,
-    write_open_clip,
-    write_transformers_clip,
     write_transformers_siglip,
 )
-
-
-@pytest.fixture(scope="module")
-def open_clip_folder(tmp_path_factory) -> Path:
-    return write_open_clip(tmp_path_factory.mktemp("oc") / "tiny-open-clip")
-
-
-@pytest.fixture(scope="module")
-def hf_clip_folder(tmp_path_factory) -> Path:
-    return write_transformers_clip(tmp_path_factory.mktemp("hf") / "tiny-clip")
-
-
-@pytest.fixture(scope="module")
-def one_template(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("templates") / "templates.txt"
-    path.write_text(f"# one prompt, as transformers' pipeline takes it\n{TEMPLATE}\n")
-    return path
 
 
 def _photos(n: int = 12, size: tuple[int, int] = (SIZE, SIZE), seed: int = 0) -> list[Image.Image]:

@@ -27,7 +27,7 @@ from hf_bgbench.tasks.common import zero_shot_classnames
 from hf_bgbench.tasks.evaluate import evaluate_model
 from hf_bgbench.tasks.graying import run_graying
 from hf_bgbench.tasks.noise import run_noise
-from tests.clip_fixtures import TEMPLATE, write_open_clip, write_transformers_clip
+from tests.clip_fixtures import TEMPLATE
 
 QUIET = {"progress": False, "num_workers": 0, "device": "cpu"}
 CLI_QUIET = ["--workers", "0", "--device", "cpu", "--quiet"]
@@ -35,23 +35,6 @@ RESIZED = "resized 224x224 -> 64x64"  # IN-9's images, to the tiny towers' fixed
 # the Grad-CAM layer of a CLIP ViT: its last block's first norm, the class token dropped
 OPEN_CLIP_LAYER = "tower.transformer.resblocks.1.ln_1"
 HF_CLIP_LAYER = "tower.model.vision_model.encoder.layers.1.layer_norm1"
-
-
-@pytest.fixture(scope="module")
-def open_clip_folder(tmp_path_factory) -> Path:
-    return write_open_clip(tmp_path_factory.mktemp("oc") / "tiny-open-clip")
-
-
-@pytest.fixture(scope="module")
-def hf_clip_folder(tmp_path_factory) -> Path:
-    return write_transformers_clip(tmp_path_factory.mktemp("hf") / "tiny-clip")
-
-
-@pytest.fixture(scope="module")
-def one_template(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("templates") / "templates.txt"
-    path.write_text(f"{TEMPLATE}\n")
-    return str(path)
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
@@ -351,25 +351,11 @@ def _folder_ref(ref: ModelRef, folder: str, what: str) -> ModelRef:
             "written by timm.models.save_for_hf, transformers' save_pretrained or in open_clip's "
             f"Hub layout ({OPEN_CLIP_CONFIG} + weights)."
         )
-    return ModelRef(
-        ref.model_id,
-        folder,
-        RepoFiles(ref.model_id, folder=folder),
-        ref.prompts,
-        ref.progress,
-        ref.device,
-    )
+    return replace(ref, target=folder, files=RepoFiles(ref.model_id, folder=folder))
 
 
 def _hub_ref(ref: ModelRef, repo_id: str) -> ModelRef:
-    return ModelRef(
-        ref.model_id,
-        repo_id,
-        RepoFiles(ref.model_id, repo_id=repo_id),
-        ref.prompts,
-        ref.progress,
-        ref.device,
-    )
+    return replace(ref, target=repo_id, files=RepoFiles(ref.model_id, repo_id=repo_id))
 
 
 def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
@@ -389,18 +375,14 @@ def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
         return _by_files(_folder_ref(ref, target, f"'{family}:'"), family)
     for loader in loaders:
         if loader.names is not None and loader.names(rest):
-            return loader.load(
-                ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress, ref.device)
-            )
+            return loader.load(replace(ref, target=rest, files=None))
     if family == "open_clip" and is_open_clip_arch(rest):
         raise UnknownModelError(unknown_open_clip_name(ref.model_id, rest))
     if _REPO_ID.match(rest) or rest.startswith("hf-hub:"):
         return _by_files(_hub_ref(ref, rest.removeprefix("hf-hub:")), family)
     if family == "timm":
         raise unknown_model(ref.model_id, rest)
-    return loaders[0].load(
-        ModelRef(ref.model_id, rest, None, ref.prompts, ref.progress, ref.device)
-    )
+    return loaders[0].load(replace(ref, target=rest, files=None))
 
 
 def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:

@@ -363,3 +363,50 @@ def test_compare_a_clip_with_a_supervised_model_on_the_same_images(
     assert doc["b"]["zero_shot"] == []
     assert "A (" in (out / "compare.md").read_text()
     assert "is scored through a zero-shot head" in (out / "compare.md").read_text()
+
+
+# --------------------------------------------------------------------------- every benchmark
+
+
+def _imagenet_e(tmp: Path) -> Path:
+    from hf_bgbench.benchmarks.imagenet_e.convert import convert_imagenet_e_release
+    from tests.test_imagenet_e import _write_release
+
+    out = tmp / "imagenet-e"
+    convert_imagenet_e_release(
+        _write_release(tmp / "release"), out, progress=False, spec=get_benchmark("imagenet-e")
+    )
+    return out
+
+
+def _watermark(tmp: Path) -> Path:
+    from tests.test_watermark_benchmark import write_photos
+
+    out = tmp / "built"
+    argv = ["build", "watermark", "--images", str(write_photos(tmp / "images"))]
+    assert main([*argv, "--output", str(out), "--quiet", "--workers", "1"]) == 0
+    return out
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "build", "key"),
+    [("imagenet-e", _imagenet_e, "mean_da"), ("watermark", _watermark, None)],
+)
+def test_every_benchmark_scores_the_zero_shot_head_through_its_published_mapping(
+    clip, open_clip_folder, one_template, benchmark, build, key, tmp_path
+):
+    """The head covers ImageNet's 1000 classes, so ImageNet-E's and the watermark
+    benchmark's published protocols apply unchanged (1000-class argmax, their mapping)."""
+    doc = evaluate_model(
+        str(open_clip_folder),
+        benchmark=benchmark,
+        data=str(build(tmp_path)),
+        templates=one_template,
+        use_cache=False,
+        **QUIET,
+    )
+    assert_head(doc, clip)
+    assert doc["model_label_space"] == "imagenet-1k" and len(doc["variants"]) >= 2
+    assert all(v["n"] > 0 for v in doc["variants"].values())
+    if key is not None:
+        assert key in doc

@@ -173,12 +173,14 @@ def classification_head(model: torch.nn.Module) -> torch.nn.Module:
 
 def backbone_features(classifier: Any, x: torch.Tensor) -> torch.Tensor:
     """(N, D) penultimate features of ``classifier`` for a prepared batch (the classification
-    head's input), gradients and autocast as the caller's context says: a zero-shot model's
-    image embedding (``image_features``), timm's ``forward_head(pre_logits=True)``, otherwise
-    the head's input caught by a hook (the record's ``features_source`` says which)."""
+    head's input), gradients and autocast as the caller's context says: the classifier
+    record's ``feature_fn`` when its loader knows the features (a zero-shot model's image
+    embedding), timm's ``forward_head(pre_logits=True)``, otherwise the head's input caught by
+    a hook (the record's ``features_source`` says which)."""
     model = classifier.model
-    if hasattr(model, "image_features"):  # a zero-shot model: its image tower's embedding
-        return model.image_features(x).flatten(1)
+    known = getattr(classifier, "feature_fn", None)  # the loader's record says (a CLIP's)
+    if known is not None:
+        return known(x).flatten(1)
     if hasattr(model, "forward_features") and hasattr(model, "forward_head"):  # timm
         out = model.forward_head(model.forward_features(x), pre_logits=True)
     else:

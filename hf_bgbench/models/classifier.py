@@ -116,11 +116,14 @@ class Classifier:
     ``zero_shot`` (the text side of a zero-shot head,
     :class:`hf_bgbench.models.zero_shot.ZeroShotText`; None for a trained head),
     ``cam_layer`` (the Grad-CAM layer's dotted name under ``model`` when the loader knows it;
-    None: found by tracing) and ``features_source`` (what a linear probe's features are).
+    None: found by tracing), ``feature_fn`` (normalised batch -> (N, D) features for a linear
+    probe, when the loader knows them, e.g. a CLIP's image embedding; None: the classification
+    head's input) and ``features_source`` (what those features are, recorded).
     """
 
     zero_shot: Any = None
     cam_layer: str | None = None
+    feature_fn: Any = None
     features_source: str = "the classification head's input (penultimate features)"
 
     def __init__(

@@ -455,6 +455,7 @@ def zero_shot_classifier(
             fingerprint=make_fingerprint(source, resolved, text.weights, preprocessing),
         )
         clf.cam_layer, clf.features_source = cam_layer, features_source
+        clf.feature_fn = clf.model.image_features
         return clf
     weights, cached = class_embeddings(text, prompts, progress=progress, device=device or "cpu")
     model = ZeroShotModel(tower, weights, logit_scale, logit_bias).eval()
@@ -473,6 +474,7 @@ def zero_shot_classifier(
         ),
     )
     clf.zero_shot, clf.cam_layer, clf.features_source = record, cam_layer, features_source
+    clf.feature_fn = model.image_features
     return clf
 
 

@@ -64,8 +64,9 @@ def render_table(doc: Mapping[str, Any]) -> str:
     lines = [_title(doc), ""]
     if _protocol_name(doc):
         lines.append(f"protocol: {_protocol_name(doc)}")
-    if _zero_shot_line(doc):
-        lines.append(_zero_shot_line(doc))
+    head = _zero_shot_line(doc)
+    if head:
+        lines.append(head)
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
     headline = [s for s in report["scores"] if s["headline"]]
     for s in headline:
@@ -107,8 +108,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     if _protocol_name(doc):
         summary = doc["protocol"].get("summary")
         out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
-    if _zero_shot_line(doc):
-        out += [_zero_shot_line(doc)[0].upper() + _zero_shot_line(doc)[1:] + ".", ""]
+    head = _zero_shot_line(doc)
+    if head:
+        out += [head[0].upper() + head[1:] + ".", ""]
     for d in _deviations(doc):
         out += [f"> **Protocol deviation:** {d}", ""]
     for s in (s for s in report["scores"] if s["headline"]):

@@ -390,26 +390,26 @@ def test_cached_clip_repos_pass_the_offline_check(hub_cache, tmp_path):
 
 
 def test_the_text_step_of_a_zero_shot_model_is_named_in_its_progress():
-    """open_clip's build_zero_shot_classifier (the library's recipe) shows a bare bar: it is
-    reported as the prompts step, counted in classes as tqdm shows them, from its start."""
-    import open_clip
+    """The text side of a zero-shot head (open_clip's build_zero_shot_classifier, driven by
+    hf_bgbench's own bar) is reported as the prompts step, counted in classes, from its
+    start."""
     import torch
 
+    from hf_bgbench.models.zero_shot import TextTower, class_embeddings, prompts_for
     from hf_bgbench.space.progress import PROMPTS_STEP, track_tqdm
 
-    class Tower:
-        def encode_text(self, tokens, normalize=False):
-            return torch.nn.functional.normalize(torch.randn(len(tokens), 4), dim=-1)
+    def tokenize(texts: list[str]) -> torch.Tensor:  # distinct texts, distinct tokens
+        return torch.tensor([[ord(c) for c in t.ljust(24)] for t in texts])
 
+    tower = TextTower(
+        encode=lambda tokens: torch.randn(len(tokens), 4),
+        tokenize=tokenize,
+        weights="test",
+        tokenizer="chars",
+    )
+    prompts = prompts_for([f"class {i}" for i in range(30)], ["a photo of a {}.", "a {}."])
     seen: list[tuple[str, int, int | None]] = []
     with track_tqdm(lambda *a: seen.append(a)):
-        open_clip.build_zero_shot_classifier(
-            Tower(),
-            lambda texts: torch.zeros(len(texts), 2),
-            [f"class {i}" for i in range(30)],
-            ["a photo of a {}.", "a {}."],
-            num_classes_per_batch=10,
-            use_tqdm=True,
-        )
+        class_embeddings(tower, prompts, use_cache=False)
     assert seen[0] == (PROMPTS_STEP, 0, 30) and seen[-1] == (PROMPTS_STEP, 30, 30)
     assert {desc for desc, _, _ in seen} == {PROMPTS_STEP}

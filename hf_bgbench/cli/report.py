@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
 from hf_bgbench.cli._common import DEFAULT_MODEL, MODEL_HELP
+from hf_bgbench.models.zero_shot import CLASS_SETS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (recorded)")
     p.add_argument(
         "--zero-shot-classes",
-        choices=("imagenet", "benchmark"),
+        choices=CLASS_SETS,
         default="imagenet",
         help="zero-shot models (CLIP, SigLIP, open_clip): the classes their text head covers "
         "(imagenet = ImageNet's 1000, each benchmark's published mapping then applies; "

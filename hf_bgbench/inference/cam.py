@@ -174,6 +174,18 @@ def _map_choice(model: torch.nn.Module, record: _Record, auto: bool) -> LayerCho
     return LayerChoice(record.name, record.module, "NHWC" if nhwc else "NCHW", auto=auto)
 
 
+def _choice_at(
+    model: torch.nn.Module, trace: _Trace, record: _Record, auto: bool
+) -> LayerChoice | None:
+    """The layer of ``record`` as Grad-CAM uses it: a feature map as it is, a token sequence
+    laid out on the patch grid; None when its output is neither."""
+    if _spatial(record.output):
+        return _map_choice(model, record, auto=auto)
+    if _tokens(record.output):
+        return _token_choice(model, trace, trace.records.index(record), record.name, auto=auto)
+    return None
+
+
 def choose_target_layer(
     model: torch.nn.Module,
     forward: Callable[[], Any],
@@ -188,11 +200,9 @@ def choose_target_layer(
     trace = trace_forward(model, forward)
     if name is None and hint is not None:
         record = trace.by_module(resolve_module(model, hint))
-        if record is not None and _tokens(record.output):
-            index = trace.records.index(record)
-            return _token_choice(model, trace, index, record.name, auto=True)
-        if record is not None and _spatial(record.output):
-            return _map_choice(model, record, auto=True)
+        choice = None if record is None else _choice_at(model, trace, record, auto=True)
+        if choice is not None:
+            return choice
     if name is not None:
         module = resolve_module(model, name)
         record = trace.by_module(module)
@@ -201,11 +211,9 @@ def choose_target_layer(
                 f"--target-layer {name}: that module is not used in the model's forward pass; "
                 f"candidates: {', '.join(layer_candidates(trace))}."
             )
-        index = trace.records.index(record)
-        if _spatial(record.output):
-            return _map_choice(model, record, auto=False)
-        if _tokens(record.output):
-            return _token_choice(model, trace, index, record.name, auto=False)
+        choice = _choice_at(model, trace, record, auto=False)
+        if choice is not None:
+            return choice
         shape = tuple(record.output.shape) if isinstance(record.output, torch.Tensor) else None
         raise TargetLayerError(
             f"--target-layer {name}: its output ({shape or type(record.output).__name__}) is no "

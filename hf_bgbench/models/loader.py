@@ -151,10 +151,6 @@ def register_loader(loader: ModelLoader, *, before: str | None = None) -> None:
     LOADERS.insert(index, loader)
 
 
-def loader_names() -> list[str]:
-    return [x.name for x in LOADERS]
-
-
 # --------------------------------------------------------------------------- the built-in loaders
 
 
@@ -495,18 +491,12 @@ def load_classifier(
     return clf.to(target)
 
 
-def describe_loaders() -> list[tuple[str, str]]:
-    """(name, summary) of every registered loader, in the order they are tried."""
-    return [(x.name, x.summary) for x in LOADERS]
-
-
 __all__ = [
     "DEFAULT_MODEL",
     "LOADERS",
     "ModelLoader",
     "ModelRef",
     "RepoFiles",
-    "describe_loaders",
     "load_classifier",
     "register_loader",
 ]

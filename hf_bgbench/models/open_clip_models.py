@@ -241,7 +241,7 @@ def load_open_clip(
         resolved = (
             f"open_clip:hf-hub:{repo_id}@{commit}"
             if repo_id
-            else (f"open_clip:local-dir:{path.resolve()}")
+            else f"open_clip:local-dir:{path.resolve()}"
         )
     else:
         arch, _, pretrained = str(name).partition("/")

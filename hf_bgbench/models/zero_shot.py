@@ -40,7 +40,7 @@ RECIPE = (
     "(+ logit_bias for SigLIP); prediction = argmax"
 )
 TEMPLATE_SETS = ("openai", "simple")
-CLASS_SETS = ("imagenet", "benchmark")
+CLASS_SETS = ("imagenet", "benchmark")  # --zero-shot-classes: the published head, or a named one
 PROMPTS_STEP = "embedding the class prompts"  # the text step's progress bar (also the Space's)
 CLASSES_PER_BATCH = 10  # open_clip's default: 10 classes x 80 templates = 800 prompts a batch
 

@@ -10,15 +10,12 @@ numeric ``unit_scale`` is scaled by it. The Space's job process sends these thro
 ``gr.Progress``. Bars must be enabled (``progress=True``): a disabled tqdm bar keeps no
 description or count.
 
-A bar without a description of its own is named after the code that drives it when that is
-a known step (:data:`UNNAMED_BARS`): the text side of a zero-shot model (CLIP, SigLIP,
-open_clip), whose class prompts open_clip's ``build_zero_shot_classifier`` embeds under a
-bare bar, shows as :data:`PROMPTS_STEP`, in classes.
+The text side of a zero-shot model (CLIP, SigLIP, open_clip) draws its own bar,
+:data:`~hf_bgbench.models.zero_shot.PROMPTS_STEP`, counted in classes (:data:`UNITS`).
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,10 +26,6 @@ from hf_bgbench.models.zero_shot import PROMPTS_STEP
 
 ProgressReport = Callable[[str, int, "int | None"], None]
 MIN_INTERVAL = 0.5  # seconds between two reports of one bar (the last one always goes)
-# PROMPTS_STEP (hf_bgbench.models.zero_shot): the text step of a zero-shot model, its class
-# prompts through the text tower, once per model and prompt set (then cached)
-UNNAMED_BARS = {"open_clip.zero_shot_classifier": PROMPTS_STEP}
-"""A bar with no description, by the module whose code drives it -> the name shown."""
 UNITS = {PROMPTS_STEP: "classes"}
 """What a step counts, by its name (any other: images)."""
 
@@ -52,21 +45,15 @@ def track_tqdm(report: ProgressReport, min_interval: float = MIN_INTERVAL) -> It
     original_update, original_close = std.tqdm.update, std.tqdm.close
     original_iter = std.tqdm.__iter__
     last: dict[int, float] = {}
-    names: dict[int, str] = {}  # a bar without a description -> the name it is shown by
 
-    def send(bar: Any, force: bool, caller: Any) -> None:
+    def send(bar: Any, force: bool) -> None:
         now = time.monotonic()
         if force or now - last.get(id(bar), 0.0) >= min_interval:
             last[id(bar)] = now
-            desc = str(getattr(bar, "desc", "") or "")
-            if not desc:
-                if id(bar) not in names:
-                    names[id(bar)] = UNNAMED_BARS.get(_driver(caller), "")
-                desc = names[id(bar)]
             total = getattr(bar, "total", None)
             scale = _scale(bar)
             report(
-                desc,
+                str(getattr(bar, "desc", "") or ""),
                 int(getattr(bar, "n", 0) * scale),
                 int(total * scale) if total else None,
             )
@@ -74,20 +61,18 @@ def track_tqdm(report: ProgressReport, min_interval: float = MIN_INTERVAL) -> It
     def update(self: Any, n: float | None = 1) -> Any:
         out = original_update(self, n)
         if not getattr(self, "disable", False):
-            send(self, force=False, caller=sys._getframe(1))
+            send(self, force=False)
         return out
 
     def close(self: Any) -> Any:
         if not getattr(self, "disable", False):
-            # the final count (a fast loop may never have reported)
-            send(self, force=True, caller=sys._getframe(1))
+            send(self, force=True)  # the final count (a fast loop may never have reported)
         last.pop(id(self), None)
-        names.pop(id(self), None)
         return original_close(self)
 
     def iterate(self: Any) -> Iterator[Any]:
         if not getattr(self, "disable", False):
-            send(self, force=True, caller=sys._getframe(1))  # the step starts: shown at 0
+            send(self, force=True)  # the step starts: shown at 0
         yield from original_iter(self)
 
     std.tqdm.update, std.tqdm.close, std.tqdm.__iter__ = update, close, iterate
@@ -97,17 +82,6 @@ def track_tqdm(report: ProgressReport, min_interval: float = MIN_INTERVAL) -> It
         std.tqdm.update, std.tqdm.close = original_update, original_close
         std.tqdm.__iter__ = original_iter
         _LOCK.release()
-
-
-def _driver(frame: Any) -> str:
-    """The module of the first frame from ``frame`` outwards that is neither tqdm's nor this
-    module's: the code that drives a bar."""
-    while frame is not None:
-        module = str(frame.f_globals.get("__name__", ""))
-        if module != __name__ and module.split(".")[0] != "tqdm":
-            return module
-        frame = frame.f_back
-    return ""
 
 
 def _scale(bar: Any) -> float:

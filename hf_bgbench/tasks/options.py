@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
+from hf_bgbench.models.zero_shot import CLASS_SETS
 
 LABEL_MAPS = ("auto", "model", "imagenet", "probe")
 # What each default label map means, for --label-map's help (per benchmark protocol).
@@ -222,7 +223,7 @@ class RunOptions:
         "imagenet = ImageNet's 1000 (open_clip's class names; every benchmark's published "
         "mapping then applies unchanged), benchmark = the benchmark's own class names (a "
         "named protocol, recorded)",
-        choices=("imagenet", "benchmark"),
+        choices=CLASS_SETS,
     )
     templates: str = option(
         "openai",

@@ -10,6 +10,7 @@ weights open_clip would otherwise build.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -54,11 +55,26 @@ def is_open_clip_name(name: str) -> bool:
     return name in _pretrained_names()
 
 
+@lru_cache(maxsize=1)
+def _open_clip_archs() -> frozenset[str]:
+    """open_clip's architecture names (its ``model_configs/*.json``), read from the installed
+    package's files without importing it (an import costs seconds; the Space checks every id)."""
+    try:
+        found = importlib.util.find_spec("open_clip")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return frozenset()
+    return frozenset(
+        p.stem
+        for folder in found.submodule_search_locations or ()
+        for p in (Path(folder) / "model_configs").glob("*.json")
+    )
+
+
 def is_open_clip_arch(name: str) -> bool:
     """True when ``name``'s part before ``/`` is an open_clip architecture (``ViT-B-32``)."""
-    import open_clip
-
-    return name.partition("/")[0] in set(open_clip.list_models())
+    return name.partition("/")[0] in _open_clip_archs()
 
 
 def unknown_open_clip_name(model_id: str, name: str) -> str:

@@ -28,7 +28,6 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import os
 import pickle
@@ -36,14 +35,13 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from hf_bgbench.hub.errors import is_hub_unreachable
 from hf_bgbench.models.bundled import bundled_variant
 from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
 from hf_bgbench.models.open_clip_models import WEIGHTS as OPEN_CLIP_WEIGHTS
+from hf_bgbench.models.open_clip_models import is_open_clip_arch, is_open_clip_name
 
 DATASETS_ENV = "BGBENCH_SPACE_DATASETS"
 MAX_ID_LENGTH = 96 * 2 + 1
@@ -126,23 +124,6 @@ def check_model_id(text: str) -> SafeModel:
     return SafeModel(mid, mid)
 
 
-@lru_cache(maxsize=1)
-def _open_clip_archs() -> frozenset[str]:
-    """open_clip's architecture names (its ``model_configs/*.json``), read from the installed
-    package's files without importing it (an import costs seconds; this is every id's check)."""
-    try:
-        found = importlib.util.find_spec("open_clip")
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        return frozenset()
-    return frozenset(
-        p.stem
-        for folder in found.submodule_search_locations or ()
-        for p in (Path(folder) / "model_configs").glob("*.json")
-    )
-
-
 def open_clip_name(mid: str) -> str | None:
     """For open_clip's own ``ARCH/tag`` name of a pretrained model
     (``ViT-B-32/laion2b_s34b_b79k``, ``ViT-B-32/openai``): the Hub repo open_clip downloads
@@ -157,10 +138,9 @@ def open_clip_name(mid: str) -> str | None:
     it loads the same model, and it goes through the same checks as any Hub id (size,
     safetensors only, cached when offline) on the files the loader reads; one model also keeps
     one id on the leaderboard."""
-    arch, _, tag = mid.partition("/")
-    if arch not in _open_clip_archs():
+    if not is_open_clip_arch(mid):
         return None
-    from hf_bgbench.models.open_clip_models import is_open_clip_name
+    arch, _, tag = mid.partition("/")
 
     if not is_open_clip_name(mid):  # the loader's own test: it then reads a Hub repo
         return None

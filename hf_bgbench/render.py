@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.formatting import interval, number
-from hf_bgbench.models.zero_shot import head_line
+from hf_bgbench.results import zero_shot_head
 
 
 def _title(doc: Mapping[str, Any]) -> str:
@@ -35,13 +35,6 @@ def _deviations(doc: Mapping[str, Any]) -> list[str]:
 def _protocol_name(doc: Mapping[str, Any]) -> str | None:
     protocol = doc.get("protocol")
     return str(protocol["name"]) if isinstance(protocol, Mapping) else None
-
-
-def _zero_shot_line(doc: Mapping[str, Any]) -> str | None:
-    """How a zero-shot model's head was made (class names, templates, recipe, fingerprint of
-    the text embeddings): what a reader needs to reproduce its numbers."""
-    z = doc.get("zero_shot")
-    return head_line(z) if isinstance(z, Mapping) else None
 
 
 def _zero_shot_args(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,7 +57,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
     lines = [_title(doc), ""]
     if _protocol_name(doc):
         lines.append(f"protocol: {_protocol_name(doc)}")
-    head = _zero_shot_line(doc)
+    head = zero_shot_head(doc)
     if head:
         lines.append(head)
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
@@ -108,7 +101,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     if _protocol_name(doc):
         summary = doc["protocol"].get("summary")
         out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
-    head = _zero_shot_line(doc)
+    head = zero_shot_head(doc)
     if head:
         out += [head[0].upper() + head[1:] + ".", ""]
     for d in _deviations(doc):

@@ -296,3 +296,23 @@ def check_writable(directory: str | Path, flag: str = "--output") -> Path:
 
     ensure_writable_dir(directory, flag)
     return Path(directory)
+
+
+def head_line(record: Mapping[str, Any]) -> str:
+    """How a zero-shot head was made, in one line, from its record (results' ``zero_shot``,
+    :meth:`hf_bgbench.models.zero_shot.ZeroShotText.record`): class names and templates
+    (counts and sources), the recipe's library and the text embeddings' sha256 -- what a
+    reader needs to reproduce it."""
+    return (
+        f"zero-shot head: {record['num_classes']} class names "
+        f"({record['classnames_source'].split(' (')[0]}) x {record['num_templates']} templates "
+        f"({record['templates_source'].split(' (')[0]}), CLIP's recipe ({record['library']}); "
+        f"text embeddings sha256 {record['text_embeddings_sha256'][:12]}"
+    )
+
+
+def zero_shot_head(doc: Mapping[str, Any]) -> str | None:
+    """:func:`head_line` of a results document's ``zero_shot`` record; None for a model with
+    a trained head (or one scored through a linear probe)."""
+    z = doc.get("zero_shot")
+    return head_line(z) if isinstance(z, Mapping) else None

@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ import torch
 
 from hf_bgbench.cache import cache_root
 from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.results import head_line
 
 log = logging.getLogger(__name__)
 
@@ -399,18 +400,6 @@ class ZeroShotText:
     def summary(self) -> str:
         """One line for a report: what a reader needs to reproduce the head."""
         return head_line(self.record())
-
-
-def head_line(record: Mapping[str, Any]) -> str:
-    """How a zero-shot head was made, in one line, from its record (:meth:`ZeroShotText.record`,
-    results' ``zero_shot``): class names and templates (counts and sources), the recipe's
-    library and the text embeddings' sha256 -- what a reader needs to reproduce it."""
-    return (
-        f"zero-shot head: {record['num_classes']} class names "
-        f"({record['classnames_source'].split(' (')[0]}) x {record['num_templates']} templates "
-        f"({record['templates_source'].split(' (')[0]}), CLIP's recipe ({record['library']}); "
-        f"text embeddings sha256 {record['text_embeddings_sha256'][:12]}"
-    )
 
 
 def zero_shot_classifier(

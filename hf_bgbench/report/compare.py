@@ -18,10 +18,10 @@ import numpy as np
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
-from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of, zero_shot_head
+from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
 from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, load_run, per_image_values
 from hf_bgbench.report.results_dataset import fetch_run
-from hf_bgbench.results import write_json, write_run_folder
+from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
 
 COMPARE_SCHEMA = "compare-1.0"
 RESAMPLES = 2000

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
-from hf_bgbench.report.headlines import zero_shot_head
+from hf_bgbench.results import zero_shot_head
 
 
 def local_data_note(data: Mapping[str, Any] | None, hub_repo: str) -> str:

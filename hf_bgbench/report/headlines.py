@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hf_bgbench.models.zero_shot import head_line
 from hf_bgbench.spec import BenchmarkSpec, Headline
 
 DISPLAY_SCALE = {"%": 100.0, "pts": 100.0, "": 1.0}
@@ -48,14 +47,6 @@ def protocol_of(doc: Mapping[str, Any]) -> tuple[str, list[str]]:
     protocol = doc.get("protocol") or {}
     deviations = list(protocol.get("deviations") or doc.get("protocol_deviations") or [])
     return str(protocol.get("name") or ""), deviations
-
-
-def zero_shot_head(doc: Mapping[str, Any]) -> str | None:
-    """How a zero-shot model's head was made, from a results document's ``zero_shot``
-    record, in one line (:func:`hf_bgbench.models.zero_shot.head_line`); None for a model
-    with a trained head (or one scored through a linear probe)."""
-    z = doc.get("zero_shot")
-    return head_line(z) if isinstance(z, Mapping) else None
 
 
 def headline_rows(

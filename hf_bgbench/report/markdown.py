@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hf_bgbench.report.headlines import zero_shot_head
+from hf_bgbench.results import zero_shot_head
 
 WARNED = "⚠"
 """Beside a value whose run recorded a warning (e.g. a head that did not learn): see below."""

@@ -1,46 +1,80 @@
-"""Engine throughput vs raw model forward, same model, same images, one run.
+"""``evaluate`` throughput against the raw model forward, and where the time goes.
 
-    python bench/engine_throughput.py [--model tf_efficientnet_lite0] [--repeat 4] [--batch-size 32]
+    python bench/engine_throughput.py [--release BUILD] [--model tf_efficientnet_lite0]
+        [--batch-size 8] [--rounds 3] [--repeat 3] [--photo-repeat 4] [--only ...]
 
-raw    = model forward only, on tensors decoded and transformed beforehand (the ceiling);
-engine = hf_bgbench.inference.engine.predict (decode loader + model step) on the same
-         images (decode, transform, forward, label mapping, no cache). Target: engine / raw >= 0.9.
+raw      = the model's forward alone, on tensors decoded and transformed beforehand (the
+           ceiling), same batch size;
+evaluate = ``evaluate_model`` end to end on the same images, model loaded (data loading,
+           decode, transform, forward, mapping, metrics and intervals, writing the run
+           folder; no prediction cache). Targets (issue 32): evaluate / raw >= 0.95 on release
+           images, >= 0.90 on a photo folder; median of ``--rounds`` alternating rounds, each
+           raw timed right before and after. Its per-image predictions must equal those of
+           the raw forward (checked every round).
 
-Two workloads: the benchmark's own input (224x224 release JPEGs made from the photos, the
-"precropped" path bgbench evaluate takes on IN-9 variants) and the raw photos (resize +
-centre crop, the path for a plain photo folder).
+Two workloads: release images (``--release``: a ``bgbench build in9`` folder, its rows
+repeated ``--repeat`` times under new ids; without it, 224x224 crops of the photos in
+every variant) -- the "precropped" path -- and the photos of ``--data`` repeated
+``--photo-repeat`` times (decode + the model's resize and centre crop). Before the rounds
+each workload prints:
+
+* ``stages``: each stage alone, serially, in ms per image and as a share of the forward --
+  dataset access, decode, transform, host->device + normalise, forward, label mapping --
+  then the run-level stages of one ``evaluate`` run (data loading, the pass, metrics and
+  intervals, writing);
+* ``decode ceiling``: images/s of the decode loader alone (no model) with 0, 1, 2 workers.
+
+``--only engine`` runs the older comparison of ``engine.predict`` alone against raw.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import datasets
 import numpy as np
+import pandas as pd
 import torch
 from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.data.loader import DecodedRows, decode_image, decode_loader, iterate
+from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.data.sources import load_variant, resolve_source
 from hf_bgbench.inference.engine import predict
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
+from hf_bgbench.tasks import common
+from hf_bgbench.tasks.evaluate import evaluate_model
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
 
 
-def _raw_forward(clf, batches: list[torch.Tensor]) -> float:
-    """images/s of the model alone on ready-made tensors."""
+def _raw_forward(clf, batches: list[torch.Tensor], step: ModelStep | None = None) -> float:
+    """images/s of the model alone on ready-made tensors (normalised; with ``step``, uint8
+    batches already on its GPU through the step's normalisation, fp16 autocast and
+    channels_last, as evaluate runs there)."""
+    forward = clf.logits if step is None else step.logits
     with torch.inference_mode():
-        clf.logits(batches[0])  # warm-up
+        forward(batches[0])  # warm-up
+        _sync(batches[0])
         t0 = time.perf_counter()
         for b in batches:
-            clf.logits(b)
+            forward(b)
+        _sync(batches[0])
         return sum(len(b) for b in batches) / (time.perf_counter() - t0)
+
+
+def _sync(x: torch.Tensor) -> None:
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
 
 
 def _release_from_photos(photos: datasets.Dataset, root: Path) -> Path:
@@ -103,30 +137,332 @@ def measure(
     return median
 
 
+# ---------------------------------------------------------------- evaluate end to end
+
+
+def repeated_release(build: Path, root: Path, repeat: int) -> Path:
+    """A Hub-layout folder holding every variant of ``build`` with its rows ``repeat``
+    times under new ids (the JPEG bytes as built), so a run lasts long enough to time."""
+    from hf_bgbench.data.hub import configs_yaml, render_card, write_parquet_shards
+
+    spec = get_benchmark("in9")
+    source = resolve_source(str(build), spec)
+    variants = [v for v in spec.variants if v in source.variants]
+    for variant in variants:
+        ds = load_variant(source, variant, spec).cast_column(IMAGE, datasets.Image(decode=False))
+        copies = [ds.map(lambda r, k=k: {ID: f"{r[ID]}-{k}"}) for k in range(repeat)]
+        write_parquet_shards(datasets.concatenate_datasets(copies), root, variant, "test")
+    card = render_card({"configs": configs_yaml({v: ["test"] for v in variants})}, "# bench")
+    (root / "README.md").write_text(card, encoding="utf-8")
+    return root
+
+
+def crops_release(photos: datasets.Dataset, root: Path, repeat: int) -> Path:
+    """Without a build: the official release layout with the photos' 224x224 crops in every
+    variant, ``repeat`` times under new names."""
+    crop = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224)])
+    names = get_benchmark("in9").classes
+    spec = get_benchmark("in9")
+    for row in photos:
+        image = crop(row["image"].convert("RGB"))
+        for variant in spec.variants:
+            folder = (
+                root
+                / "bg_challenge"
+                / variant
+                / "val"
+                / f"{row['label']:02d}_{names[row['label']]}"
+            )
+            folder.mkdir(parents=True, exist_ok=True)
+            for k in range(repeat):
+                image.save(folder / f"{row['id']}-{k}.JPEG", quality=90)
+    return root
+
+
+def repeated_photos(folder: Path, root: Path, repeat: int) -> Path:
+    """A photo folder (``metadata.csv`` + ``images/``) naming every photo of ``folder``
+    ``repeat`` times (links, not copies)."""
+    with open(folder / "metadata.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    images = folder / "images" if (folder / "images").is_dir() else folder
+    (root / "images").mkdir(parents=True)
+    with open(root / "metadata.csv", "w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=list(rows[0]))
+        out.writeheader()
+        for k in range(repeat):
+            for row in rows:
+                name = Path(row["file"])
+                linked = f"{name.stem}-{k}{name.suffix}"
+                (root / "images" / linked).symlink_to((images / name).resolve())
+                out.writerow({**row, "file": linked})
+    return root
+
+
+class Workload:
+    """One kind of input: the data folder, its variants' rows, the per-image transform
+    ``evaluate`` applies, and the same images decoded beforehand for the raw forward."""
+
+    def __init__(self, name: str, data: Path, clf, spec, batch_size: int, device: str):
+        self.name, self.data, self.batch_size, self.device = name, data, batch_size, device
+        source = resolve_source(str(data), spec)
+        self.kind = "precropped" if source.precropped else "full"
+        self.transform = (
+            None if self.kind == "precropped" else clf.preprocessing.full_transform(False)
+        )
+        variants = [v for v in spec.variants if v in source.variants]
+        self.datasets = {v: load_variant(source, v, spec) for v in variants}
+        self.n = sum(len(ds) for ds in self.datasets.values())
+        # raw input: the distinct images of the first variant (repeats decode alike)
+        first = next(iter(self.datasets.values()))
+        rows = DecodedRows(first, range(len(first)), image_transform=self.transform)
+        items = [rows[i] for i in range(len(rows))]
+        distinct = {str(it[ID]).rsplit("-", 1)[0]: it for it in items}
+        self.tensors = torch.stack([it[IMAGE] for it in distinct.values()])
+        self.labels = torch.tensor([int(it[LABEL]) for it in distinct.values()])
+
+    def raw(self, clf, mapper) -> float:
+        """images/s of the model's forward alone on the decoded images."""
+        reps = max(1, -(-self.n // len(self.tensors)) // 2)  # half the evaluate run's images
+        if self.device != "cpu":
+            step = ModelStep(clf, mapper, self.device)
+            batches = [b.to(self.device) for b in self.tensors.split(self.batch_size)]
+            return _raw_forward(clf, batches * reps, step)
+        x = self.tensors.float().div(255)
+        batches = [clf.preprocessing.normalize_unit_batch(b) for b in x.split(self.batch_size)]
+        return _raw_forward(clf, batches * reps)
+
+    def reference(self, clf, mapper) -> dict[str, tuple[int, int]]:
+        """id stem -> (pred, pred_model) from the raw forward: what evaluate must predict."""
+        step = ModelStep(clf, mapper, self.device)
+        out = {}
+        stems = [str(k) for k in self._stems()]
+        for at in range(0, len(self.tensors), self.batch_size):
+            x, y = self.tensors[at : at + self.batch_size], self.labels[at : at + self.batch_size]
+            p = step.predict(x, y)
+            for k, stem in enumerate(stems[at : at + self.batch_size]):
+                out[stem] = (int(p.pred[k]), int(p.pred_model[k]))
+        return out
+
+    def _stems(self) -> list[str]:
+        first = next(iter(self.datasets.values()))
+        seen = dict.fromkeys(str(i).rsplit("-", 1)[0] for i in first[ID])
+        return list(seen)
+
+
+def _timed(fn: Callable, seconds: dict[str, float], key: str) -> Callable:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - t0
+
+    return wrapper
+
+
+def run_evaluate(clf, w: Workload, out: Path, workers: int | None) -> tuple[float, dict]:
+    """(wall seconds, run-level stage seconds, by wrapping the functions the runner and the
+    evaluate task call by module attribute) of one ``evaluate_model`` run."""
+    import hf_bgbench.tasks.evaluate as evaluate_task
+
+    seconds: dict[str, Any] = {}
+    patched = {
+        (common, "open_data"): "data loading",
+        (evaluate_task, "_load_variants"): "data loading",
+        (evaluate_task, "summarize"): "metrics and intervals",
+        (common, "write_run"): "writing",
+    }
+    originals = {target: getattr(*target) for target in patched}
+    for (module, name), key in patched.items():
+        setattr(module, name, _timed(getattr(module, name), seconds, key))
+    try:
+        t0 = time.perf_counter()
+        doc = evaluate_model(
+            clf,
+            benchmark="in9",
+            data=str(w.data),
+            batch_size=w.batch_size,
+            num_workers=workers,
+            use_cache=False,
+            progress=False,
+            device=w.device,
+            output_dir=str(out),
+        )
+        wall = time.perf_counter() - t0
+    finally:
+        for (module, name), fn in originals.items():
+            setattr(module, name, fn)
+    seconds["decoder"] = doc["preprocessing"].get("decoder", "pil")
+    return wall, seconds
+
+
+def check_predictions(out: Path, w: Workload, reference: dict[str, tuple[int, int]]) -> int:
+    """Rows of the run's per-image parquet file of the first variant (the raw forward's
+    images, all repeats) whose predictions differ from the raw forward's."""
+    frame = pd.read_parquet(out / "predictions" / f"{next(iter(w.datasets))}.parquet")
+    stems = frame["id"].astype(str).str.rsplit("-", n=1).str[0]
+    expected = [reference[s] for s in stems]
+    got = list(zip(frame["pred"].tolist(), frame["pred_model"].tolist(), strict=True))
+    return sum(a != b for a, b in zip(got, expected, strict=True))
+
+
+def stages(clf, mapper, w: Workload, sample: int = 128) -> dict[str, float]:
+    """ms per image of each per-image stage, alone and serially, on ``sample`` images."""
+    ds = next(iter(w.datasets.values()))
+    rows = DecodedRows(ds, range(min(sample, len(ds))), image_transform=w.transform)
+    n = len(rows)
+    ms: dict[str, float] = {}
+
+    def clock(key: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        value = fn()
+        ms[key] = (time.perf_counter() - t0) * 1e3 / n
+        return value
+
+    raw = clock("dataset access", lambda: [rows.ds[i] for i in rows.indices])
+    images = clock("decode", lambda: [decode_image(r[IMAGE]) for r in raw])
+    tensors = clock("transform", lambda: [rows.image_transform(im) for im in images])
+    batches = [torch.stack(tensors[at : at + w.batch_size]) for at in range(0, n, w.batch_size)]
+    labels = [
+        torch.tensor([int(r[LABEL]) for r in raw[at : at + w.batch_size]])
+        for at in range(0, n, w.batch_size)
+    ]
+    step = ModelStep(clf, mapper, w.device)
+
+    def synced(fn: Callable[[], list]) -> Callable[[], list]:
+        return lambda: (out := fn(), _sync(out[-1]))[0]
+
+    with torch.inference_mode(), step._amp():
+        prepared = clock(
+            "host->device + normalise", synced(lambda: [step.prepare(b) for b in batches])
+        )
+        clf.logits(prepared[0])  # warm-up
+        logits = clock("forward", synced(lambda: [clf.logits(x) for x in prepared]))
+        clock("label mapping", lambda: [mapper(z, y) for z, y in zip(logits, labels, strict=True)])
+    return ms
+
+
+def decode_ceiling(w: Workload, workers: int, decoder: str, limit: int = 512) -> float:
+    """images/s of the decode loader alone (no model) on up to ``limit`` images, the
+    batches on the workload's device."""
+    ds = next(iter(w.datasets.values()))
+    n = min(limit, len(ds))
+    loader = decode_loader(
+        ds,
+        range(n),
+        image_transform=w.transform,
+        batch_size=w.batch_size,
+        num_workers=workers,
+        decoder=decoder,
+        device=w.device,
+    )
+    t0 = time.perf_counter()
+    count, last = 0, None
+    for batch in iterate(loader):
+        last = batch.images.to(w.device)
+        count += len(batch)
+    if last is not None:
+        _sync(last)
+    return count / (time.perf_counter() - t0)
+
+
+def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
+    mapper = LabelMapper.for_model(clf.label_space, spec)
+    print(
+        f"\n[{w.name}: {w.kind}] {w.n} images in {len(w.datasets)} variant(s), batch {w.batch_size}"
+    )
+    if args.only in (None, "stages"):
+        ms = stages(clf, mapper, w)
+        forward = ms["forward"]
+        print("  stage (alone, serial)        ms/image   % of forward")
+        for key, value in ms.items():
+            print(f"  {key:<28} {value:8.3f}   {100 * value / forward:7.1f}%")
+        decoders = ["pil", "torchvision"] if w.device != "cpu" or args.both_decoders else ["pil"]
+        for decoder in decoders:
+            for workers in args.ceiling_workers:
+                rate = decode_ceiling(w, workers, decoder)
+                print(f"  decode ceiling, {decoder}, {workers} worker(s): {rate:8.1f} images/s")
+    if args.only not in (None, "evaluate"):
+        return float("nan")
+    reference = w.reference(clf, mapper)
+    run_evaluate(clf, w, tmp / f"warm-{w.name}", args.workers)  # imports, first plots
+    ratios = []
+    raw_after = w.raw(clf, mapper)
+    for i in range(args.rounds):
+        raw_before = raw_after
+        out = tmp / f"{w.name}-{i}"
+        wall, seconds = run_evaluate(clf, w, out, args.workers)
+        raw_after = w.raw(clf, mapper)
+        raw = (raw_before + raw_after) / 2  # neighbours in time, to cancel machine drift
+        rate = w.n / wall
+        ratios.append(rate / raw)
+        wrong = check_predictions(out, w, reference)
+        parts = ", ".join(
+            f"{k} {v:.2f}s" if isinstance(v, float) else f"{k} {v}" for k, v in seconds.items()
+        )
+        print(
+            f"  round {i + 1}: raw {raw:6.2f} img/s (before {raw_before:.2f}, after "
+            f"{raw_after:.2f}), evaluate {rate:6.2f} img/s in {wall:.2f}s, ratio "
+            f"{rate / raw:.3f}; {parts}; predictions differing from raw: {wrong}"
+        )
+    median = float(np.median(ratios))
+    target = 0.95 if w.kind == "precropped" else 0.90
+    print(f"  ratio evaluate/raw = {median:.3f} (median of {args.rounds}; target >= {target})")
+    return median
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder of labelled photos")
+    ap.add_argument("--release", default=None, help="a `bgbench build in9` folder")
     ap.add_argument(
         "--repeat",
         type=int,
-        default=4,
-        help="pass over the images this many times "
+        default=3,
+        help="pass over the release images this many times "
         "(as distinct ids, decoded anew) so start-up is amortised as in a real run",
     )
-    ap.add_argument("--rounds", type=int, default=3, help="alternating raw/engine rounds")
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--photo-repeat", type=int, default=4, help="the same for the photos")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating raw/evaluate rounds")
+    ap.add_argument("--batch-size", type=int, default=8, help="evaluate's default on a CPU")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU")
+    ap.add_argument(
+        "--ceiling-workers", type=int, nargs="+", default=[0, 1, 2], help="decode ceiling's workers"
+    )
+    ap.add_argument(
+        "--both-decoders", action="store_true", help="decode ceiling with torchvision too on a CPU"
+    )
+    ap.add_argument("--only", choices=("stages", "evaluate", "engine"), default=None)
+    ap.add_argument(
+        "--workloads", nargs="+", choices=("release", "photos"), default=["release", "photos"]
+    )
     args = ap.parse_args()
 
     spec = get_benchmark("in9")
-    clf = load_classifier(args.model, device="cpu")
-    print(f"{args.model}, batch {args.batch_size}, {torch.get_num_threads()} torch threads")
+    clf = load_classifier(args.model, device=args.device)
+    print(f"{args.model}, {torch.get_num_threads()} torch threads")
     photos = load_variant(resolve_source(args.data, spec), "original", spec)
-    with tempfile.TemporaryDirectory() as tmp:
-        release = _release_from_photos(photos, Path(tmp))
-        measure(clf, spec, str(release), args.repeat, args.rounds, args.batch_size, args.workers)
-    measure(clf, spec, args.data, args.repeat, args.rounds, args.batch_size, args.workers)
+    if args.only == "engine":
+        with tempfile.TemporaryDirectory() as tmp:
+            release = _release_from_photos(photos, Path(tmp))
+            measure(clf, spec, str(release), 4, args.rounds, args.batch_size, args.workers)
+        measure(clf, spec, args.data, 4, args.rounds, args.batch_size, args.workers)
+        return
+    with tempfile.TemporaryDirectory(prefix="bgbench-bench-") as tmp:
+        tmp = Path(tmp)
+        if "release" in args.workloads:
+            if args.release:
+                release = repeated_release(Path(args.release), tmp / "release", args.repeat)
+            else:
+                release = crops_release(photos, tmp / "release", args.repeat)
+            w = Workload("release images", release, clf, spec, args.batch_size, args.device)
+            measure_evaluate(clf, spec, w, args, tmp)
+        if "photos" in args.workloads:
+            folder = repeated_photos(Path(args.data), tmp / "photos", args.photo_repeat)
+            w = Workload("photo folder", folder, clf, spec, args.batch_size, args.device)
+            measure_evaluate(clf, spec, w, args, tmp)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,14 @@ class ImageTooLarge(ImageDecodeError):
     """An image has more pixels than :func:`max_image_pixels`."""
 
 
+class DecodeLimitError(ValueError):
+    """``$BGBENCH_MAX_IMAGE_PIXELS`` is not a valid limit. Not an :class:`ImageDecodeError`:
+    a setting of the whole run, never to be counted as one unreadable image after another."""
+
+
 def max_image_pixels() -> int:
-    """The largest image decoded: ``$BGBENCH_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_PIXELS`."""
+    """The largest image decoded: ``$BGBENCH_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_PIXELS`;
+    :class:`DecodeLimitError` (naming the variable and a valid value) when it is invalid."""
     value = os.environ.get(MAX_PIXELS_ENV, "").strip()
     if not value:
         return DEFAULT_MAX_PIXELS
@@ -49,10 +55,24 @@ def max_image_pixels() -> int:
     except ValueError:
         limit = 0
     if limit < 1:
-        raise ImageDecodeError(
-            f"{MAX_PIXELS_ENV}={value!r}: expected a whole number of pixels, e.g. 300000000."
+        raise DecodeLimitError(
+            f"the environment variable {MAX_PIXELS_ENV}={value!r} is not a decode limit: give "
+            f"a whole number of pixels, 1 or more (width x height of the largest image "
+            f"decoded, e.g. {MAX_PIXELS_ENV}=300000000), or unset it for the default "
+            f"{DEFAULT_MAX_PIXELS:,}."
         )
     return limit
+
+
+def decode_settings() -> dict[str, int]:
+    """How images are decoded where it departs from the default (``{}`` at the default):
+    which images a run scores depends on it (a larger photo is skipped), so every prediction
+    cache key and every build's parameters include it -- a cached or built result is never
+    reused under another limit. Empty at the default, so caches and builds made before it
+    was recorded stay valid. Read (and checked) each time: the variable may change between
+    runs in one process."""
+    limit = max_image_pixels()
+    return {} if limit == DEFAULT_MAX_PIXELS else {"max_image_pixels": limit}
 
 
 def eight_bit(image, where: str):
@@ -111,8 +131,9 @@ def _guarded(source, where: str | None):
         where = where or str(source)
     where = where or "an image given as bytes"
     limit = max_image_pixels()
-    if limit != DEFAULT_MAX_PIXELS:
-        Image.MAX_IMAGE_PIXELS = max(1, limit // 2)  # PIL refuses above twice this
+    # set every time, the default included: a limit set earlier in this process must not
+    # outlive the variable (PIL refuses above twice this)
+    Image.MAX_IMAGE_PIXELS = max(1, limit // 2)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -143,6 +164,31 @@ class OutputFolderError(OSError):
 def is_image_file(path: Path) -> bool:
     """True for an existing file whose suffix is one of :data:`IMAGE_SUFFIXES`."""
     return path.suffix.lower() in IMAGE_SUFFIXES and path.is_file()
+
+
+def output_in_data(
+    output: str | Path | None,
+    data: object,
+    output_flag: str = "--output",
+    data_flag: str = "--data",
+) -> str | None:
+    """Why ``output`` cannot be written: it is the local data folder ``data`` or inside it
+    (the run's files would land in the dataset, and the next run would read them as data);
+    None when it is elsewhere, or ``data`` is no local folder (a Hub id, a loaded reader)."""
+    if output is None or not isinstance(data, str | Path):
+        return None
+    source = Path(data).expanduser()
+    if not source.is_dir():
+        return None
+    source, target = source.resolve(), Path(output).expanduser().resolve()
+    if target != source and source not in target.parents:
+        return None
+    where = "is" if target == source else "is inside"
+    return (
+        f"{output_flag} {output} {where} the {data_flag} folder {data}: the results would be "
+        f"written into the dataset (and read as data by the next run). Give {output_flag} a "
+        f"folder outside it, e.g. {source.parent / (source.name + '_results')}."
+    )
 
 
 def ensure_writable_dir(path: str | Path, flag: str) -> bool:

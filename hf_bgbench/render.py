@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.formatting import interval, number
-from hf_bgbench.results import zero_shot_head
+from hf_bgbench.results import WITHHELD, zero_shot_head
 
 
 def _title(doc: Mapping[str, Any]) -> str:
@@ -51,6 +51,15 @@ def _zero_shot_args(doc: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- terminal
 
 
+def _withheld(doc: Mapping[str, Any]) -> list[str]:
+    """Why an interval shown as "—" is missing (results' ``intervals_withheld``): an
+    interval resampling could not make honest is said to be absent, not left to look like
+    certainty."""
+    return [
+        f"No 95% interval for {key}: {reason}." for key, reason in (doc.get(WITHHELD) or {}).items()
+    ]
+
+
 def render_table(doc: Mapping[str, Any]) -> str:
     """A plain-text summary for the terminal: headline scores, then every table."""
     report = doc["report"]
@@ -69,6 +78,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             f"{interval(s['ci95'], s['unit'])}"
             + (f"  n={s['n']}" if s.get("n") is not None else "")
         )
+    lines += _withheld(doc)
     for table in report["tables"]:
         widths = [
             max(len(str(c)), *(len(str(r[i])) for r in table["rows"])) if table["rows"] else len(c)
@@ -140,7 +150,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         "",
     ]
     probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
-    out += probe + list(report["notes"])
+    out += probe + list(report["notes"]) + _withheld(doc)
     out += [f"hf_bgbench {doc.get('hf_bgbench_version', '')}.", ""]
     return "\n".join(out)
 
@@ -301,14 +311,62 @@ def _scatter(plt, fig_spec: Mapping[str, Any]):
         capsize=2,
         lw=1,
     )
-    for label, x, y in points:
-        ax.annotate(label, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=8)
     if fig_spec.get("diagonal"):
         lo, hi = fig_spec.get("xlim") or fig_spec.get("ylim") or (0.0, 1.0)
         ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=1, label="y = x")
         ax.legend(loc="lower right", fontsize=8)
     _axes(ax, fig_spec)
+    place_labels(fig, ax, points)
     return fig
+
+
+# Where a point's label may go, in points from the point: right, left, above, below, then
+# further out; the first that overlaps no earlier label and stays inside the axes is taken.
+LABEL_OFFSETS = [(5, 3), (5, -11), (-5, 3), (-5, -11)] + [
+    (dx, dy) for step in (1, 2, 3, 4) for dy in (3 + 10 * step, -11 - 10 * step) for dx in (5, -5)
+]
+
+
+def place_labels(fig, ax, points: list[tuple[str, float, float]]) -> list[Any]:
+    """Label each (label, x, y) point where its text overlaps no other label and stays in
+    the axes (classes with equal accuracies land on one spot: side by side labels would be
+    unreadable); the label closest to its point when no place is free. Returns the texts."""
+    fig.tight_layout()  # the final layout first: labels are placed in its pixels
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    texts = []
+    for label, x, y in points:
+        best = None
+        for dx, dy in LABEL_OFFSETS:
+            text = ax.annotate(
+                label,
+                (x, y),
+                xytext=(dx, dy),
+                textcoords="offset points",
+                fontsize=8,
+                ha="left" if dx >= 0 else "right",
+                va="bottom",
+            )
+            box = text.get_window_extent(renderer)
+            inside = (
+                frame.x0 <= box.x0
+                and box.x1 <= frame.x1
+                and frame.y0 <= box.y0
+                and box.y1 <= frame.y1
+            )
+            if inside and not any(box.overlaps(other) for other in placed):
+                best = text
+                break
+            text.remove()
+        if best is None:  # nowhere free: the first place, overlapping
+            best = ax.annotate(
+                label, (x, y), xytext=LABEL_OFFSETS[0], textcoords="offset points", fontsize=8
+            )
+        best.set_in_layout(False)  # the later tight_layout must not move the axes for them
+        placed.append(best.get_window_extent(renderer))
+        texts.append(best)
+    return texts
 
 
 def _lines(plt, fig_spec: Mapping[str, Any]):

@@ -43,6 +43,11 @@ HEADER_KEYS = [
 ]
 
 
+# results key: {result key: why its 95% interval is null}, e.g. a class of one image
+# (hf_bgbench.metrics.intervals.resampling_gap); every rendering prints the reasons
+WITHHELD = "intervals_withheld"
+
+
 @dataclass
 class Score:
     """One number a reader looks for. ``unit``: ``"%"`` (a fraction shown as a percentage),

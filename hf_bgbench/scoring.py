@@ -10,7 +10,8 @@ Kinds: :class:`PairedGap` (acc(a) − acc(b) with a paired bootstrap interval),
 :class:`PredictionCategories` (the Table 3 buckets of the IN-9 paper),
 :class:`FrameMetric` (any function of the frames, for a benchmark's own metric), and the
 drops against one reference variant (ImageNet-E): :class:`MeanDrop` (mean of the drops over
-the variants present, with an interval and a bars figure), :class:`PerClassDrops` (the
+the variants present, with an interval and a bars figure), :class:`MeanAccuracy` (the mean
+accuracy over a set of variants, the drops' higher-is-better companion), :class:`PerClassDrops` (the
 classes that drop most) and :class:`AccuracyCurve` (accuracy along an ordered set of
 variants, e.g. object size).
 """
@@ -26,12 +27,11 @@ import pandas as pd
 
 from hf_bgbench.formatting import pct
 from hf_bgbench.metrics import (
-    paired_bootstrap_difference,
     prediction_categories,
     wilson_interval,
 )
-from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
-from hf_bgbench.results import Figure, Report, Score, Series, Table
+from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval, resampling_gap
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Series, Table
 
 BOOTSTRAP_RESAMPLES = 1000
 Frames = Mapping[str, pd.DataFrame]  # variant -> predictions (id, label, pred, ...)
@@ -96,7 +96,8 @@ class PairedGap:
         interval = paired_gap_interval(
             frames[self.minuend], frames[self.subtrahend], ctx.seed, ctx.bootstrap_resamples
         )
-        paired = len(correct)
+        paired = len(per_image(correct[self.minuend], frames[self.minuend]))  # images
+        gap = paired_gap_withheld(frames[self.minuend], frames[self.subtrahend])
         score = Score(
             key=self.name,
             label=self.label,
@@ -109,7 +110,8 @@ class PairedGap:
             short=self.short,
             latex=self.headline,
         )
-        return MetricOutput({self.name: value, f"{self.name}_ci95": interval}, Report([score]))
+        values = {self.name: value, f"{self.name}_ci95": interval}
+        return MetricOutput(values | ({WITHHELD: {self.name: gap}} if gap else {}), Report([score]))
 
 
 def shared_ids(first: pd.DataFrame, second: pd.DataFrame) -> set:
@@ -125,21 +127,48 @@ def shared_correct(frames: Frames, variants: Sequence[str]) -> pd.DataFrame:
     )
 
 
+def accuracy_interval(
+    frame: pd.DataFrame, seed: int, resamples: int
+) -> tuple[list[float], str | None, int]:
+    """(95% interval of the accuracy, why it is withheld, the number of images) of a
+    variant's predictions: Wilson's over the images (never zero-width at 0% or 100%); over
+    pooled runs (:func:`image_of`) Wilson's too when each image is right in all its runs or
+    in none, else a bootstrap over images of each image's share of right runs."""
+    right = (frame["pred"] == frame["label"]).set_axis(frame["id"])
+    units = per_image(right, frame)
+    if np.isin(units, (0.0, 1.0)).all():
+        return list(wilson_interval(int(units.sum()), len(units))), None, len(units)
+    return image_interval(right, frame, seed, resamples)
+
+
+def _paired_difference(first: pd.DataFrame, second: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+    """(correct(first) − correct(second) per shared id, the shared rows' ids and runs)."""
+    paired = first.merge(second, on="id", suffixes=("_a", "_b"))
+    right_a = (paired["pred_a"] == paired["label_a"]).to_numpy(float)
+    right_b = (paired["pred_b"] == paired["label_b"]).to_numpy(float)
+    rows = paired[["id"]].copy()
+    if f"{RUN_COLUMN}_a" in paired:
+        rows[RUN_COLUMN] = paired[f"{RUN_COLUMN}_a"]
+    return pd.Series(right_a - right_b, index=paired["id"].to_numpy()), rows
+
+
 def paired_gap_interval(
     first: pd.DataFrame, second: pd.DataFrame, seed: int, resamples: int
 ) -> list[float] | None:
-    """95% paired-bootstrap interval of acc(first) − acc(second) over their shared ids."""
-    paired = first.merge(second, on="id", suffixes=("_a", "_b"))
-    if paired.empty:
+    """95% paired-bootstrap interval of acc(first) − acc(second) over their shared images
+    (over pooled runs: each image's runs resampled together, :func:`image_of`); None when
+    there are none, or when resampling cannot vary the gap (:func:`paired_gap_withheld`
+    says why)."""
+    difference, rows = _paired_difference(first, second)
+    if difference.empty:
         return None
-    return list(
-        paired_bootstrap_difference(
-            (paired["pred_a"] == paired["label_a"]).to_numpy(),
-            (paired["pred_b"] == paired["label_b"]).to_numpy(),
-            n_resamples=resamples,
-            seed=seed,
-        )
-    )
+    return image_interval(difference, rows, seed, resamples)[0]
+
+
+def paired_gap_withheld(first: pd.DataFrame, second: pd.DataFrame) -> str | None:
+    """Why :func:`paired_gap_interval` is None over shared images, or None."""
+    difference, rows = _paired_difference(first, second)
+    return None if difference.empty else resampling_gap(per_image(difference, rows))
 
 
 CATEGORY_LABELS = {
@@ -229,6 +258,54 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
     return (frame["pred"] == frame["label"]).set_axis(frame["id"])
 
 
+# Runs of repeated seeded builds pooled into one frame carry this column, and their ids are
+# ``<run>/<id>`` (tasks.evaluate_summary.pool_runs).
+RUN_COLUMN = "run"
+
+
+def image_of(frame: pd.DataFrame) -> pd.Series:
+    """The image each row measures, indexed by the row's id: the id itself, or, for runs
+    pooled into one frame, the id within its run. Runs are repeated measurements of the same
+    images, so a bootstrap resamples images -- each with all its runs -- never image x run
+    rows, which would count one image once per run and make the interval too narrow."""
+    ids = frame["id"].astype(str)
+    if RUN_COLUMN not in frame:
+        return pd.Series(ids.to_numpy(), index=frame["id"])
+    images = [i[len(r) + 1 :] for i, r in zip(ids, frame[RUN_COLUMN].astype(str), strict=True)]
+    return pd.Series(images, index=frame["id"])
+
+
+def per_image(values: pd.Series, frame: pd.DataFrame) -> np.ndarray:
+    """``values`` (indexed by the ids of ``frame``'s rows) as one value per image: as they
+    are, or, over pooled runs, each image's mean over its runs (:func:`image_of`)."""
+    if RUN_COLUMN not in frame:
+        return values.to_numpy(float)
+    return (
+        values.astype(float)
+        .groupby(image_of(frame).reindex(values.index).to_numpy())
+        .mean()
+        .to_numpy()
+    )
+
+
+def image_interval(
+    values: pd.Series,
+    frame: pd.DataFrame,
+    seed: int,
+    resamples: int,
+    quantiles: tuple[float, float] | None = None,
+) -> tuple[list[float] | None, str | None, int]:
+    """(95% percentile interval of the mean over images, why it is withheld, the number of
+    images) of per-row ``values``: a bootstrap over :func:`per_image` values, withheld when
+    resampling cannot vary them (:func:`~hf_bgbench.metrics.intervals.resampling_gap`)."""
+    units = per_image(values, frame)
+    gap = resampling_gap(units)
+    if gap:
+        return None, gap, len(units)
+    (means,) = bootstrap_means(units, n_resamples=resamples, seed=seed)
+    return list(percentile_interval(means, quantiles=quantiles)), None, len(units)
+
+
 @dataclass(frozen=True)
 class MeanDrop:
     """``name`` = mean over the ``others`` present of acc(``reference``) − acc(other), over
@@ -271,21 +348,22 @@ class MeanDrop:
             return MetricOutput(self.missing())
         drops = [float(correct[self.reference].mean() - correct[v].mean()) for v in present]
         value = float(np.mean(drops))
-        interval = None
-        if len(correct):
-            per_id = correct[self.reference] - correct[present].mean(axis=1)
-            (means,) = bootstrap_means(
-                per_id.to_numpy(), n_resamples=ctx.bootstrap_resamples, seed=ctx.seed
-            )
-            # Literal levels, as this interval has always used (see percentile_interval).
-            interval = list(percentile_interval(means, quantiles=(0.025, 0.975)))
+        per_id = correct[self.reference] - correct[present].mean(axis=1)
+        # Literal levels, as this interval has always used (see percentile_interval).
+        interval, gap, n_images = image_interval(
+            per_id,
+            frames[self.reference],
+            ctx.seed,
+            ctx.bootstrap_resamples,
+            quantiles=(0.025, 0.975),
+        )
         score = Score(
             key=self.name,
             label=self.label,
             value=value,
             unit="pts",
             ci95=interval,
-            n=len(correct),
+            n=n_images,
             headline=self.headline,
             description=f"{self.description} Base: {self.reference}; averaged: "
             f"{', '.join(present)}.".strip(),
@@ -323,7 +401,55 @@ class MeanDrop:
             f"{self.name}_variants": present,
             f"{self.name}_reference": self.reference,
         }
-        return MetricOutput(values, report)
+        return MetricOutput(values | ({WITHHELD: {self.name: gap}} if gap else {}), report)
+
+
+@dataclass(frozen=True)
+class MeanAccuracy:
+    """``name`` = mean over the ``variants`` present of their accuracy, over the ids every
+    one of them scored, with a seeded bootstrap interval over those images (``<name>_ci95``)
+    and what was averaged (``<name>_variants``): e.g. ImageNet-E's accuracy on the edited
+    images, the higher-is-better companion of its mean dropped accuracy."""
+
+    name: str
+    others: tuple[str, ...]
+    label: str
+    description: str = ""
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return ()  # computed from whichever of ``others`` were scored
+
+    def missing(self) -> dict[str, Any]:
+        return {self.name: None, f"{self.name}_ci95": None, f"{self.name}_variants": []}
+
+    def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
+        present = [v for v in self.others if v in frames]
+        correct = shared_correct(frames, tuple(present)) if present else None
+        if correct is None or not len(correct):
+            return MetricOutput(self.missing())
+        per_id = correct[present].mean(axis=1)  # each image's accuracy over the variants
+        # over images (an image's runs pooled), withheld when resampling cannot vary them
+        interval, gap, n_images = image_interval(
+            per_id,
+            frames[present[0]],
+            ctx.seed,
+            ctx.bootstrap_resamples,
+            quantiles=(0.025, 0.975),
+        )
+        value = float(per_id.mean())
+        score = Score(
+            key=self.name,
+            label=self.label,
+            value=value,
+            unit="%",
+            ci95=interval,
+            n=n_images,
+            description=f"{self.description} Averaged: {', '.join(present)}.".strip(),
+            latex=False,
+        )
+        values = {self.name: value, f"{self.name}_ci95": interval, f"{self.name}_variants": present}
+        return MetricOutput(values | ({WITHHELD: {self.name: gap}} if gap else {}), Report([score]))
 
 
 @dataclass(frozen=True)
@@ -411,10 +537,9 @@ class AccuracyCurve:
             return MetricOutput(self.missing())
         accs = [float(ctx.accuracies[v]) for v, _ in present]
         intervals = []
-        for v, _ in present:
-            correct = _correct(frames[v])
-            lo, hi = wilson_interval(int(correct.sum()), len(correct))
-            intervals.append([100 * lo, 100 * hi])
+        for v, _ in present:  # over images (each with all its runs, when runs are pooled)
+            bounds = accuracy_interval(frames[v], ctx.seed, ctx.bootstrap_resamples)[0]
+            intervals.append(None if bounds is None else [100 * x for x in bounds])
         figure = Figure(
             file=self.figure,
             title=self.title,
@@ -437,6 +562,26 @@ class AccuracyCurve:
         return MetricOutput(values, Report(figures=[figure]))
 
 
+def partial_average_deviations(metrics: Sequence[Any], frames: Frames) -> list[str]:
+    """A sentence per :class:`MeanDrop` that averaged only some of its variants, generated
+    from the variants actually scored (``--variants`` or the data may leave some out): the
+    headline then is not the protocol's average, and says which it is."""
+    out = []
+    for metric in metrics:
+        if not isinstance(metric, MeanDrop) or metric.reference not in frames:
+            continue
+        wanted = [v for v in metric.others if v != metric.reference]
+        present = [v for v in wanted if v in frames]
+        if present and len(present) < len(wanted):
+            left = [v for v in wanted if v not in frames]
+            out.append(
+                f"{metric.short or metric.name} averages the {len(present)} of its "
+                f"{len(wanted)} variants scored ({', '.join(present)}); not scored: "
+                f"{', '.join(left)}"
+            )
+    return out
+
+
 def compute_metrics(
     metrics: tuple[BenchmarkMetric, ...], frames: Frames, ctx: ScoringContext
 ) -> MetricOutput:
@@ -447,6 +592,10 @@ def compute_metrics(
             result = metric.compute(frames, ctx)
         else:
             result = MetricOutput(metric.missing())
+        # each metric's withheld intervals add to, not replace, those before it
+        withheld = out.values.get(WITHHELD, {}) | result.values.get(WITHHELD, {})
         out.values.update(result.values)
+        if withheld:
+            out.values[WITHHELD] = withheld
         out.report.extend(result.report)
     return out

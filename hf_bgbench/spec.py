@@ -132,14 +132,21 @@ class Protocol:
     deviations: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 
-    def record(self, more_deviations: Sequence[str] = ()) -> dict[str, Any]:
-        """The ``protocol`` entry of a results document (JSON types only)."""
+    def record(
+        self, more_deviations: Sequence[str] = (), departures: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """The ``protocol`` entry of a results document (JSON types only). ``departures``:
+        how the run is not this benchmark's published protocol on all of its data (another
+        recipe, restricted classes, resized input, a subset, ...); ``published`` is True
+        when there are none -- what a Hub leaderboard entry needs."""
         return {
             "name": self.name,
             "summary": self.summary,
             "settings": _plain(self.settings),
             "sources": list(self.sources),
             "deviations": [*self.deviations, *more_deviations],
+            "departures": list(dict.fromkeys(departures)),
+            "published": not departures,
         }
 
 
@@ -156,7 +163,10 @@ class Headline:
     (BG-GAP, dropped accuracy), -1 when a higher value means it leans less (challenge
     accuracy, RFS), 0 when the number is context, not a measure of reliance (clean
     accuracy); ``bgbench compare`` words its verdict with it. ``eval_task_id``: the task id
-    in the dataset's ``eval.yaml`` and the model's ``.eval_results`` (default: ``key``)."""
+    in the dataset's ``eval.yaml`` and the model's ``.eval_results`` (default: ``key``).
+    ``config`` / ``split``: the dataset config and split the number is read from, which a
+    Hub leaderboard task names (config default: the variant of an ``accuracy/<variant>``
+    key, else the benchmark's reference variant)."""
 
     task: str
     key: str
@@ -166,6 +176,8 @@ class Headline:
     worst: bool = False
     eval_task_id: str = ""
     description: str = ""
+    config: str = ""
+    split: str = "test"
 
     def __post_init__(self) -> None:
         if self.reliance not in RELIANCE_DIRECTIONS:
@@ -173,6 +185,8 @@ class Headline:
         if not self.eval_task_id:
             task_id = self.key.rstrip("/").replace("/", "_") + ("_worst" if self.worst else "")
             object.__setattr__(self, "eval_task_id", task_id)
+        if not self.config and self.key.startswith("accuracy/"):
+            object.__setattr__(self, "config", self.key.partition("/")[2])
 
 
 @dataclass(frozen=True)
@@ -273,10 +287,40 @@ class BenchmarkSpec:
     # Task name -> its named recipes on this benchmark, the default (published) one first.
     # A task with none declared runs its own default recipe (:meth:`protocol_for`).
     protocols: Mapping[str, tuple[Protocol, ...]] = field(default_factory=dict)
+    # The numbers that may be tasks of the Hub dataset's leaderboard (its ``eval.yaml``) and
+    # entries of a model's ``.eval_results``. A Hub leaderboard ranks every task from high
+    # to low and has no "lower is better", so only numbers where higher means less reliance
+    # on the background (or plain accuracy) qualify: gaps and drops stay in the report.
+    leaderboard: tuple[Headline, ...] = ()
+    # Published revisions of the Hub dataset: commit sha -> the content fingerprint of its
+    # data files (:func:`hf_bgbench.hub.published.content_fingerprint`). A local folder is
+    # credited to the Hub dataset only when its files have one of these fingerprints.
+    published_revisions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.short_name:
             object.__setattr__(self, "short_name", self.name)
+        for h in self.leaderboard:
+            self._check_leaderboard_task(h)
+
+    def _check_leaderboard_task(self, h: Headline) -> None:
+        where = f"Benchmark {self.name!r}: leaderboard task {h.eval_task_id!r} ({h.key})"
+        if h.reliance == 1:
+            raise ValueError(
+                f"{where} is a number where higher means more reliance on the background; a "
+                "Hub leaderboard ranks every task from high to low, so it would put the most "
+                "reliant model first. Keep it in `report` (and the notes), not in `leaderboard`."
+            )
+        if h.task not in self.tasks:
+            raise ValueError(f"{where} comes from task {h.task!r}, which {self.name} does not run.")
+        config = h.config or self.reference_variant
+        if config not in self.variants:
+            raise ValueError(
+                f"{where} names config {config!r}, which is not one of {self.name}'s variants "
+                f"({', '.join(self.variants)})."
+            )
+        if h.worst:
+            raise ValueError(f"{where}: a 'worst of' number names no one task; give its keys.")
 
     @property
     def published_results(self) -> list[dict[str, Any]]:
@@ -326,8 +370,13 @@ class BenchmarkSpec:
 
     @property
     def report_tasks(self) -> tuple[str, ...]:
-        """The tasks the report's headlines come from, in their order, each once."""
-        return tuple(dict.fromkeys(h.task for h in self.report))
+        """The tasks the report runs: those its headlines and leaderboard numbers come
+        from, in their order, each once."""
+        return tuple(dict.fromkeys(h.task for h in (*self.report, *self.leaderboard)))
+
+    def leaderboard_config(self, headline: Headline) -> str:
+        """The dataset config a leaderboard task is read from."""
+        return headline.config or self.reference_variant
 
     @property
     def cached_download(self) -> str:

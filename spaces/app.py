@@ -18,9 +18,13 @@ Under real visitors:
   (the page's event stream drops) or presses Stop (``cancels``); a job whose client never
   reads its updates is stopped after ``BGBENCH_SPACE_UNREAD_SECONDS``;
 * Score jobs and Explore requests have a concurrency group each (one of each at a time by
-  default), and each client may hold one of each, queued or running (a ``validator`` refuses
-  more before anything is queued); page loads and UI events bypass the queue
-  (``queue=False``), so a full queue never blanks the page;
+  default), and each client -- known by what it cannot forge (:func:`client_key`) -- may
+  hold one of each, queued or running (a ``validator`` refuses more before anything is
+  queued); page loads and UI events bypass the queue (``queue=False``), so a full queue
+  never blanks the page;
+* a model id the checks refuse is refused at the click, outside the queue
+  (:func:`checked_click`), and by the job's validator for API callers;
+* a job runs in a session of its own: stopping it ends every process it started;
 * uploads are refused (``max_file_size``): the Space takes none.
 
 Operator settings (environment variables) are listed in this folder's README.md.
@@ -65,8 +69,8 @@ from hf_bgbench.space.leaderboard import (
     results_repo_rows,
     table,
 )
-from hf_bgbench.space.progress import JobStatus, page_progress
-from hf_bgbench.space.report_card import space_report
+from hf_bgbench.space.progress import JobStatus, JobTimes, page_progress, queue_message
+from hf_bgbench.space.report_card import report_benchmarks, space_report
 from hf_bgbench.space.safety import (
     AllowedDataset,
     Job,
@@ -76,6 +80,7 @@ from hf_bgbench.space.safety import (
     check_model_cached,
     check_model_id,
     check_model_size,
+    client_address,
     datasets_for,
     resolve_dataset,
     visitor_message,
@@ -88,6 +93,7 @@ from hf_bgbench.space.settings import (
     JOBS_PER_CLIENT,
     MAX_UPLOAD_BYTES,
     QUEUE_SIZE,
+    TRUSTED_PROXIES,
     UNREAD_SECONDS,
     allowed,
     job_seconds,
@@ -109,19 +115,29 @@ except ImportError:
     spaces = None
     HAVE_SPACES = False
 
+# uvicorn would put X-Forwarded-For's address in place of the connection's for connections
+# from 127.0.0.1 (its default trust): a local client could then pick its own address. The
+# Space reads that header itself, only as far as BGBENCH_SPACE_TRUSTED_PROXIES says (client_key)
+os.environ["FORWARDED_ALLOW_IPS"] = ""
+
 MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
 SAMPLES = 6  # images per variant shown after a run
 TICK = 1.0  # seconds between two status updates of a running job
 JOB_GROUP, EXPLORE_GROUP = "score-job", "explore-job"
 UNREAD_MESSAGES = 5  # updates a client leaves unread before it counts as not listening
+# a step's pace is trusted for the early stop once it has run this long (its first images
+# are slow: the workers start, the model warms up)
+SETTLE_SECONDS = 30
 SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
+JOB_TIMES = JobTimes()  # this Space's recent scoring jobs: a queued visitor's estimate
 CSS = """
 #job-status { min-height: 3.2em; padding: 0.4em 0.8em; border-radius: 6px;
   background: var(--block-background-fill); border: 1px solid var(--border-color-primary); }
 #report { min-height: 4.5em; }
-#report table, #leaderboard table { font-size: 0.9em; }
-#leaderboard table, #leaderboard td, #leaderboard th, #leaderboard span {
-  font-family: var(--font); }
+#report table, #leaderboard table, #leaderboard-other table { font-size: 0.9em; }
+#leaderboard table, #leaderboard td, #leaderboard th, #leaderboard span,
+#leaderboard-other table, #leaderboard-other td, #leaderboard-other th,
+#leaderboard-other span { font-family: var(--font); }
 #report table { display: block; overflow-x: auto; width: fit-content; max-width: 100%; }
 #report th { overflow-wrap: anywhere; }
 """
@@ -173,17 +189,20 @@ def explore_job_for(model_id: str, options: dict[str, Any]) -> Job:
 # --------------------------------------------------------------------------- visitors
 
 
-def client_key(request: gr.Request | None) -> str | None:
-    """Who a request comes from: the address the Space's proxy saw (``X-Forwarded-For``,
-    its first entry), else the connection's address."""
+def client_key(request: Any) -> str | None:
+    """Who a request comes from, by what the client cannot forge
+    (:func:`~hf_bgbench.space.safety.client_address`): behind ``TRUSTED_PROXIES`` proxies
+    the ``X-Forwarded-For`` entry the outermost of them appended, else the connection's
+    address. ``request``: a ``gr.Request`` or the queue's own request."""
     if request is None:
         return None
     headers = getattr(request, "headers", None) or {}
-    forwarded = headers.get("x-forwarded-for", "") if hasattr(headers, "get") else ""
-    if forwarded:
-        return forwarded.split(",")[0].strip()
-    client = getattr(request, "client", None)
-    return getattr(client, "host", None)
+    if hasattr(headers, "getlist"):  # every X-Forwarded-For header, in order
+        forwarded = headers.getlist("x-forwarded-for")
+    else:  # a request Gradio stored as a plain dict
+        forwarded = [headers.get("x-forwarded-for", "")] if hasattr(headers, "get") else []
+    host = getattr(getattr(request, "client", None), "host", None)
+    return client_address(forwarded, host, TRUSTED_PROXIES)
 
 
 def _queue() -> Any:
@@ -193,24 +212,35 @@ def _queue() -> Any:
     return getattr(blocks, "_queue", None)
 
 
-def jobs_of(key: str | None, group: str) -> int:
-    """Jobs of concurrency group ``group`` from client ``key`` waiting or running (Gradio's
-    queue; 0 when it cannot be read)."""
+def jobs_in(group: str) -> tuple[list[Any], list[Any]]:
+    """(running, waiting) events of concurrency group ``group`` in Gradio's queue, live
+    ones only (none when it cannot be read)."""
     queue = _queue()
-    if key is None or queue is None:
-        return 0
+    if queue is None:
+        return [], []
     try:
-        waiting = [e for e in queue.event_queue_per_concurrency_id[group].queue]
+        waiting = list(queue.event_queue_per_concurrency_id[group].queue)
     except (AttributeError, KeyError):
         waiting = []
     running = [e for job in getattr(queue, "active_jobs", []) or [] if job for e in job]
-    count = 0
-    for event in waiting + running:
-        if getattr(event, "concurrency_id", None) != group or not getattr(event, "alive", True):
-            continue
-        if client_key(getattr(event, "request", None)) == key:
-            count += 1
-    return count
+
+    def live(events: list[Any]) -> list[Any]:
+        return [
+            e
+            for e in events
+            if getattr(e, "concurrency_id", None) == group and getattr(e, "alive", True)
+        ]
+
+    return live(running), live(waiting)
+
+
+def jobs_of(key: str | None, group: str) -> int:
+    """Jobs of concurrency group ``group`` from client ``key`` waiting or running (Gradio's
+    queue; 0 when it cannot be read)."""
+    if key is None:
+        return 0
+    running, waiting = jobs_in(group)
+    return sum(client_key(getattr(e, "request", None)) == key for e in running + waiting)
 
 
 def listening(request: gr.Request | None) -> bool:
@@ -245,10 +275,21 @@ class Attention:
         return self.clock() - self.since > self.seconds
 
 
-def _refusal(group: str, what: str, request: gr.Request | None, inputs: int) -> list[Any]:
-    """One ``gr.validate`` per input: the first refuses a client that already holds
-    ``JOBS_PER_CLIENT`` jobs of ``group``, queued or running (checked before queuing)."""
+def _refusal(
+    group: str, what: str, request: gr.Request | None, inputs: int, model_text: Any = None
+) -> list[Any]:
+    """One ``gr.validate`` per input, checked before the job is queued (Gradio runs the
+    validator outside the queue, so nobody waits behind other jobs to hear it): the first
+    (the model) refuses an id the checks refuse (:func:`check_model_id`: a path, a link,
+    shell characters), then a client that already holds ``JOBS_PER_CLIENT`` jobs of
+    ``group``, queued or running."""
     fine = [gr.validate(True, "") for _ in range(inputs)]
+    if model_text is not None:
+        try:
+            check_model_id(str(model_text))
+        except SpaceRefusal as err:
+            fine[0] = gr.validate(False, str(err))
+            return fine
     if JOBS_PER_CLIENT > 0 and jobs_of(client_key(request), group) >= JOBS_PER_CLIENT:
         fine[0] = gr.validate(
             False,
@@ -268,7 +309,7 @@ def one_score_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The Score button's validator (Gradio runs it before the job is queued)."""
-    return _refusal(JOB_GROUP, "a scoring job", request, 6)
+    return _refusal(JOB_GROUP, "a scoring job", request, 6, model_text)
 
 
 def one_explore_per_client(
@@ -279,7 +320,60 @@ def one_explore_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The Explore button's validator."""
-    return _refusal(EXPLORE_GROUP, "an Explore request", request, 4)
+    return _refusal(EXPLORE_GROUP, "an Explore request", request, 4, model_text)
+
+
+def click_status(model_text: str, group: str | None, request: gr.Request | None) -> Any:
+    """At the click, outside the queue, the status line says at once what happens to the
+    job: why a model id is refused; that the client already holds a job of ``group``, or
+    that the queue is full (it is not queued); else, behind other jobs, its place in line
+    and an estimate from this Space's own job times (:func:`queue_message`). Nothing when
+    the job starts at once (its own first update follows)."""
+    try:
+        check_model_id(model_text)
+    except SpaceRefusal as err:
+        return f"**Stopped:** {err}"
+    if group is None:
+        return gr.skip()
+    if JOBS_PER_CLIENT > 0 and jobs_of(client_key(request), group) >= JOBS_PER_CLIENT:
+        return (
+            "**Not queued:** you already have a job waiting or running; wait for it to "
+            "finish, or stop it, before starting another."
+        )
+    running, waiting = jobs_in(group)
+    if len(waiting) >= QUEUE_SIZE:
+        return (
+            f"**Not queued:** the queue is full ({QUEUE_SIZE} jobs waiting). Try again in a "
+            "few minutes."
+        )
+    if not waiting and len(running) < CONCURRENCY:
+        return gr.skip()
+    return queue_message(len(running), len(waiting), JOB_TIMES, JOB_SECONDS)
+
+
+def model_gate(model_text: str) -> None:
+    """At the click, outside the queue: a model id the checks refuse stops the click here,
+    so its job never joins the queue (a full queue would otherwise answer "busy")."""
+    try:
+        check_model_id(model_text)
+    except SpaceRefusal as err:
+        raise gr.Error(str(err), print_exception=False) from None
+
+
+def checked_click(
+    button: gr.Button, model_text: gr.Textbox, shown: Any, group: str | None = None
+) -> Any:
+    """``button``'s click, checked before anything is queued: the status line ``shown``
+    says what happens to the job (:func:`click_status`; ``group``: the job's concurrency
+    group, None for no queue news) and :func:`model_gate` stops the click on a refused
+    model id; chain the job with ``.success``. (API callers, who join the job's queue
+    directly, meet the same checks in its validator.)"""
+
+    def status_at_click(text: str, request: gr.Request = None) -> Any:  # type: ignore[assignment]
+        return click_status(text, group, request)
+
+    button.click(status_at_click, model_text, shown, queue=False)
+    return button.click(model_gate, model_text, None, queue=False)
 
 
 # --------------------------------------------------------------------------- Score
@@ -290,7 +384,9 @@ def follow(
 ) -> Iterator[tuple[Any, ...]]:
     """Drive a running ``job``: every tick, its progress to the status line and Gradio's bar,
     and ``update()`` to the page. Returns True when the job ended, False when its visitor
-    stopped reading (the caller then leaves the job's ``with`` block, which kills it)."""
+    stopped reading (the caller then leaves the job's ``with`` block, which kills it).
+    :class:`SpaceRefusal` as soon as the job's own pace shows it cannot finish within its
+    limit (:meth:`JobStatus.cannot_finish`), saying what the visitor can change."""
     attention = Attention(request)
     for step in job.updates(TICK):
         if step is not None:
@@ -298,6 +394,9 @@ def follow(
             page_progress(progress)(*step)
         if attention.gone():
             return False
+        late = status.cannot_finish(job.seconds - job.elapsed, SETTLE_SECONDS)
+        if late:
+            raise SpaceRefusal(" ".join(filter(None, [late, job.hint])))
         yield update()
     return True
 
@@ -395,6 +494,7 @@ def score(
     results_file = write_public_document(public, out / "download" / f"{stem}.json")
     figures = run_figures(results, out)
     took = round(status.clock() - status.started)
+    JOB_TIMES.add(took)
     yield (
         f"**{title}**\n\nDone in {took} s: the report is below.",
         report,
@@ -409,9 +509,11 @@ def score(
 REPORT_IDLE, REPORT_BUSY = "Make the report card", "Making the report card…"
 
 
-def report_seconds() -> float:
-    """The report's time limit: the sum of its tasks' limits."""
-    tasks = {t for name in list_benchmarks() for t in get_benchmark(name).report_tasks}
+def report_seconds(offered: list[AllowedDataset] | None = None) -> float:
+    """The report's time limit: the sum of the limits of the tasks it runs -- the report
+    tasks of the benchmarks the allow-list (``offered``) has data for, no others."""
+    offered = list(allowed().values()) if offered is None else offered
+    tasks = {t for name in report_benchmarks(offered) for t in get_benchmark(name).report_tasks}
     return float(sum(job_seconds(t) for t in tasks))
 
 
@@ -420,7 +522,7 @@ def one_report_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The report button's validator: it shares the scoring jobs' per-client limit."""
-    return _refusal(JOB_GROUP, "a scoring job", request, 1)
+    return _refusal(JOB_GROUP, "a scoring job", request, 1, model_text)
 
 
 def report_card(
@@ -433,9 +535,10 @@ def report_card(
     models: the report card's Markdown section, its profile figure and its files. A
     generator like :func:`score`: closing it kills the job."""
     title = f"report card · {(model_text or '').strip()[:80] or '?'}"
-    status = JobStatus(title, report_seconds())
-    skip = gr.skip()
     offered = list(allowed().values())
+    seconds = report_seconds(offered)
+    status = JobStatus(title, seconds)
+    skip = gr.skip()
     hidden: dict[str, str] = {}
     for entry in offered:
         hidden.update(_hidden(entry))
@@ -451,7 +554,7 @@ def report_card(
         job = Job(
             space_report,
             (model.model_id, offered, str(out)),
-            seconds=report_seconds(),
+            seconds=seconds,
             hint="Try a smaller model.",
         )
         with job:
@@ -475,6 +578,7 @@ def report_card(
     if note:
         section += f"\n\n> {note}"
     took = round(status.clock() - status.started)
+    JOB_TIMES.add(took)
     yield (
         f"**{title}**\n\nDone in {took} s: the report card is below.",
         section,
@@ -484,29 +588,68 @@ def report_card(
     )
 
 
+def _offered_name(name: str) -> str:
+    """The download name of a report file: a download has no folders, so
+    ``.eval_results/in9.yaml`` is offered as ``eval_results_in9.yaml``."""
+    return name.lstrip(".").replace("/", "_")
+
+
+def _offered_report(out: Path) -> dict[str, Path]:
+    """The report's own files the Space offers (download name -> file): report.md,
+    report.json, the profile figure, and the eval-results files report.json says it wrote
+    (none when it wrote none; never the folder's bookkeeping files)."""
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    files = {"report.md": out / "report.md", "report.json": out / "report.json"}
+    files.update({_offered_name(n): out / n for n in report.get("eval_results") or []})
+    files["reliance_profile.png"] = out / "reliance_profile.png"
+    return {name: path for name, path in files.items() if path.is_file()}
+
+
+def offered_files_section(text: str, offered: list[str]) -> str:
+    """report.md's "Files" list as the Space offers them: the per-task folders (not offered
+    here) left out, the eval-results files by their download names."""
+    lines, in_files = [], False
+    for line in text.splitlines():
+        if line.startswith("#"):
+            in_files = line.strip() == "### Files"
+        elif in_files and line.startswith("- `"):
+            name = line[3:].split("`", 1)[0]
+            if _offered_name(name) not in offered:
+                continue
+            line = line.replace(f"`{name}`", f"`{_offered_name(name)}`", 1)
+        lines.append(line)
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
 def report_section(out: Path, hidden: dict[str, str]) -> str:
     """report.md as the page shows it: no server path (:func:`public_text`), the figure
-    shown beside it rather than linked."""
+    shown beside it rather than linked, its list of files those the page offers."""
     text = (out / "report.md").read_text(encoding="utf-8")
     text = "\n".join(line for line in text.splitlines() if "](reliance_profile.png)" not in line)
-    return public_text(text, hidden)
+    return public_text(offered_files_section(text, list(_offered_report(out))), hidden)
 
 
 def report_files(out: Path, hidden: dict[str, str]) -> list[str]:
-    """report.md, report.json and the eval-results files, with no server path in them."""
+    """The report's files (:func:`_offered_report`), with no server path in them."""
     folder = out / "download"
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {"report.md": out / "report.md"}
-    texts.update({f"eval_results_{p.name}": p for p in sorted((out / ".eval_results").glob("*"))})
+    offered = _offered_report(out)
     files = []
-    for name, source in texts.items():
-        (folder / name).write_text(public_text(source.read_text(encoding="utf-8"), hidden))
-        files.append(str(folder / name))
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    files.insert(
-        1, str(write_public_document(public_document(report, hidden), folder / "report.json"))
-    )
-    return [*files, str(out / "reliance_profile.png")]
+    for name, source in offered.items():
+        if name == "report.json":
+            report = json.loads(source.read_text(encoding="utf-8"))
+            public = public_document(report, hidden)
+            files.append(str(write_public_document(public, folder / name)))
+        elif name == "report.md":
+            text = offered_files_section(source.read_text(encoding="utf-8"), list(offered))
+            (folder / name).write_text(public_text(text, hidden), encoding="utf-8")
+            files.append(str(folder / name))
+        elif source.suffix == ".png":
+            files.append(str(source))
+        else:
+            (folder / name).write_text(public_text(source.read_text(encoding="utf-8"), hidden))
+            files.append(str(folder / name))
+    return files
 
 
 def stopped() -> tuple[Any, Any]:
@@ -623,20 +766,41 @@ def _record(results: dict[str, Any], dataset: str) -> str:
     return f"Added to the leaderboard ({row['model']}, {row['task']} on {dataset})."
 
 
-def leaderboard(benchmark: str, task: str, model: str, published: bool) -> gr.Dataframe:
-    headers, rows = table(
-        read_rows(leaderboard_dir()) + results_repo_rows(),
-        benchmark=benchmark,
-        task=task,
-        model=model or "",
-        published=published,
+# widths that fit a 1280-px page: the facts narrow, the scores sharing the rest; the board
+# of runs on other data gives two of its columns to the image count and the fingerprint
+BOARD_WIDTHS = {"model": 17, "source": 8, "dataset": 19, "protocol": 11}
+OTHER_WIDTHS = {"model": 15, "source": 8, "dataset": 11, "protocol": 11}
+OTHER_WIDTHS.update({"images": 6, "data fingerprint": 10})
+
+
+def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple[Any, Any]:
+    """The two boards: the rows on the published benchmark (the papers' numbers and runs on
+    its Hub dataset), ranked together; and, apart, the runs on other data (a local copy or
+    sample, with its image count and data fingerprint), shown only when there are any."""
+    rows = read_rows(leaderboard_dir()) + results_repo_rows()
+    boards = []
+    for scope in ("benchmark", "other"):
+        headers, values = table(
+            rows,
+            benchmark=benchmark,
+            task=task,
+            model=model or "",
+            published=published,
+            scope=scope,
+        )
+        widths_of = BOARD_WIDTHS if scope == "benchmark" else OTHER_WIDTHS
+        info = {h: w for h, w in widths_of.items() if h in headers}
+        rest = max(0, 100 - sum(info.values()))
+        scores = max(len(headers) - len(info), 1)
+        widths = [f"{info[h]}%" if h in info else f"{rest / scores:.1f}%" for h in headers]
+        boards.append((headers, values, widths))
+    (headers, values, widths), (o_headers, o_values, o_widths) = boards
+    return (
+        gr.Dataframe(value=values, headers=headers, column_widths=widths),
+        gr.Dataframe(
+            value=o_values, headers=o_headers, column_widths=o_widths, visible=bool(o_values)
+        ),
     )
-    # widths that fit a 1280-px page: the facts narrow, the scores sharing the rest
-    info = {"model": 17, "source": 8, "dataset": 19, "protocol": 11}
-    scores = len(headers) - len(info)
-    rest = max(0, 100 - sum(info.values()))
-    widths = [f"{info[h]}%" if h in info else f"{rest / max(scores, 1):.1f}%" for h in headers]
-    return gr.Dataframe(value=rows, headers=headers, column_widths=widths)
 
 
 def _task_choices(benchmark: str) -> list[tuple[str, str]]:
@@ -738,7 +902,7 @@ def build_demo() -> gr.Blocks:
             )
             ex_bench.change(_datasets_update, ex_bench, ex_data, queue=False)
             ex_data.change(images_of, [ex_data, ex_bench], ex_image, queue=False)
-            ex_run.click(
+            checked_click(ex_run, ex_model, ex_summary).success(
                 explore,
                 [ex_model, ex_data, ex_bench, ex_image],
                 [ex_gallery, ex_summary],
@@ -765,15 +929,15 @@ def build_demo() -> gr.Blocks:
             )
             rc_section = gr.Markdown(elem_id="report-card")
             rc_figure = gr.HTML(elem_id="report-profile")
-            rc_files = gr.File(
-                label="Download: report.md, report.json, .eval_results", file_count="multiple"
-            )
+            rc_files = gr.File(label="Download: the report card's files", file_count="multiple")
         with gr.Tab("Leaderboard"):
             gr.Markdown(
                 "One row per model, dataset and protocol: a full run (every image and every "
                 "variant the dataset holds) enters it, and a newer full run replaces the "
-                "older one. Rows marked *published* are the papers' numbers. Scores in the "
-                "units of their column, with 95% intervals in brackets; the best first."
+                "older one. Rows marked *published* are the papers' numbers; a run ranks "
+                "beside them only when it scored the benchmark's published dataset, runs on "
+                "other data in a table of their own. Scores in the units of their column, "
+                "with 95% intervals in brackets; the best first."
             )
             with gr.Row():
                 lb_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
@@ -781,17 +945,32 @@ def build_demo() -> gr.Blocks:
                 lb_model = gr.Textbox(label="Model contains")
                 lb_pub = gr.Checkbox(value=True, label="Show published numbers")
             board = gr.Dataframe(
-                interactive=False, show_search="filter", wrap=True, elem_id="leaderboard"
+                label="On the published benchmark (its Hub dataset): the papers' numbers and "
+                "full runs",
+                interactive=False,
+                show_search="filter",
+                wrap=True,
+                elem_id="leaderboard",
+            )
+            other_board = gr.Dataframe(
+                label="On other data (a local copy or a sample), ranked apart from the "
+                "published numbers: each row's image count and data fingerprint say what it "
+                "scored",
+                interactive=False,
+                wrap=True,
+                visible=False,
+                elem_id="leaderboard-other",
             )
             refresh = gr.Button("Refresh")
             filters = [lb_bench, lb_task, lb_model, lb_pub]
+            boards = [board, other_board]
             lb_bench.change(_board_tasks, lb_bench, lb_task, queue=False)
             for trigger in (refresh.click, lb_task.change, lb_pub.change):
-                trigger(leaderboard, filters, board, queue=False)
-            lb_model.submit(leaderboard, filters, board, queue=False)
-        demo.load(leaderboard, filters, board, queue=False)
+                trigger(leaderboard, filters, boards, queue=False)
+            lb_model.submit(leaderboard, filters, boards, queue=False)
+        demo.load(leaderboard, filters, boards, queue=False)
         demo.load(images_of, [ex_data, ex_bench], ex_image, queue=False)
-        scoring = run.click(
+        scoring = checked_click(run, model_id, status, JOB_GROUP).success(
             score,
             [model_id, dataset, variants, restrict, benchmark, task],
             [status, report, plots, raw, samples, extras, run],
@@ -802,9 +981,9 @@ def build_demo() -> gr.Blocks:
             concurrency_limit=CONCURRENCY,
             validator=one_score_per_client,
         )
-        scoring.then(leaderboard, filters, board, queue=False)
+        scoring.then(leaderboard, filters, boards, queue=False)
         stop.click(stopped, None, [status, run], cancels=[scoring], queue=False)
-        reporting = rc_run.click(
+        reporting = checked_click(rc_run, rc_model, rc_status, JOB_GROUP).success(
             report_card,
             [rc_model],
             [rc_status, rc_section, rc_figure, rc_files, rc_run],

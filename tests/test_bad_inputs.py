@@ -38,6 +38,19 @@ def _drop_a_mixed_rand_row(tmp: Path) -> Path:
     return hub
 
 
+def _publishable_in9(tmp: Path) -> Path:
+    """The synthetic IN-9 converted by `bgbench convert in9-release`: a folder `publish` takes."""
+    out = tmp / "in9"
+    assert main(["convert", "in9-release", str(write_release(tmp / "release")), str(out)]) == 0
+    return out
+
+
+def _publishable_in9_with_an_old_eval_yaml(tmp: Path) -> Path:
+    hub = _publishable_in9(tmp)
+    (hub / "eval.yaml").write_text("name: x\ntasks:\n- id: bg_gap\n")
+    return hub
+
+
 def _missing_variant_files(tmp: Path) -> Path:
     hub = _hub_folder(tmp)
     shutil.rmtree(hub / "data" / "mixed_rand")
@@ -183,6 +196,13 @@ def _timm_clip_tower(folder: Path) -> None:
 
 
 ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
+
+
+def _text_checkpoint(tmp: Path) -> Path:
+    """A 12-byte text file (the model's --checkpoint, {tmp}/notes.pth), then an IN-9 release."""
+    (tmp / "notes.pth").write_text("hello world\n")
+    return _release(tmp)
+
 
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
@@ -399,6 +419,28 @@ CASES = [
         2,
         "does not apply to benchmark 'rival10'",
     ),
+    (  # issue 31: refused as "it pickles arbitrary Python objects"
+        "checkpoint-that-is-a-text-file",
+        _text_checkpoint,
+        ["evaluate", "resnet18", "--checkpoint", "{tmp}/notes.pth", "--data", "{data}"],
+        2,
+        "notes.pth' is not a checkpoint: a 12-byte file that is neither a safetensors file nor "
+        "one torch.save writes (it starts with b'hello world\\n').",
+    ),
+    *(  # issue 31: accepted, and the results were written into the dataset
+        (
+            f"{task}-output-{where}-data",
+            _release,
+            [task, "--data", "{data}", "--output", output],
+            2,
+            f"{said} the --data folder ",
+        )
+        for task in ("evaluate", "challenge", "noise", "saliency", "graying", "attribution")
+        for where, output, said in (
+            ("is", "{data}", "is"),
+            ("inside", "{tmp}/release/results", "is inside"),
+        )
+    ),
 ]
 
 
@@ -489,11 +531,13 @@ def _rival10_hub_with_an_empty_object_mask(tmp: Path) -> Path:
 def _photo_and_mask(tmp: Path) -> Path:
     from PIL import Image
 
-    Image.new("RGB", (64, 64), (200, 30, 30)).save(tmp / "a.png")
+    folder = tmp / "photo"  # beside {out}: results are never written into the data
+    folder.mkdir()
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(folder / "a.png")
     mask = np.zeros((64, 64), np.uint8)
     mask[16:48, 16:48] = 255
-    Image.fromarray(mask).save(tmp / "a_mask.png")
-    return tmp
+    Image.fromarray(mask).save(folder / "a_mask.png")
+    return folder
 
 
 def _wide_object_photo(tmp: Path) -> Path:
@@ -551,6 +595,22 @@ def _hand_written_run(tmp: Path) -> Path:
     (folder / "results.json").write_text(json.dumps(doc))
     return folder
 
+
+def _two_runs(tmp: Path) -> Path:
+    """The top of a build with two runs: one Hub-layout dataset per run-<seed>/ folder."""
+    hub = _hub_folder(tmp)
+    for seed in (0, 1):
+        shutil.copytree(hub, tmp / "build" / f"run-{seed}")
+    return tmp / "build"
+
+
+def _photos(tmp: Path) -> Path:
+    from tests.synthetic_scenes import write_photos
+
+    return write_photos(tmp / "photos", per_class=1, extras=False)[0]
+
+
+REPORT_IN9 = ["report", "--benchmarks", "in9", "--data", "in9={data}", "--quiet"]
 
 EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--output", "{out}/o.png"]
 
@@ -610,6 +670,20 @@ WHOLE_ARGV_CASES = [
         ["publish-results", "{data}", "--repo-id", "someone/results"],
         2,
         "Could not publish to someone/results: HF_HUB_OFFLINE is set",
+    ),
+    (  # issue 28: an eval.yaml naming an unlisted framework breaks the dataset page
+        "publish-eval-yaml-while-the-framework-is-unlisted",
+        _publishable_in9,
+        ["publish", "{data}", "--repo-id", "bgbench/in9", "--eval-yaml"],
+        2,
+        "--eval-yaml: the evaluation framework 'hf-bgbench' is not yet listed in huggingface.js",
+    ),
+    (  # issue 28: an eval.yaml left by an earlier publish was uploaded unasked
+        "publish-refuses-an-eval-yaml-not-asked-for",
+        _publishable_in9_with_an_old_eval_yaml,
+        ["publish", "{data}", "--repo-id", "bgbench/in9", "--dry-run"],
+        2,
+        "eval.yaml would be uploaded, but --eval-yaml was not given",
     ),
     (
         "publish-results-repo-id-without-owner",
@@ -755,6 +829,49 @@ WHOLE_ARGV_CASES = [
         ["noise", "--data", "{data}", "--output", "{out}", "--protocol", "rival10-papr"],
         2,
         "--protocol 'rival10-papr'",
+    ),
+    (  # issue 31: the dry run said "would upload to dataset repo not a repo id"
+        "publish-results-dry-run-checks-the-repo-id",
+        _hand_written_run,
+        ["publish-results", "{data}", "--dry-run", "--repo-id", "not a repo id"],
+        2,
+        "--repo-id 'not a repo id' must look like 'owner/name'.",
+    ),
+    (  # issue 31 (these three): "README.md has no YAML 'configs:'", and there is no README.md
+        "validate-a-photo-folder",
+        _photos,
+        ["validate", "{data}"],
+        1,
+        "is a folder of photos, not a built dataset: give it to a task as --data as it is",
+    ),
+    (
+        "validate-a-results-folder",
+        _hand_written_run,
+        ["validate", "{data}"],
+        1,
+        "is a results folder of `bgbench evaluate`, not a dataset. Validate the data it scored",
+    ),
+    (
+        "validate-the-top-of-a-build-with-runs",
+        _two_runs,
+        ["validate", "{data}"],
+        1,
+        "holds 2 of them, one per sub-folder (run-0/, run-1/), as a build with several runs "
+        "writes them. Validate each: `bgbench validate ",
+    ),
+    (  # issue 31: advised --benchmark, which report does not have
+        "report-with-another-benchmarks-data",
+        _rival10_hub,
+        [*REPORT_IN9, "--output", "{out}/card"],
+        2,
+        "It looks like rival10 data: pass --data rival10=",
+    ),
+    (  # issue 31: accepted, and the report was written into the dataset
+        "report-output-inside-data",
+        _release,
+        [*REPORT_IN9, "--output", "{data}/card"],
+        2,
+        "/card is inside the --data in9 folder ",
     ),
 ]
 
@@ -996,6 +1113,45 @@ def _mean_drop_of_an_edit_with_an_unreadable_image(tmp: Path):
     return body["mean_da"], body["mean_da_ci95"], score.n
 
 
+def _noise_intervals_of_constant_classes(tmp: Path):
+    """Five images: classes 0 and 1 all wrong under fg noise and all right under bg noise,
+    class 2 one image."""
+    from hf_bgbench.metrics.intervals import resampling_gap
+    from hf_bgbench.metrics.noise import rfs_class_mean_intervals
+
+    fg, bg, labels = np.zeros(5), np.ones(5), np.array([0, 0, 1, 1, 2])
+    return rfs_class_mean_intervals(fg, bg, labels), resampling_gap(fg, bg, groups=labels)
+
+
+def _compare_runs_of_different_variants(tmp: Path) -> str:
+    """Two evaluate runs of one source, A of mixed_same + mixed_rand, B of mixed_rand +
+    only_fg, whose data cannot be read back (no location recorded)."""
+    import json
+
+    from hf_bgbench.report.compare import compare_runs
+
+    for name, variants, fingerprint in (
+        ("a", ("mixed_same", "mixed_rand"), "fa"),
+        ("b", ("mixed_rand", "only_fg"), "fb"),
+    ):
+        (tmp / name / "predictions").mkdir(parents=True)
+        for variant in variants:
+            frame = pd.DataFrame({"id": ["x", "y"], "label": [0, 0], "pred": [0, 1]})
+            frame.to_parquet(tmp / name / "predictions" / f"{variant}.parquet")
+        doc = {
+            "schema_version": "2.0",
+            "task": "evaluate",
+            "benchmark": "in9",
+            "model": name,
+            "variants": dict.fromkeys(variants, {}),
+            "data": {"fingerprint": fingerprint},
+            "protocol": {"name": "in9-paper"},
+            "report": {"scores": []},
+        }
+        (tmp / name / "results.json").write_text(json.dumps(doc))
+    return _message(lambda: compare_runs(tmp / "a", tmp / "b"))
+
+
 def _photo_folder_item(tmp: Path, save) -> dict:
     """Row 0 of a one-photo IN-9 photo folder (class folder dog/) through the decode loader."""
     from hf_bgbench.benchmarks import get_benchmark
@@ -1167,15 +1323,33 @@ PYTHON_CASES = [
         _nine_unnamed_outputs,
         ("the model names no classes (LABEL_0, ...), so its 9 outputs ", True, True, True),
     ),
-    (
+    (  # issue 31 item 2: every shared image is right in both, so no interval (was [0, 0])
         "gap-over-the-images-both-variants-scored",
         _gap_of_a_variant_with_an_unreadable_image,
-        (0.0, [0.0, 0.0], 17),
+        (0.0, None, 17),
     ),
-    (
+    (  # issue 31 item 2: the 9 shared images are right in both: resampling cannot vary the
+        # drop, so no interval (it was a zero-width [0.0, 0.0]) -- and 0.0 is still over them
         "mean-drop-inside-its-interval",
         _mean_drop_of_an_edit_with_an_unreadable_image,
-        (0.0, [0.0, 0.0], 9),
+        (0.0, None, 9),
+    ),
+    (  # issue 31 item 2: before "a_bg 83.3 [83.3, 83.3], RFS -1.000 [-1.000, -1.000]"
+        "noise-interval-of-classes-that-cannot-vary",
+        _noise_intervals_of_constant_classes,
+        (
+            {"accuracy_fg_noise": None, "accuracy_bg_noise": None, "rfs": None},
+            "class 2 has 1 image; every image of classes 0, 1 has the same value, so "
+            "resampling within a class cannot vary them",
+        ),
+    ),
+    (  # issue 31 item 10: before "differ in data fingerprint ... re-run one of them"
+        "compare-runs-of-different-variants",
+        _compare_runs_of_different_variants,
+        "The two runs scored different variants (A alone scored mixed_same; B alone only_fg) "
+        "and the data at None no longer gives their recorded fingerprints, so the shared "
+        "variants cannot be shown to be the same images. Re-run both with --variants "
+        "mixed_rand and compare those.",
     ),
     ("sixteen-bit-grey-png-is-grey", _sixteen_bit_grey_png, (None, [128])),
     (
@@ -1293,3 +1467,147 @@ def test_what_is_left_out_is_counted_in_results(builder, argv, pick, expected, t
     argv = [a.replace("{data}", str(data)) for a in argv]
     assert main([*argv, "--output", str(out), "--quiet", "--workers", "0", "--no-cache"]) == 0
     assert pick(json.loads((out / "results.json").read_text())) == expected
+
+
+# ------------------------------------------------------------- settings read at start
+# Issue 31: what decides which images are scored is part of the cache key, and every setting
+# is checked at start, whatever is cached.
+
+LIMIT = "BGBENCH_MAX_IMAGE_PIXELS"
+
+
+def _photos_and_one_large(tmp: Path) -> Path:
+    """9 small IN-9 photos and one of 1100x1000 pixels (above a limit of 1,000,000)."""
+    from PIL import Image
+
+    from tests.synthetic_scenes import class_wnids
+
+    images = _photos(tmp)
+    wnid = class_wnids()[1]
+    Image.new("RGB", (1100, 1000), (90, 120, 60)).save(images / wnid / f"{wnid}_large.png")
+    return images
+
+
+def test_decode_limit_is_part_of_the_prediction_cache_key(tmp_path, monkeypatch):
+    """Before: the same command on a warm cache scored the photo the limit skips (n 10, not
+    9), because the cache was keyed without the limit."""
+    images = _photos_and_one_large(tmp_path)
+    argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(images), "--quiet"]
+    argv += ["--workers", "0", "--cache-dir", str(tmp_path / "cache")]
+
+    def scored(out: str) -> tuple[int, int]:
+        assert main([*argv, "--output", str(tmp_path / out)]) == 0
+        row = json.loads((tmp_path / out / "results.json").read_text())["variants"]["original"]
+        return row["n"], row["skipped"]
+
+    assert scored("default") == (10, 0)  # fills the cache with all 10 photos
+    monkeypatch.setenv(LIMIT, "1_000_000")
+    assert scored("limited") == (9, 1)  # a cache miss: the large photo is skipped, counted
+    monkeypatch.delenv(LIMIT)
+    assert scored("default_again") == (10, 0)  # the limit does not outlive the variable
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0"])
+def test_an_invalid_decode_limit_is_refused_at_start_whatever_is_cached(
+    value, tmp_path, monkeypatch, capsys
+):
+    """Before: exit 0 when every prediction was cached (the value was only read at decode),
+    and "17 image(s) could not be read" with --no-cache, naming no variable."""
+    from hf_bgbench import evaluate_model
+
+    monkeypatch.setenv(LIMIT, value)
+    said = (
+        f"the environment variable {LIMIT}={value!r} is not a decode limit: give a whole number "
+        f"of pixels, 1 or more (width x height of the largest image decoded, e.g. {LIMIT}="
+        "300000000), or unset it for the default 178,956,970."
+    )
+    release = _release(tmp_path)
+    for argv in (
+        ["list"],
+        ["evaluate", "--data", str(release), "--output", str(tmp_path / "out"), "--no-cache"],
+    ):
+        assert main(argv) == 2
+        assert said in capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=f"{LIMIT}={value!r} is not a decode limit"):
+        evaluate_model("tf_efficientnet_lite0", data=release, use_cache=False)
+
+
+def test_a_torch_torchvision_mismatch_is_named_at_start(monkeypatch, capsys):
+    """Before: every command failed with "operator torchvision::nms does not exist"."""
+    from importlib import metadata
+
+    installed, real = {"torch": "2.14.1", "torchvision": "0.28.0"}, metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: installed.get(name) or real(name))
+    assert main(["list"]) == 2
+    assert (
+        "torch 2.14.1 and torchvision 0.28.0 are not a matching pair: torch 2.14.1 needs "
+        'torchvision 0.29.x, so every model import fails ("operator torchvision::nms does not '
+        'exist"). Install the two from one index: `pip install "torch==2.14.1" '
+        '"torchvision==0.29.*"`'
+    ) in capsys.readouterr().err
+
+
+def test_a_torchvision_operator_error_names_the_pair(monkeypatch, capsys):
+    """A pair whose numbers match but whose builds do not (CPU beside CUDA) fails inside a
+    command; the error names the installed versions and what to install."""
+    from hf_bgbench.cli import list_benchmarks
+
+    def broken(args):
+        raise RuntimeError("operator torchvision::nms does not exist")
+
+    monkeypatch.setattr(list_benchmarks, "run", broken)
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "are not a matching pair: their builds differ (one for the CPU, one for CUDA" in err
+    assert '`python -c "import torchvision"` then runs without an error.' in err
+
+
+def _report_doc(task_status: str) -> dict:
+    """A report document: IN-9 with one task of ``task_status``, RIVAL10 without data."""
+    failed = {"status": "failed", "reason": "the model's classes map to none of IN-9's."}
+    ran = {"status": "run", "results": {}}
+    return {
+        "model": "m",
+        "headlines": [],
+        "benchmarks": [
+            {
+                "name": "in9",
+                "title": "IN-9",
+                "status": task_status,
+                "reason": "",
+                "command": "",
+                "tasks": {"evaluate": ran if task_status == "run" else failed},
+            },
+            {
+                "name": "rival10",
+                "title": "RIVAL10",
+                "status": "not run",
+                "reason": "No --data given, and the Hub cannot be reached.",
+                "command": "bgbench download rival10",
+                "tasks": {},
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize("task_status, code", [("failed", 2), ("run", 0)])
+def test_report_summary_says_each_reason_and_fails_when_nothing_ran(
+    task_status, code, tmp_path, monkeypatch, capsys
+):
+    """Before: "IN-9: failed -- fetch with: see report.md", and exit 0 when nothing ran."""
+    from hf_bgbench.report import card
+
+    monkeypatch.setattr(card, "run_report", lambda *a, **k: _report_doc(task_status))
+    assert main(["report", "--output", str(tmp_path / "card")]) == code
+    said = capsys.readouterr()
+    assert "see report.md" not in said.out
+    assert (
+        "RIVAL10: not run -- No --data given, and the Hub cannot be reached. Fetch it: bgbench "
+        "download rival10"
+    ) in said.out
+    if task_status == "failed":
+        assert "IN-9 · evaluate: failed -- the model's classes map to none of IN-9's." in said.out
+        assert "error: nothing ran, so the report holds no score" in said.err
+    else:
+        assert "nothing ran" not in said.err

@@ -246,7 +246,7 @@ def test_cli_end_to_end_with_the_bundled_model(in9_release, tmp_path, capsys):
 
 
 def test_cli_reports_bad_data_without_traceback(tmp_path, capsys):
-    root = write_release(tmp_path, variants=("original", "only_bg_t"))
+    root = write_release(tmp_path / "release", variants=("original", "only_bg_t"))
     shutil.rmtree(root / "bg_challenge" / "fg_mask")
     out = tmp_path / "out"  # (without --output it wrote bgbench_challenge/ in the checkout)
     argv = ["challenge", "tf_efficientnet_lite0", "--data", str(root), "--output", str(out)]

@@ -220,7 +220,7 @@ def exhaustive_vulnerable(clf: TableClassifier, root: Path) -> dict[str, bool]:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_same_vulnerable_set_as_the_exhaustive_check(tmp_path, seed):
-    root = write_random_release(tmp_path, seed)
+    root = write_random_release(tmp_path / "release", seed)
     expected = exhaustive_vulnerable(TableClassifier(seed), root)
     assert 0 < sum(expected.values()) < len(expected)  # a mix of verdicts
     n_vulnerable = sum(expected.values())

@@ -382,3 +382,43 @@ def test_build_edits_paste_the_object_hard_by_default():
         "bg_random", image, mask, clean=clean, rng=seeded_rng(0), other=other, blend="poisson"
     )
     assert not np.array_equal(soft.image[mask], image[mask])
+
+
+def test_one_image_edit_scales_the_whole_photo_as_the_build_does(tmp_path, capsys):
+    """`bgbench edit size` and `bgbench build imagenet-e` share one default, the authors'
+    resize_obj.py: the whole photo scaled. The one-image edit at the build's size_0.05 rate
+    is the build's size_0.05 image, pixel for pixel; `--size-method object` is the other."""
+    import json
+
+    from PIL import Image
+
+    from hf_bgbench.cli import main
+
+    image, mask = _photo(2, 1, 1.4)
+    Image.fromarray(image).save(tmp_path / "a.png")
+    Image.fromarray(mask.astype(np.uint8) * 255).save(tmp_path / "m.png")
+    args = ["edit", "size", "--image", str(tmp_path / "a.png"), "--mask", str(tmp_path / "m.png")]
+    assert main([*args, "--rate", "0.05", "--output", str(tmp_path / "e.png")]) == 0
+    said = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert said["size_method"] == "whole"
+    clean = remove_object(image, mask).image
+    built = apply_edit("size_0.05", image, mask, clean=clean, rng=seeded_rng(0, "a", "size"))
+    assert built.params["size_method"] == "whole"
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "e.png")), built.image)
+    assert (
+        main(
+            [
+                *args,
+                "--rate",
+                "0.05",
+                "--size-method",
+                "object",
+                "--output",
+                str(tmp_path / "o.png"),
+            ]
+        )
+        == 0
+    )
+    said = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert said["size_method"] == "object"
+    assert not np.array_equal(np.asarray(Image.open(tmp_path / "o.png")), built.image)

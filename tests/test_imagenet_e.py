@@ -206,6 +206,12 @@ def test_evaluate_reports_hand_computed_dropped_accuracy(converted, tmp_path):
     assert doc["variants"]["original"]["accuracy"] == 1.0
     for edit, da in EXPECTED_DA.items():
         assert doc[f"da/{edit}"] == pytest.approx(da), edit
+        # original is right on every image: DA 0 or 1 means every image's difference is the
+        # same (all right, or all wrong, after the edit): resampling cannot vary it
+        if da in (0, 1):
+            assert doc[f"da/{edit}_ci95"] is None
+            assert "same value" in doc["intervals_withheld"][f"da/{edit}"]
+            continue
         lo, hi = doc[f"da/{edit}_ci95"]
         assert lo <= da + 1e-9 and hi >= da - 1e-9
     assert doc["da/bg_inversion"] is None  # edits not in the data: null keys

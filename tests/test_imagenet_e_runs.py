@@ -22,6 +22,7 @@ from hf_bgbench.cli import main
 from hf_bgbench.data.hub import card_configs, read_card_metadata
 from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.labels import imagenet_label_space, imagenet_wnid_index
+from hf_bgbench.metrics import wilson_interval
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import _Preprocessing
 from tests.synthetic_scenes import class_wnids, scene
@@ -212,7 +213,8 @@ def test_evaluate_scores_every_run_with_mean_and_spread(built, tmp_path):
     assert all("runs" not in d for d in alone.values())  # one build: as before
     runs = doc["runs"]
     assert runs["count"] == 2 and runs["names"] == list(RUNS) and runs["std_ddof"] == 1
-    keys = ["mean_da", *(f"accuracy/{e}" for e in EDITS), *(f"da/{e}" for e in EDITS[1:])]
+    keys = ["mean_da", "mean_edit_accuracy", *(f"accuracy/{e}" for e in EDITS)]
+    keys += [f"da/{e}" for e in EDITS[1:]]
     assert set(runs["mean"]) == set(keys)
 
     def single(name: str, key: str) -> float:
@@ -231,7 +233,9 @@ def test_evaluate_scores_every_run_with_mean_and_spread(built, tmp_path):
         assert top == pytest.approx(runs["mean"][key]), key
     assert any(runs["std"][k] > 0 for k in keys)  # the runs really differ
     assert runs["std"]["accuracy/original"] == 0  # the same images in every run
-    assert doc["variants"]["original"]["n"] == 2 * 2 * CLASSES
+    # n counts images (2 per class), not image x run rows: the runs re-measure the same photos
+    assert doc["variants"]["original"]["n"] == 2 * CLASSES
+    assert doc["variants"]["original"]["n_measurements"] == 2 * 2 * CLASSES
 
     # by hand, from the predictions written: each image once per run, ids kept apart
     frame = pd.read_parquet(out / "predictions" / "position.parquet")
@@ -251,6 +255,73 @@ def test_evaluate_scores_every_run_with_mean_and_spread(built, tmp_path):
     assert saved["runs"]["per_run"]["run-4"]["mean_da"] == pytest.approx(
         runs["per_run"]["run-4"]["mean_da"]
     )
+
+
+def _image_bootstrap(values: np.ndarray) -> list[float] | None:
+    """The package's bootstrap over images (seed 0, 1000 resamples) by hand, or None where
+    resampling cannot vary the values."""
+    if len(values) < 2 or np.all(values == values[0]):
+        return None
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(values), size=(1000, len(values)))
+    return list(np.quantile(values[idx].mean(axis=1), [0.025, 0.975]))
+
+
+def test_runs_intervals_resample_images_not_image_x_run(built, tmp_path):
+    """Two runs of the same 8 photos: every interval is a bootstrap over the 8 images (each
+    image's runs averaged), so repeating a byte-identical variant cannot narrow it."""
+    out = tmp_path / "out"
+    doc = _evaluate(built, out)
+    original = pd.read_parquet(out / "predictions" / "original.parquet")
+    position = pd.read_parquet(out / "predictions" / "position.parquet")
+    for frame in (original, position):
+        frame["image"] = [i.split("/", 1)[1] for i in frame["id"]]
+        frame["right"] = (frame["pred"] == frame["label"]).astype(float)
+    # original is the same in both runs: each image right in both or in neither, so its
+    # interval is one run's Wilson interval over the 8 images, as if it were scored once
+    per_image = original.groupby("image")["right"].mean()
+    assert len(per_image) == 2 * CLASSES
+    one_run = original[original["run"] == RUNS[0]].set_index("image")["right"]
+    assert per_image.to_numpy() == pytest.approx(one_run[per_image.index].to_numpy())
+    right = int(per_image.sum())
+    expected = list(wilson_interval(right, 2 * CLASSES))
+    assert doc["variants"]["original"]["accuracy_ci95"] == pytest.approx(expected)
+    assert expected != pytest.approx(list(wilson_interval(2 * right, 4 * CLASSES)))
+    # position differs between runs: a share per image, bootstrapped over images
+    moved = position.groupby("image")["right"].mean()
+    expected = _image_bootstrap(moved.to_numpy())
+    if not np.isin(moved, (0, 1)).all():
+        got = doc["variants"]["position"]["accuracy_ci95"]
+        assert got == (None if expected is None else pytest.approx(expected))
+    # the gap: each image's difference averaged over its runs, then a bootstrap over images
+    merged = original.merge(position, on=["id", "image", "run"], suffixes=("_o", "_p"))
+    diff = (merged["right_o"] - merged["right_p"]).groupby(merged["image"]).mean()
+    expected = _image_bootstrap(diff.to_numpy())
+    got = doc["da/position_ci95"]
+    assert got == (None if expected is None else pytest.approx(expected, abs=1e-12))
+    assert doc["da/position"] == pytest.approx(diff.mean())
+    (gap,) = [s for s in doc["report"]["scores"] if s["key"] == "da/position"]
+    assert gap["n"] == 2 * CLASSES
+    notes = " ".join(doc["report"]["notes"])
+    assert f"the same {2 * CLASSES} images" in notes and "resample images" in notes
+
+
+def test_mean_da_sentence_counts_what_was_scored(built):
+    """Data with five edits, one of them scored: the deviation names 1 edit averaged, the one
+    scored, not what the data holds."""
+    doc = evaluate_model(
+        ObjectColourIsClass(),
+        benchmark="imagenet-e",
+        data=built / RUNS[0],
+        variants=["original", "position"],
+        use_cache=False,
+        num_workers=0,
+        progress=False,
+    )
+    (said,) = [d for d in doc["protocol_deviations"] if d.startswith("mean DA averages")]
+    assert said.startswith("mean DA averages the 1 of its 10 variants scored (position)")
+    assert doc["mean_da_variants"] == ["position"]
+    assert not any("averages 4" in d or "averages 5" in d for d in doc["protocol_deviations"])
 
 
 def test_a_missing_run_fails_clearly(built, tmp_path, capsys):

@@ -41,7 +41,9 @@ from hf_bgbench.metrics import (
     vulnerable_foregrounds,
 )
 from hf_bgbench.metrics.classification import class_mean
+from hf_bgbench.metrics.intervals import class_bootstrap_means, percentile_interval
 from hf_bgbench.metrics.saliency import (
+    class_mean_gap,
     class_mean_interval,
     saliency_average_precision,
     saliency_mask_coverage,
@@ -707,13 +709,27 @@ def test_class_mean_interval_resamples_images_within_classes():
     values = [0.5] * 5 + [0.0, 1.0, np.nan, 0.9]
     groups = [0] * 5 + [1, 1, 0, -1]
     assert class_mean(values, groups, 3)[1] == pytest.approx(0.5)
-    lo, hi = class_mean_interval(values, groups, 3, n_resamples=500, seed=7)
+    # the stratified bootstrap itself, over the images that enter it
+    kept = [0.5] * 5 + [0.0, 1.0]
+    (samples,) = class_bootstrap_means(
+        np.array(kept), groups=np.array([0] * 5 + [1, 1]), n_resamples=500, seed=7
+    )
+    lo, hi = percentile_interval(samples)
     assert (lo, hi) == pytest.approx((0.25, 0.75))
-    assert class_mean_interval(values, groups, 3, n_resamples=500, seed=7) == (lo, hi)
-    narrow = class_mean_interval(values, groups, 3, n_resamples=500, seed=7, confidence=0.2)
+    narrow = percentile_interval(samples, confidence=0.2)
     assert narrow == pytest.approx((0.5, 0.5))
-    # constant classes: no spread, whatever their sizes
-    assert class_mean_interval([0.3, 0.3, 0.9], [1, 1, 0], 2) == pytest.approx((0.6, 0.6))
+    # ... but class 0 has no spread in the sample, so its uncertainty would be left out:
+    # class_mean_interval withholds the interval and class_mean_gap says why
+    assert class_mean_interval(values, groups, 3, n_resamples=500, seed=7) is None
+    assert "every image of class 0 has the same value" in class_mean_gap(values, groups, 3)
+    # with spread in both classes the interval is the bootstrap's, seeded
+    spread = [0.25, 0.75] * 2 + [0.5] + [0.0, 1.0, np.nan, 0.9]
+    lo, hi = class_mean_interval(spread, groups, 3, n_resamples=500, seed=7)
+    assert lo < class_mean(spread, groups, 3)[1] < hi
+    assert class_mean_interval(spread, groups, 3, n_resamples=500, seed=7) == (lo, hi)
+    # class 0 has one image and class 1 two equal ones: resampling within a class cannot
+    # vary them, so no interval (it was a zero-width (0.6, 0.6))
+    assert class_mean_interval([0.3, 0.3, 0.9], [1, 1, 0], 2) is None
     assert class_mean_interval([np.nan, 0.3], [0, -1], 2) is None
 
 

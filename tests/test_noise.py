@@ -125,7 +125,10 @@ def test_foreground_only_model_has_rfs_plus_one(in9_release):
     assert r["clean_accuracy"] == 0.5
     assert (r["a_fg"], r["a_bg"], r["rfs"]) == (0.0, 0.5, 1.0)
     assert [lv["rfs"] for lv in r["levels"]] == [1.0, 1.0]
-    assert r["rfs_ci95"] == [1.0, 1.0]
+    # every class is all right under bg noise and all wrong under fg noise: resampling within
+    # a class cannot vary it, so no interval (it was a zero-width [1.0, 1.0]), and the reason
+    assert r["rfs_ci95"] is None and r["a_fg_ci95"] is None
+    assert "resampling within a class cannot vary them" in r["intervals_withheld"]["rfs"]
     # k=0 images: iRFS ≈ 1 (p_bg ≈ 0.96, p_fg ≈ 0.005: the true class sums the probabilities
     # of its ImageNet classes); grey ones: p_fg = p_bg -> 0
     assert r["irfs_mean"] == pytest.approx(0.5, abs=0.01)
@@ -152,7 +155,10 @@ def test_numbers_follow_the_formula_and_the_per_image_table(in9_release, tmp_pat
         )
         assert lv["rfs"] == pytest.approx(expected)
         assert lv["irfs_mean"] == pytest.approx(rows["irfs"].mean())
-        assert lv["a_fg_ci95"][0] <= lv["a_fg"] <= lv["a_fg_ci95"][1]
+        if lv["a_fg_ci95"] is None:  # a class (2 images here) alike under noise: withheld
+            assert "cannot vary" in lv["intervals_withheld"]["a_fg"]
+        else:
+            assert lv["a_fg_ci95"][0] <= lv["a_fg"] <= lv["a_fg_ci95"][1]
     assert r["a_fg"] == pytest.approx(frame["accuracy_fg"].mean())
     assert r["rfs"] == pytest.approx(relative_foreground_sensitivity(r["a_fg"], r["a_bg"]))
     assert r["rfs_mean_over_levels"] == pytest.approx(np.mean([lv["rfs"] for lv in r["levels"]]))
@@ -432,8 +438,10 @@ def test_class_mean_aggregation_is_the_authors_formula():
     assert body["a_fg"] == pytest.approx(fg_all) and body["a_bg"] == pytest.approx(bg_all)
     assert body["rfs"] == pytest.approx(_authors_rfs(fg_all, bg_all))
     assert body["aggregation"] == "class-mean"
-    lo, hi = body["rfs_ci95"]
-    assert lo <= body["rfs"] <= hi
+    # class c is one image: resampling within it cannot vary it, so the class-mean
+    # interval is withheld (it used to leave that class's uncertainty out), with the reason
+    assert body["rfs_ci95"] is None
+    assert body["intervals_withheld"]["rfs"].startswith("class 'c' has 1 image")
     # image-weighted numbers differ on this imbalanced set and stay secondary, labelled
     pooled_fg = float((pred[:, :, 0] == labels[:, None, None]).mean())
     assert body["image_pooled"]["a_fg"] == pytest.approx(pooled_fg)

@@ -68,16 +68,35 @@ def test_dry_run_validates_and_lists_files(copy, capsys):
     paths = [p for p, _ in result.files]
     assert "README.md" in paths and "data/mixed_rand/test-00000-of-00001.parquet" in paths
     assert not any(p.startswith(".bgbench-work") for p in paths)
-    # the validated folder registers itself as a Hub benchmark: eval.yaml with its headlines
-    assert "eval.yaml" in paths
-    declared = yaml.safe_load((copy / "eval.yaml").read_text())
-    assert declared["evaluation_framework"] == "hf-bgbench"
-    assert "bg_gap" in [t["id"] for t in declared["tasks"]]
+    # no eval.yaml unless asked: it registers the dataset as a Hub benchmark
+    assert "eval.yaml" not in paths and not (copy / "eval.yaml").exists()
     assert result.total_bytes == sum((copy / p).stat().st_size for p in paths)
     assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "data/original/test-00000-of-00001.parquet" in out and "KB" in out
     assert "`bgbench validate` passes (in9)" in out and result.benchmark == "in9"
+
+
+def test_eval_yaml_only_when_asked_and_refused_while_the_framework_is_unlisted(copy, capsys):
+    from tests.hub_spec import eval_yaml_problems
+
+    refused = "'hf-bgbench' is not yet listed in huggingface.js"
+    # a dry run writes the file it would upload, for inspection, and says a real run refuses it
+    assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--dry-run", "--eval-yaml"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {copy / 'eval.yaml'} for inspection; a real run would refuse it" in out
+    assert refused in out and "  eval.yaml  " in out
+    declared = yaml.safe_load((copy / "eval.yaml").read_text())
+    assert eval_yaml_problems(declared, ("original", "mixed_same", "mixed_rand")) == []
+    assert "bg_gap" not in [t["id"] for t in declared["tasks"]]  # lower is better: not a task
+    api = StubApi()
+    assert main(["publish", str(copy), "--repo-id", "bgbench/in9", "--eval-yaml"]) == 2
+    assert refused in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--eval-yaml was not given"):  # not uploaded unasked
+        publish(copy, "bgbench/in9", api=api)
+    assert api.calls == []
+    publish(copy, "bgbench/in9", api=api, eval_yaml=True, force_eval_yaml=True)
+    assert [c[0] for c in api.calls] == ["create_repo", "upload_large_folder"]
 
 
 def test_publish_refuses_what_validate_rejects(copy, capsys):

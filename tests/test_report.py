@@ -81,27 +81,21 @@ def test_report_markdown_table_and_figure(in9_report):
     assert (out / "reliance_profile.png").stat().st_size > 10_000
 
 
-def test_eval_results_parse_back_with_huggingface_hub(in9_report):
+def test_a_local_report_writes_no_eval_results(in9_report):
     doc, out = in9_report
-    assert doc["eval_results"] == [".eval_results/in9.yaml"]
-    entries = parse_eval_result_entries(
-        yaml.safe_load((out / ".eval_results/in9.yaml").read_text())
-    )
-    by_task = {e.task_id: e for e in entries}
-    assert set(by_task) == {h.eval_task_id for h in get_benchmark("in9").report}
-    assert by_task["bg_gap"].dataset_id == "bgbench/in9"
-    assert by_task["bg_gap"].value == pytest.approx(round(100 * EXPECTED_BG_GAP, 4))
-    # the notes say the protocol and that this was not the published dataset
-    assert "protocol in9-paper" in by_task["bg_gap"].notes
-    assert "scored on other data than bgbench/in9" in by_task["bg_gap"].notes
+    assert doc["eval_results"] == [] and not (out / ".eval_results").exists()
+    md = (out / "report.md").read_text()
+    assert "- not written for in9 evaluate: scored on release data at" in md
+    assert "not the published bgbench/in9" in md
 
 
-def test_eval_yaml_declares_each_headline():
+def test_eval_yaml_declares_the_leaderboard_tasks():
     declared = eval_yaml(get_benchmark("in9"))
     assert declared["evaluation_framework"] == "hf-bgbench"
     ids = [t["id"] for t in declared["tasks"]]
-    assert ids == [h.eval_task_id for h in get_benchmark("in9").report]
+    assert ids == [h.eval_task_id for h in get_benchmark("in9").leaderboard]
     assert declared["tasks"][2]["config"] == "mixed_rand"
+    assert {t["split"] for t in declared["tasks"]} == {"test"}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -149,7 +143,11 @@ def test_compare_gives_paired_differences_and_a_verdict(tmp_path):
     assert (gap["a"], gap["b"], gap["difference"], gap["n"]) == (50.0, 0.0, 50.0, 8)
     assert 0 < gap["ci95"][0] <= 50.0 <= gap["ci95"][1] <= 100.0
     assert gap["verdict"].startswith("A relies on backgrounds more than B: BG-GAP +50.0 pts")
-    assert rows["accuracy/mixed_same"]["verdict"].startswith("no clear difference")
+    # both right on every image: resampling cannot vary the difference, so no interval (it
+    # was a zero-width [+0.0, +0.0]) and a verdict that says so
+    same = rows["accuracy/mixed_same"]
+    assert same["ci95"] is None and same["verdict"].startswith("no interval: mixed_same +0.0")
+    assert "every image has the same value" in same["verdict"]
     main(["compare", str(a), str(b), "--output", str(tmp_path / "cmp")])
     assert (
         "| in9 | evaluate | BG-GAP | 50.0 | 0.0 | +50.0 ["
@@ -165,6 +163,76 @@ def test_compare_refuses_different_data_or_protocols(tmp_path):
     other_protocol = _evaluate_run(tmp_path / "c", "C", [1, 0], [1, 0], protocol="bgbench-v1")
     with pytest.raises(CompareError, match="differ in protocol"):
         compare_runs(a, other_protocol)
+
+
+def test_compare_of_different_variants_compares_the_shared_ones(in9_release, tmp_path):
+    """Two runs on one folder with different --variants: the data fingerprints differ only
+    because they cover different variants; the note names the difference and the shared
+    variants are compared (their scores alone: BG-GAP needs mixed_same, scored by A only)."""
+    from hf_bgbench.tasks.evaluate import evaluate_model
+
+    runs = {}
+    for name, variants in (
+        ("a", ["original", "mixed_rand", "mixed_same"]),
+        ("b", ["original", "mixed_rand", "only_fg"]),
+    ):
+        evaluate_model(
+            ColourRuleClassifier(),
+            data=in9_release,
+            variants=variants,
+            output_dir=tmp_path / name,
+            use_cache=False,
+            **QUIET,
+        )
+        runs[name] = json.loads((tmp_path / name / "results.json").read_text())
+    assert runs["a"]["data"]["fingerprint"] != runs["b"]["data"]["fingerprint"]
+    doc = compare_runs(tmp_path / "a", tmp_path / "b")
+    (note,) = doc["notes"]
+    assert "A alone scored mixed_same; B alone only_fg" in note
+    assert "the shared variants original, mixed_rand" in note
+    assert {r["key"] for r in doc["rows"]} == {"accuracy/original", "accuracy/mixed_rand"}
+    # the same runs with the data gone: the variant difference named, and how to compare
+    hand_a = _evaluate_run(tmp_path / "ha", "A", [1, 0], [1, 0])
+    hand_b = _evaluate_run(tmp_path / "hb", "B", [1, 0], [1, 0], fingerprint="other")
+    doc_b = json.loads((hand_b / "results.json").read_text())
+    doc_b["variants"] = {"mixed_rand": {}, "only_fg": {}}
+    (hand_b / "results.json").write_text(json.dumps(doc_b))
+    with pytest.raises(CompareError, match="scored different variants .A alone scored mixed_same"):
+        compare_runs(hand_a, hand_b)
+    with pytest.raises(CompareError, match="Re-run both with --variants mixed_rand"):
+        compare_runs(hand_a, hand_b)
+
+
+def test_forest_plot_rows_in_one_unit_share_one_axis(tmp_path):
+    """compare.png: every score in points on one x axis (a 2-point difference as long in
+    each row), iRFS on its own; a withheld interval drawn as a point."""
+    from hf_bgbench.report.compare import draw_compare
+
+    def row(label, unit, difference, ci):
+        return {
+            "benchmark": "in9",
+            "label": label,
+            "unit": unit,
+            "difference": difference,
+            "ci95": ci,
+            "headline": True,
+        }
+
+    doc = {
+        "a": {"model": "A"},
+        "b": {"model": "B"},
+        "rows": [
+            row("BG-GAP", "pts", 1.0, [-2.0, 4.0]),
+            row("original", "%", 10.0, [5.0, 30.0]),
+            row("mixed_rand", "%", 0.0, None),
+            row("mean iRFS", "", 0.02, [-0.01, 0.05]),
+        ],
+    }
+    ranges = draw_compare(doc, tmp_path / "compare.png")
+    assert set(ranges) == {"pts", "value"}  # one panel per unit, not per row
+    assert ranges["pts"] == pytest.approx((-30 * 1.15, 30 * 1.15))  # the widest row decides
+    assert ranges["value"] == pytest.approx((-0.05 * 1.15, 0.05 * 1.15))
+    assert (tmp_path / "compare.png").stat().st_size > 5_000
 
 
 def test_verdict_directions():
@@ -201,24 +269,29 @@ def test_card_section_replaces_an_earlier_report():
 
 
 def _as_if_on_the_hub(out, tmp_path):
-    """A copy of the report whose IN-9 scores read as run on the Hub dataset itself."""
+    """A copy of the report whose IN-9 scores read as run on the Hub dataset itself, its
+    files written again (so .eval_results/ holds the entries)."""
     import shutil
+
+    from hf_bgbench.report.card import write_report_files
 
     folder = tmp_path / "hub_report"
     shutil.copytree(out, folder)
     doc = json.loads((folder / "report.json").read_text())
     for bench in doc["benchmarks"]:
         for entry in bench["tasks"].values():
-            entry["results"]["data"] = {"kind": "hub", "location": bench["hub_repo"]}
-    (folder / "report.json").write_text(json.dumps(doc))
+            if entry.get("results"):
+                entry["results"]["data"] = {"kind": "hub", "location": bench["hub_repo"]}
+    write_report_files(doc, folder)
     return folder
 
 
 def test_push_refuses_scores_on_other_data(in9_report):
     from hf_bgbench.report.hub import push_report
 
-    with pytest.raises(ReportError, match="in9 was scored on other data than its published"):
+    with pytest.raises(ReportError, match="not all scores of the published Hub datasets") as e:
         push_report(in9_report[1], "someone/model")
+    assert "in9 evaluate: scored on release data at" in str(e.value)
 
 
 def test_push_offline_gives_the_clear_hub_error(in9_report, tmp_path, monkeypatch):
@@ -296,7 +369,12 @@ def test_push_opens_a_pull_request_with_the_eval_results(in9_report, tmp_path, h
     entries = parse_eval_result_entries(
         yaml.safe_load(base64.b64decode(files[".eval_results/in9.yaml"]["content"]))
     )
-    assert {e.task_id for e in entries} >= {"bg_gap", "challenge_accuracy"}
+    assert {e.task_id for e in entries} == {
+        "accuracy_original",
+        "accuracy_mixed_same",
+        "accuracy_mixed_rand",
+        "challenge_accuracy",
+    }
     card = base64.b64decode(files["README.md"]["content"]).decode()
     assert "<!-- hf_bgbench report: start -->" in card and "bgbench/reliance_profile.png" in card
 
@@ -369,7 +447,8 @@ def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, 
     address = "hf://datasets/someone/bgbench-results/runs/colour-rule-imagenet-1k/in9/evaluate"
     doc = compare_runs(address, in9_report[1] / "in9" / "evaluate")
     gap = next(r for r in doc["rows"] if r["key"] == "bg_gap")
-    assert gap["difference"] == 0.0 and gap["ci95"] == [0.0, 0.0] and gap["n"] == 18
+    # the same run twice: every difference 0, which resampling cannot vary -> no interval
+    assert gap["difference"] == 0.0 and gap["ci95"] is None and gap["n"] == 18
     with pytest.raises(Exception, match="not in the local Hub cache|has no folder"):
         compare_runs("hf://datasets/someone/absent/runs/x/in9/evaluate", address)
 

@@ -137,8 +137,12 @@ def test_saliency_of_a_known_object_detector_lands_inside_the_mask(release, tmp_
         by_pred = frame.groupby("pred")[key].mean()  # pandas skips NaN, like np.nanmean
         assert doc[key] == pytest.approx(by_pred.dropna().mean())
         assert doc[f"{key}_image_mean"] == pytest.approx(frame[key].mean())
-    lo, hi = doc["delta_density_ci95"]
-    assert lo < doc["delta_density"] < hi
+    # class dog's blank maps all score delta density 0: resampling within the class cannot
+    # vary it, so the class-mean interval is withheld, with the reason, not shown too narrow
+    assert doc["delta_density_ci95"] is None
+    assert "class 'dog' has the same value" in doc["intervals_withheld"]["delta_density"]
+    lo, hi = doc["delta_density_image_mean_ci95"]
+    assert lo < doc["delta_density_image_mean"] < hi
     assert doc["mask_area"] == pytest.approx(area, abs=1e-9)
     per_class = doc["per_predicted_class"]
     assert (per_class["dog"]["n"], per_class["fish"]["n"], per_class["bird"]["n"]) == (9, 9, 0)
@@ -255,8 +259,14 @@ def test_summary_is_the_authors_mean_over_predicted_classes():
         assert body[key] == pytest.approx(expected, abs=1e-12)
         assert body[f"{key}_image_mean"] == pytest.approx(np.nanmean(per_image[src]))
         assert body[key] != pytest.approx(body[f"{key}_image_mean"], abs=1e-3)
-        lo, hi = body[f"{key}_ci95"]
-        assert lo <= body[key] <= hi
+        lo, hi = body[f"{key}_image_mean_ci95"]
+        assert lo <= body[f"{key}_image_mean"] <= hi
+        if key == "saliency_fraction_inside":  # class c's one image is NaN: a and b vary
+            lo, hi = body[f"{key}_ci95"]
+            assert lo <= body[key] <= hi
+        else:  # class c is one image: no spread to resample, so no class-mean interval
+            assert body[f"{key}_ci95"] is None
+            assert "class 'c' has 1 image" in body["intervals_withheld"][key]
     assert body["delta_density"] == pytest.approx(
         ((0.9 + 0.8 + 1 + 0.7 + 0.9 + 0.6) / 6 - 0.1 + 0.5) / 3
     )
@@ -274,7 +284,7 @@ def test_summary_is_the_authors_mean_over_predicted_classes():
     # the intervals: the metric core's class-mean bootstrap of the same values and seed
     for key, src in SCORES.items():
         expected = class_mean_interval(per_image[src], preds, 4, n_resamples=300, seed=5)
-        assert body[f"{key}_ci95"] == pytest.approx(list(expected))
+        assert body[f"{key}_ci95"] == (None if expected is None else pytest.approx(list(expected)))
     assert body["aggregation"] == "class-mean" and "saliency_iou_class_mean" not in body
     # bgbench-v1's protocol: the image mean is the headline, the class mean secondary
     pooled = summarize(spec, out, seed=5, resamples=300, aggregation="image-pooled")
@@ -416,7 +426,8 @@ def test_bootstrap_mean_interval():
     assert 0.0 <= lo < np.nanmean(values) < hi <= 1.0
     assert bootstrap_mean_interval(values, seed=1) == (lo, hi)
     assert bootstrap_mean_interval(np.array([np.nan])) is None
-    assert bootstrap_mean_interval(np.full(5, 0.3)) == pytest.approx((0.3, 0.3))
+    # all equal: resampling cannot vary them, so no (zero-width) interval
+    assert bootstrap_mean_interval(np.full(5, 0.3)) is None
     with pytest.raises(ValueError, match="n_resamples"):
         bootstrap_mean_interval(values, n_resamples=0)
     with pytest.raises(ValueError, match="infinite"):

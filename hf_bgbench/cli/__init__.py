@@ -75,7 +75,10 @@ def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from hf_bgbench.cli.environment import check_environment, explain_torch_error
+
     try:
+        check_environment()  # whatever the command and whatever is cached
         return int(args.func(args) or 0)
     except KeyboardInterrupt as stop:
         # only a run that counted its cache says what is in it (Interrupted.cached); any
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (ValueError, FileNotFoundError, OSError, RuntimeError) as err:
         # Our errors are written to be read by a person: print them without a traceback.
-        print(f"bgbench {args.command}: error: {err}", file=sys.stderr)
+        print(f"bgbench {args.command}: error: {explain_torch_error(err) or err}", file=sys.stderr)
         return 2
 
 

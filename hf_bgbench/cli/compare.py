@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     doc = compare_runs(args.a, args.b, seed=args.seed)
     print(f"A = {doc['a']['model']}   B = {doc['b']['model']}")
+    for note in doc["notes"]:
+        print(note)
     for row in doc["rows"]:
         print(f"  {row['benchmark']} · {row['task']}: {row['verdict']}")
     write_compare(doc, args.output)

@@ -11,12 +11,21 @@ from typing import Any
 from hf_bgbench.cli._common import human_size
 
 
-def dataset_check(benchmark: str | None = None) -> Any:
+def dataset_check(
+    benchmark: str | None = None,
+    eval_yaml: bool = False,
+    force_eval_yaml: bool = False,
+    dry_run: bool = False,
+) -> Any:
     """The ``check`` :func:`hf_bgbench.hub.publish.publish_folder` runs on a dataset folder:
     ``bgbench validate`` (as ``benchmark``, default: inferred) must pass, and a benchmark
-    whose licence forbids redistribution is published only privately. A validated folder
-    gets the benchmark's ``eval.yaml`` at its root (:mod:`hf_bgbench.hub.eval_yaml`), which
-    registers the published dataset as a Hub benchmark for models' ``.eval_results``."""
+    whose licence forbids redistribution is published only privately.
+
+    With ``eval_yaml`` the folder gets the benchmark's ``eval.yaml`` at its root
+    (:mod:`hf_bgbench.hub.eval_yaml`), which registers the published dataset as a Hub
+    benchmark -- refused while the framework it names is not listed on the Hub, unless
+    ``force_eval_yaml`` (a dry run writes it anyway, for inspection). Without it, an
+    ``eval.yaml`` of an earlier publish is refused rather than uploaded unasked."""
 
     def check(folder: Path, private: bool) -> str | None:
         from hf_bgbench.benchmarks import get_benchmark
@@ -38,10 +47,21 @@ def dataset_check(benchmark: str | None = None) -> Any:
                 "only as a private repository (add --private; gate it on the Hub if you share "
                 "it with others under the same terms)."
             )
-        if validated:
-            from hf_bgbench.hub.eval_yaml import write_eval_yaml
+        from hf_bgbench.hub.eval_yaml import check_registration, write_eval_yaml
 
-            write_eval_yaml(get_benchmark(validated), folder)
+        if not eval_yaml:
+            if (folder / "eval.yaml").exists():
+                raise ValueError(
+                    f"{folder}/eval.yaml would be uploaded, but --eval-yaml was not given: "
+                    "delete it, or add --eval-yaml to (re)write and upload it on purpose."
+                )
+            return validated
+        if not dry_run:
+            check_registration(force_eval_yaml)
+        if not validated or write_eval_yaml(get_benchmark(validated), folder) is None:
+            raise ValueError(
+                f"--eval-yaml: {folder} is not a benchmark with leaderboard numbers to declare."
+            )
         return validated
 
     return check
@@ -55,14 +75,21 @@ def publish(
     dry_run: bool = False,
     *,
     benchmark: str | None = None,
+    eval_yaml: bool = False,
+    force_eval_yaml: bool = False,
     token: str | None = None,
     api: Any = None,
 ) -> Any:
     """:func:`hf_bgbench.hub.publish.publish_folder`, with :func:`dataset_check` for a
-    dataset (``benchmark``: the benchmark it is validated as; default: inferred)."""
+    dataset (``benchmark``: the benchmark it is validated as; default: inferred;
+    ``eval_yaml``: also register it as a Hub benchmark)."""
     from hf_bgbench.hub.publish import publish_folder
 
-    check = dataset_check(benchmark) if repo_type == "dataset" else None
+    check = (
+        dataset_check(benchmark, eval_yaml, force_eval_yaml, dry_run)
+        if repo_type == "dataset"
+        else None
+    )
     return publish_folder(
         folder, repo_id, repo_type, private, dry_run, check=check, token=token, api=api
     )
@@ -76,10 +103,21 @@ def run(args: argparse.Namespace) -> int:
         private=args.private,
         dry_run=args.dry_run,
         benchmark=args.benchmark,
+        eval_yaml=args.eval_yaml,
+        force_eval_yaml=args.force_eval_yaml,
     )
     checked = "the card is valid"
     if result.benchmark:
         checked += f" and `bgbench validate` passes ({result.benchmark})"
+    if args.eval_yaml and args.dry_run:
+        from hf_bgbench.hub.eval_yaml import EvalYamlRefused, check_registration
+
+        print(f"wrote {Path(args.folder) / 'eval.yaml'} for inspection", end="")
+        try:
+            check_registration(args.force_eval_yaml)
+            print()
+        except EvalYamlRefused as err:
+            print(f"; a real run would refuse it: {err}")
     if args.dry_run:
         print(f"dry run: {checked}; would upload to {args.repo_type} repo {args.repo_id}:")
         for path, size in result.files:
@@ -115,6 +153,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--benchmark",
         default=None,
         help="benchmark a dataset is validated as (default: inferred from its labels)",
+    )
+    p.add_argument(
+        "--eval-yaml",
+        action="store_true",
+        help="also write and upload eval.yaml, which registers the dataset as a Hub benchmark "
+        "(its leaderboard tasks: higher-is-better numbers only); refused while the evaluation "
+        "framework is not listed on the Hub (docs/hub_benchmark.md)",
+    )
+    p.add_argument(
+        "--force-eval-yaml",
+        action="store_true",
+        help="with --eval-yaml: upload it even though the framework is not listed yet (the "
+        "Hub then shows a metadata error on the dataset page)",
     )
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.add_argument(

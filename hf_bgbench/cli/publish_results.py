@@ -28,10 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.report.results_dataset import publish_results, results_plan
+    from hf_bgbench.report.results_dataset import check_repo_id, publish_results, results_plan
 
     plan, configs = results_plan(args.folder)
-    if args.dry_run:
+    if args.dry_run:  # everything the real run checks, short of the network
+        check_repo_id(args.repo_id)
         print(f"dry run: would upload to dataset repo {args.repo_id}:")
         for path, local in plan:
             print(f"  {path}  {human_size(local.stat().st_size)}")

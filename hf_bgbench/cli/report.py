@@ -4,6 +4,7 @@ data (:mod:`hf_bgbench.report`), optionally opened as a pull request on the mode
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
@@ -97,17 +98,35 @@ def run(args: argparse.Namespace) -> int:
         num_workers=args.workers,
         progress=not args.quiet,
     )
-    width = max(len(f"{r['benchmark_title']} · {r['label']}") for r in report["headlines"])
+    width = max(
+        (len(f"{r['benchmark_title']} · {r['label']}") for r in report["headlines"]), default=0
+    )
     print(f"\nBackground-reliance report: {report['model']}")
     for r in report["headlines"]:
         name = f"{r['benchmark_title']} · {r['label']}"
         which = f" ({r['which']})" if r["which"] else ""
         unit = {"%": " %", "pts": " pts"}.get(r["unit"], "")
         print(f"  {name:<{width}}  {value_text(r)}{unit if r['value'] is not None else ''}{which}")
-    not_run = [b for b in report["benchmarks"] if b["status"] != "run"]
-    for b in not_run:
-        print(f"  {b['title']}: {b['status']} -- fetch with: {b['command'] or 'see report.md'}")
-    print(f"\nwrote {args.output / 'report.md'}, report.json, reliance_profile.png, .eval_results/")
+    for b in report["benchmarks"]:  # each with its own reason (a failed task has no fetch)
+        if b["status"] == "not run":
+            print(f"  {b['title']}: not run -- {b['reason']} Fetch it: {b['command']}")
+        for task, entry in b["tasks"].items():
+            if entry["status"] == "failed":
+                print(f"  {b['title']} · {task}: failed -- {entry['reason']}")
+    hub_files = "".join(f", {name}" for name in report.get("eval_results", []))
+    print(f"\nwrote {args.output / 'report.md'}, report.json, reliance_profile.png{hub_files}")
+    for w in report.get("eval_results_withheld", []):  # why no leaderboard entry, and what to run
+        what = f"{w['benchmark']} {w['task']}"
+        print(f"  no Hub eval result for {what}: {w['reason']}. {w['instead']}")
+    if not any(t["status"] == "run" for b in report["benchmarks"] for t in b["tasks"].values()):
+        # a report card with no score must not pass for one (nor be pushed)
+        print(
+            "bgbench report: error: nothing ran, so the report holds no score (the reasons "
+            "are above and in report.md). Give each benchmark's data as --data NAME=PATH "
+            f"(NAME: {', '.join(b['name'] for b in report['benchmarks'])}).",
+            file=sys.stderr,
+        )
+        return 2
     if args.push_to_hub:
         from hf_bgbench.report.hub import push_report
 

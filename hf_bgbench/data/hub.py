@@ -18,6 +18,7 @@ from datasets.table import embed_table_storage
 
 from hf_bgbench.data.reader import DataSourceError, Reader
 from hf_bgbench.hub.card import card_configs, configs_yaml, read_card_metadata, render_card
+from hf_bgbench.hub.published import recorded_revision
 
 __all__ = [
     "HubDataset",
@@ -143,6 +144,13 @@ class HubFolder(Reader):
                             "Rebuild or re-download the dataset."
                         )
 
+    def describe(self) -> dict:
+        out = super().describe()
+        revision = recorded_revision(self.location)
+        if revision:  # downloaded with `hf download --local-dir`: the commit it came from
+            out["revision"] = revision
+        return out
+
     def _signature(self, ds: datasets.Dataset | None) -> str:
         parts = []
         for p in sorted(Path(self.location).rglob("*")):
@@ -191,7 +199,7 @@ class HubDataset(Reader):
         from hf_bgbench.hub.errors import is_hub_unreachable
 
         try:
-            HfApi().dataset_info(self.location, timeout=10)
+            self._revision = HfApi().dataset_info(self.location, timeout=10).sha
         except (RepositoryNotFoundError, GatedRepoError) as err:
             raise DataSourceError(
                 f"The Hugging Face Hub has no dataset {self.location!r} that you can read "
@@ -207,6 +215,26 @@ class HubDataset(Reader):
                 "folder, the official release, or photos)."
             ) from None
         self._available = True
+
+    def revision(self) -> str | None:
+        """The commit of the dataset that was loaded: what the Hub answered online, else
+        the snapshot the local Hub cache resolves ``main`` to (None when unknown)."""
+        known = getattr(self, "_revision", None)
+        if known:
+            return known
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(self.location, "README.md", repo_type="dataset")
+        if isinstance(cached, str) and Path(cached).parent.parent.name == "snapshots":
+            return Path(cached).parent.name  # .../snapshots/<commit>/README.md
+        return None
+
+    def describe(self) -> dict:
+        out = super().describe()
+        revision = self.revision()
+        if revision:
+            out["revision"] = revision
+        return out
 
     def _signature(self, ds: datasets.Dataset) -> str:
         # Cached Hub files are named after the revision they came from.

@@ -16,6 +16,8 @@ the plain message.
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,14 @@ import torch
 from PIL import Image
 
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
-from hf_bgbench.files import ImageDecodeError, eight_bit, open_image
+from hf_bgbench.files import ImageDecodeError, eight_bit, image_size, open_image
+
+DECODER_ENV = "BGBENCH_DECODER"
+"""Environment variable that picks the image decoder: ``auto`` (default), ``pil`` or
+``torchvision`` (see :func:`choose_decoder`)."""
+DECODERS = ("auto", "pil", "torchvision")
+ENCODED = "encoded"  # item key: the image is still JPEG bytes, decoded in the main process
+JPEG_MAGIC = b"\xff\xd8\xff"
 
 
 class DataError(ValueError):
@@ -82,13 +91,17 @@ class Geometry:
             crop = tuple(preprocessing.input_size)
         return cls(preprocessing.resize, crop, preprocessing.interpolation)
 
-    def __call__(self, image: Image.Image, *, mask: bool = False) -> Image.Image:
+    def __call__(self, image: Image.Image | torch.Tensor, *, mask: bool = False) -> Any:
+        """``image`` (PIL, or a uint8 (C, H, W) tensor on any device: the same resize,
+        antialiased, and crop through torchvision's tensor kernels) resized and cropped."""
         import torchvision.transforms.functional as F
         from torchvision.transforms import InterpolationMode
 
         mode = InterpolationMode.NEAREST if mask else InterpolationMode(self.interpolation)
         size = [self.resize] if isinstance(self.resize, int) else list(self.resize)
-        image = F.resize(image, size, interpolation=mode)
+        tensor = isinstance(image, torch.Tensor)
+        if not (tensor and tuple(image.shape[-2:]) == tuple(size)):  # an exact size it has
+            image = F.resize(image, size, interpolation=mode, antialias=True)
         return F.center_crop(image, list(self.crop)) if self.crop is not None else image
 
 
@@ -121,10 +134,24 @@ class DecodedRows(torch.utils.data.Dataset):
         columns: Sequence[str] = (),
         image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
         geometry: Geometry | None = None,
+        decoder: str = "pil",
+        decode_device: str | torch.device | None = None,
     ):
         if geometry is not None and image_transform is not None:
             raise ValueError("give either image_transform or geometry, not both")
+        if decoder not in ("pil", "torchvision"):
+            raise ValueError(f"decoder must be 'pil' or 'torchvision', not {decoder!r}")
         self.geometry = geometry
+        # the torchvision decoder: JPEG rows decoded by torchvision.io.decode_jpeg, in the
+        # worker (decode_device None) or batched in the main process on decode_device (a
+        # GPU), then this geometry -- the PIL transform's resize and crop on tensors
+        self.decoder = decoder
+        self.decode_device = None if decode_device is None else torch.device(decode_device)
+        self.tensor_geometry = (
+            geometry if geometry is not None else tensor_geometry(image_transform)
+        )
+        if decoder == "torchvision" and self.tensor_geometry is UNSUPPORTED:
+            raise ValueError(f"the torchvision decoder cannot apply {image_transform!r}")
         self.extra = [c for c in columns if c not in (IMAGE, LABEL, ID)]
         missing = [c for c in self.extra if c not in ds.column_names]
         if missing:
@@ -145,10 +172,16 @@ class DecodedRows(torch.utils.data.Dataset):
         item: dict[str, Any] = {ID: row[ID], LABEL: row[LABEL], "error": None}
         column = IMAGE
         try:
-            image = decode_image(row[IMAGE])
-            if self.geometry is not None:
-                image = self.geometry(to_rgb(image))
-            item[IMAGE] = self.image_transform(image)
+            encoded = self._jpeg(row[IMAGE]) if self.decoder == "torchvision" else None
+            if encoded is not None and self.decode_device is not None:
+                item[IMAGE], item[ENCODED] = encoded, True  # batched on the device later
+            elif encoded is not None:
+                item[IMAGE] = apply_geometry(decode_jpegs([encoded])[0], self.tensor_geometry)
+            else:
+                image = decode_image(row[IMAGE])
+                if self.geometry is not None:
+                    image = self.geometry(to_rgb(image))
+                item[IMAGE] = self.image_transform(image)
             for column in self.image_columns:
                 mask = decode_image(row[column])
                 if self.geometry is not None:
@@ -164,6 +197,144 @@ class DecodedRows(torch.utils.data.Dataset):
                 item[column] = row[column]
         return item
 
+    def _jpeg(self, value: Any) -> torch.Tensor | None:
+        """The encoded bytes of a stored image as a uint8 tensor when torchvision can decode
+        it as PIL would (a baseline or progressive JPEG in RGB or greyscale), else None (the
+        row goes through PIL). The header passes the same guard as :func:`decode_image`
+        (unreadable, oversized), so both decoders refuse the same files."""
+        if isinstance(value, dict):
+            data, path = value.get("bytes"), value.get("path")
+            if not data and path and Path(path).is_file():
+                with open(path, "rb") as f:
+                    data = f.read()
+        else:
+            data = value if isinstance(value, bytes | bytearray) else None
+        if not data or not bytes(data[:3]) == JPEG_MAGIC:
+            return None
+        image_size(bytes(data), value.get("path") if isinstance(value, dict) else None)
+        with Image.open(io.BytesIO(data)) as header:  # CMYK/YCCK JPEGs: PIL converts them
+            if header.mode not in ("RGB", "L"):
+                return None
+        return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+
+
+UNSUPPORTED = object()  # a transform the torchvision decoder cannot reproduce on tensors
+
+
+def tensor_geometry(transform: Any) -> Geometry | None | object:
+    """The :class:`Geometry` that a per-image PIL ``transform`` applies (None: none, the
+    image at its own size), so the torchvision decoder can apply it to decoded tensors; or
+    :data:`UNSUPPORTED`. Understands the transforms the tasks use: None, an object with a
+    ``geometry`` (a protocol's stretch), and a ``Compose`` of RGB conversion, ``Resize``,
+    ``CenterCrop``, a resize-if-needed and ``PILToTensor`` (a model's eval transforms)."""
+    from torchvision import transforms as T
+
+    if transform is None:
+        return None
+    if isinstance(getattr(transform, "geometry", None), Geometry):
+        return transform.geometry
+    if not isinstance(transform, T.Compose):
+        return UNSUPPORTED
+    resize, crop, interpolation = None, None, "bilinear"
+    for step in transform.transforms:
+        name = type(step).__name__
+        if isinstance(step, T.PILToTensor) or name == "_ToRGB":
+            continue  # decode_jpeg already gives RGB uint8 (C, H, W)
+        if isinstance(step, T.Resize) and resize is None and crop is None:
+            size = step.size if isinstance(step.size, int) else list(step.size)
+            resize = size if isinstance(size, int) else size[0] if len(size) == 1 else tuple(size)
+            interpolation = step.interpolation.value
+        elif name == "_ResizeIfNeeded" and resize is None and crop is None:
+            resize, interpolation = tuple(step.size), step.interpolation
+        elif isinstance(step, T.CenterCrop) and crop is None:
+            crop = tuple(step.size)
+        else:
+            return UNSUPPORTED
+    if resize is None:
+        return None if crop is None else UNSUPPORTED
+    return Geometry(resize, crop, interpolation)
+
+
+def apply_geometry(image: torch.Tensor, geometry: Geometry | None) -> torch.Tensor:
+    return image if geometry is None else geometry(image)
+
+
+def decode_jpegs(encoded: list[torch.Tensor], device: torch.device | None = None) -> list:
+    """RGB uint8 (3, H, W) tensors of JPEG byte tensors, in one batched
+    ``torchvision.io.decode_jpeg`` call (on ``device``: nvJPEG on a GPU)."""
+    import warnings
+
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    where = "cpu" if device is None else device
+    with warnings.catch_warnings():  # torchvision 0.29 points to TorchCodec, not installed here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return decode_jpeg(encoded, mode=ImageReadMode.RGB, device=where)
+
+
+def decode_pending(batch: Pending, rows: DecodedRows) -> Batch | str:
+    """Finish a batch whose JPEG rows are still bytes: decode them together on the rows'
+    device, apply the geometry there, then stack as :func:`collate_rows` does. A row the
+    batched call cannot decode is retried alone and, if it fails again, skipped."""
+    good, bad = batch.good, list(batch.bad)
+    at = [k for k, it in enumerate(good) if it.get(ENCODED)]
+    try:
+        decoded = decode_jpegs([good[k][IMAGE] for k in at], rows.decode_device)
+    except RuntimeError:  # one corrupt file fails the whole call: find it
+        decoded = []
+        for k in at:
+            try:
+                decoded.append(decode_jpegs([good[k][IMAGE]], rows.decode_device)[0])
+            except RuntimeError as err:
+                decoded.append(None)
+                bad.append({"id": good[k][ID], "label": good[k][LABEL], "reason": str(err)})
+    images = {k: image for k, image in zip(at, decoded, strict=True)}
+    kept, tensors = [], []
+    for k, it in enumerate(good):
+        if k in images and images[k] is None:
+            continue
+        image = apply_geometry(images[k], rows.tensor_geometry) if k in images else it[IMAGE]
+        kept.append(it)
+        tensors.append(image.to(rows.decode_device))
+    if not kept:
+        return Batch(None, None, [], {}, bad)
+    return assemble(kept, tensors, bad)
+
+
+def choose_decoder(
+    ds: datasets.Dataset, device: str | torch.device | None, transform: Any = None
+) -> str:
+    """``pil`` or ``torchvision``: ``$BGBENCH_DECODER`` when it names one; else (``auto``)
+    ``torchvision`` when the model runs on a CUDA device and the first image is a JPEG --
+    decoding on the GPU keeps up with it where CPU decoding cannot -- and PIL otherwise
+    (on a CPU, PIL in the decode workers is as fast and is the reference pixels).
+    ``transform`` (the per-image PIL transform) must be one the torchvision path can apply
+    on tensors; otherwise PIL."""
+    asked = os.environ.get(DECODER_ENV, "auto").strip().lower() or "auto"
+    if asked not in DECODERS:
+        raise ValueError(
+            f"the environment variable {DECODER_ENV}={asked!r} is not a decoder: give one "
+            f"of {', '.join(DECODERS)}."
+        )
+    if tensor_geometry(transform) is UNSUPPORTED:
+        return "pil"
+    if asked != "auto":
+        return asked
+    cuda = device is not None and torch.device(device).type == "cuda"
+    return "torchvision" if cuda and first_is_jpeg(ds) else "pil"
+
+
+def first_is_jpeg(ds: datasets.Dataset) -> bool:
+    """Whether the first row's stored image is a JPEG (by its bytes, not its name)."""
+    if not len(ds):
+        return False
+    value = ds.select_columns([IMAGE]).cast_column(IMAGE, datasets.Image(decode=False))[0][IMAGE]
+    data, path = value.get("bytes"), value.get("path")
+    if not data and path and Path(path).is_file():
+        with open(path, "rb") as f:
+            data = f.read(3)
+    return bool(data) and bytes(data[:3]) == JPEG_MAGIC
+
 
 def collate_rows(items: list[dict[str, Any]]) -> Batch | str:
     """Stack decoded rows; a data-level problem is returned as a message (raised in the main
@@ -172,18 +343,34 @@ def collate_rows(items: list[dict[str, Any]]) -> Batch | str:
     bad = [{"id": it[ID], "label": it[LABEL], "reason": it["error"]} for it in items if it["error"]]
     if not good:
         return Batch(None, None, [], {}, bad)
-    sizes = {tuple(it[IMAGE].shape[-2:]) for it in good}
+    if any(it.get(ENCODED) for it in good):
+        return Pending(good, bad)  # decoded in the main process (decode_pending)
+    return assemble(good, [it[IMAGE] for it in good], bad)
+
+
+@dataclass
+class Pending:
+    """A collated batch whose JPEG rows are still bytes (the torchvision decoder on a
+    device): :func:`iterate` finishes it with :func:`decode_pending`."""
+
+    good: list[dict[str, Any]]
+    bad: list[dict[str, Any]]
+
+
+def assemble(good: list[dict[str, Any]], images: list[torch.Tensor], bad: list) -> Batch | str:
+    """The :class:`Batch` of decoded rows ``good`` whose images are ``images``."""
+    sizes = {tuple(image.shape[-2:]) for image in images}
     if len(sizes) > 1:
         return size_message("images", sizes)
     columns: dict[str, Any] = {}
     for column in good[0]:
-        if column in (IMAGE, LABEL, ID, "error"):
+        if column in (IMAGE, LABEL, ID, "error", ENCODED):
             continue
         values = [it[column] for it in good]
         if isinstance(values[0], torch.Tensor):
-            for it in good:
-                if tuple(it[column].shape[-2:]) != tuple(it[IMAGE].shape[-2:]):
-                    h, w = it[IMAGE].shape[-2:]
+            for it, image in zip(good, images, strict=True):
+                if tuple(it[column].shape[-2:]) != tuple(image.shape[-2:]):
+                    h, w = image.shape[-2:]
                     mh, mw = it[column].shape[-2:]
                     return (
                         f"image {it[ID]!r} is {h}x{w} but its {column} is {mh}x{mw}; "
@@ -193,7 +380,7 @@ def collate_rows(items: list[dict[str, Any]]) -> Batch | str:
         else:
             columns[column] = values
     return Batch(
-        torch.stack([it[IMAGE] for it in good]),
+        torch.stack(images),
         torch.tensor([int(it[LABEL]) for it in good], dtype=torch.long),
         [it[ID] for it in good],
         columns,
@@ -220,30 +407,43 @@ def decode_loader(
     num_workers: int = 0,
     pin_memory: bool = False,
     prefetch_factor: int = 4,
+    decoder: str = "pil",
+    device: str | torch.device | None = None,
 ) -> torch.utils.data.DataLoader:
     """A DataLoader over rows ``indices`` (default: all) of ``ds`` yielding :class:`Batch`
     (or a problem message); iterate it with :func:`iterate`. ``geometry`` resizes and crops
-    the image and its mask columns alike (photos of different sizes, e.g. RIVAL10)."""
+    the image and its mask columns alike (photos of different sizes, e.g. RIVAL10).
+
+    ``decoder`` (:func:`choose_decoder`): ``pil``, or ``torchvision`` -- JPEGs decoded by
+    ``torchvision.io.decode_jpeg``, batched on ``device`` when it is a GPU (the workers then
+    only read bytes), else in the workers."""
+    on_device = decoder == "torchvision" and device is not None
+    on_device = on_device and torch.device(device).type != "cpu"
     rows = DecodedRows(
         ds,
         range(len(ds)) if indices is None else indices,
         columns=columns,
         image_transform=image_transform,
         geometry=geometry,
+        decoder=decoder,
+        decode_device=device if on_device else None,
     )
     return torch.utils.data.DataLoader(
         rows,
         batch_size=batch_size,
         num_workers=num_workers,
         collate_fn=collate_rows,
-        pin_memory=pin_memory,
+        pin_memory=pin_memory and not on_device,
         prefetch_factor=prefetch_factor if num_workers > 0 else None,
     )
 
 
 def iterate(loader: torch.utils.data.DataLoader) -> Iterator[Batch]:
-    """The batches of ``loader``; a data problem found in a worker is raised here, plainly."""
+    """The batches of ``loader``; a data problem found in a worker is raised here, plainly.
+    Batches whose JPEGs are still bytes are decoded here, on the loader's device."""
     for batch in loader:
+        if isinstance(batch, Pending):
+            batch = decode_pending(batch, loader.dataset)
         if isinstance(batch, str):
             raise DataError(batch)
         yield batch

@@ -45,6 +45,7 @@ from hf_bgbench.edits.diffusion_model import (
 )
 from hf_bgbench.edits.geometry import (
     ROTATION_MAX_ANGLE,
+    SIZE_OBJECT,
     move_object,
     resize_object,
     rotate_object,
@@ -280,11 +281,11 @@ def diffusion_geometry(
     img = as_image(image)
     m = as_mask(mask, img)
     if edit == "size":
-        placed = resize_object(img, m, clean, rate, blend="alpha")
+        placed = resize_object(img, m, clean, rate, blend="alpha", method=SIZE_OBJECT)
     elif edit == "position":
         if rng is None:
             raise EditError("The position edit needs a random generator (rng).")
-        small = resize_object(img, m, clean, rate, blend="alpha")
+        small = resize_object(img, m, clean, rate, blend="alpha", method=SIZE_OBJECT)
         placed = move_object(small.image, small.mask, clean, rng, blend="alpha")
     elif edit == "rotation":
         placed = rotate_object(img, m, clean, rng, angle=angle, max_angle=max_angle, blend="alpha")

@@ -214,7 +214,7 @@ def resize_object(
     *,
     blend: str = "poisson",
     tolerance: float = RATE_TOLERANCE,
-    method: str = SIZE_OBJECT,
+    method: str = SIZE_WHOLE,
     frame: str = FRAME_BACKGROUND,
 ) -> EditResult:
     """T_size to the object pixel rate ``rate`` within ``tolerance``
@@ -222,10 +222,12 @@ def resize_object(
     until its box spans the frame along one axis, whole). The rate reached is recorded as
     ``object_pixel_rate``, with ``within_tolerance``.
 
-    ``method`` (:data:`SIZE_METHODS`): ``object`` maps the object alone and pastes it on
-    ``background`` (``blend``); ``whole`` maps the whole photo, its own background with it,
+    ``method`` (:data:`SIZE_METHODS`): ``whole`` (the default, as the authors'
+    ``resize_obj.py`` and ``bgbench build imagenet-e``) maps the whole photo, its own
+    background with it,
     and takes from ``background`` only the frame a shrunk photo leaves
-    (:func:`scale_photo`; ``filled`` records its share), as ``frame`` says (:data:`FRAMES`)."""
+    (:func:`scale_photo`; ``filled`` records its share), as ``frame`` says (:data:`FRAMES`);
+    ``object`` maps the object alone and pastes it on ``background`` (``blend``)."""
     if method not in SIZE_METHODS:
         raise EditError(f"Unknown size method {method!r}; use one of {list(SIZE_METHODS)}.")
     if frame not in FRAMES:

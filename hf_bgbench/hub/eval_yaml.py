@@ -2,8 +2,14 @@
 
 With it at the dataset repo's root (name, description, evaluation framework, tasks), the
 scores that model repos publish in ``.eval_results/*.yaml`` for the dataset's id show on its
-leaderboard and on each model's page. One task per report headline of the spec
-(:attr:`~hf_bgbench.spec.BenchmarkSpec.report`); builders write it beside the dataset card.
+leaderboard and on each model's page. One task per leaderboard number of the spec
+(:attr:`~hf_bgbench.spec.BenchmarkSpec.leaderboard`: higher-is-better numbers only, since a
+Hub leaderboard ranks high first), each naming the config and split it is read from.
+
+``bgbench publish --eval-yaml`` writes it; the Hub validates ``evaluation_framework`` against
+the frameworks listed in huggingface.js, so it is uploaded only once ours is listed there
+(:data:`FRAMEWORK_REGISTERED`), or when forced. docs/hub_benchmark.md holds the entry to
+propose and the steps.
 """
 
 from __future__ import annotations
@@ -16,29 +22,42 @@ import yaml
 from hf_bgbench.spec import BenchmarkSpec
 
 EVALUATION_FRAMEWORK = "hf-bgbench"
-"""The framework id ``eval.yaml`` names. The Hub validates it against the frameworks listed in
-huggingface.js (``packages/tasks/src/eval.ts``); until hf-bgbench is listed there the Hub marks
-the file invalid and shows no leaderboard -- the registration is a pull request to that list."""
+"""The framework id ``eval.yaml`` names."""
+
+FRAMEWORK_REGISTERED = False
+"""Whether :data:`EVALUATION_FRAMEWORK` is in huggingface.js ``packages/tasks/src/eval.ts``
+(``EVALUATION_FRAMEWORKS``). Until it is, the Hub shows "YAML Metadata Error" on a dataset
+whose ``eval.yaml`` names it, and no leaderboard: set this when the listing is merged."""
+
+FRAMEWORK_ENTRY = {
+    "name": EVALUATION_FRAMEWORK,
+    "description": "hf-bgbench measures how much image classifiers rely on the background "
+    "instead of the object, on the published background-reliance benchmarks.",
+    "url": "https://huggingface.co/bgbench",  # the org that publishes the benchmark datasets
+}
+"""The ``EVALUATION_FRAMEWORKS`` entry to propose to huggingface.js (docs/hub_benchmark.md)."""
+
+
+class EvalYamlRefused(ValueError):
+    """``eval.yaml`` would break the dataset page (the framework is not listed yet)."""
 
 
 def eval_yaml(spec: BenchmarkSpec) -> dict[str, Any]:
     """The ``eval.yaml`` that registers ``spec``'s Hub dataset as a benchmark: one task per
-    report headline (its id, the dataset config it is read from, the test split)."""
-    tasks = []
-    for h in spec.report:
-        variant = h.key.partition("/")[2] if h.key.startswith("accuracy/") else ""
-        tasks.append(
-            {
-                "id": h.eval_task_id,
-                "name": h.label,
-                "config": variant or spec.reference_variant,
-                "split": "test",
-                "description": (
-                    f"{h.description or h.label} ({_unit_words(h.unit)}; "
-                    f"{_direction_words(h.reliance)}); bgbench task `{h.task}`."
-                ),
-            }
-        )
+    leaderboard number (its id, name, config, split and what it measures)."""
+    tasks = [
+        {
+            "id": h.eval_task_id,
+            "name": h.label,
+            "config": spec.leaderboard_config(h),
+            "split": h.split,
+            "description": (
+                f"{h.description or h.label} ({_unit_words(h.unit)}; higher is better); "
+                f"bgbench task `{h.task}`."
+            ),
+        }
+        for h in spec.leaderboard
+    ]
     return {
         "name": spec.title,
         "description": spec.description,
@@ -51,17 +70,23 @@ def _unit_words(unit: str) -> str:
     return {"%": "percent, 0-100", "pts": "percentage points"}.get(unit, "a ratio, as is")
 
 
-def _direction_words(reliance: int) -> str:
-    return {
-        1: "lower means less reliance on the background",
-        -1: "higher means less reliance on the background",
-    }.get(reliance, "context for the other scores")
+def check_registration(force: bool = False) -> None:
+    """Refuse to publish an ``eval.yaml`` naming an unlisted framework unless ``force``."""
+    if FRAMEWORK_REGISTERED or force:
+        return
+    raise EvalYamlRefused(
+        f"--eval-yaml: the evaluation framework {EVALUATION_FRAMEWORK!r} is not yet listed in "
+        "huggingface.js (packages/tasks/src/eval.ts), and the Hub marks a dataset whose "
+        "eval.yaml names an unlisted framework with a YAML metadata error. Publish without "
+        "--eval-yaml, or propose the listing first (docs/hub_benchmark.md); add "
+        "--force-eval-yaml to upload it anyway, or --dry-run to write it for inspection."
+    )
 
 
 def write_eval_yaml(spec: BenchmarkSpec, folder: str | Path) -> Path | None:
     """Write ``eval.yaml`` at the root of a built dataset folder (None when the benchmark
-    has no report headlines to declare)."""
-    if not spec.report:
+    has no leaderboard numbers to declare)."""
+    if not spec.leaderboard:
         return None
     path = Path(folder) / "eval.yaml"
     path.write_text(

@@ -3,13 +3,14 @@
 Streams batches through the one decode loop
 (:func:`hf_bgbench.inference.batches.decoded_batches`), runs the public model step
 (:class:`hf_bgbench.inference.model_step.ModelStep`) and keeps a prediction cache on disk
-keyed by (model, data, variant, protocol) and image id, so a rerun or an interrupted run only
-computes the images that are missing.
+keyed by (model, data, variant, protocol, decode limit) and image id, so a rerun or an
+interrupted run only computes the images that are missing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import uuid
@@ -25,7 +26,9 @@ import torch
 from PIL import Image
 
 from hf_bgbench.cache import cache_root
+from hf_bgbench.data.loader import choose_decoder
 from hf_bgbench.data.schema import ID
+from hf_bgbench.files import decode_settings
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.model_step import ModelStep
 
@@ -46,7 +49,13 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+    """The cache folder name of ``parts`` and of how images are decoded
+    (:func:`hf_bgbench.files.decode_settings`): the decode limit decides which images are
+    scored, so a cache filled under one limit never answers a run under another (issue 31:
+    a warm cache scored a photo the limit skips). Raises for an invalid limit, before any
+    cached row is read."""
+    decoding = [json.dumps(settings, sort_keys=True)] if (settings := decode_settings()) else []
+    return hashlib.sha256("\x1f".join([*parts, *decoding]).encode()).hexdigest()[:24]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -66,6 +75,7 @@ class PredictionRun:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     computed: int = 0
     reused: int = 0
+    decoder: str = "pil"  # how the images were decoded (hf_bgbench.data.loader.choose_decoder)
 
 
 class PredictionCache:
@@ -106,6 +116,7 @@ def predict(
     flush_every: int = 256,
     desc: str = "predict",
     progress: bool = True,
+    decoder: str | None = None,
 ) -> PredictionRun:
     """Run ``step`` over rows ``rows`` of ``dataset`` (default: all); reuse and extend
     ``cache`` when given. Predictions come back in the order of ``rows``.
@@ -114,8 +125,11 @@ def predict(
     model step normalises each uint8 batch on the device. Peak memory does not grow with
     the number of images: the prediction columns are allocated once, before the first
     forward pass, and filled in place (see :class:`_Columns`); the rows not yet cached are
-    written out every ``flush_every`` images.
+    written out every ``flush_every`` images. ``decoder``: ``pil`` or ``torchvision``
+    (default: :func:`hf_bgbench.data.loader.choose_decoder` for the step's device).
     """
+    if decoder is None:
+        decoder = choose_decoder(dataset, step.device, image_transform)
     all_ids = list(dataset.select_columns([ID])[ID]) if len(dataset) else []
     if len(set(all_ids)) != len(all_ids):
         raise ValueError(f"{desc}: image ids repeat; every row needs a unique 'id'.")
@@ -143,6 +157,8 @@ def predict(
             batch_size=batch_size,
             num_workers=workers,
             pin_memory=step.device.type == "cuda",
+            decoder=decoder,
+            device=step.device,
         )
         try:
             for batch in batches:
@@ -164,7 +180,11 @@ def predict(
     if skipped:
         log.warning("%s: %d image(s) could not be read and were skipped.", desc, len(skipped))
     return PredictionRun(
-        frame[PREDICTION_COLUMNS], skipped, computed=columns.computed, reused=len(have)
+        frame[PREDICTION_COLUMNS],
+        skipped,
+        computed=columns.computed,
+        reused=len(have),
+        decoder=decoder,
     )
 
 
@@ -218,6 +238,7 @@ def merge_runs(shares: Sequence[PredictionRun]) -> PredictionRun:
         [s for r in shares for s in r.skipped],
         computed=sum(r.computed for r in shares),
         reused=sum(r.reused for r in shares),
+        decoder=shares[0].decoder,
     )
 
 

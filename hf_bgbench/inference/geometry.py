@@ -15,6 +15,14 @@ from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.spec import BenchmarkSpec
 
+RESIZED = "resized"
+"""How every deviation sentence about resizing the benchmark's images begins."""
+
+
+def is_resize_deviation(sentence: str) -> bool:
+    """Whether a recorded deviation says the images were resized (not the published size)."""
+    return sentence.startswith(f"{RESIZED} ")
+
 
 def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
     """Whether the model runs on images of size ``hw`` as they are (CNNs, ViTs with a
@@ -43,7 +51,7 @@ def input_geometry(
     if hw == model_hw:
         return None, []
     interpolation = getattr(step.classifier.preprocessing, "interpolation", "bilinear")
-    change = f"resized {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
+    change = f"{RESIZED} {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
     if resize_to_model_input:
         return model_hw, [f"{change}, as asked (--resize-to-model-input)"]
     if accepts_size(step, hw):

@@ -13,6 +13,7 @@ so one seed gives the same draws, in the same order, wherever an interval is com
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -96,6 +97,66 @@ def percentile_interval(
     return float(lo), float(hi)
 
 
+def resampling_gap(
+    *columns: np.ndarray,
+    groups: np.ndarray | None = None,
+    names: Sequence[str] | None = None,
+) -> str | None:
+    """Why a percentile bootstrap of these columns' means would leave out a source of
+    uncertainty, or None when it would not.
+
+    Resampling can only show the spread the sample has. With ``groups`` (the class-stratified
+    bootstrap, :func:`class_bootstrap_means`) each class is resampled within itself, so a
+    class with one image, or whose images all have the same value in a column, contributes
+    no spread at all -- yet its true rate is uncertain (3 of 3 right is consistent with a
+    true accuracy of 40%), and a class of one image gives no estimate of its spread at all.
+    Without groups the same holds for the whole sample (fewer than 2 images, or all equal).
+    The interval is then withheld rather than shown too narrow -- down to the zero width
+    "83.3 [83.3, 83.3]" that reads as certainty. We do not patch such classes with another
+    method (a Wilson or Beta interval per class): one interval mixing two methods has no
+    known coverage, and no interval with the reason named cannot mislead. Pass the columns
+    the statistic is computed from (for a difference of paired means, the difference).
+    ``names[g]`` names group ``g`` in the sentence. Returns e.g. "class 'dog' has 1 image;
+    every image of class 'ship' has the same value, so resampling cannot vary them"."""
+    cols = [np.asarray(c, dtype=float).ravel() for c in columns]
+    if groups is None:
+        n = cols[0].size if cols else 0
+        if n < 2:
+            return f"only {n} image(s), so resampling cannot vary them"
+        if any(np.all(c == c[0]) for c in cols):
+            return "every image has the same value, so resampling cannot vary them"
+        return None
+    grp = np.asarray(groups)
+    single, constant = [], []
+    for g in np.unique(grp):
+        rows = grp == g
+        label = f"'{names[int(g)]}'" if names is not None else str(g)
+        if rows.sum() < 2:
+            single.append(label)
+        elif any(np.all(c[rows] == c[rows][0]) for c in cols):
+            constant.append(label)
+    parts = []
+    if single:
+        many = len(single) > 1
+        parts.append(
+            f"class{'es' if many else ''} {', '.join(single)} ha{'ve' if many else 's'} 1 image"
+        )
+    if constant:
+        many = len(constant) > 1
+        parts.append(
+            f"every image of class{'es' if many else ''} {', '.join(constant)} has the same value"
+        )
+    return "; ".join(parts) + ", so resampling within a class cannot vary them" if parts else None
+
+
+def withheld_interval(
+    samples: np.ndarray, gap: str | None, confidence: float = 0.95
+) -> list[float] | None:
+    """The percentile interval of ``samples`` as a list, or None when :func:`resampling_gap`
+    found a ``gap`` (the interval would leave out a source of uncertainty)."""
+    return None if gap else list(percentile_interval(samples, confidence))
+
+
 def paired_bootstrap_difference(
     correct_a: np.ndarray,
     correct_b: np.ndarray,
@@ -103,16 +164,19 @@ def paired_bootstrap_difference(
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> tuple[float, float]:
+) -> tuple[float, float] | None:
     """Percentile interval of mean(correct_a) - mean(correct_b) over paired resamples.
 
     ``correct_a[i]`` and ``correct_b[i]`` are the correctness (0/1) of image ``i`` under two
-    variants.
+    variants. None when every image's difference is the same (e.g. the two variants are
+    right on the same images): resampling cannot vary it (:func:`resampling_gap`).
     """
     a = as_bool_array(correct_a, "correct_a").astype(float)
     b = as_bool_array(correct_b, "correct_b").astype(float)
     same_length(correct_a=a, correct_b=b)
     (means,) = bootstrap_means(a - b, n_resamples=n_resamples, seed=seed)
+    if resampling_gap(a - b):
+        return None
     return percentile_interval(means, confidence)
 
 

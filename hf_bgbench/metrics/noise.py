@@ -36,7 +36,8 @@ from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
     bootstrap_means,
     class_bootstrap_means,
-    percentile_interval,
+    resampling_gap,
+    withheld_interval,
 )
 
 
@@ -252,7 +253,7 @@ def rfs_bootstrap_intervals(
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float] | None]:
     """Percentile intervals of a_fg, a_bg and RFS, resampling *images* with replacement.
 
     Each input holds, per image, the share of its noisy copies (all trials, and all noise
@@ -260,7 +261,9 @@ def rfs_bootstrap_intervals(
     same number of copies, so the mean over images is the pooled accuracy. Images are the
     sampling unit: the trials of one image are not independent draws, so they are resampled
     together (a Wilson interval over images x trials would be too narrow). Seeded; returns
-    ``{"accuracy_fg_noise": (lo, hi), "accuracy_bg_noise": (lo, hi), "rfs": (lo, hi)}``.
+    ``{"accuracy_fg_noise": (lo, hi), "accuracy_bg_noise": (lo, hi), "rfs": (lo, hi)}``, an
+    interval None where resampling cannot vary its inputs
+    (:func:`~hf_bgbench.metrics.intervals.resampling_gap`).
     """
     a_fg = as_float_array(
         accuracy_fg_noise_per_image, "accuracy_fg_noise_per_image", low=0.0, high=1.0
@@ -276,14 +279,30 @@ def rfs_bootstrap_intervals(
     if isinstance(confidence, bool) or not 0 < confidence < 1:
         raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
     fg, bg = bootstrap_means(a_fg, a_bg, n_resamples=n_resamples, seed=seed)
-    return {
-        key: percentile_interval(values, confidence)
-        for key, values in (
-            ("accuracy_fg_noise", fg),
-            ("accuracy_bg_noise", bg),
-            ("rfs", _rfs(fg, bg)),
-        )
+    return _rfs_intervals(fg, bg, a_fg, a_bg, None, confidence)
+
+
+def _rfs_intervals(
+    fg: np.ndarray,
+    bg: np.ndarray,
+    a_fg: np.ndarray,
+    a_bg: np.ndarray,
+    groups: np.ndarray | None,
+    confidence: float,
+) -> dict[str, tuple[float, float] | None]:
+    """The three intervals from the bootstrap samples ``fg``, ``bg``; each None where its
+    per-image inputs cannot vary under resampling (RFS needs both to vary)."""
+    gaps = {
+        "accuracy_fg_noise": resampling_gap(a_fg, groups=groups),
+        "accuracy_bg_noise": resampling_gap(a_bg, groups=groups),
+        "rfs": resampling_gap(a_fg, a_bg, groups=groups),
     }
+    samples = {"accuracy_fg_noise": fg, "accuracy_bg_noise": bg, "rfs": _rfs(fg, bg)}
+    out = {}
+    for key, values in samples.items():
+        bounds = withheld_interval(values, gaps[key], confidence)
+        out[key] = None if bounds is None else (bounds[0], bounds[1])
+    return out
 
 
 def rfs_class_mean(
@@ -313,10 +332,12 @@ def rfs_class_mean_intervals(
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float] | None]:
     """Percentile intervals of :func:`rfs_class_mean`'s three numbers: a stratified
     bootstrap over images (each class resampled within itself, the trials and levels of an
-    image together; :func:`hf_bgbench.metrics.intervals.class_bootstrap_means`)."""
+    image together; :func:`hf_bgbench.metrics.intervals.class_bootstrap_means`). An interval
+    is None where a class has one image or cannot vary
+    (:func:`~hf_bgbench.metrics.intervals.resampling_gap`)."""
     a_fg = as_float_array(
         accuracy_fg_noise_per_image, "accuracy_fg_noise_per_image", low=0.0, high=1.0
     )
@@ -325,11 +346,4 @@ def rfs_class_mean_intervals(
     )
     labs = as_int_array(labels, "labels")
     fg, bg = class_bootstrap_means(a_fg, a_bg, groups=labs, n_resamples=n_resamples, seed=seed)
-    return {
-        key: percentile_interval(values, confidence)
-        for key, values in (
-            ("accuracy_fg_noise", fg),
-            ("accuracy_bg_noise", bg),
-            ("rfs", _rfs(fg, bg)),
-        )
-    }
+    return _rfs_intervals(fg, bg, a_fg, a_bg, labs, confidence)

@@ -47,6 +47,7 @@ from hf_bgbench.metrics.intervals import (
     bootstrap_means,
     class_bootstrap_means,
     percentile_interval,
+    resampling_gap,
 )
 
 COVERAGE_THRESHOLDS = (0.25, 0.5, 0.75)  # cumulative-saliency fractions (RIVAL10 authors')
@@ -249,8 +250,9 @@ def bootstrap_mean_interval(
     confidence: float = 0.95,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean of per-image ``values`` (NaNs, the undefined
-    images, are left out first); None when no value is defined. Seeded: the seed and the
-    number of resamples belong in the output."""
+    images, are left out first); None when no value is defined, or when resampling cannot
+    vary the values (fewer than 2, or all equal: :func:`resampling_gap`). Seeded: the seed
+    and the number of resamples belong in the output."""
     try:
         vals = np.asarray(values, dtype=np.float64).ravel()
     except (TypeError, ValueError):
@@ -259,10 +261,23 @@ def bootstrap_mean_interval(
         raise ValueError("`values` holds infinite values.")
     _check_bootstrap(n_resamples, confidence)
     vals = vals[~np.isnan(vals)]
-    if vals.size == 0:
+    if vals.size == 0 or resampling_gap(vals):
         return None
     (means,) = bootstrap_means(vals, n_resamples=n_resamples, seed=seed)
     return percentile_interval(means, confidence)
+
+
+def class_mean_gap(
+    values: Sequence[float] | np.ndarray,
+    groups: Sequence[int] | np.ndarray,
+    num_classes: int,
+    names: Sequence[str] | None = None,
+) -> str | None:
+    """Why :func:`class_mean_interval` withholds its interval (a class of the images that
+    enter it has one image or equal values: :func:`resampling_gap`), or None."""
+    vals, grp = class_inputs(values, groups, num_classes)
+    keep = ~np.isnan(vals) & (grp >= 0)
+    return resampling_gap(vals[keep], groups=grp[keep], names=names) if keep.any() else None
 
 
 def class_mean_interval(
@@ -280,11 +295,13 @@ def class_mean_interval(
     class the mean of its resampled values, then the mean over the classes -- by the
     package's class-mean bootstrap
     (:func:`hf_bgbench.metrics.intervals.class_bootstrap_means`, seeded), so each class
-    keeps its number of images and its weight 1 / (number of classes)."""
+    keeps its number of images and its weight 1 / (number of classes). None as well when a
+    class has one image or all of its values equal (:func:`resampling_gap`): resampling
+    within it cannot show its uncertainty."""
     vals, grp = class_inputs(values, groups, num_classes)
     _check_bootstrap(n_resamples, confidence)
     keep = ~np.isnan(vals) & (grp >= 0)
-    if not keep.any():
+    if not keep.any() or class_mean_gap(vals, grp, num_classes):
         return None
     (samples,) = class_bootstrap_means(
         vals[keep], groups=grp[keep], n_resamples=n_resamples, seed=seed

@@ -25,6 +25,21 @@ MAX_GUESS_CANDIDATES = 80
 what a checkpoint is; larger families are not searched."""
 
 
+_TORCH_SAVE_STARTS = (b"PK\x03\x04", b"\x80")
+"""How a file torch.save wrote begins: a zip archive (torch >= 1.6) or a pickle (protocol 2+,
+the legacy format)."""
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(64)
+
+
+def _is_safetensors(head: bytes) -> bool:
+    """A safetensors file whatever its suffix: an 8-byte header length, then a JSON header."""
+    return len(head) > 8 and head[8:9] == b"{"
+
+
 def load_state_dict_file(path: str) -> dict[str, torch.Tensor]:
     """Read a weights file (safetensors, or .pth/.pt/.bin with ``weights_only=True``).
 
@@ -39,7 +54,9 @@ def load_state_dict_file(path: str) -> dict[str, torch.Tensor]:
             f"Checkpoint {path!r} is a folder; pass a weights file (.safetensors/.pth), or pass "
             "the folder itself as the model (timm save_for_hf or transformers save_pretrained)."
         )
-    if path.endswith(".safetensors"):
+    head = _head(path)
+    torch_save = head.startswith(_TORCH_SAVE_STARTS)
+    if path.endswith(".safetensors") or (not torch_save and _is_safetensors(head)):
         from safetensors.torch import load_file
 
         try:
@@ -49,6 +66,15 @@ def load_state_dict_file(path: str) -> dict[str, torch.Tensor]:
                 f"Could not read safetensors file {path!r}: {e}. Is it a complete, valid file?"
             ) from e
     else:
+        if not torch_save:
+            # before torch.load, whose "invalid load key" would be read as a pickled object
+            size = os.path.getsize(path)
+            raise ModelLoadError(
+                f"{path!r} is not a checkpoint: a {size:,}-byte file that is neither a "
+                f"safetensors file nor one torch.save writes (it starts with {head[:16]!r}). "
+                "Give the weights file: .safetensors, or a .pth/.pt saved with "
+                "torch.save(model.state_dict(), path)."
+            )
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True)
         except pickle.UnpicklingError as e:

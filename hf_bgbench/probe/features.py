@@ -56,6 +56,7 @@ import torch
 from hf_bgbench.cache import cache_root
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.data.sources import DataSourceError, Reader
+from hf_bgbench.files import decode_settings
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.engine import default_num_workers
 from hf_bgbench.inference.geometry import image_transform
@@ -239,6 +240,8 @@ def probed_classifier(
                 list(spec.classes),
                 recipe_record,
                 {"normalise": normalise},
+                # the decode limit decides which training photos are read (none at the default)
+                *filter(None, [decode_settings()]),
             ],
             sort_keys=True,
         ).encode()

@@ -22,7 +22,7 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
 from hf_bgbench.data.sources import DataSourceError, Reader
-from hf_bgbench.files import output_lock
+from hf_bgbench.files import output_in_data, output_lock
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
 from hf_bgbench.report.markdown import report_markdown
@@ -133,6 +133,10 @@ def run_report(
         )
     if challenge_foregrounds is not None and challenge_foregrounds < 1:
         raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
+    for name, given in data.items():
+        inside = output_in_data(output_dir, given, data_flag=f"--data {name}")
+        if inside:
+            raise ReportError(inside)
     if isinstance(model, str):  # an unknown or unreachable model fails here, once, clearly
         # with the head the tasks use: a zero-shot model's text embeddings are computed once
         # here (then cached for every task), never for prompts no task asked for
@@ -159,6 +163,7 @@ def run_report(
     steps = [(spec, task) for spec in specs for task in spec.report_tasks]
     benchmarks_out: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
+    board: list[dict[str, Any]] = []  # the leaderboard numbers: what .eval_results may hold
     with output_lock(out):
         done = 0
         for spec in specs:
@@ -178,6 +183,7 @@ def run_report(
             benchmarks_out.append(entry)
             docs = {t: r.get("results") for t, r in entry["tasks"].items()}
             rows += headline_rows(spec, docs)
+            board += headline_rows(spec, docs, spec.leaderboard)
         doc = {
             "schema_version": REPORT_SCHEMA,
             "kind": "bgbench-report",
@@ -191,6 +197,7 @@ def run_report(
             "seed": seed,
             "settings": {"challenge_foregrounds": challenge_foregrounds, "checkpoint": checkpoint},
             "headlines": rows,
+            "leaderboard": board,
             "benchmarks": benchmarks_out,
             "references": [r for spec in specs for r in reference_rows(spec)],
             "seconds": round(time.perf_counter() - started, 1),
@@ -230,8 +237,10 @@ def _run_benchmark(
         "data": None,
         "tasks": {},
     }
+    # report has no --benchmark: data of another benchmark is named as --data NAME=PATH
+    given = str(data).replace("{", "{{").replace("}", "}}")
     try:
-        reader = open_data(data, spec)
+        reader = open_data(data, spec, choose=f"--data {{name}}={given}")
     except (DataSourceError, ValueError, OSError) as err:
         entry.update(status="not run", reason=str(err), command=_fetch_command(spec))
         _say(progress, f"{spec.short_name}: not run -- {_first_sentence(str(err))}")
@@ -306,7 +315,9 @@ def _say(progress: bool, line: str) -> None:
 
 def write_report_files(doc: dict[str, Any], out: Path) -> list[str]:
     """Write report.json, report.md, reliance_profile.png and .eval_results/ into ``out``
-    atomically; returns the eval-results files written (relative to ``out``)."""
+    atomically; returns the eval-results files written (relative to ``out``). Numbers that
+    may not be leaderboard entries are withheld from .eval_results/ (no folder when none
+    may be), and report.md says why (``doc["eval_results_withheld"]``)."""
 
     def eval_results(path: Path) -> None:
         doc["eval_results"] = [f".eval_results/{n}" for n in write_eval_results(doc, path)]

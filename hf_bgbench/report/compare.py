@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
+from hf_bgbench.metrics.intervals import bootstrap_means, resampling_gap, withheld_interval
 from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
 from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, load_run, per_image_values
 from hf_bgbench.report.results_dataset import fetch_run
@@ -27,15 +27,75 @@ COMPARE_SCHEMA = "compare-1.0"
 RESAMPLES = 2000
 
 
-def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
-    """Refuse two results documents that are not the same measurement of the same data."""
+def _scored_variants(doc: Mapping[str, Any]) -> list[str]:
+    return list(doc.get("variants") or {}) if doc.get("task") == "evaluate" else []
+
+
+def _data_of_variants(doc: Mapping[str, Any], variants: list[str]) -> str | None:
+    """The data fingerprint the source of ``doc`` has today over ``variants`` (what
+    ``data.fingerprint`` records: it covers the variants a run scored); None when the
+    source cannot be read here (moved, or on the Hub while offline)."""
+    from hf_bgbench.data.sources import resolve_source
+
+    try:
+        reader = resolve_source(doc["data"]["location"], get_benchmark(doc["benchmark"]))
+        for variant in variants:
+            reader.fingerprint(reader.load(variant), variant)
+        return reader.data_fingerprint()
+    except Exception:  # noqa: BLE001 -- any failure only means "cannot verify"
+        return None
+
+
+def _variant_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
+    """Why two evaluate runs of one data source have different data fingerprints when
+    they scored different variants (``--variants``): a note that the shared variants are
+    compared, when the source still gives both recorded fingerprints (so it is unchanged
+    and the shared variants are the same images); else a :class:`CompareError` saying
+    which variants differ and how to compare them. None when the variants are the same."""
+    va, vb = _scored_variants(a), _scored_variants(b)
+    data_a, data_b = a.get("data") or {}, b.get("data") or {}
+    same_source = (data_a.get("kind"), data_a.get("location")) == (
+        data_b.get("kind"),
+        data_b.get("location"),
+    )
+    if not va or set(va) == set(vb) or not same_source:
+        return None
+    shared = [v for v in va if v in vb]
+    only = f"A alone scored {', '.join(v for v in va if v not in vb) or 'none'}; B alone " + (
+        ", ".join(v for v in vb if v not in va) or "none"
+    )
+    if not shared:
+        raise CompareError(
+            f"The two runs scored different variants of {data_a.get('location')} ({only}) and "
+            "share none: there is nothing to pair. Re-run one of them with the other's "
+            "--variants."
+        )
+    if _data_of_variants(a, va) == data_a.get("fingerprint") and _data_of_variants(
+        b, vb
+    ) == data_b.get("fingerprint"):
+        return (
+            f"The runs scored different variants of the same data ({only}); compared: the "
+            f"shared variants {', '.join(shared)} and the scores built on them alone."
+        )
+    raise CompareError(
+        f"The two runs scored different variants ({only}) and the data at "
+        f"{data_a.get('location')} no longer gives their recorded fingerprints, so the shared "
+        f"variants cannot be shown to be the same images. Re-run both with --variants "
+        f"{' '.join(shared)} and compare those."
+    )
+
+
+def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Refuse two results documents that are not the same measurement of the same data;
+    the notes on what is compared (e.g. only the variants both evaluate runs scored)."""
+    notes = [note] if (note := _variant_difference(a, b)) else []
     checks = [
         ("task", a.get("task"), b.get("task")),
         ("benchmark", a.get("benchmark"), b.get("benchmark")),
         (
             "data fingerprint",
-            (a.get("data") or {}).get("fingerprint"),
-            (b.get("data") or {}).get("fingerprint"),
+            None if notes else (a.get("data") or {}).get("fingerprint"),
+            None if notes else (b.get("data") or {}).get("fingerprint"),
         ),
         ("protocol", protocol_of(a)[0], protocol_of(b)[0]),
     ]
@@ -45,6 +105,7 @@ def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> None:
                 f"The two runs differ in {what}: {x!r} (A) vs {y!r} (B). A paired comparison "
                 f"needs the same {what}; re-run one of them on the other's."
             )
+    return notes
 
 
 def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int, bool]:
@@ -72,14 +133,26 @@ def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int, bool]:
 
 
 def compare_results(
-    a: Mapping[str, Any], folder_a: Path, b: Mapping[str, Any], folder_b: Path, seed: int = 0
+    a: Mapping[str, Any],
+    folder_a: Path,
+    b: Mapping[str, Any],
+    folder_b: Path,
+    seed: int = 0,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per score both runs have per image: A, B and A − B on the shared images,
-    with the paired bootstrap interval of the difference and a verdict."""
-    check_same(a, b)
+    with the paired bootstrap interval of the difference (None, with the reason, where
+    resampling cannot vary it) and a verdict. What limits the comparison is added to
+    ``notes``."""
+    said = check_same(a, b)
+    if notes is not None:
+        notes += said
     values_a, values_b = per_image_values(a, folder_a), per_image_values(b, folder_b)
     rows = []
-    for key in [k for k in values_a if k in values_b]:
+    # a score averaging variants (mean DA) compares only when both averaged the same ones
+    keys = [k for k in values_a if k in values_b]
+    keys = [k for k in keys if a.get(f"{k}_variants") == b.get(f"{k}_variants")]
+    for key in keys:
         va, vb = values_a[key].dropna(), values_b[key].dropna()
         shared = va.index.intersection(vb.index).sort_values()
         if not len(shared):
@@ -88,7 +161,8 @@ def compare_results(
         scale = DISPLAY_SCALE.get(unit, 1.0)
         xa, xb = va[shared].to_numpy(float), vb[shared].to_numpy(float)
         (means,) = bootstrap_means(xa - xb, n_resamples=RESAMPLES, seed=seed)
-        lo, hi = percentile_interval(means)
+        gap = resampling_gap(xa - xb)
+        bounds = withheld_interval(means, gap)
         row = {
             "benchmark": a["benchmark"],
             "task": a["task"],
@@ -100,7 +174,8 @@ def compare_results(
             "a": scale * float(xa.mean()),
             "b": scale * float(xb.mean()),
             "difference": scale * float(np.mean(xa - xb)),
-            "ci95": [scale * lo, scale * hi],
+            "ci95": None if bounds is None else [scale * x for x in bounds],
+            "ci95_withheld": gap,
             "n": int(len(shared)),
             "n_only_a": int(len(va.index.difference(shared))),
             "n_only_b": int(len(vb.index.difference(shared))),
@@ -115,6 +190,11 @@ def verdict(row: Mapping[str, Any]) -> str:
     [−5.0, −1.2]"."""
     unit = {"%": " pts", "pts": " pts"}.get(row["unit"], "")
     digits = 3 if row["unit"] == "" else 1
+    if row["ci95"] is None:
+        return (
+            f"no interval: {row['label']} {row['difference']:+.{digits}f}{unit}, "
+            f"n={row['n']} ({row.get('ci95_withheld')})"
+        )
     lo, hi = row["ci95"]
     said = (
         f"{row['label']} {row['difference']:+.{digits}f}{unit} "
@@ -156,11 +236,12 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
                     )
         if not pairs:
             raise CompareError("The two reports share no task that both ran.")
-    rows = []
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
     for da, fa, db, fb in pairs:
         if da["task"] not in COMPARABLE_TASKS:
             continue
-        rows += compare_results(da, fa, db, fb, seed=seed)
+        rows += compare_results(da, fa, db, fb, seed=seed, notes=notes)
     # a zero-shot model's head (class names, templates), which its numbers depend on
     heads_a = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[0]))))
     heads_b = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[2]))))
@@ -171,6 +252,7 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
         "b": {"folder": str(b), "model": doc_b.get("model"), "zero_shot": heads_b},
         "seed": seed,
         "bootstrap_resamples": RESAMPLES,
+        "notes": notes,
         "rows": rows,
     }
 
@@ -182,10 +264,10 @@ def _table(rows: list[Mapping[str, Any]]) -> list[str]:
     ]
     for r in rows:
         d = 3 if r["unit"] == "" else 1
-        lo, hi = r["ci95"]
+        ci = "[—]" if r["ci95"] is None else "[{:+.{d}f}, {:+.{d}f}]".format(*r["ci95"], d=d)
         lines.append(
             f"| {r['benchmark']} | {r['task']} | {r['label']} | {r['a']:.{d}f} | "
-            f"{r['b']:.{d}f} | {r['difference']:+.{d}f} [{lo:+.{d}f}, {hi:+.{d}f}] | {r['n']} "
+            f"{r['b']:.{d}f} | {r['difference']:+.{d}f} {ci} | {r['n']} "
             f"| {r['verdict'].split(':')[0]} |"
         )
     return lines
@@ -202,6 +284,7 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
         f"({doc['bootstrap_resamples']} resamples, seed {doc['seed']}). A difference counts "
         "only when its interval excludes 0.",
         "",
+        *(f"{note}\n" for note in doc.get("notes") or ()),
     ]
     for side in ("a", "b"):
         for head in doc[side].get("zero_shot") or ():
@@ -213,34 +296,61 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def draw_compare(doc: Mapping[str, Any], path: Path) -> None:
-    """A forest plot: each score's A − B with its interval, 0 marked."""
+def draw_compare(doc: Mapping[str, Any], path: Path) -> dict[str, tuple[float, float]]:
+    """A forest plot: each score's A − B with its interval, 0 marked. Rows in one unit
+    share one panel and one x axis (a difference of 2 points looks as large in every row);
+    scores in another unit (e.g. iRFS) get a panel of their own. A score whose interval is
+    withheld is drawn as a hollow point, labelled so. Returns each panel's x range by unit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = [r for r in doc["rows"] if r.get("headline")] or doc["rows"]
-    n = max(len(rows), 1)
-    fig, axes = plt.subplots(n, 1, figsize=(7.5, 0.55 * n + 1.0), squeeze=False)
-    for ax, r in zip(axes[:, 0], rows, strict=False):
-        lo, hi = r["ci95"]
-        colour = "0.4" if lo <= 0 <= hi else "tab:blue"
-        ax.errorbar(
-            [r["difference"]],
-            [0],
-            xerr=[[r["difference"] - lo], [hi - r["difference"]]],
-            fmt="o",
-            color=colour,
-            capsize=3,
-        )
+    units: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        units.setdefault({"%": " pts", "pts": " pts"}.get(r["unit"], ""), []).append(r)
+    if not units:
+        units[""] = []
+    sizes = [max(len(group), 1) for group in units.values()]
+    fig, axes = plt.subplots(
+        len(units),
+        1,
+        figsize=(7.5, 0.45 * sum(sizes) + 0.9 * len(units) + 0.6),
+        squeeze=False,
+        gridspec_kw={"height_ratios": sizes},
+    )
+    ranges = {}
+    for ax, (unit, group) in zip(axes[:, 0], units.items(), strict=True):
+        bounds = [abs(x) for r in group for x in (r["ci95"] or [r["difference"]])]
+        span = max([*bounds, 1.0 if unit else 0.01]) * 1.15  # at least 1 point / 0.01
+        for y, r in enumerate(reversed(group)):
+            if r["ci95"] is None:
+                ax.plot([r["difference"]], [y], "o", mfc="white", color="0.4")
+                continue
+            lo, hi = r["ci95"]
+            ax.errorbar(
+                [r["difference"]],
+                [y],
+                xerr=[[r["difference"] - lo], [hi - r["difference"]]],
+                fmt="o",
+                color="0.4" if lo <= 0 <= hi else "tab:blue",
+                capsize=3,
+            )
         ax.axvline(0, color="0.6", lw=0.8, ls="--")
-        unit = {"%": " pts", "pts": " pts"}.get(r["unit"], "")
-        ax.set_yticks([0])
-        ax.set_yticklabels([f"{r['benchmark']} · {r['label']}{unit}"], fontsize=8)
-        ax.tick_params(axis="x", labelsize=7)
-        span = max(abs(lo), abs(hi), 1e-3) * 1.15
+        ax.set_yticks(range(len(group)))
+        ax.set_yticklabels(
+            [
+                f"{r['benchmark']} · {r['label']}" + (" (no interval)" if r["ci95"] is None else "")
+                for r in reversed(group)
+            ],
+            fontsize=8,
+        )
+        ax.set_ylim(-0.6, len(group) - 0.4)
         ax.set_xlim(-span, span)
+        ranges[unit.strip() or "value"] = ax.get_xlim()
+        ax.set_xlabel(f"A − B{unit}" if unit else "A − B", fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
         for side in ("top", "right", "left"):
             ax.spines[side].set_visible(False)
     fig.suptitle(
@@ -249,9 +359,10 @@ def draw_compare(doc: Mapping[str, Any], path: Path) -> None:
         x=0.02,
         ha="left",
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.96), h_pad=0.3)
+    fig.tight_layout(rect=(0, 0, 1, 0.96), h_pad=0.8)
     fig.savefig(path, dpi=130)
     plt.close(fig)
+    return ranges
 
 
 def write_compare(doc: Mapping[str, Any], output: str | Path) -> None:

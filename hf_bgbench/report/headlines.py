@@ -4,7 +4,7 @@ it. Pure functions over documents; no model, no files."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hf_bgbench.spec import BenchmarkSpec, Headline
@@ -50,13 +50,16 @@ def protocol_of(doc: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 def headline_rows(
-    spec: BenchmarkSpec, docs: Mapping[str, Mapping[str, Any] | None]
+    spec: BenchmarkSpec,
+    docs: Mapping[str, Mapping[str, Any] | None],
+    headlines: Sequence[Headline] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per headline of ``spec``: its value (display units), 95% interval and n from
-    the task's document in ``docs`` (task name -> document; None or absent: not run, the
-    row says so), the published values beside it and the protocol that produced it."""
+    """One row per headline of ``spec`` (or of ``headlines``, e.g. its leaderboard
+    numbers): its value (display units), 95% interval and n from the task's document in
+    ``docs`` (task name -> document; None or absent: not run, the row says so), the
+    published values beside it and the protocol that produced it."""
     rows = []
-    for h in spec.report:
+    for h in spec.report if headlines is None else headlines:
         row: dict[str, Any] = {
             "benchmark": spec.name,
             "benchmark_title": spec.short_name,
@@ -66,6 +69,7 @@ def headline_rows(
             "unit": h.unit,
             "reliance": h.reliance,
             "eval_task_id": h.eval_task_id,
+            "config": spec.leaderboard_config(h),
             "description": h.description,
             "value": None,
             "ci95": None,

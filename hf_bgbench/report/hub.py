@@ -6,7 +6,8 @@ eval-results files at the repo root's ``.eval_results/``, ``bgbench/report.md`` 
 ``bgbench/reliance_profile.png``, and the model card with the report section between two
 markers (added, or replacing an earlier report's). Only scores on the benchmarks' own Hub
 datasets are pushed: a score on other data would land on the published benchmark's
-leaderboard, so that is refused, naming the benchmarks and what to do.
+leaderboard, so a report with any number withheld from ``.eval_results`` (other data, or not the
+published protocol) is refused, naming each and what to do.
 """
 
 from __future__ import annotations
@@ -17,23 +18,19 @@ from typing import Any
 
 from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
 from hf_bgbench.report.card import ReportError
-from hf_bgbench.report.eval_results import local_data_note
 
 START = "<!-- hf_bgbench report: start -->"
 END = "<!-- hf_bgbench report: end -->"
 CARD_FOLDER = "bgbench"
 
 
-def local_benchmarks(report: dict[str, Any]) -> list[str]:
-    """The benchmarks of ``report`` scored on other data than their Hub dataset."""
-    found = []
-    for bench in report["benchmarks"]:
-        for entry in bench["tasks"].values():
-            results = entry.get("results")
-            if results and local_data_note(results.get("data"), bench["hub_repo"]):
-                found.append(bench["name"])
-                break
-    return found
+def withheld_numbers(report: dict[str, Any]) -> list[str]:
+    """The benchmark tasks of ``report`` whose numbers are not eval-results entries, each
+    with the reason (other data than the Hub dataset, or not the published protocol)."""
+    return [
+        f"{w['benchmark']} {w['task']}: {w['reason']}"
+        for w in report.get("eval_results_withheld", [])
+    ]
 
 
 def card_with_section(card: str, section: str) -> str:
@@ -73,12 +70,15 @@ def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -
             f"--push-to-hub: {repo_id!r} is not a Hub model id (owner/name); give the model's "
             "repo with --repo-id."
         )
-    local = local_benchmarks(report)
-    if local:
+    withheld = withheld_numbers(report)
+    if withheld or not report.get("eval_results"):
+        why = "\n  - ".join(withheld) or "the report holds no leaderboard numbers"
         raise ReportError(
-            f"--push-to-hub: {', '.join(local)} was scored on other data than its published "
-            "Hub dataset, and its scores would be shown on that dataset's leaderboard. Push a "
-            "report run on the Hub datasets (no --data for them), or share this folder as it is."
+            "--push-to-hub: this report's numbers are not all scores of the published Hub "
+            "datasets under their published protocols, and the pull request would put them on "
+            f"the model's page as if they were:\n  - {why}\nPush a report run on the Hub "
+            "datasets (no --data for them) with the default options, or share this folder as "
+            "it is."
         )
     require_online(repo_id, "open a pull request on")
     api = HfApi(token=token)

@@ -73,8 +73,28 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         )
     lines += ["", "![Background-reliance profile](reliance_profile.png)", ""]
     lines += _heads(report) + _warnings(report) + _not_run(report) + _deviations(report)
-    lines += _references(report) + _files(report)
+    lines += _references(report) + _hub_results(report) + _files(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _hub_results(report: Mapping[str, Any]) -> list[str]:
+    """What went to the Hub's evaluation-results files and, for what did not, why."""
+    written, withheld = report.get("eval_results", []), report.get("eval_results_withheld", [])
+    if not written and not withheld:
+        return []
+    lines = [
+        "### Hub evaluation results",
+        "",
+        "Leaderboard entries (`.eval_results/`) hold only higher-is-better numbers (the Hub "
+        "ranks every task high first; gaps and drops are in each entry's notes), scored on the "
+        "published Hub dataset under its published protocol.",
+        "",
+    ]
+    lines += [f"- written: `{name}`" for name in written]
+    for w in withheld:
+        what = f"{w['benchmark']} {w['task']}"
+        lines.append(f"- not written for {what}: {w['reason']}. {w['instead']}")
+    return [*lines, ""]
 
 
 def _heads(report: Mapping[str, Any]) -> list[str]:

@@ -21,19 +21,22 @@ def draw_profile(rows: Sequence[dict[str, Any]], path: Path, model: str) -> None
     import matplotlib.pyplot as plt
 
     n = max(len(rows), 1)
-    fig, axes = plt.subplots(n, 1, figsize=(7.5, 0.62 * n + 1.1), squeeze=False)
+    height = 0.62 * n + 1.3
+    fig, axes = plt.subplots(n, 1, figsize=(7.5, height), squeeze=False)
     for ax, row in zip(axes[:, 0], rows, strict=False):
         _row(ax, row)
-    fig.suptitle(f"Background-reliance profile: {model}", fontsize=10, x=0.02, ha="left")
+    fig.suptitle(f"Background-reliance profile: {model}", fontsize=10, x=0.02, ha="left", wrap=True)
+    # the key on two short lines, so it fits the figure's width (one line ran off the right)
     fig.text(
         0.02,
-        0.005,
-        "● this model, 95% CI (○ ⚠: see the warnings)   | published models (shaded: their range)   "
-        "↓ lower = less background reliance, ↑ higher = less",
+        0.01,
+        "● this model, 95% CI (○ ⚠: see the warnings)   | published models (shaded: their "
+        "range)\n↓ lower = less background reliance   ↑ higher = less background reliance",
         fontsize=7,
         color="0.35",
+        va="bottom",
     )
-    fig.tight_layout(rect=(0, 0.03, 1, 0.97), h_pad=0.3)
+    fig.tight_layout(rect=(0, 0.45 / height, 1, 0.97), h_pad=0.3)
     fig.savefig(path, dpi=130)
     plt.close(fig)
 

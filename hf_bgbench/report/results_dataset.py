@@ -90,6 +90,25 @@ def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
     )
 
 
+def check_repo_id(repo_id: str) -> None:
+    """Refuse a ``--repo-id`` the Hub would refuse (checked offline, so a dry run refuses
+    exactly what the real run does)."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    valid = repo_id.count("/") == 1
+    if valid:
+        try:
+            validate_repo_id(repo_id)
+        except HFValidationError:
+            valid = False
+    if not valid:
+        raise ValueError(
+            f"--repo-id {repo_id!r} must look like 'owner/name'. Each part: letters, digits, "
+            "'-', '_' or '.' (no spaces), e.g. someone/bgbench-results."
+        )
+
+
 def publish_results(
     folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = False
 ) -> str:
@@ -97,8 +116,7 @@ def publish_results(
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import EntryNotFoundError
 
-    if repo_id.count("/") != 1:
-        raise ValueError(f"--repo-id {repo_id!r} must look like 'owner/name'.")
+    check_repo_id(repo_id)
     plan, configs = results_plan(folder)
     require_online(repo_id)
     api = HfApi(token=token)

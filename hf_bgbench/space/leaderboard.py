@@ -37,6 +37,8 @@ RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench 
 ROWS_FILE = "rows.jsonl"
 KEY = ("model", "benchmark", "task", "dataset", "protocol")
 INFO_COLUMNS = ["model", "source", "dataset", "protocol"]
+# what a run on other data than the published benchmark is told apart by
+SAMPLE_COLUMNS = ["images", "data fingerprint"]
 SUBSET_KEYS = ("max_foregrounds", "max_backgrounds", "max_images")
 # where a task records the ids a capped subset scored, next to its cap
 SUBSET_IDS = {
@@ -91,11 +93,12 @@ def _cap_left_images_out(holder: Mapping[str, Any], cap: str, limit: Any, doc: M
     """Whether the cap ``cap`` = ``limit`` recorded in ``holder`` really drew a subset: the
     ids it recorded (plus the unreadable ones skipped) reach the cap. A cap above the data's
     size draws every image, so the run scored the full data."""
+    from hf_bgbench.tasks.common import left_images_out
+
     for name in SUBSET_IDS.get(cap, ()):
         ids = holder.get(name)
         if isinstance(ids, list):
-            drawn = len(ids) + _skipped_count(doc.get("skipped"), cap)
-            return drawn >= int(limit)
+            return left_images_out(limit, ids, _skipped_count(doc.get("skipped"), cap))
     return True  # no ids recorded: assume it did
 
 
@@ -157,15 +160,58 @@ def protocol_label(doc: Mapping[str, Any]) -> str:
     return name
 
 
-def _headlines(benchmark: str | None, task: str | None) -> list[Any]:
-    """The benchmark's report headlines for ``task`` (none for an unknown benchmark)."""
+def _spec(benchmark: Any) -> Any:
+    """The registered benchmark ``benchmark`` (None for an unknown one)."""
     from hf_bgbench.benchmarks import get_benchmark
 
     try:
-        spec = get_benchmark(str(benchmark))
+        return get_benchmark(str(benchmark))
     except Exception:
+        return None
+
+
+def _headlines(benchmark: str | None, task: str | None) -> list[Any]:
+    """The benchmark's report headlines for ``task`` (none for an unknown benchmark)."""
+    spec = _spec(benchmark)
+    return spec.headlines(task) if spec is not None else []
+
+
+def _published_columns(benchmark: Any, task: Any) -> list[tuple[str, str]]:
+    """(score key, column label) of the numbers the benchmark's published rows give for
+    ``task`` (a challenge's clean accuracy beside its challenge accuracy): a measured row
+    fills the same columns, so the two can be read side by side."""
+    spec = _spec(benchmark)
+    if spec is None:
         return []
-    return spec.headlines(task)
+    labels = {h.key: h.label for h in spec.report}
+    out: list[tuple[str, str]] = []
+    for ref in spec.references:
+        if ref.task == task:
+            out += [(k, ref.labels.get(k) or labels.get(k) or k) for k in ref.scores]
+    return out
+
+
+def scored_data(doc: Mapping[str, Any]) -> str:
+    """What a run scored, as a model card names it (:func:`hf_bgbench.hub.card.scored_dataset`):
+    the benchmark's Hub id only for its published Hub dataset, else ``local-<fingerprint>``
+    (or another Hub dataset's id)."""
+    from hf_bgbench.hub.card import scored_dataset
+
+    spec = _spec(doc.get("benchmark"))
+    if spec is None:
+        return ""
+    return scored_dataset(doc.get("data"), title=spec.short_name, hub_repo=spec.hub_repo)["type"]
+
+
+def on_published_benchmark(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` is a number on the published benchmark -- a published row, or a run
+    on the benchmark's published Hub dataset -- and so may be ranked beside the papers'
+    numbers. A run on a local copy or sample (or an older row that did not record what it
+    scored) is not."""
+    if row.get("source") == "published":
+        return True
+    spec = _spec(row.get("benchmark"))
+    return spec is not None and bool(row.get("scored")) and row.get("scored") == spec.hub_repo
 
 
 def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
@@ -187,6 +233,10 @@ def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
         picked = [
             (s.get("short") or s.get("label") or s["key"], s) for s in scores if s.get("headline")
         ]
+    for key, label in _published_columns(doc.get("benchmark"), doc.get("task")):
+        found = [s for s in scores if s.get("key") == key]
+        if found and label not in dict(picked):
+            picked.append((label, found[0]))
     values, intervals, units = {}, {}, {}
     for label, s in picked:
         if label in values:
@@ -212,6 +262,7 @@ def row_from_results(doc: Mapping[str, Any], dataset: str) -> dict[str, Any]:
         "dataset": dataset,
         "protocol": protocol_label(doc),
         "data_fingerprint": data_fingerprint(doc),
+        "scored": scored_data(doc),
         "n_images": max(counts) if counts else None,
         "hf_bgbench_version": doc.get("hf_bgbench_version"),
         "label_protocol": doc.get("label_protocol"),
@@ -362,13 +413,16 @@ def push(folder: Path, repo_id: str) -> bool:
     return True
 
 
-def _cell(value: Any, bounds: Any, unit: str) -> str:
+def _cell(value: Any, bounds: Any, unit: str | None) -> str:
     """A score as the board shows it: one decimal (% and points; three otherwise) and its
-    95% interval when the row has one."""
+    95% interval when the row has one. ``unit`` None: a published number whose unit the
+    board does not know, printed as its source prints it (95.6, not 95.600)."""
     from hf_bgbench.formatting import interval, number
 
     if value is None:
         return ""
+    if unit is None:
+        return f"{float(value):g}"
     scale = DISPLAY_SCALE.get(unit, 1.0)
     text = number(float(value) / scale, unit)
     if bounds:
@@ -387,19 +441,28 @@ def table(
     task: str | None = None,
     model: str = "",
     published: bool = True,
+    scope: str | None = None,
 ) -> tuple[list[str], list[list[Any]]]:
     """Headers and rows for the leaderboard view: model, source (published / measured),
     dataset and protocol, then the score columns of the selected rows (the benchmark's
     report headlines first), each header with its unit and each cell with its 95% interval
-    (measured rows) at one decimal; the best first by the first headline score."""
-    chosen = [*(published_rows() if published else []), *rows]
+    (measured rows) at one decimal; the best first by the first headline score.
+
+    ``scope``: ``"benchmark"`` -- the rows on the published benchmark
+    (:func:`on_published_benchmark`: the papers' numbers and runs on the benchmark's Hub
+    dataset), ranked together; ``"other"`` -- the runs on other data (a local copy, a
+    sample), ranked apart and never beside the papers' numbers, each with its image count
+    and data fingerprint; None: every row."""
+    chosen = [*(published_rows() if published and scope != "other" else []), *rows]
     chosen = [
         r
         for r in chosen
         if (not benchmark or r.get("benchmark") == benchmark)
         and (not task or r.get("task") == task)
         and model.strip().lower() in str(r.get("model", "")).lower()
+        and (scope is None or on_published_benchmark(r) == (scope == "benchmark"))
     ]
+    info = INFO_COLUMNS + (SAMPLE_COLUMNS if scope == "other" else [])
     headlines = _headlines(benchmark, task) if benchmark and task else []
     units = {h.label: h.unit for h in headlines if not getattr(h, "worst", False)}
     units.update({h.label: h.unit for h in headlines if getattr(h, "worst", False)})
@@ -418,12 +481,26 @@ def table(
             return (value is None, first.reliance * float(value or 0.0))
 
         chosen = sorted(chosen, key=rank)
+
+    def unit(r: Mapping[str, Any], c: str) -> str | None:
+        known = (r.get("units") or {}).get(c, units.get(c))
+        return known if known is not None or r.get("source") != "published" else None
+
     values = [
-        [r.get(c, "") or "" for c in INFO_COLUMNS]
+        [_info(r, c) for c in info]
         + [
-            _cell(r["scores"].get(c), (r.get("intervals") or {}).get(c), units.get(c, ""))
+            _cell(r["scores"].get(c), (r.get("intervals") or {}).get(c), unit(r, c))
             for c in score_cols
         ]
         for r in chosen
     ]
-    return INFO_COLUMNS + [_header(c, units.get(c, "")) for c in score_cols], values
+    return info + [_header(c, units.get(c, "")) for c in score_cols], values
+
+
+def _info(row: Mapping[str, Any], column: str) -> str:
+    if column == "images":
+        n = row.get("n_images")
+        return f"{int(n):,}" if n else "?"
+    if column == "data fingerprint":
+        return str(row.get("data_fingerprint") or "?")[:12]
+    return row.get(column, "") or ""

@@ -160,6 +160,23 @@ class JobStatus:
             return None
         return (total - n) * spent / (n - n0)
 
+    def cannot_finish(self, left: float, settle: float) -> str:
+        """Why the job cannot finish in the ``left`` seconds it has ("" while it may): the
+        step it is in has run ``settle`` seconds at least (a steady rate), and that step
+        alone still needs more -- a lower bound on the work left, so stopping now only
+        spares the wait."""
+        eta = self.eta()
+        if eta is None or self.step is None:
+            return ""
+        desc = self.step[0]
+        if self.clock() - self._first[desc][0] < settle or eta <= left:
+            return ""
+        return (
+            f"The job was stopped early: at its pace so far, its step {desc} alone needs "
+            f"about {_duration(eta)} more, and only {_duration(max(left, 0))} of this "
+            f"Space's limit of {_duration(self.limit)} is left, so it could not finish."
+        )
+
     def markdown(self) -> str:
         elapsed = self.clock() - self.started
         lines = [f"**{self.title}**"]
@@ -181,3 +198,52 @@ class JobStatus:
             f"{_duration(self.limit)}."
         )
         return "\n\n".join(lines)
+
+
+class JobTimes:
+    """How long this Space's recent jobs took (seconds, the newest ``keep``): what a queued
+    visitor's estimate is made of -- this Space's own hardware and jobs, not a guess."""
+
+    def __init__(self, keep: int = 20) -> None:
+        from collections import deque
+
+        self.recent: deque[float] = deque(maxlen=keep)
+
+    def add(self, seconds: float) -> None:
+        self.recent.append(float(seconds))
+
+    def median(self) -> float | None:
+        """The median of the recent jobs' times (None before any finished)."""
+        if not self.recent:
+            return None
+        ordered = sorted(self.recent)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def queue_message(running: int, waiting: int, times: JobTimes, limit: float) -> str:
+    """What a visitor whose job joins the queue behind ``running`` running and ``waiting``
+    waiting jobs is told: their place, and an estimate of the wait from the median of this
+    Space's recent job times (said as unknown until a job has finished)."""
+    ahead = running + waiting
+    behind = " and ".join(
+        f"{n} {what}" for n, what in ((running, "running"), (waiting, "waiting")) if n
+    )
+    place = (
+        f"**Queued:** your job is number {waiting + 1} in line, behind {behind} "
+        f"job{'s' if ahead != 1 else ''}."
+    )
+    median = times.median()
+    if median is None:
+        estimate = (
+            "No estimate yet: no job has finished since this Space started; each runs at "
+            f"most {_duration(limit)}."
+        )
+    else:
+        n = len(times.recent)
+        took = f"last {n} jobs took" if n > 1 else "last job took"
+        estimate = (
+            f"It should start in about {_duration(max(ahead * median, 1))} (this Space's "
+            f"{took} {_duration(max(median, 1))}{' at the median' if n > 1 else ''})."
+        )
+    return f"{place}\n\n{estimate} It starts by itself; this line then shows its progress."

@@ -19,16 +19,27 @@ from hf_bgbench.space.safety import AllowedDataset, allowed_data
 from hf_bgbench.space.settings import task_options
 
 
-def report_data(allowed: Sequence[AllowedDataset]) -> dict[str, Any]:
-    """Benchmark name -> what its report tasks read: the first allow-listed dataset of it."""
-    data: dict[str, Any] = {}
+def _report_entries(allowed: Sequence[AllowedDataset]) -> dict[str, tuple[Any, AllowedDataset]]:
+    """Benchmark name -> (spec, its first allow-listed dataset), for each benchmark with
+    report headlines that the allow-list has data for."""
+    found = {}
     for spec in all_specs():
         if not spec.report:
             continue
         entry = next((e for e in allowed if e.benchmark == spec.name), None)
         if entry is not None:
-            data[spec.name] = allowed_data(entry, spec)
-    return data
+            found[spec.name] = (spec, entry)
+    return found
+
+
+def report_benchmarks(allowed: Sequence[AllowedDataset]) -> list[str]:
+    """The benchmarks a report card over ``allowed`` scores (nothing is read)."""
+    return list(_report_entries(allowed))
+
+
+def report_data(allowed: Sequence[AllowedDataset]) -> dict[str, Any]:
+    """Benchmark name -> what its report tasks read: the first allow-listed dataset of it."""
+    return {name: allowed_data(e, spec) for name, (spec, e) in _report_entries(allowed).items()}
 
 
 def report_caps(benchmarks: Sequence[str]) -> dict[str, dict[str, Any]]:

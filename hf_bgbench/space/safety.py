@@ -23,17 +23,21 @@ Pure functions, no Gradio: the Space (``spaces/app.py``) and its tests import th
   weights) is refused at once (instead of a loader's retries and internals).
 * :class:`Job` / :func:`run_with_time_limit` — a job in a separate process, polled in short
   ticks (so the caller can show progress and notice a visitor who left), killed at its time
-  limit or when stopped, its progress bars reported back as they advance.
+  limit or when stopped -- with every process it started (its own session) -- its progress
+  bars reported back as they advance.
+* :func:`client_address` — who a request comes from, from what the client cannot forge.
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import pickle
 import re
+import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -447,7 +451,29 @@ def visitor_message(err: BaseException, hide: Mapping[str, str] | None = None) -
     return message
 
 
+def client_address(
+    forwarded: Sequence[str], socket_host: str | None, trusted_proxies: int
+) -> str | None:
+    """The address a request comes from, as far as the client cannot forge it.
+
+    ``forwarded``: the ``X-Forwarded-For`` header values in order (several headers count as
+    one list); ``socket_host``: the connection's peer; ``trusted_proxies``: how many proxies
+    of the operator's stand in front of the app. Each proxy *appends* the address it saw, so
+    the entry ``trusted_proxies`` from the end is the one the outermost trusted proxy wrote;
+    anything left of it the client may have written itself. With no trusted proxy, or a
+    header shorter than the proxies (a request that did not pass them), the header is not
+    read at all: the connection's own address."""
+    entries = [e.strip() for value in forwarded for e in str(value).split(",")]
+    entries = [e for e in entries if e]
+    if trusted_proxies > 0 and len(entries) >= trusted_proxies:
+        return entries[-trusted_proxies]
+    return socket_host
+
+
 def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: bool) -> None:
+    # a session (and process group) of its own: stopping the job ends every process it started
+    # (data-loader workers included), which would otherwise outlive it, re-parented
+    os.setsid()
     from hf_bgbench.space.progress import track_tqdm
 
     def report(desc: str, n: int, total: int | None) -> None:
@@ -508,6 +534,7 @@ class Job:
             target=_child, args=(child, self.fn, self.args, self.kwargs, self.track), daemon=False
         )
         self._proc.start()
+        _LIVE.add(self._proc.pid)
         child.close()
         self._conn = parent
         self.started = time.monotonic()
@@ -517,11 +544,15 @@ class Job:
         self.stop()
 
     def stop(self) -> None:
-        """Kill the job's process (and so its work) if it still runs."""
+        """Kill the job's process and every process it started (its session's process group:
+        data-loader workers would otherwise live on), if any still runs."""
         if self._proc is not None:
+            end_group(self._proc.pid)
             if self._proc.is_alive():
                 self._proc.kill()
             self._proc.join(5)
+            end_group(self._proc.pid)  # a worker forked while the job was being killed
+            _LIVE.discard(self._proc.pid)
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -567,6 +598,28 @@ class Job:
         if status == "err":
             raise value
         return value
+
+
+_LIVE: set[int] = set()  # process groups of the jobs not stopped yet
+
+
+@atexit.register
+def _end_live_jobs() -> None:
+    # a job's session does not get the app's Ctrl-C, and multiprocessing would wait for it
+    # at exit (registered before this, so it runs after it): end them with the app
+    for pgid in list(_LIVE):
+        end_group(pgid)
+
+
+def end_group(pgid: int | None) -> None:
+    """SIGKILL the process group ``pgid`` (a job's session, :func:`_child`); nothing when it
+    is gone, or when the job had not yet made its own group (then it had started nothing)."""
+    if not pgid:
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class ThreadJob(Job):

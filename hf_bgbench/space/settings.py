@@ -36,6 +36,10 @@ CONCURRENCY = int_env("BGBENCH_SPACE_CONCURRENCY", 1)
 EXPLORE_CONCURRENCY = int_env("BGBENCH_SPACE_EXPLORE_CONCURRENCY", 1)
 QUEUE_SIZE = int_env("BGBENCH_SPACE_QUEUE", 20)
 JOBS_PER_CLIENT = int_env("BGBENCH_SPACE_JOBS_PER_CLIENT", 1)
+# proxies of the operator's in front of the app, each appending the address it saw to
+# X-Forwarded-For: a client is known by the entry the outermost of them wrote (one on a
+# Hugging Face Space, which sets SPACE_ID); 0: by the connection's address, the header unread
+TRUSTED_PROXIES = int_env("BGBENCH_SPACE_TRUSTED_PROXIES", 1 if os.environ.get("SPACE_ID") else 0)
 # a job whose visitor has not read its updates for this long is stopped (nobody waits for it)
 UNREAD_SECONDS = int_env("BGBENCH_SPACE_UNREAD_SECONDS", 60)
 KEEP_RUNS = int_env("BGBENCH_SPACE_KEEP_RUNS", 20)

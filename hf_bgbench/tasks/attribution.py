@@ -40,6 +40,7 @@ from hf_bgbench.tasks.attribution_summary import (
     summarize,
     writers,
 )
+from hf_bgbench.tasks.common import paper_value_deviations
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
 
@@ -96,6 +97,7 @@ def prepare(run: Run) -> _Work:
             f"each split (--max-images, seed {o.seed}), not from the whole split."
         )
     run.start_model()
+    run.deviations += paper_value_deviations(run.protocol.settings, run.options)
     return _Work(splits, classes, run.masked_geometry(splits["train"][0]))
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval
-from hf_bgbench.results import Figure, Report, Score, Table
+from hf_bgbench.metrics.intervals import bootstrap_means, resampling_gap, withheld_interval
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 
 STEM = "attribution"
@@ -48,6 +48,7 @@ def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict
     numbers: dict[str, Any] = {"top_k": int(top_k), "tau": float(tau)}
     for key in ("mean_train_iou", "mean_test_iou", "iou_gap"):
         numbers |= {key: None, f"{key}_ci95": None}
+    withheld: dict[str, str] = {}
     if len(both):
         s_train, s_test = bootstrap_means(train, test, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
         for key, value, samples in (
@@ -55,7 +56,11 @@ def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict
             ("mean_test_iou", test.mean(), s_test),
             ("iou_gap", train.mean() - test.mean(), s_train - s_test),
         ):
-            numbers |= {key: float(value), f"{key}_ci95": list(percentile_interval(samples))}
+            # a pair's IoUs as they enter the statistic (the gap: their difference)
+            cols = {"mean_train_iou": train, "mean_test_iou": test}.get(key, train - test)
+            gap = resampling_gap(cols)
+            numbers |= {key: float(value), f"{key}_ci95": withheld_interval(samples, gap)}
+            withheld |= {key: gap} if gap else {}
     return numbers | {
         "n_pairs": len(pairs),
         "n_pairs_tested": len(both),
@@ -65,6 +70,7 @@ def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict
         "n_train_images": out["n_train"],
         "n_test_images": out["n_test"],
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "pair"},
+        **({WITHHELD: withheld} if withheld else {}),
     }
 
 

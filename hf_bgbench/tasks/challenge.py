@@ -39,7 +39,7 @@ from hf_bgbench.inference.geometry import first_image_size, input_geometry
 from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
 from hf_bgbench.tasks.challenge_memory import background_chunk, peak_memory
 from hf_bgbench.tasks.challenge_options import ChallengeError, ChallengeOptions
-from hf_bgbench.tasks.challenge_run import LoopOptions, run_pairs
+from hf_bgbench.tasks.challenge_run import LoopOptions, decoders, run_pairs
 from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
 from hf_bgbench.tasks.challenge_summary import (
@@ -48,6 +48,7 @@ from hf_bgbench.tasks.challenge_summary import (
     summarize,
     write_challenge_files,
 )
+from hf_bgbench.tasks.common import normalisation_deviations
 from hf_bgbench.tasks.options import (
     REQUIRED,
     entry_signature,
@@ -111,6 +112,7 @@ def prepare(run: Run) -> _Work:
     except (DataError, DataSourceError) as err:
         raise _data_error(err) from None
     run.deviations += deviations
+    run.deviations += normalisation_deviations(run.protocol.settings, run.classifier.preprocessing)
     cache_root = Path(o.cache_dir) if o.cache_dir else default_challenge_cache_dir()
     loop = LoopOptions(
         full_matrix=o.full_matrix,
@@ -178,6 +180,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
             processes=run.procs.num,
             max_device_backgrounds=o.max_device_backgrounds,
             background_chunk_size=loop.chunk_size,
+            decoder=decoders(work.fg_ds, work.bg_ds, run.step.device),
             background_chunks=out["chunks"],
             cache=str(loop.cache_root) if loop.cache_root else None,
         ),

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import Batch, DataError, size_message
+from hf_bgbench.data.loader import Batch, DataError, choose_decoder, size_message
 from hf_bgbench.data.schema import ID, MASK
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.engine import Interrupted
@@ -235,6 +235,8 @@ class _Loop:
             batch_size=FOREGROUND_CHUNK,
             num_workers=self.opts.num_workers,
             prefetch_factor=2,
+            decoder=choose_decoder(self.fg_ds, step.device),
+            device=step.device,
         )
         position = {self.fg_ids[p]: p for p in todo}
         pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
@@ -367,6 +369,8 @@ def decode_backgrounds(
         progress=progress,
         batch_size=batch_size,
         num_workers=num_workers,
+        decoder=choose_decoder(ds, device),
+        device=device,
     ):
         hw = tuple(batch.images.shape[-2:])
         if images is None:
@@ -379,6 +383,13 @@ def decode_backgrounds(
     if images is None:
         return torch.empty(0, 3, 0, 0, dtype=torch.uint8), np.zeros(0, np.int64), [], skipped
     return images[: len(ids)], np.asarray(labels, np.int64), ids, skipped
+
+
+def decoders(fg_ds: datasets.Dataset, bg_ds: datasets.Dataset, device: torch.device) -> str:
+    """The image decoder of the backgrounds and of the foregrounds (recorded in results):
+    one name when they agree."""
+    bg, fg = choose_decoder(bg_ds, device), choose_decoder(fg_ds, device)
+    return bg if bg == fg else f"backgrounds {bg}, foregrounds {fg}"
 
 
 def _ids(ds: datasets.Dataset, indices: Sequence[int]) -> list[str]:

@@ -79,7 +79,7 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
             f"Mode: {body['mode'].replace('_', ' ')}; composites evaluated "
             f"{body['composites_evaluated']:,} of {body['composites_total']:,} (the least "
             f"any order needs: {body['composites_minimal']:,})"
-            + _subset_note(body["subset"])
+            + _subset_note(body["subset"], body.get("skipped") or {})
             + f". Clean accuracy: the uncomposited {body['foreground_variant']} images."
         ),
     )
@@ -164,13 +164,20 @@ def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None)
     return Report(scores, [summary, classes], [figure], notes)
 
 
-def _subset_note(sub: dict[str, Any]) -> str:
-    if sub["max_foregrounds"] is None and sub["max_backgrounds"] is None:
-        return ""
-    return (
-        f"; random subset (max_foregrounds={sub['max_foregrounds']}, "
-        f"max_backgrounds={sub['max_backgrounds']}, seed {sub['seed']})"
-    )
+def _subset_note(sub: dict[str, Any], skipped: dict[str, Any]) -> str:
+    """The caps that left images out, said as a subset; "" when every image was used (a cap
+    above the data's size draws them all)."""
+    from hf_bgbench.tasks.common import left_images_out
+
+    caps = [
+        f"{cap}={sub[cap]}"
+        for cap, ids, part in (
+            ("max_foregrounds", "foreground_ids", "foregrounds"),
+            ("max_backgrounds", "background_ids", "backgrounds"),
+        )
+        if left_images_out(sub.get(cap), sub.get(ids), len(skipped.get(part) or []))
+    ]
+    return f"; random subset ({', '.join(caps)}, seed {sub['seed']})" if caps else ""
 
 
 def write_challenge_files(

@@ -27,6 +27,8 @@ __all__ = [
     "load_model",
     "model_step_for",
     "open_data",
+    "normalisation_deviations",
+    "paper_value_deviations",
     "run_header",
     "seeded_subset",
     "write_run",
@@ -34,12 +36,65 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+NORMALISATION_SETTING = "authors_normalisation"  # protocol setting: {mean, std, source}
 
-def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
+
+# protocol setting: {option name: (the paper's value, what the option is)}; a benchmark's
+# protocols spell the key out (they may not import tasks)
+PAPER_VALUES = "paper_values"
+
+
+def paper_value_deviations(settings: Mapping[str, Any], options: Any) -> list[str]:
+    """A sentence for each option the protocol pins to the paper's value
+    (``settings["paper_values"]``) that this run set otherwise, written from the value it
+    used: a recorded sentence about a setting never states the default in its place."""
+    out = []
+    for name, (paper, what) in (settings.get(PAPER_VALUES) or {}).items():
+        used = getattr(options, name)
+        if used != paper:
+            flag = "--" + name.replace("_", "-")
+            out.append(f"{what}: {used} ({flag}); the paper's: {paper}.")
+    return out
+
+
+def normalisation_deviations(settings: Mapping[str, Any], preprocessing: Any) -> list[str]:
+    """The sentence recording that this model was normalised with its own mean/std where the
+    protocol's authors normalised every model with a fixed one (``settings[
+    NORMALISATION_SETTING]``: ``mean``, ``std``, ``source``), generated from the two pairs
+    actually compared; none when they agree (e.g. a torchvision model under IN-9's
+    ImageNet mean/std) or the protocol names no fixed normalisation. The model's own is
+    what it was trained with, so it is the sound choice; the sentence makes the difference
+    visible, since it moves accuracies by points where the two differ."""
+    fixed = settings.get(NORMALISATION_SETTING)
+    if not fixed:
+        return []
+    described = preprocessing.to_dict()  # what results.json records as the preprocessing
+    own = (tuple(described["mean"]), tuple(described["std"]))
+    theirs = (tuple(fixed["mean"]), tuple(fixed["std"]))
+    if np.allclose(np.array(own), np.array(theirs), atol=1e-6):
+        return []
+
+    def pair(mean: tuple, std: tuple) -> str:
+        return (
+            f"mean ({', '.join(f'{x:g}' for x in mean)}), std ({', '.join(f'{x:g}' for x in std)})"
+        )
+
+    return [
+        f"Inputs normalised with the model's own {pair(*own)}; the authors' "
+        f"{fixed['source']} normalises every model with {pair(*theirs)}, which a model "
+        "trained with other statistics scores lower under (README, 'Protocols and fidelity')."
+    ]
+
+
+def open_data(
+    data: str | Path | None, spec: BenchmarkSpec, *, choose: str = "--benchmark {name}"
+) -> Reader:
     """The reader of ``data``; with no ``data``, the benchmark's Hub dataset -- or, when the
-    Hub cannot provide it, an earlier ``bgbench download`` of the official release."""
+    Hub cannot provide it, an earlier ``bgbench download`` of the official release.
+    ``choose``: how the command names the benchmark of some data, ``{name}`` where its name
+    goes (``bgbench report`` has no --benchmark: ``--data {name}=PATH``)."""
     if data is not None:
-        return _of_this_benchmark(resolve_source(data, spec), spec)
+        return _of_this_benchmark(resolve_source(data, spec), spec, choose)
     fallback = _cached_download(spec)
     try:
         reader = resolve_source(spec.hub_repo, spec)
@@ -70,9 +125,10 @@ def open_data(data: str | Path | None, spec: BenchmarkSpec) -> Reader:
         ) from None
 
 
-def _of_this_benchmark(reader: Reader, spec: BenchmarkSpec) -> Reader:
+def _of_this_benchmark(reader: Reader, spec: BenchmarkSpec, choose: str) -> Reader:
     """``reader``, unless none of the variants its data holds is one of ``spec``'s: then it
-    is data of another benchmark (named when one has those variants), said up front."""
+    is data of another benchmark (named when one has those variants), said up front in the
+    command's own terms (``choose``, as :func:`open_data` takes it)."""
     if not reader.variants or any(v in spec.variants for v in reader.variants):
         return reader
     from hf_bgbench.benchmarks import all_specs
@@ -80,13 +136,14 @@ def _of_this_benchmark(reader: Reader, spec: BenchmarkSpec) -> Reader:
     held = set(reader.variants)
     fits = [s.name for s in all_specs() if s.name != spec.name and held <= set(s.variants)]
     advice = (
-        f"It looks like {' or '.join(fits)} data: pass --benchmark {fits[0]}."
+        f"It looks like {' or '.join(fits)} data: pass {choose.format(name=fits[0])}."
         if fits
-        else "Pass the --benchmark it belongs to (`bgbench list` shows each one's variants)."
+        else f"Pass {choose.format(name='NAME')}, NAME the benchmark it belongs to (`bgbench "
+        "list` shows each one's variants)."
     )
     raise DataSourceError(
         f"--data {reader.location} holds the variant(s) {', '.join(reader.variants)}, none of "
-        f"which is one of the {spec.short_name} variants (--benchmark {spec.name}: "
+        f"which is one of the {spec.short_name} variants ({choose.format(name=spec.name)}: "
         f"{', '.join(spec.variants)}). {advice}"
     )
 
@@ -246,6 +303,18 @@ def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: st
         raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
     rng = np.random.default_rng([seed, stream])
     return sorted(rng.choice(n, size=limit, replace=False).tolist())
+
+
+def left_images_out(limit: int | None, drawn: Sequence[Any] | None, skipped: int = 0) -> bool:
+    """Whether a ``--max-<what>`` cap of ``limit`` left images out, from the ids it
+    ``drawn`` (recorded; None: not recorded, assumed so) plus the ``skipped`` unreadable
+    ones: :func:`seeded_subset` draws every row when the cap is at or above the data's size,
+    so fewer than ``limit`` drawn means every image was scored."""
+    if limit is None:
+        return False
+    if drawn is None:
+        return True
+    return len(drawn) + skipped >= int(limit)
 
 
 def run_header(

@@ -23,7 +23,9 @@ from typing import Any
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.engine import Interrupted, PredictionRun
 from hf_bgbench.inference.geometry import image_transform
+from hf_bgbench.scoring import partial_average_deviations
 from hf_bgbench.tasks.aligned import check_aligned_ids, restrict_to_shared
+from hf_bgbench.tasks.common import normalisation_deviations
 from hf_bgbench.tasks.evaluate_options import EvaluateOptions
 from hf_bgbench.tasks.evaluate_summary import (
     pool_runs,
@@ -113,6 +115,7 @@ def prepare(run: Run) -> _Work:
         run.step, spec, reader, first, o.resize_to_model_input, stretch=run.stretch
     )
     run.deviations += deviations
+    run.deviations += normalisation_deviations(run.protocol.settings, run.classifier.preprocessing)
     return _Work(datasets, transform, applied, mismatch, runs)
 
 
@@ -159,7 +162,13 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
     else:
         predictions = by_run[""]
         numbers, report = summarize(run.spec, predictions, skipped[""], seed=run.options.seed)
-    preprocessing = {**run.classifier.preprocessing.to_dict(), "applied": work.applied}
+    decoders = sorted({r.decoder for rs in out.values() for r in rs.values()})
+    preprocessing = {
+        **run.classifier.preprocessing.to_dict(),
+        "applied": work.applied,
+        "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
+    }
+    run.deviations += partial_average_deviations(run.spec.metrics, predictions)
     body = run.body(
         {},
         preprocessing=preprocessing,

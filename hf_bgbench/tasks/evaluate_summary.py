@@ -12,9 +12,15 @@ import pandas as pd
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
-from hf_bgbench.metrics import accuracy, per_class_accuracy, wilson_interval
-from hf_bgbench.results import Figure, Report, Score, Table
-from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES, ScoringContext, compute_metrics
+from hf_bgbench.metrics import accuracy, per_class_accuracy
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
+from hf_bgbench.scoring import (
+    BOOTSTRAP_RESAMPLES,
+    RUN_COLUMN,
+    ScoringContext,
+    accuracy_interval,
+    compute_metrics,
+)
 
 
 def summarize(
@@ -29,18 +35,26 @@ def summarize(
 
     Accuracies carry a 95% Wilson interval; the spec's metrics add theirs (IN-9's gaps: a
     95% paired-bootstrap interval over the images both variants share, seeded by ``seed``).
+    Frames of runs pooled by :func:`pool_runs` (a ``run`` column) are repeated measurements
+    of the same images: ``n`` counts images, and every interval resamples images with all
+    their runs (:func:`hf_bgbench.scoring.image_of`).
     """
     skipped = skipped or {}
     per_variant: dict[str, Any] = {}
+    withheld: dict[str, str] = {}
     for variant, frame in predictions.items():
         if frame.empty:
             raise ValueError(f"{spec.name}/{variant}: no image could be scored.")
         per_class = per_class_accuracy(frame["pred"], frame["label"], spec.num_classes)
-        correct = int((frame["pred"] == frame["label"]).sum())
+        # over images: runs of the same images (pooled) count each image once
+        ci95, gap, n = accuracy_interval(frame, seed, bootstrap_resamples)
+        withheld |= {f"accuracy/{variant}": gap} if gap else {}
+        measured = {"n_measurements": int(len(frame))} if RUN_COLUMN in frame else {}
         per_variant[variant] = {
             "accuracy": accuracy(frame["pred"], frame["label"]),
-            "accuracy_ci95": list(wilson_interval(correct, len(frame))),
-            "n": int(len(frame)),
+            "accuracy_ci95": ci95,
+            "n": int(n),
+            **measured,
             "per_class": {
                 name: (None if pd.isna(acc) else float(acc))
                 for name, acc in zip(spec.classes, per_class, strict=True)
@@ -53,11 +67,13 @@ def summarize(
     )
     metrics = compute_metrics(spec.metrics, predictions, ctx)
     body: dict[str, Any] = {"benchmark": spec.name, "variants": per_variant, **metrics.values}
+    withheld |= body.get(WITHHELD, {})
+    if withheld:
+        body[WITHHELD] = withheld
     body["bootstrap"] = {"seed": seed, "resamples": bootstrap_resamples, "confidence": 0.95}
     return body, _report(spec, per_variant, metrics.report)
 
 
-RUN_COLUMN = "run"
 RUNS_STD_DDOF = 1  # the sample standard deviation over runs
 
 
@@ -165,10 +181,14 @@ def summarize_runs(
     )
     sizes = {v: {len(predictions[n][v]) for n in names} for v in body["variants"]}
     uneven = [v for v, n in sizes.items() if len(n) > 1]
+    n_images = max(r["n"] for r in body["variants"].values())
     report.notes.append(
-        f"Scored over {len(names)} runs of the data ({', '.join(names)}): the numbers above "
-        "pool the runs' images (ids kept apart per run, so paired intervals pair within a "
-        "run; the intervals take the pooled images as independent), "
+        f"Scored over {len(names)} runs of the data ({', '.join(names)}), repeated "
+        f"measurements of the same {n_images} images: the numbers above pool the runs "
+        "(paired differences pair an image with itself within a run); n counts images, and "
+        "the 95% intervals resample images, each with all its runs, so they reflect the "
+        "images' uncertainty, not the runs' (the runs table gives each run's numbers and "
+        "their spread); "
         + (
             f"which weights the runs by their images: {', '.join(uneven)} differ in size "
             "between runs; the runs table gives the plain mean over runs."
@@ -228,7 +248,10 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
         labels=list(per_variant),
         values=[100 * r["accuracy"] for r in per_variant.values()],
         ylabel="accuracy (%) with 95% CI",
-        intervals=[[100 * x for x in r["accuracy_ci95"]] for r in per_variant.values()],
+        intervals=[
+            [100 * x for x in r["accuracy_ci95"]] if r["accuracy_ci95"] else None
+            for r in per_variant.values()
+        ],
         reference=(100 / spec.num_classes, "chance"),
     )
     others = [s for s in metrics.scores if s not in headline]

@@ -89,6 +89,7 @@ def prepare(run: Run) -> _Work:
         ) from None
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
+    run.deviations += common.paper_value_deviations(run.protocol.settings, run.options)
     columns = tuple(c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names)
     geometry = run.masked_geometry(ds)
     gray_step, refit = _gray_head(run)

@@ -16,9 +16,10 @@ from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
     bootstrap_means,
     class_bootstrap_means,
-    percentile_interval,
+    resampling_gap,
+    withheld_interval,
 )
-from hf_bgbench.results import Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 
 RESULT_KEYS = [
@@ -40,13 +41,30 @@ CLEAN, GRAYED, REFIT = 0, 1, 2  # REFIT: grayed, through the head re-fitted on g
 
 
 def _numbers(
-    right: np.ndarray, labels: np.ndarray, seed: int, aggregation: str, num_classes: int
+    right: np.ndarray,
+    labels: np.ndarray,
+    seed: int,
+    aggregation: str,
+    num_classes: int,
+    names: list[str] | None = None,
 ) -> dict:
     """Clean / grayed accuracy and their difference (and, with a third column, the grayed
     accuracy of the re-fitted head), with percentile intervals from one bootstrap over
     images (paired: an image's copies are resampled together; the draws do not depend on
-    the number of columns)."""
+    the number of columns). An interval resampling cannot vary (a class of one image, or
+    all alike: :func:`resampling_gap`) is None, and ``intervals_withheld`` says why."""
     columns = [right[:, c].astype(float) for c in range(right.shape[1])]
+    groups = labels if aggregation == "class-mean" else None
+    gaps = {
+        key: resampling_gap(*cols, groups=groups, names=names)
+        for key, cols in (
+            ("accuracy_clean", [columns[CLEAN]]),
+            ("accuracy_grayed", [columns[GRAYED]]),
+            ("drop", [columns[CLEAN] - columns[GRAYED]]),
+            ("accuracy_grayed_refit", columns[REFIT:]),
+        )
+        if cols
+    }
     if aggregation == "class-mean":
         acc = [class_mean(c, labels, num_classes)[1] for c in columns]
         samples = class_bootstrap_means(
@@ -57,16 +75,19 @@ def _numbers(
         samples = bootstrap_means(*columns, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
     numbers = {
         "accuracy_clean": acc[CLEAN],
-        "accuracy_clean_ci95": list(percentile_interval(samples[CLEAN])),
+        "accuracy_clean_ci95": withheld_interval(samples[CLEAN], gaps["accuracy_clean"]),
         "accuracy_grayed": acc[GRAYED],
-        "accuracy_grayed_ci95": list(percentile_interval(samples[GRAYED])),
+        "accuracy_grayed_ci95": withheld_interval(samples[GRAYED], gaps["accuracy_grayed"]),
         "drop": acc[CLEAN] - acc[GRAYED],
-        "drop_ci95": list(percentile_interval(samples[CLEAN] - samples[GRAYED])),
+        "drop_ci95": withheld_interval(samples[CLEAN] - samples[GRAYED], gaps["drop"]),
     }
     if len(columns) > REFIT:
         numbers["accuracy_grayed_refit"] = acc[REFIT]
-        numbers["accuracy_grayed_refit_ci95"] = list(percentile_interval(samples[REFIT]))
-    return numbers
+        numbers["accuracy_grayed_refit_ci95"] = withheld_interval(
+            samples[REFIT], gaps["accuracy_grayed_refit"]
+        )
+    withheld = {key: gap for key, gap in gaps.items() if gap}
+    return numbers | ({WITHHELD: withheld} if withheld else {})
 
 
 def _per_attribute(
@@ -101,7 +122,7 @@ def summarize(
     numbers = {
         "aggregation": aggregation,
         "gray": float(gray),
-        **_numbers(right, labels, seed, aggregation, spec.num_classes),
+        **_numbers(right, labels, seed, aggregation, spec.num_classes, list(spec.classes)),
         "n_images": len(labels),
         "per_class": {
             name: {"n": int((labels == c).sum())}
@@ -224,7 +245,10 @@ def report_section(body: dict[str, Any]) -> Report:
         labels=list(classes),
         values=[100 * c["accuracy_grayed"] for c in classes.values()],
         ylabel="accuracy, background grayed (%)",
-        intervals=[[100 * v for v in c["accuracy_grayed_ci95"]] for c in classes.values()],
+        intervals=[
+            [100 * v for v in c["accuracy_grayed_ci95"]] if c["accuracy_grayed_ci95"] else None
+            for c in classes.values()
+        ],
         reference=(100 * body["accuracy_clean"], "clean"),
         counts=[c["n"] for c in classes.values()],
         ylim=(0.0, 105.0),

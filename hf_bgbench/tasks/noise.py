@@ -18,6 +18,7 @@ batches; summarise = the numbers, the per-image table and the report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.tasks.noise_draw import (
+    DEFAULT_LEVELS,
     MASK_THRESHOLD,
     NoiseError,
     NoiseSettings,
@@ -74,6 +76,38 @@ class _Work:
     columns: tuple[str, ...]  # the mask column (and the attribute masks with --attributes)
 
 
+def setting_deviations(settings: Mapping[str, Any], noise: NoiseSettings) -> list[str]:
+    """The sentences about the levels and trials this run used, generated from their values
+    (``noise``) so they can never contradict them: the levels where they are not the
+    published ones, and the trials against the paper's text and the authors' script where
+    the protocol names them (``settings["noise_trials"]``)."""
+    out = []
+    published = [float(v) for v in DEFAULT_LEVELS[noise.norm]]
+    if list(noise.levels) != published:
+        what = "σ x 255" if noise.norm == "linf" else "ε (ℓ2 norm)"
+        out.append(
+            f"Noise levels {_levels(noise.levels)} ({what}, --levels), not the published "
+            f"{_levels(published)}."
+        )
+    trials = settings.get("noise_trials")
+    if trials:
+        n, paper, code = noise.trials, trials["paper"], trials["authors_code"]
+        said = (
+            ", as the paper's text says"
+            if n == paper
+            else f" (--trials); the paper's text says {paper}"
+        )
+        out.append(
+            f"{n} noise trial{'' if n == 1 else 's'} per image and level{said}; the authors' "
+            f"released script runs {code}."
+        )
+    return out
+
+
+def _levels(levels: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in levels)
+
+
 def prepare(run: Run) -> _Work:
     spec = run.spec
     if not spec.mask_variant:
@@ -92,6 +126,7 @@ def prepare(run: Run) -> _Work:
     run.start_model()
     if run.options.attributes:
         run.deviations.append(ATTRIBUTE_NOISE)
+    run.deviations += setting_deviations(run.protocol.settings, run.options.noise())
     return _Work(ds, rows, run.masked_geometry(ds), run.options.noise(), columns)
 
 

@@ -25,6 +25,11 @@ def _level_row(name: str, stats: dict[str, Any]) -> list[str]:
     ]
 
 
+def _scaled(bounds: list[float] | None, scale: float) -> list[float] | None:
+    """An interval in a figure's unit; None (withheld: no error bar) stays None."""
+    return None if bounds is None else [scale * v for v in bounds]
+
+
 def _averaged(body: dict[str, Any]) -> str:
     if body.get("aggregation") == "image-pooled":
         return "a_bg and a_fg pooled over images"
@@ -223,7 +228,7 @@ def _figures(body: dict[str, Any], norm: str, levels: list[float], classes: dict
         return Series(
             label,
             [scale * lv[key] for lv in per_level],
-            [[scale * v for v in lv[f"{key}_ci95"]] for lv in per_level],
+            [_scaled(lv[f"{key}_ci95"], scale) for lv in per_level],
         )
 
     def over_levels(file: str, what: str, ylabel: str, lines: list[Series], **kw: Any) -> Figure:
@@ -269,8 +274,8 @@ def _figures(body: dict[str, Any], norm: str, levels: list[float], classes: dict
             kind="scatter",
             x=[100 * c["a_fg"] for c in classes.values()],
             xlabel="accuracy, noise on the object (%)",
-            intervals=[[100 * v for v in c["a_bg_ci95"]] for c in classes.values()],
-            x_intervals=[[100 * v for v in c["a_fg_ci95"]] for c in classes.values()],
+            intervals=[_scaled(c["a_bg_ci95"], 100) for c in classes.values()],
+            x_intervals=[_scaled(c["a_fg_ci95"], 100) for c in classes.values()],
             diagonal=True,
             xlim=(0.0, 100.0),
             ylim=(0.0, 100.0),

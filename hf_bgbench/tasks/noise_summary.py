@@ -12,8 +12,9 @@ from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
     bootstrap_means,
     class_bootstrap_means,
-    percentile_interval,
+    resampling_gap,
     wilson_interval,
+    withheld_interval,
 )
 from hf_bgbench.metrics.noise import (
     instance_rfs,
@@ -22,6 +23,7 @@ from hf_bgbench.metrics.noise import (
     rfs_class_mean_intervals,
     rfs_report,
 )
+from hf_bgbench.results import WITHHELD
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 from hf_bgbench.tasks.noise_draw import BG, FG
 
@@ -71,13 +73,15 @@ def _stats(
     seed: int,
     aggregation: str,
     with_ci: bool = True,
+    class_names: list[str] | None = None,
 ) -> dict[str, Any]:
     """a_fg, a_bg, ā, RFS (+ bootstrap intervals over images) and mean iRFS of the rows of
     ``images`` (bool[N]) at the level indices ``levels``, trials pooled within an image.
 
     ``class-mean`` (the authors'): accuracy per class, then the mean over the classes
     present, and RFS of those two accuracies; ``image-pooled``: every noisy copy weighs
-    the same (bgbench-v1)."""
+    the same (bgbench-v1). An interval resampling cannot make honest is None, and
+    ``intervals_withheld`` says why (:func:`resampling_gap`)."""
     pred = out["pred"][images][:, levels]  # (n, l, 2, T)
     labels = out["labels"][images]
     correct = pred == labels[:, None, None, None]
@@ -111,9 +115,20 @@ def _stats(
             ci = rfs_bootstrap_intervals(
                 per_image[:, FG], per_image[:, BG], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
             )
-        stats["a_fg_ci95"] = list(ci["accuracy_fg_noise"])
-        stats["a_bg_ci95"] = list(ci["accuracy_bg_noise"])
-        stats["rfs_ci95"] = list(ci["rfs"])
+        groups = labels if aggregation == "class-mean" else None
+        inputs = {"a_fg": (per_image[:, FG],), "a_bg": (per_image[:, BG],)}
+        inputs["rfs"] = inputs["a_fg"] + inputs["a_bg"]
+        withheld = {}
+        for key, name in (
+            ("a_fg", "accuracy_fg_noise"),
+            ("a_bg", "accuracy_bg_noise"),
+            ("rfs", "rfs"),
+        ):
+            stats[f"{key}_ci95"] = None if ci[name] is None else list(ci[name])
+            if ci[name] is None:
+                withheld[key] = resampling_gap(*inputs[key], groups=groups, names=class_names)
+        if withheld:
+            stats[WITHHELD] = withheld
     return stats
 
 
@@ -144,10 +159,13 @@ def summarize(
     everyone = np.ones(n, bool)
     all_levels = list(range(len(levels)))
     key = level_key(norm)
-    overall = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed, aggregation)
+    names = list(spec.classes)
+    overall = _stats(
+        out, irfs, everyone, all_levels, spec.num_classes, seed, aggregation, True, names
+    )
     per_level = [
         {"level": lv, key: level_size(lv, norm)}
-        | _stats(out, irfs, everyone, [i], spec.num_classes, seed, aggregation)
+        | _stats(out, irfs, everyone, [i], spec.num_classes, seed, aggregation, True, names)
         | {"n_trials": trials}
         for i, lv in enumerate(levels)
     ]
@@ -158,7 +176,7 @@ def summarize(
         if not mine.any():
             continue
         per_class[name] = _stats(
-            out, irfs, mine, all_levels, spec.num_classes, seed, aggregation
+            out, irfs, mine, all_levels, spec.num_classes, seed, aggregation, True, names
         ) | {
             "clean_accuracy": float(clean_right[mine].mean()),
             "irfs_histogram": {  # one value per image and level, as the authors plot it
@@ -172,12 +190,15 @@ def summarize(
             ],
         }
     n_right = int(clean_right.sum())
+    clean = _clean_accuracy(clean_right, labels, n_right, seed, aggregation, names)
+    withheld = overall.get(WITHHELD, {}) | clean.pop(WITHHELD, {})
     secondary = {}
     if aggregation == "class-mean":  # today's image-weighted numbers, labelled as such
         pooled = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed, "image-pooled")
         secondary["image_pooled"] = {
             "note": "every noisy copy weighs the same (not the paper's aggregation)",
             **{k: pooled[k] for k in ("a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95", "rfs", "rfs_ci95")},
+            **({WITHHELD: pooled[WITHHELD]} if WITHHELD in pooled else {}),
         }
     if out.get("attributes") is not None:
         secondary["per_attribute"] = _per_attribute(out, clean_right, seed)
@@ -189,7 +210,7 @@ def summarize(
         # not a number the authors report (their Fig. 6 is the RFS of averaged accuracies)
         "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
         "irfs_mean": overall["irfs_mean"],
-        **_clean_accuracy(clean_right, labels, n_right, seed, aggregation, spec.num_classes),
+        **clean,
         "n_images": n,
         "trials": trials,
         "seed": seed,
@@ -208,6 +229,8 @@ def summarize(
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "image"},
         "per_image_file": PER_IMAGE_FILE,
     }
+    if withheld:
+        body[WITHHELD] = withheld
     return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
 
 
@@ -230,7 +253,7 @@ def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> d
             "accuracy_clean": float(clean.mean()),
             "a_fg": float(fg_right[have].mean()),
             "drop": float(clean.mean() - attr.mean()),
-            "drop_ci95": list(percentile_interval(s_clean - s_attr)),
+            "drop_ci95": withheld_interval(s_clean - s_attr, resampling_gap(clean - attr)),
         }
     return result
 
@@ -241,10 +264,12 @@ def _clean_accuracy(
     n_right: int,
     seed: int,
     aggregation: str,
-    num_classes: int,
+    names: list[str],
 ) -> dict[str, Any]:
     """Clean accuracy aggregated like the noisy ones: a class mean with a stratified
-    bootstrap interval, or pooled over images with a Wilson interval."""
+    bootstrap interval (withheld, with the reason under ``intervals_withheld``, where a class
+    cannot vary: :func:`resampling_gap`), or pooled over images with a Wilson interval
+    (which covers an all-right or all-wrong sample: it is never zero-width)."""
     n = len(labels)
     if aggregation != "class-mean":
         return {
@@ -254,11 +279,12 @@ def _clean_accuracy(
     (samples,) = class_bootstrap_means(
         right.astype(float), groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
     )
+    gap = resampling_gap(right.astype(float), groups=labels, names=names)
     return {
-        "clean_accuracy": class_mean(right.astype(float), labels, num_classes)[1],
-        "clean_accuracy_ci95": list(percentile_interval(samples)),
+        "clean_accuracy": class_mean(right.astype(float), labels, len(names))[1],
+        "clean_accuracy_ci95": withheld_interval(samples, gap),
         "clean_accuracy_image_pooled": n_right / n,
-    }
+    } | ({WITHHELD: {"clean_accuracy": gap}} if gap else {})
 
 
 def _per_image_frame(

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
+from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
 from hf_bgbench.models.zero_shot import CLASS_SETS
 
@@ -243,6 +244,12 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
             raise self.Error(f"--batch-size must be >= 1, got {self.batch_size}.")
+        # read at decode, which a warm cache or a --no-cache skip would hide: checked here
+        max_image_pixels()
+        # every task's options have both (RunOptions itself has neither)
+        inside = output_in_data(getattr(self, "output_dir", None), getattr(self, "data", None))
+        if inside:
+            raise self.Error(inside)
         check_device(self.device, self.Error)
         for name, opt, _ in described(type(self)):
             value = getattr(self, name)

@@ -26,12 +26,12 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
-from hf_bgbench.data.loader import Batch, Geometry
+from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
 from hf_bgbench.inference.batches import decoded_batches
@@ -45,7 +45,7 @@ from hf_bgbench.inference.engine import (
     merge_runs,
     predict,
 )
-from hf_bgbench.inference.geometry import masked_geometry
+from hf_bgbench.inference.geometry import is_resize_deviation, masked_geometry
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.devices import default_batch_size
@@ -114,6 +114,10 @@ class Run:
     mapper: LabelMapper | None = None
     step: ModelStep | None = None
     deviations: list[str] = field(default_factory=list)  # protocol deviations, recorded
+    # How this run is not the published protocol on the whole benchmark (another recipe,
+    # restricted classes, resized input, a zero-shot head over other classes or prompts, a
+    # subset): recorded, and what keeps its numbers off a Hub leaderboard.
+    departures: list[str] = field(default_factory=list)
     # Why some numbers of this run may mean nothing (e.g. a head that did not learn): also
     # deviations, and recorded apart (``warnings``) so a report can flag the numbers.
     warnings: list[str] = field(default_factory=list)
@@ -149,11 +153,34 @@ class Run:
                 f"Scored through the model's own classes (--label-map {o.label_map}), not "
                 f"through the protocol's linear head ({head.get('recipe')}) on frozen features."
             )
+        self._label_departures(bool(head), record is not None)
         return self.step
+
+    def _label_departures(self, protocol_head: bool, probed: bool) -> None:
+        """Record how the model's outputs became benchmark labels otherwise than the
+        published protocol says, from the options this run actually used."""
+        o = self.options
+        if protocol_head and not probed:
+            self.departures.append(f"the model's own classes (--label-map {o.label_map})")
+        if probed and not protocol_head:
+            self.departures.append(f"a linear probe on frozen features (--label-map {o.label_map})")
+        if o.restrict_to_benchmark:
+            self.departures.append(
+                "argmax restricted to the benchmark's classes (--restrict-to-benchmark-classes)"
+            )
+        if getattr(self.classifier, "zero_shot", None) is not None:
+            defaults = {f.name: f.default for f in fields(type(o))}
+            for name in ("zero_shot_classes", "templates"):
+                if getattr(o, name) != defaults[name]:
+                    flag = "--" + name.replace("_", "-")
+                    self.departures.append(f"a zero-shot head with {flag} {getattr(o, name)}")
 
     def subset(self, n: int, limit: int | None, *, what: str, stream: int = 0) -> list[int]:
         """All ``n`` rows, or ``limit`` of them drawn with the run's seed (``--max-<what>``)."""
-        return common.seeded_subset(n, limit, self.options.seed, stream=stream, what=what)
+        rows = common.seeded_subset(n, limit, self.options.seed, stream=stream, what=what)
+        if len(rows) < n:
+            self.departures.append(f"a seeded subset: {len(rows)} of {n} {what} (--max-{what})")
+        return rows
 
     def masked_geometry(self, ds: Any) -> Geometry | None:
         """The decode geometry for images and their masks (``step.resize_to`` set; any
@@ -196,10 +223,17 @@ class Run:
         or an interrupted run computes only what is missing."""
         # always: results name the data scored (data.fingerprint), with or without a cache
         fingerprint = self.reader.fingerprint(dataset, variant)
+        decoder = choose_decoder(dataset, self.step.device, image_transform)
         cache = None
-        if use_cache:
+        if use_cache:  # another decoder's pixels may differ by a level: its own cache
+            decoding = [] if decoder == "pil" else [decoder]
             key = cache_key(
-                self.classifier.fingerprint, fingerprint, variant, self.mapper.protocol, applied
+                self.classifier.fingerprint,
+                fingerprint,
+                variant,
+                self.mapper.protocol,
+                applied,
+                *decoding,
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
         shares = self.procs.together(
@@ -213,6 +247,7 @@ class Run:
                 cache=cache,
                 desc=f"{self.spec.name}/{variant}",
                 progress=self.progress,
+                decoder=decoder,
             )
         )
         return merge_runs(shares)
@@ -243,7 +278,8 @@ class Run:
         """The results body: the task's ``numbers``, the header, the protocol (its name,
         settings and every deviation: the recipe's own, then what this run and its data
         added), then what the run ``record``s (variant, settings, timing, ...)."""
-        protocol = self.protocol.record(self.deviations)
+        resized = [d for d in self.deviations if is_resize_deviation(d)]
+        protocol = self.protocol.record(self.deviations, departures=[*self.departures, *resized])
         return {
             **numbers,
             **self.header,
@@ -291,11 +327,12 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         protocol = spec.protocol_for(task.name, options.protocol)
     except ValueError as err:
         raise options.Error(str(err)) from None
+    published = spec.protocol_for(task.name)
     created = options.output_dir is not None and not Path(options.output_dir).exists()
     if options.output_dir is not None:
         check_writable(options.output_dir, "--output")
     try:
-        return _execute(task, model, options, spec, protocol, started)
+        return _execute(task, model, options, spec, protocol, started, published)
     except BaseException:  # a failed run leaves no empty --output folder behind
         if created:
             _remove_if_empty(Path(options.output_dir))
@@ -309,7 +346,7 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
-def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float):
+def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
     procs = processes(options.device)
     device = procs.device(options.device)
     run = Run(
@@ -325,6 +362,8 @@ def _execute(task: Task, model: Any, options: Any, spec, protocol, started: floa
         started=started,
         protocol=protocol,
     )
+    if protocol.name != published.name:
+        run.departures.append(f"the {protocol.name} protocol, not the published {published.name}")
     # one run per output folder: the main process holds it until the folder is written
     hold = options.output_dir is not None and procs.is_main
     with output_lock(options.output_dir) if hold else nullcontext():

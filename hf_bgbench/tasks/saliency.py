@@ -30,6 +30,7 @@ from typing import Any
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.tasks.common import paper_value_deviations
 from hf_bgbench.tasks.options import (
     REQUIRED,
     entry_signature,
@@ -85,6 +86,7 @@ def prepare(run: Run) -> _Work:
     ds = _load_masked(run)
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
+    run.deviations += paper_value_deviations(run.protocol.settings, run.options)
     columns = [c for c in (run.spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]
     return _Work(ds, rows, columns, run.masked_geometry(ds))
 

@@ -25,12 +25,14 @@ from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import attribute_masks
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics.classification import class_mean
+from hf_bgbench.metrics.intervals import resampling_gap
 from hf_bgbench.metrics.saliency import (
     bootstrap_mean_interval,
+    class_mean_gap,
     class_mean_interval,
     saliency_fraction_inside,
 )
-from hf_bgbench.results import Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 
 SCORES = {  # result key (and per-image Parquet column) -> per-image key of the run
     "delta_density": "delta",
@@ -121,6 +123,7 @@ def summarize(
     body: dict[str, Any] = {"n_images": len(labels), "aggregation": aggregation}
     by_class: dict[str, np.ndarray] = {}
     n_classes: dict[str, int] = {}
+    withheld: dict[str, str] = {}
     for key, vals in values.items():
         by_class[key], overall = class_mean(vals, pred, num_classes)
         bounds = class_mean_interval(vals, pred, num_classes, n_resamples=resamples, seed=seed)
@@ -129,11 +132,19 @@ def summarize(
             "class-mean": (_value(overall), list(bounds) if bounds else None),
             "image-pooled": (pooled["mean"], pooled["ci95"]),
         }
+        gaps = {
+            "class-mean": class_mean_gap(vals, pred, num_classes, spec.classes),
+            "image-pooled": resampling_gap(vals[~np.isnan(vals)]),
+        }
         for name, (value, ci) in both.items():
             where = key if name == aggregation else f"{key}_{SUFFIX[name]}"
             body[where], body[f"{where}_ci95"] = value, ci
+            if value is not None and gaps[name]:
+                withheld[where] = gaps[name]
         n_classes[key] = int((~np.isnan(by_class[key])).sum())
     body["n_classes"] = n_classes
+    if withheld:
+        body[WITHHELD] = withheld
     body["n_predicted_classes"] = int(np.unique(pred[pred >= 0]).size)
     body["n_scored"] = {key: int((~np.isnan(v) & (pred >= 0)).sum()) for key, v in values.items()}
     body["n_undefined"] = {key: int(np.isnan(v).sum()) for key, v in values.items()}
@@ -238,7 +249,7 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
             f"{body['method']} at {body['target_layer']['name']} on "
             f"{body['settings']['target_rule']}; {config} images, "
             f"accuracy {pct(body['accuracy'])}%"
-            + _subset_note(body["subset"])
+            + _subset_note(body["subset"], body.get("skipped") or [])
             + (
                 ". Each score is averaged over the images of each predicted class, then over "
                 "the classes (each class weighs the same)"
@@ -358,8 +369,12 @@ def _both(body: Mapping[str, Any], key: str, *, images: bool = False) -> list[st
     return [number(body[where], unit), interval(body[f"{where}_ci95"], unit)]
 
 
-def _subset_note(sub: Mapping[str, Any]) -> str:
-    if sub["max_images"] is None:
+def _subset_note(sub: Mapping[str, Any], skipped: list[Any]) -> str:
+    """The subset, said only when the cap left images out (a cap above the data's size
+    scores them all)."""
+    from hf_bgbench.tasks.common import left_images_out
+
+    if not left_images_out(sub["max_images"], sub.get("ids"), len(skipped)):
         return ""
     return f"; random subset (max_images={sub['max_images']}, seed {sub['seed']})"
 

@@ -48,7 +48,7 @@ from hf_bgbench.data import hub
 from hf_bgbench.edits import seeded_rng
 from hf_bgbench.edits.complexity import complexity_bins
 from hf_bgbench.edits.geometry import ROTATION_MAX_ANGLE
-from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.files import decode_settings, ensure_writable_dir
 
 SPLIT = "test"
 REPORT_NAME = "build_report.json"
@@ -164,6 +164,7 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         "label_space": source.label_space,
         "images_sha256": _digest(source),
         **{k: v for k, v in asdict(options).items() if k not in ("output", "workers", "progress")},
+        **decode_settings(),  # which photos decode (none at the default limit)
     }
     if options.diffusion is None:
         params.pop("diffusion")  # builds without it keep their earlier parameters

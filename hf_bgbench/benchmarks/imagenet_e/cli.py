@@ -12,6 +12,23 @@ from hf_bgbench.builders.arguments import add_progress_argument, default_workers
 from hf_bgbench.spec import BenchmarkSpec
 
 
+def add_size_method(p: argparse.ArgumentParser) -> None:
+    """``--size-method``, one declaration and one default (the authors' whole-photo
+    scaling) for ``bgbench build imagenet-e`` and the one-image ``bgbench edit``."""
+    from hf_bgbench.edits.geometry import SIZE_METHODS, SIZE_WHOLE
+
+    p.add_argument(
+        "--size-method",
+        choices=SIZE_METHODS,
+        default=SIZE_WHOLE,
+        help="size edits (and position, from the small object): 'whole' scales the whole "
+        "photo with its own background about the object's box centre, as the authors' "
+        "resize_obj.py, the frame a shrunk photo leaves taken from the inpainted background; "
+        "'object' (the earlier CPU recipe) pastes the object alone on the inpainted background "
+        "(default: whole)",
+    )
+
+
 def add_build_arguments(p: argparse.ArgumentParser, specs: Sequence[BenchmarkSpec]) -> None:
     """The options of ``bgbench build imagenet-e`` (``specs``: the benchmarks whose Hub
     folders ``--from`` offers)."""
@@ -63,15 +80,7 @@ def add_build_arguments(p: argparse.ArgumentParser, specs: Sequence[BenchmarkSpe
         "resize the shorter side and centre crop",
     )
     p.add_argument("--inpaint", choices=("telea", "ns"), default="telea", help="inpainting")
-    p.add_argument(
-        "--size-method",
-        choices=("whole", "object"),
-        default="whole",
-        help="size edits (and position, from size_0.05): 'whole' scales the whole photo with "
-        "its own background about the object's box centre, as the authors' resize_obj.py, the "
-        "frame a shrunk photo leaves taken from the inpainted background; 'object' (the earlier "
-        "CPU recipe) pastes the object alone on the inpainted background (default: whole)",
-    )
+    add_size_method(p)
     p.add_argument(
         "--blend",
         choices=("alpha", "poisson"),

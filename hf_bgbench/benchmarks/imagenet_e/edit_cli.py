@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hf_bgbench.benchmarks.imagenet_e.cli import add_size_method
 from hf_bgbench.spec import BenchmarkSpec
 
 EDITS = ("remove", "size", "position", "rotation", "background", "texture", "guided")
@@ -33,10 +34,12 @@ def _read(path: Path, what: str, mode: str) -> np.ndarray:
 def run_edit(args: argparse.Namespace) -> int:
     from PIL import Image
 
+    from hf_bgbench.benchmarks.imagenet_e.edit_set import move_resized
     from hf_bgbench.edits import seeded_rng
     from hf_bgbench.edits.backgrounds import replace_background, texture_background
     from hf_bgbench.edits.complexity import complexity
-    from hf_bgbench.edits.geometry import move_object, resize_object, rotate_object
+    from hf_bgbench.edits.geometry import FRAME_BACKGROUND as FRAME
+    from hf_bgbench.edits.geometry import resize_object, rotate_object
     from hf_bgbench.edits.inpaint import remove_object
     from hf_bgbench.files import ensure_writable_dir
 
@@ -65,10 +68,13 @@ def run_edit(args: argparse.Namespace) -> int:
     elif args.edit == "remove":
         result = clean
     elif args.edit == "size":
-        result = resize_object(image, mask, clean.image, args.rate, blend=blend)
-    elif args.edit == "position":
-        small = resize_object(image, mask, clean.image, args.rate, blend=blend)
-        result = move_object(small.image, small.mask, clean.image, rng, blend=blend)
+        result = resize_object(
+            image, mask, clean.image, args.rate, blend=blend, method=args.size_method
+        )
+    elif args.edit == "position":  # the build's position recipe, from the object at --rate
+        result, small = move_resized(
+            image, mask, clean.image, args.rate, rng, blend, args.size_method, FRAME, args.method
+        )
     elif args.edit == "rotation":
         result = rotate_object(
             image, mask, clean.image, rng, angle=args.angle, max_angle=args.max_angle, blend=blend
@@ -171,8 +177,10 @@ def register(
         "edit",
         help="edit one image + object mask (ImageNet-E edits on the CPU)",
         description="One ImageNet-E-style edit of an image with its object mask: remove the "
-        "object (inpainting), change its size / position / rotation (pasted back with Poisson "
-        "blending on the inpainted background), or replace the background with another image "
+        "object (inpainting), change its size / position (the whole photo scaled, as the "
+        "authors' resize_obj.py and `bgbench build imagenet-e`; --size-method object pastes "
+        "the object alone) / rotation (pasted back with Poisson blending on the inpainted "
+        "background), or replace the background with another image "
         "or an OOD texture. With --diffusion-model (a diffusers UNet), the paper's diffusion "
         "path: 'guided' regenerates the background with L_c guidance λ (--lam), and size / "
         "position / rotation are blended in by the model. Prints the parameters of the edit "
@@ -207,6 +215,7 @@ def register(
     )
     p.add_argument("--method", choices=("telea", "ns"), default="telea", help="inpainting method")
     p.add_argument("--blend", choices=("poisson", "alpha"), default="poisson", help="paste-back")
+    add_size_method(p)
     d = p.add_argument_group(
         "diffusion path", 'ImageNet-E\'s diffusion edits (pip install "hf-bgbench[diffusion]")'
     )

@@ -70,6 +70,40 @@ def cpu_edit_method(name: str) -> str:
     return METHOD_UNEDITED if name == "original" else METHOD_CPU
 
 
+def move_resized(
+    img: np.ndarray,
+    m: np.ndarray,
+    clean: np.ndarray,
+    rate: float | None,
+    rng: np.random.Generator,
+    blend: str,
+    size_method: str,
+    frame: str,
+    inpaint: str,
+) -> tuple[EditResult, EditResult]:
+    """(the position edit, the size edit it starts from): the object brought to ``rate``
+    by ``size_method``, then moved (T_position) onto the background without it -- with
+    ``whole``, the small object's own hole inpainted, not the original's. The moved
+    result's ``params["from"]`` records the size step."""
+    small = resize_object(img, m, clean, rate, blend=blend, method=size_method, frame=frame)
+    base, hole = clean, "original"
+    if size_method != SIZE_OBJECT:  # the small object's own hole, not the original's
+        try:
+            base, hole = remove_object(small.image, small.mask, method=inpaint).image, "scaled"
+        except EditError:  # scaled to fill the frame (a one-image --rate near 1): no
+            pass  # background of its own is left, so the original's inpainted one is used
+    result = move_object(small.image, small.mask, base, rng, blend=blend)
+    result.params["from"] = {
+        "size_method": size_method,
+        **{k: small.params[k] for k in ("scale", "dx", "dy", "object_pixel_rate")},
+    }
+    if size_method != SIZE_OBJECT:
+        result.params["inpaint"] = inpaint
+        if hole == "original":
+            result.params["background"] = "the original photo's, inpainted (no frame left)"
+    return result, small
+
+
 def apply_edit(
     name: str,
     image: np.ndarray,
@@ -113,20 +147,10 @@ def apply_edit(
         )
     elif name == "position":
         # the object of the size-0.05 edit, then moved
-        small = resize_object(
-            img, m, clean, POSITION_RATE, blend=blend, method=size_method, frame=frame
+        result, _ = move_resized(
+            img, m, clean, POSITION_RATE, rng, blend, size_method, frame, inpaint
         )
-        base = clean
-        if size_method != SIZE_OBJECT:  # the small object's own hole, not the original's
-            base = remove_object(small.image, small.mask, method=inpaint).image
-        result = move_object(small.image, small.mask, base, rng, blend=blend)
-        result.params["from"] = {
-            "edit": POSITION_SOURCE,
-            "size_method": size_method,
-            **{k: small.params[k] for k in ("scale", "dx", "dy", "object_pixel_rate")},
-        }
-        if size_method != SIZE_OBJECT:
-            result.params["inpaint"] = inpaint
+        result.params["from"] = {"edit": POSITION_SOURCE, **result.params["from"]}
     elif name == "rotation":
         result = rotate_object(img, m, clean, rng, max_angle=max_angle, blend=blend)
     else:

@@ -11,6 +11,7 @@ as the paper's average.
 
 from __future__ import annotations
 
+from hf_bgbench.benchmarks.imagenet_e.edit_names import PAPER_ATTRIBUTE_EDITS
 from hf_bgbench.spec import Headline, Reference
 
 IMAGENET_E_REPORT = (
@@ -32,6 +33,33 @@ IMAGENET_E_REPORT = (
         description="the edit that drops accuracy most",
     ),
 )
+
+IMAGENET_E_LEADERBOARD = (
+    Headline(
+        "evaluate",
+        "mean_edit_accuracy",
+        "Accuracy on the edited images",
+        "%",
+        -1,
+        # a Hub task names one config: the first edit averaged (the description names all)
+        config=PAPER_ATTRIBUTE_EDITS[0],
+        description="top-1 accuracy averaged over the paper's attribute edits "
+        f"({', '.join(PAPER_ATTRIBUTE_EDITS)})",
+    ),
+    *(
+        Headline(
+            "evaluate",
+            f"accuracy/{edit}",
+            f"{edit} accuracy",
+            "%",
+            -1,
+            description=f"top-1 accuracy on the {edit} edit",
+        )
+        for edit in PAPER_ATTRIBUTE_EDITS
+    ),
+)
+"""The Hub leaderboard's tasks: accuracies, which rank the right way round (high first); the
+drops above stay in the report and each entry's notes."""
 
 _PAPER = "Li et al. 2023 (ImageNet-E, CVPR), Sec. 4"
 _DATA = "ImageNet-E (4,352 images, 11 edits; each number the mean of 5 runs)"

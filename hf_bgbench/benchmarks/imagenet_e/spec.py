@@ -24,9 +24,13 @@ from hf_bgbench.benchmarks.imagenet_e.edit_names import (
     PAPER_ATTRIBUTE_EDITS,
     REFERENCE_EDIT,
 )
-from hf_bgbench.benchmarks.imagenet_e.references import IMAGENET_E_REFERENCES, IMAGENET_E_REPORT
+from hf_bgbench.benchmarks.imagenet_e.references import (
+    IMAGENET_E_LEADERBOARD,
+    IMAGENET_E_REFERENCES,
+    IMAGENET_E_REPORT,
+)
 from hf_bgbench.labels import full_imagenet_label_space, identity_imagenet_map
-from hf_bgbench.scoring import AccuracyCurve, MeanDrop, PairedGap, PerClassDrops
+from hf_bgbench.scoring import AccuracyCurve, MeanAccuracy, MeanDrop, PairedGap, PerClassDrops
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout, Protocol
 
 IMAGENET_E_EDITED = tuple(e for e in IMAGENET_E_EDITS if e != REFERENCE_EDIT)
@@ -125,6 +129,13 @@ def imagenet_e_metrics() -> tuple:
             figure="dropped_accuracy.png",
             figure_title="dropped accuracy per paper edit",
         ),
+        MeanAccuracy(
+            "mean_edit_accuracy",
+            PAPER_ATTRIBUTE_EDITS,
+            label="accuracy on the edited images (mean over the paper's attribute edits present)",
+            description="(top-1 accuracy averaged over the paper's attribute edits scored, on "
+            "the images every one of them holds; higher means the edits hurt the model less).",
+        ),
         *(PairedGap(da_name(e), REFERENCE_EDIT, e, label=da_label(e)) for e in IMAGENET_E_EDITED),
         PerClassDrops("per_class_da", REFERENCE_EDIT, PAPER_ATTRIBUTE_EDITS, top=10),
         AccuracyCurve(
@@ -166,6 +177,7 @@ IMAGENET_E = BenchmarkSpec(
     layout=IMAGENET_E_LAYOUT,
     hooks=IMAGENET_E_HOOKS,
     report=IMAGENET_E_REPORT,
+    leaderboard=IMAGENET_E_LEADERBOARD,
     references=IMAGENET_E_REFERENCES,
     protocols={"evaluate": (IMAGENET_E_PAPER,)},
 )

@@ -53,7 +53,7 @@ from hf_bgbench.builders.report import (
     write_json,
 )
 from hf_bgbench.builders.shards import Runner
-from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.files import decode_settings, ensure_writable_dir
 from hf_bgbench.spec import BenchmarkSpec
 
 SPLITS = {"val": "test", "train": "train"}
@@ -186,6 +186,7 @@ def _build(
         "limit_per_class": options.limit_per_class,
         "variants": list(options.variants),
         "photos_sha256": _photos_digest(photos),
+        **decode_settings(),  # which photos decode (none at the default limit)
     }
     work = output / WORK_DIRNAME / split
     _check_previous(output, report, split, params, work, options)

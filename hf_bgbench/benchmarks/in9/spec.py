@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_label_space
 from hf_bgbench.benchmarks.in9.protocols import IN9_PROTOCOLS
-from hf_bgbench.benchmarks.in9.references import IN9_REFERENCES, IN9_REPORT
+from hf_bgbench.benchmarks.in9.references import IN9_LEADERBOARD, IN9_REFERENCES, IN9_REPORT
 from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
 from hf_bgbench.scoring import PairedGap, PredictionCategories
 from hf_bgbench.spec import BenchmarkSpec
@@ -84,6 +84,7 @@ IN9 = BenchmarkSpec(
     hooks=IN9_HOOKS,
     masked_source="an IN-9 build",
     report=IN9_REPORT,
+    leaderboard=IN9_LEADERBOARD,
     references=IN9_REFERENCES,
     protocols=IN9_PROTOCOLS,
 )

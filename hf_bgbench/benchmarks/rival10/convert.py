@@ -51,7 +51,7 @@ from hf_bgbench.builders.report import (
 )
 from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, write_shard
 from hf_bgbench.data import hub
-from hf_bgbench.files import ensure_writable_dir
+from hf_bgbench.files import decode_settings, ensure_writable_dir
 from hf_bgbench.spec import BenchmarkSpec
 
 CONFIG = VARIANT_DIRNAME
@@ -134,6 +134,7 @@ def convert_rival10_release(
         "benchmark": "rival10",
         "shard_size": shard_size,
         "items_sha256": {s: _items_digest(items) for s, (items, _) in listed.items()},
+        **decode_settings(),  # which images decode (none at the default limit)
     }
     output = Path(output)
     ensure_writable_dir(output, "OUTPUT")

@@ -36,10 +36,24 @@ BINARY_NOISE_MASK = (
     "paper writes x + n ⊙ m); the authors' noise code multiplies the noise by the bilinearly "
     "resized, soft mask, so edge pixels get partial noise."
 )
-TEN_TRIALS = (
-    "Ten noise trials per image and level, as the paper's text says; the authors' released "
-    "script runs one."
-)
+# How many noise draws per image and level the paper's text and the authors' released
+# script take; the noise task writes the sentence about --trials from the value it ran.
+NOISE_TRIALS = {"noise_trials": {"paper": 10, "authors_code": 1}}
+# Options the paper fixes: {option: (the paper's value, what it is)}; the task writes a
+# deviation from the value it used where it differs (tasks.common.paper_value_deviations).
+GRAY_VALUES = {"paper_values": {"gray": (0.5, "Background set to grey")}}
+SALIENCY_VALUES = {
+    "paper_values": {
+        "method": ("gradcam", "Saliency method"),
+        "target": ("predicted", "Class explained"),
+    }
+}
+ATTRIBUTION_VALUES = {
+    "paper_values": {
+        "top_k": (10, "Top-activating images per class and feature"),
+        "tau": (0.5, "Grad-CAM binarised at this fraction of its maximum"),
+    }
+}
 BINARY_SALIENCY_MASK = (
     "Object masks are resized with nearest neighbour and binarised at 128; the authors "
     "binarise the bilinearly resized mask with > 0, which counts every partly covered edge "
@@ -66,11 +80,13 @@ V1_POOLED = (
 V1_SUMMARY = "bgbench-v1: the model's eval resize + centre crop, numbers pooled over images"
 
 
-def _paper(summary: str, *deviations: str, aggregation: str = "class-mean") -> Protocol:
+def _paper(
+    summary: str, *deviations: str, aggregation: str = "class-mean", **settings: object
+) -> Protocol:
     return Protocol(
         PAPER,
         summary,
-        settings={"stretch": STRETCH, "aggregation": aggregation, "head": PAPER_HEAD},
+        settings={"stretch": STRETCH, "aggregation": aggregation, "head": PAPER_HEAD, **settings},
         deviations=deviations,
         sources=PAPER_SOURCES,
     )
@@ -92,40 +108,46 @@ RIVAL10_PROTOCOLS = {
     ),
     "noise": (
         _paper(
-            "Gaussian noise on the object vs the background at the paper's seven σ, ten "
-            "trials; per-class accuracies averaged over the classes; RFS of the averages",
+            # no levels or trials here: the run's own values are recorded beside it, and
+            # the task writes a sentence where they differ from the paper's
+            "Gaussian noise on the object vs the background, per noise level and trial; "
+            "per-class accuracies averaged over the classes; RFS of the averages",
             BINARY_NOISE_MASK,
-            TEN_TRIALS,
             SEEDED_NOISE,
+            **NOISE_TRIALS,
         ),
         _v1(V1_POOLED, BINARY_NOISE_MASK, SEEDED_NOISE),
     ),
     "saliency": (
         _paper(
-            "Grad-CAM against the object mask on 224x224 stretched photos; scores grouped "
-            "by predicted class, NaN-skipping mean per class, then the mean over classes",
+            "class activation maps (the paper's: Grad-CAM of the predicted class) against "
+            "the object mask on 224x224 stretched photos; scores grouped by predicted class, "
+            "NaN-skipping mean per class, then the mean over classes",
             BINARY_SALIENCY_MASK,
+            **SALIENCY_VALUES,
         ),
         _v1(BINARY_SALIENCY_MASK),
     ),
     "graying": (
         _paper(
-            "every background pixel (and, alone, each attribute) set to 0.5 grey on "
-            "224x224 stretched photos; accuracy pooled over the test images, as the "
+            "every background pixel (and, alone, each attribute) set to grey (the paper's: "
+            "0.5) on 224x224 stretched photos; accuracy pooled over the test images, as the "
             "authors' finetuner.py and attr_importance.py count it, of the scoring head and "
             "of a head re-fitted (20 epochs) on grey-background train photos (Fig. 8)",
             GRAY_MASK,
             aggregation="image-pooled",
+            **GRAY_VALUES,
         ),
         _v1(GRAY_MASK),
     ),
     "attribution": (
         Protocol(
             PAPER,
-            "per class, the top 10 train images of each penultimate feature; Grad-CAM of the "
-            "feature binarised at 0.5 x max; mean IoU with each attribute mask; the best "
-            "feature per class and attribute, then its IoU on the test split (Fig. 10)",
-            settings={"stretch": STRETCH, "head": PAPER_HEAD},
+            "per class, the top train images of each penultimate feature (the paper's: 10); "
+            "Grad-CAM of the feature binarised at a fraction of its max (the paper's: 0.5); "
+            "mean IoU with each attribute mask; the best feature per class and attribute, "
+            "then its IoU on the test split (Fig. 10)",
+            settings={"stretch": STRETCH, "head": PAPER_HEAD, **ATTRIBUTION_VALUES},
             deviations=(
                 "The authors release no code for this analysis (Sec. 5), so where the paper "
                 "is silent the choices are bgbench's: top images are a class's train images "
@@ -135,8 +157,8 @@ RIVAL10_PROTOCOLS = {
                 "for an empty mask against a non-empty map.",
                 "The best feature is chosen per class and attribute, among the features whose "
                 "top images hold the attribute at least once; ties go to the lower index.",
-                "On the test split the best feature's IoU is taken on the class's top 10 test "
-                "images by that feature's activation, the rule used on train.",
+                "On the test split the best feature's IoU is taken on the class's top test "
+                "images by that feature's activation, as many as on train (--top-k).",
                 "Grad-CAM explains the layer the saliency task explains (a CNN's last feature "
                 "map, a ViT's last block norm1) with respect to the feature's activation.",
                 "Attribute masks are resized with nearest neighbour and binarised at 128; the "

@@ -35,3 +35,7 @@ RIVAL10_REPORT = (
         description="share of the Grad-CAM saliency inside the object mask",
     ),
 )
+
+RIVAL10_LEADERBOARD = (RIVAL10_REPORT[0],)
+"""The Hub leaderboard's task: RFS (higher = the object matters more). The saliency numbers
+depend on the CAM method and layer chosen, so they stay in the report."""

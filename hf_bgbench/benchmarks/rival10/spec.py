@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from hf_bgbench.benchmarks.rival10.labels import imagenet_to_rival10, rival10_label_space
 from hf_bgbench.benchmarks.rival10.protocols import RIVAL10_PROTOCOLS
-from hf_bgbench.benchmarks.rival10.references import RIVAL10_REPORT
+from hf_bgbench.benchmarks.rival10.references import RIVAL10_LEADERBOARD, RIVAL10_REPORT
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout
 
 RIVAL10_VARIANTS = ("ordinary",)
@@ -75,6 +75,7 @@ RIVAL10 = BenchmarkSpec(
     layout=RIVAL10_LAYOUT,
     hooks=RIVAL10_HOOKS,
     report=RIVAL10_REPORT,
+    leaderboard=RIVAL10_LEADERBOARD,
     masked_source="RIVAL10 Hub folder",
     protocols=RIVAL10_PROTOCOLS,
 )

@@ -40,7 +40,7 @@ from hf_bgbench.builders.shards import Runner, clear_stale, plan, shard_bounds, 
 from hf_bgbench.data import hub
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, PNG_SETTINGS, benchmark_features
 from hf_bgbench.edits import seeded_rng
-from hf_bgbench.files import ImageDecodeError, ensure_writable_dir, open_image
+from hf_bgbench.files import ImageDecodeError, decode_settings, ensure_writable_dir, open_image
 from hf_bgbench.spec import BenchmarkSpec
 
 REPORT_FORMAT = "bgbench-watermark-build/1"
@@ -89,6 +89,7 @@ def build_watermark(spec: BenchmarkSpec, options: WatermarkBuildOptions) -> dict
         "resize": RESIZE,
         "crop": CROP,
         "imagenet_w_version": package_version(),
+        **decode_settings(),  # which photos decode (none at the default limit)
     }
     output = Path(options.output)
     ensure_writable_dir(output, "--output")

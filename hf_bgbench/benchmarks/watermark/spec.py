@@ -87,6 +87,18 @@ WATERMARK_REPORT = (
     Headline("evaluate", "watermark_gap", "WM-GAP", "pts", 1, description="original − watermark"),
 )
 
+WATERMARK_LEADERBOARD = (
+    Headline(
+        "evaluate",
+        f"accuracy/{WATERMARKED}",
+        "accuracy on watermarked images",
+        "%",
+        -1,
+        description="top-1 accuracy with the watermark drawn on",
+    ),
+)
+"""The Hub leaderboard's task; the watermark gap (higher = more reliance) stays in the report."""
+
 WATERMARK = BenchmarkSpec(
     name="watermark",
     title="ImageNet-W-style watermark reliance",
@@ -99,6 +111,7 @@ WATERMARK = BenchmarkSpec(
     metrics=WATERMARK_METRICS,
     tasks=("evaluate",),
     report=WATERMARK_REPORT,
+    leaderboard=WATERMARK_LEADERBOARD,
     aligned_variants=VARIANTS,
     # Stored after Resize(256) + CenterCrop(224), as the paper evaluates: only resized to the
     # model's input size (when it differs) and normalised.

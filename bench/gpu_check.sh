@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The first GPU run of issue 32 in one command: evaluate, the Backgrounds Challenge on a sample
+# and noise, each printed in images/s against the raw forward and the decode ceiling.
+#
+#   bench/gpu_check.sh [--cpu] [--data IN9_BUILD] [--photos PHOTO_FOLDER] [--out DIR]
+#
+# --cpu     smoke test on a CPU (tiny sizes, one round): checks the script, not the speed
+# --data    an IN-9 build with masks (`bgbench build in9 ...`); default: built here from
+#           --photos (../shared/data/in9_samples beside the repository), into --out
+# --photos  a photo folder with metadata.csv (default ../shared/data/in9_samples)
+# --out     where builds and results go (default: a new temporary folder)
+#
+# Needs the package installed (pip install -e .) and the bundled model; runs offline.
+# What it prints, per step:
+#   1. evaluate vs raw forward (bench/engine_throughput.py --device cuda): the stage table,
+#      the decode ceiling of both decoders (PIL in 0/2/8 workers, torchvision decode_jpeg
+#      batched on the GPU) and evaluate/raw for each decoder (BGBENCH_DECODER=pil|torchvision;
+#      `auto` picks torchvision on a GPU), with the predictions compared to the raw forward;
+#   2. the challenge on a seeded sample: composites/s against the raw forward, and its decoder;
+#   3. noise: noisy images/s against the raw forward.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+DEVICE=cuda
+DATA=""
+PHOTOS="$(dirname "$ROOT")/shared/data/in9_samples"
+OUT=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cpu) DEVICE=cpu ;;
+        --data) DATA="$(realpath "$2")"; shift ;;
+        --photos) PHOTOS="$(realpath "$2")"; shift ;;
+        --out) OUT="$(realpath -m "$2")"; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+OUT="${OUT:-$(mktemp -d -t bgbench-gpu-check-XXXXXX)}"
+mkdir -p "$OUT"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
+export HF_BGBENCH_CACHE="$OUT/cache"  # no prediction or challenge cache from earlier runs
+cd "$ROOT"
+
+if [ "$DEVICE" = cuda ]; then
+    python -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else "no CUDA device: use --cpu for a smoke test")'
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+    BATCH=32 ROUNDS=3 REPEAT=8 PHOTO_REPEAT=8 WORKERS=(0 2 8) FG=400 BG=400 NOISE_IMAGES=""
+else  # smoke test: every step once, on a few images
+    BATCH=8 ROUNDS=1 REPEAT=1 PHOTO_REPEAT=1 WORKERS=(0 2) FG=8 BG=8 NOISE_IMAGES="--max-images 16"
+fi
+python -c 'import hf_bgbench, torch, torchvision; print("hf_bgbench", hf_bgbench.__version__, "torch", torch.__version__, "torchvision", torchvision.__version__)'
+
+if [ -z "$DATA" ]; then
+    DATA="$OUT/in9"
+    echo "== building an IN-9 sample with masks from $PHOTOS"
+    bgbench build in9 --images "$PHOTOS/images" --metadata "$PHOTOS/metadata.csv" --no-boxes \
+        --output "$DATA" > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+fi
+
+echo "== 1. evaluate against the raw forward ($DEVICE, batch $BATCH)"
+for decoder in pil torchvision; do
+    echo "-- BGBENCH_DECODER=$decoder"
+    only=()
+    [ "$decoder" = torchvision ] && only=(--only evaluate)  # the stage table once is enough
+    BGBENCH_DECODER=$decoder python bench/engine_throughput.py --device "$DEVICE" \
+        --release "$DATA" --data "$PHOTOS" --batch-size "$BATCH" --rounds "$ROUNDS" \
+        --repeat "$REPEAT" --photo-repeat "$PHOTO_REPEAT" --ceiling-workers "${WORKERS[@]}" \
+        --both-decoders "${only[@]}" 2>&1 | grep -v -i warn
+done
+
+# the raw forward at the tasks' own batch sizes, for steps 2 and 3
+raw_rate() {  # BATCH -> images/s of the forward alone on 224x224 uint8 batches on the device
+    python - "$DEVICE" "$1" <<'EOF'
+import sys, time, torch
+from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.models import load_classifier
+device, batch = sys.argv[1], int(sys.argv[2])
+step = ModelStep(load_classifier("tf_efficientnet_lite0", device=device), None, device)
+x = torch.randint(0, 256, (batch, 3, 224, 224), dtype=torch.uint8, generator=torch.Generator().manual_seed(0)).to(device)
+for _ in range(3):
+    step.logits(x)
+n = 20 if device == "cuda" else 2
+sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+sync(); t0 = time.perf_counter()
+for _ in range(n):
+    step.logits(x)
+sync(); print(f"{n * batch / (time.perf_counter() - t0):.1f}")
+EOF
+}
+
+echo "== 2. the Backgrounds Challenge on a seeded sample ($FG foregrounds x $BG backgrounds)"
+bgbench challenge tf_efficientnet_lite0 --data "$DATA" --device "$DEVICE" --no-cache --quiet \
+    --max-foregrounds "$FG" --max-backgrounds "$BG" --output "$OUT/challenge" > "$OUT/challenge.log" 2>&1 \
+    || { tail -20 "$OUT/challenge.log"; exit 1; }
+python - "$OUT/challenge/challenge.json" "$(raw_rate 64)" <<'EOF'
+import json, sys
+doc, raw = json.load(open(sys.argv[1])), float(sys.argv[2])
+t, s = doc["timing"], doc["settings"]
+rate = t["composites_per_second"]
+print(f"challenge: {rate:.1f} composites/s vs raw forward {raw:.1f} images/s (batch 64): "
+      f"{rate / raw:.3f}; decoder {s.get('decoder')}; background decode {t['background_decode_seconds']}s")
+EOF
+
+echo "== 3. noise"
+# shellcheck disable=SC2086  # NOISE_IMAGES is empty or one flag with its value
+bgbench noise tf_efficientnet_lite0 --benchmark in9 --data "$DATA" --device "$DEVICE" --quiet \
+    --levels 30 120 --trials 2 $NOISE_IMAGES --output "$OUT/noise" > "$OUT/noise.log" 2>&1 \
+    || { tail -20 "$OUT/noise.log"; exit 1; }
+python - "$OUT/noise/noise.json" "$(raw_rate 64)" <<'EOF'
+import json, sys
+doc, raw = json.load(open(sys.argv[1])), float(sys.argv[2])
+rate = doc["timing"]["noisy_images_per_second"]
+print(f"noise: {rate:.1f} noisy images/s vs raw forward {raw:.1f} images/s (batch 64): {rate / raw:.3f}")
+EOF
+echo "results under $OUT"

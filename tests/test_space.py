@@ -168,22 +168,40 @@ def slow_job(task, model_id, options):
 
 
 def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
-    """slow_job's pace (0.6 s an image, 100 images: a minute) cannot fit a 20-s limit: once
+    """A job whose pace (0.6 s an image, 100 images: a minute) cannot fit a 20-s limit: once
     its step has run long enough to trust the pace, it is stopped, saying so and what the
     visitor can change -- not left to run into the limit."""
+    import threading
+
+    from tqdm.auto import tqdm
+
     from hf_bgbench.space.safety import ThreadJob
 
+    done = threading.Event()  # a thread cannot be killed: it is told to end with the test,
+    # or it would go on reporting progress into the next test's job
+
+    def slow(task, model_id, options):
+        bar = tqdm(total=100, desc="in9/original")
+        for _ in range(100):
+            if done.wait(0.6):
+                return {}
+            bar.update(1)
+        return {}
+
     def job_for(task, model_id, options):
-        return ThreadJob(slow_job, (task, model_id, options), seconds=20, hint="Try less.")
+        return ThreadJob(slow, (task, model_id, options), seconds=20, hint="Try less.")
 
     monkeypatch.setattr(space, "job_for", job_for)
     monkeypatch.setattr(space, "SETTLE_SECONDS", 2)
     seen = []
-    with pytest.raises(space.gr.Error) as info:
-        for out in space.score(
-            "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
-        ):
-            seen.append(out[0])
+    try:
+        with pytest.raises(space.gr.Error) as info:
+            for out in space.score(
+                "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
+            ):
+                seen.append(out[0])
+    finally:
+        done.set()
     message = info.value.message
     assert message.startswith("The job was stopped early: at its pace so far, its step ")
     assert "in9/original alone needs about" in message and "could not finish" in message

@@ -144,12 +144,9 @@ class HubFolder(Reader):
                             "Rebuild or re-download the dataset."
                         )
 
-    def describe(self) -> dict:
-        out = super().describe()
-        revision = recorded_revision(self.location)
-        if revision:  # downloaded with `hf download --local-dir`: the commit it came from
-            out["revision"] = revision
-        return out
+    def revision(self) -> str | None:
+        """The commit `hf download --local-dir` recorded for this folder (None: not one)."""
+        return recorded_revision(self.location)
 
     def _signature(self, ds: datasets.Dataset | None) -> str:
         parts = []
@@ -228,13 +225,6 @@ class HubDataset(Reader):
         if isinstance(cached, str) and Path(cached).parent.parent.name == "snapshots":
             return Path(cached).parent.name  # .../snapshots/<commit>/README.md
         return None
-
-    def describe(self) -> dict:
-        out = super().describe()
-        revision = self.revision()
-        if revision:
-            out["revision"] = revision
-        return out
 
     def _signature(self, ds: datasets.Dataset) -> str:
         # Cached Hub files are named after the revision they came from.

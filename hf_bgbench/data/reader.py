@@ -182,6 +182,9 @@ class Reader:
             "variants": list(self.variants),
             "fingerprint": self.data_fingerprint(),
         }
+        revision = self.revision()
+        if revision:  # the Hub commit the data came from, when it is known
+            out["revision"] = revision
         skipped = self.__dict__.get("_skipped", {})
         if skipped:  # files the layout could not use, per variant/split and reason
             out["skipped"] = {
@@ -194,6 +197,10 @@ class Reader:
         if self.assumptions:
             out["assumptions"] = list(self.assumptions)
         return out
+
+    def revision(self) -> str | None:
+        """The Hub commit this data came from (None: not known, or not from the Hub)."""
+        return None
 
     @property
     def assumptions(self) -> list[str]:

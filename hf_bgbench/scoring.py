@@ -259,7 +259,7 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 
 
 # Runs of repeated seeded builds pooled into one frame carry this column, and their ids are
-# ``<run>/<id>`` (tasks.evaluate_summary.pool_runs).
+# ``<run>/<id>`` (tasks.evaluate.summary.pool_runs).
 RUN_COLUMN = "run"
 
 

@@ -18,8 +18,8 @@ from hf_bgbench.labels import imagenet_label_space
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.models.preprocessing import Preprocessing
 from hf_bgbench.tasks.attribution import run_attribution
-from hf_bgbench.tasks.attribution_options import AttributionError
-from hf_bgbench.tasks.attribution_summary import GALLERY_FILE
+from hf_bgbench.tasks.attribution.options import AttributionError
+from hf_bgbench.tasks.attribution.summary import GALLERY_FILE
 from tests.rival10_fixture import fixture_items, write_rival10_release
 
 SIZE = 224

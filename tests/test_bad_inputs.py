@@ -1091,7 +1091,7 @@ def _gap_of_a_variant_with_an_unreadable_image(tmp: Path):
     (skipped), the 17 others right. Before: 17/18 - 17/17 = -5.6 pts "n=17"; the paired gap
     over the 17 shared images is 0."""
     from hf_bgbench.benchmarks import get_benchmark
-    from hf_bgbench.tasks.evaluate_summary import summarize
+    from hf_bgbench.tasks.evaluate.summary import summarize
 
     ids = [f"i{k}" for k in range(18)]
     frames = _frames(mixed_same=(ids, [0] * 17 + [1]), mixed_rand=(ids[:17], [0] * 17))
@@ -1104,7 +1104,7 @@ def _mean_drop_of_an_edit_with_an_unreadable_image(tmp: Path):
     """original: 10 images, the 10th wrong; bg_complex: the 10th unreadable, 9 right.
     Before: "mean DA -10.0, 95% CI [0.0, 0.0]" (a number outside its own interval)."""
     from hf_bgbench.benchmarks import get_benchmark
-    from hf_bgbench.tasks.evaluate_summary import summarize
+    from hf_bgbench.tasks.evaluate.summary import summarize
 
     ids = [f"i{k}" for k in range(10)]
     frames = _frames(original=(ids, [0] * 9 + [1]), bg_complex=(ids[:9], [0] * 9))

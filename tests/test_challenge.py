@@ -16,7 +16,7 @@ Hand computation (tests/in9_fixture.py, ColourRuleClassifier):
   0.5 in every class (one robust k=0, one vulnerable k=1 each).
 * Clean accuracy (uncomposited originals) = EXPECTED_ACCURACY["original"] = 16/18.
 * Minimal composites: 9 robust x 18 backgrounds + 9 vulnerable x 1 = 171.
-* Early stop, batch 4 (tasks/challenge_schedule.py): 4 foregrounds active, one composite
+* Early stop, batch 4 (tasks/challenge/schedule.py): 4 foregrounds active, one composite
   each per batch, each background's fooling rate so far deciding the order. A k=0
   foreground tries all 18 whatever the order. A grey k=1 foreground of class y is fooled by
   every background whose colour is not y, so it costs 1 composite + 1 per background of its
@@ -54,7 +54,7 @@ from PIL import Image
 from hf_bgbench.cli import main
 from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.tasks.challenge import ChallengeError, run_challenge
-from hf_bgbench.tasks.challenge_schedule import tiebreak_rank
+from hf_bgbench.tasks.challenge.schedule import tiebreak_rank
 from tests.in9_fixture import EXPECTED_ACCURACY, ColourRuleClassifier, image_id, write_release
 
 BG_COLOURS = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 2, 7, 8, 8, 5]

@@ -1,7 +1,7 @@
 """The Backgrounds Challenge's schedule: whatever order it tries backgrounds in, the verdicts
 are those of the exhaustive check.
 
-* Pure schedule (hf_bgbench.tasks.challenge_schedule), random prediction matrices
+* Pure schedule (hf_bgbench.tasks.challenge.schedule), random prediction matrices
   (hypothesis): vulnerable set = rows with any wrong prediction; the recorded fooling
   background does fool; robust foregrounds met every background; no pair twice; one pair
   per active foreground (a full batch while at least a batch of them is active), spare
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from hf_bgbench.tasks.challenge import run_challenge
-from hf_bgbench.tasks.challenge_schedule import FoolingStats, Schedule
+from hf_bgbench.tasks.challenge.schedule import FoolingStats, Schedule
 from tests.in9_fixture import BOX, CLASS_DIRS, GREY, PALETTE, SIZE, ColourRuleClassifier, image_id
 
 

@@ -25,7 +25,7 @@ from PIL import Image
 from hf_bgbench.cli import main
 from hf_bgbench.inference.distributed import Processes, ProcessFailed, launched_processes, processes
 from hf_bgbench.inference.engine import PredictionRun, merge_runs
-from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
+from hf_bgbench.tasks.challenge.shards import merge_memory, merge_shards
 
 VARIANTS = ["original", "mixed_same", "mixed_rand", "only_bg_t"]
 # 18 images per variant: shares of 9 per process; batches of 9 make the two-process batches

@@ -398,7 +398,7 @@ def test_class_mean_aggregation_is_the_authors_formula():
     only as the labelled secondary entry."""
     from types import SimpleNamespace
 
-    from hf_bgbench.tasks.noise_summary import summarize
+    from hf_bgbench.tasks.noise.summary import summarize
 
     rng = np.random.default_rng(3)
     labels = np.array([0] * 9 + [1] * 2 + [2] * 1)  # 9 / 2 / 1 images: imbalanced

@@ -33,7 +33,7 @@ from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.labels import LabelSpace, imagenet_label_space
 from hf_bgbench.metrics.saliency import bootstrap_mean_interval, class_mean_interval
 from hf_bgbench.tasks.saliency import SALIENCY_OUTPUTS, run_saliency
-from hf_bgbench.tasks.saliency_summary import RESULT_KEYS, SCORES, summarize
+from hf_bgbench.tasks.saliency.summary import RESULT_KEYS, SCORES, summarize
 from tests.in9_fixture import _Preprocessing, image_id, write_release
 
 

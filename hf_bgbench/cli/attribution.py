@@ -1,6 +1,6 @@
 """``bgbench attribution MODEL --benchmark NAME``: neural-feature attribution, the
 ``attribution`` task's command, generated from its options
-(:class:`hf_bgbench.tasks.attribution_options.AttributionOptions`)."""
+(:class:`hf_bgbench.tasks.attribution.options.AttributionOptions`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hf_bgbench.render import render_table
     from hf_bgbench.tasks.attribution import TASK
-    from hf_bgbench.tasks.attribution_summary import OUTPUTS
+    from hf_bgbench.tasks.attribution.summary import OUTPUTS
 
     results = run_task_command(args, TASK)
     if results is not None:  # the main process wrote the outputs

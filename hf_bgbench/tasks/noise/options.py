@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import positive_int
-from hf_bgbench.tasks.noise_draw import (
+from hf_bgbench.tasks.noise.draw import (
     NORMS,
     NoiseError,
     NoiseSettings,

@@ -15,7 +15,7 @@ from hf_bgbench.tasks.options import (
     option,
     output_option,
 )
-from hf_bgbench.tasks.saliency_maps import TARGETS
+from hf_bgbench.tasks.saliency.maps import TARGETS
 
 
 @dataclass

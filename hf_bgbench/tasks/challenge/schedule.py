@@ -54,7 +54,7 @@ Early stop (the default):
 
 Full matrix: every pair, in dataset order per foreground, batches filled across foregrounds.
 
-Pure numpy (no model): :mod:`hf_bgbench.tasks.challenge_run` feeds it predictions.
+Pure numpy (no model): :mod:`hf_bgbench.tasks.challenge.run` feeds it predictions.
 """
 
 from __future__ import annotations

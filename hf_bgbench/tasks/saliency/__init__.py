@@ -14,10 +14,10 @@ masks (RIVAL10), also the share of saliency on each present attribute's mask.
 Hooks over the runner: prepare = the mask variant (a seeded subset) at the size the model
 takes (IN-9's 224x224 images as they are, RIVAL10's photos through the model's eval resize +
 centre crop applied alike to image and masks); compute = the maps per batch
-(:mod:`hf_bgbench.tasks.saliency_maps`); summarise = the protocol's ``aggregation``, by
+(:mod:`hf_bgbench.tasks.saliency.maps`); summarise = the protocol's ``aggregation``, by
 default the authors' (``class-mean``: per predicted class a NaN-skipping mean, then the mean
 over classes), with seeded percentile-bootstrap intervals, and the other aggregation (the
-plain mean over images) as a secondary value (:mod:`hf_bgbench.tasks.saliency_summary`).
+plain mean over images) as a secondary value (:mod:`hf_bgbench.tasks.saliency.summary`).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from hf_bgbench.tasks.options import (
     entry_signature,
 )
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
-from hf_bgbench.tasks.saliency_maps import SaliencyMaps, target_rule
-from hf_bgbench.tasks.saliency_options import SaliencyOptions
-from hf_bgbench.tasks.saliency_summary import (
+from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
+from hf_bgbench.tasks.saliency.options import SaliencyOptions
+from hf_bgbench.tasks.saliency.summary import (
     RESULT_KEYS,
     saliency_report_section,
     summarize,

@@ -7,7 +7,7 @@ from typing import Any
 
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.results import Figure, Report, Score, Series, Table
-from hf_bgbench.tasks.noise_summary import IRFS_BIN_EDGES
+from hf_bgbench.tasks.noise.summary import IRFS_BIN_EDGES
 
 
 def _level_row(name: str, stats: dict[str, Any]) -> list[str]:

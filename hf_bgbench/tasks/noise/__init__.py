@@ -8,8 +8,8 @@ the *same* n for both, as in the authors' ``compute_noise_robustness.py`` -- ove
 draws per image and level: ``linf`` (the main setting) n ~ N(0, σ²), σ = level / 255;
 ``l2``: each region's noise scaled to ℓ2 norm ε = level. The noise of one image at one level
 comes from its own seeded generator, so the numbers depend on neither the batch size nor the
-order of the images (:mod:`hf_bgbench.tasks.noise_draw`); every number comes from
-:mod:`hf_bgbench.metrics.noise` (:mod:`hf_bgbench.tasks.noise_summary`).
+order of the images (:mod:`hf_bgbench.tasks.noise.draw`); every number comes from
+:mod:`hf_bgbench.metrics.noise` (:mod:`hf_bgbench.tasks.noise.summary`).
 
 Hooks over the runner: prepare = the mask variant's test images (a seeded subset) at the size
 the model takes; compute = each image decoded once, its noisy copies forwarded in full
@@ -25,7 +25,7 @@ from typing import Any
 
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
-from hf_bgbench.tasks.noise_draw import (
+from hf_bgbench.tasks.noise.draw import (
     DEFAULT_LEVELS,
     MASK_THRESHOLD,
     NoiseError,
@@ -34,9 +34,9 @@ from hf_bgbench.tasks.noise_draw import (
     decode_chunk,
     noisy_predictions,
 )
-from hf_bgbench.tasks.noise_options import NoiseOptions
-from hf_bgbench.tasks.noise_report import noise_report_section
-from hf_bgbench.tasks.noise_summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
+from hf_bgbench.tasks.noise.options import NoiseOptions
+from hf_bgbench.tasks.noise.report import noise_report_section
+from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.options import (
     REQUIRED,
     entry_signature,

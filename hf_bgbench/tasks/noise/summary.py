@@ -25,7 +25,7 @@ from hf_bgbench.metrics.noise import (
 )
 from hf_bgbench.results import WITHHELD
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
-from hf_bgbench.tasks.noise_draw import BG, FG
+from hf_bgbench.tasks.noise.draw import BG, FG
 
 RESULT_KEYS = [
     "norm",

@@ -24,7 +24,7 @@ from hf_bgbench.metrics.saliency import (
     saliency_iou,
     saliency_mask_coverage,
 )
-from hf_bgbench.tasks.saliency_summary import attribute_shares
+from hf_bgbench.tasks.saliency.summary import attribute_shares
 
 TARGETS = ("predicted", "true")
 PER_IMAGE = (

@@ -10,8 +10,8 @@ IoU is its best candidate; on the test split, the same rule (top-k test images o
 that feature, the same IoU) says whether it generalises.
 
 Hooks: prepare = both splits of the mask variant with attribute masks, at the protocol's
-size; compute = feature and Grad-CAM passes (:mod:`~hf_bgbench.tasks.attribution_cam`);
-summarise = :mod:`~hf_bgbench.tasks.attribution_summary`.
+size; compute = feature and Grad-CAM passes (:mod:`~hf_bgbench.tasks.attribution.cam`);
+summarise = :mod:`~hf_bgbench.tasks.attribution.summary`.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import Any
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.data.sources import DataSourceError
-from hf_bgbench.tasks.attribution_cam import (
+from hf_bgbench.tasks.attribution.cam import (
     cam_pass,
     examined,
     feature_pass,
     top_images,
 )
-from hf_bgbench.tasks.attribution_options import AttributionError, AttributionOptions
-from hf_bgbench.tasks.attribution_summary import (
+from hf_bgbench.tasks.attribution.options import AttributionError, AttributionOptions
+from hf_bgbench.tasks.attribution.summary import (
     OUTPUTS,
     RESULT_KEYS,
     best_features,

@@ -41,7 +41,7 @@ SHARED = ("bg_ids", "bg_skipped")
 
 
 def merge_shards(outs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One output of :func:`~hf_bgbench.tasks.challenge_run.run_pairs` from the outputs of
+    """One output of :func:`~hf_bgbench.tasks.challenge.run.run_pairs` from the outputs of
     consecutive shares of the foregrounds (one per process, in process order)."""
     if len(outs) == 1:
         return outs[0]

@@ -404,7 +404,7 @@ def write_saliency_files(
         "saliency_per_image.parquet": lambda path: frame.to_parquet(path, index=False)
     }
     if out["gallery"]:
-        from hf_bgbench.tasks.saliency_gallery import draw_gallery
+        from hf_bgbench.tasks.saliency.gallery import draw_gallery
 
         title = f"{body['model']}: lowest delta density ({body['method']}, {body['target']} class)"
         writers["saliency_gallery.png"] = lambda path: draw_gallery(

@@ -5,7 +5,7 @@ Hooks over the runner (:mod:`hf_bgbench.tasks.runner`): prepare = the variants a
 transform; compute = each variant through the cached, resumable engine (a share per process
 under ``accelerate launch``, gathered in order, so the numbers are those of one process);
 summarise = per-variant accuracy with Wilson intervals and every metric the spec declares
-(:mod:`hf_bgbench.tasks.evaluate_summary`).
+(:mod:`hf_bgbench.tasks.evaluate.summary`).
 
 Data that holds repeated seeded builds (:meth:`Reader.runs`, e.g. ``bgbench build imagenet-e
 --runs N``) is scored run by run; the results then add ``runs`` (each run's numbers, their
@@ -24,10 +24,10 @@ from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.engine import Interrupted, PredictionRun
 from hf_bgbench.inference.geometry import image_transform
 from hf_bgbench.scoring import partial_average_deviations
-from hf_bgbench.tasks.aligned import check_aligned_ids, restrict_to_shared
 from hf_bgbench.tasks.common import normalisation_deviations
-from hf_bgbench.tasks.evaluate_options import EvaluateOptions
-from hf_bgbench.tasks.evaluate_summary import (
+from hf_bgbench.tasks.evaluate.aligned import check_aligned_ids, restrict_to_shared
+from hf_bgbench.tasks.evaluate.options import EvaluateOptions
+from hf_bgbench.tasks.evaluate.summary import (
     pool_runs,
     protocol_note,
     summarize,

@@ -196,6 +196,6 @@ def writers(out: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Callab
     if not out["panels"]:
         return {}
     title = f"{body['model']}: best feature per attribute, Grad-CAM on its top train images"
-    from hf_bgbench.tasks.attribution_gallery import draw_gallery
+    from hf_bgbench.tasks.attribution.gallery import draw_gallery
 
     return {GALLERY_FILE: lambda path: draw_gallery(out["gallery"], out["panels"], title, path)}

@@ -9,7 +9,7 @@ aggregation (the paper's: per class, then the mean over the classes).
 
 Hooks over the runner: prepare = the mask variant's test images (a seeded subset) at the
 protocol's size; compute = clean and grayed copies per batch through the model step;
-summarise = :mod:`hf_bgbench.tasks.graying_summary`.
+summarise = :mod:`hf_bgbench.tasks.graying.summary`.
 
 Fig. 8 has a second number: the accuracy on the grayed test images of a linear head
 re-fitted on grey-background train images (the authors' ``finetuner.py``
@@ -39,8 +39,8 @@ from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
 from hf_bgbench.probe.features import probe_note
 from hf_bgbench.tasks import common
-from hf_bgbench.tasks.graying_options import GrayingError, GrayingOptions
-from hf_bgbench.tasks.graying_summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
+from hf_bgbench.tasks.graying.options import GrayingError, GrayingOptions
+from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
 

@@ -1,7 +1,7 @@
 """The Backgrounds Challenge loop: backgrounds in device-sized chunks, foregrounds streamed
-through the decode loader into the schedule (:mod:`hf_bgbench.tasks.challenge_schedule`),
+through the decode loader into the schedule (:mod:`hf_bgbench.tasks.challenge.schedule`),
 composites built on the device, every decided foreground cached on disk
-(:mod:`hf_bgbench.tasks.challenge_cache`).
+(:mod:`hf_bgbench.tasks.challenge.cache`).
 
 Backgrounds are decoded once per run, ``chunk_size`` at a time, into one uint8 tensor on the
 device (all of them when they fit, the default). With several chunks, the foregrounds not yet
@@ -30,8 +30,8 @@ from hf_bgbench.data.schema import ID, MASK
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.engine import Interrupted
 from hf_bgbench.inference.model_step import ModelStep
-from hf_bgbench.tasks.challenge_cache import CachedRow, CacheIdentity, ChallengeCache
-from hf_bgbench.tasks.challenge_schedule import FoolingStats, Outcome, Schedule
+from hf_bgbench.tasks.challenge.cache import CachedRow, CacheIdentity, ChallengeCache
+from hf_bgbench.tasks.challenge.schedule import FoolingStats, Outcome, Schedule
 
 log = logging.getLogger(__name__)
 

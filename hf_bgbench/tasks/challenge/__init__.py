@@ -6,20 +6,20 @@ class including its own: ``x = bg * (1 - mask) + fg * mask`` on the 224x224 tens
 as anything but its class; challenge accuracy is the fraction that are not.
 
 Backgrounds are decoded once onto the device (in chunks when they do not fit:
-:mod:`hf_bgbench.tasks.challenge_memory`); the schedule
-(:mod:`hf_bgbench.tasks.challenge_schedule`) spends as few forward passes as it can: each
+:mod:`hf_bgbench.tasks.challenge.memory`); the schedule
+(:mod:`hf_bgbench.tasks.challenge.schedule`) spends as few forward passes as it can: each
 foreground is dropped the moment it is decided, backgrounds are tried most harmful first.
 Verdicts do not depend on that order, but which fooling background is reported does (the
 first found in the schedule; full-matrix mode: the first in dataset order). Decided
-foregrounds are cached (:mod:`hf_bgbench.tasks.challenge_cache`), so an interrupted run
-resumes (:mod:`hf_bgbench.tasks.challenge_run`). Under ``accelerate launch`` each process
+foregrounds are cached (:mod:`hf_bgbench.tasks.challenge.cache`), so an interrupted run
+resumes (:mod:`hf_bgbench.tasks.challenge.run`). Under ``accelerate launch`` each process
 takes a contiguous share of the foregrounds against every background; the shares are
-gathered (:mod:`hf_bgbench.tasks.challenge_shards`). ``full_matrix=True`` scores every
+gathered (:mod:`hf_bgbench.tasks.challenge.shards`). ``full_matrix=True`` scores every
 composite and adds per-background attack success rates.
 
 Hooks over the runner: prepare = foregrounds and backgrounds (seeded subsets), the input
 size, the background chunk and the cache identity; compute = the schedule over every share;
-summarise = :mod:`hf_bgbench.tasks.challenge_summary`. Results add to the common header what
+summarise = :mod:`hf_bgbench.tasks.challenge.summary`. Results add to the common header what
 the verdicts cost (``composites_*``, ``clean_forwards``, ``computed_rows`` /
 ``reused_rows``), ``settings``, ``timing`` and ``memory``.
 """
@@ -36,13 +36,13 @@ from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.schema import MASK
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.geometry import first_image_size, input_geometry
-from hf_bgbench.tasks.challenge_cache import CacheIdentity, default_challenge_cache_dir
-from hf_bgbench.tasks.challenge_memory import background_chunk, peak_memory
-from hf_bgbench.tasks.challenge_options import ChallengeError, ChallengeOptions
-from hf_bgbench.tasks.challenge_run import LoopOptions, decoders, run_pairs
-from hf_bgbench.tasks.challenge_schedule import ORDER_DESCRIPTION
-from hf_bgbench.tasks.challenge_shards import merge_memory, merge_shards
-from hf_bgbench.tasks.challenge_summary import (
+from hf_bgbench.tasks.challenge.cache import CacheIdentity, default_challenge_cache_dir
+from hf_bgbench.tasks.challenge.memory import background_chunk, peak_memory
+from hf_bgbench.tasks.challenge.options import ChallengeError, ChallengeOptions
+from hf_bgbench.tasks.challenge.run import LoopOptions, decoders, run_pairs
+from hf_bgbench.tasks.challenge.schedule import ORDER_DESCRIPTION
+from hf_bgbench.tasks.challenge.shards import merge_memory, merge_shards
+from hf_bgbench.tasks.challenge.summary import (
     RESULT_KEYS,
     challenge_report_section,
     summarize,

@@ -20,16 +20,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.benchmarks.imagenet_e.cli import add_convert_arguments, run_convert
+from hf_bgbench.benchmarks import all_specs, get_benchmark
+from hf_bgbench.benchmarks.imagenet_e.cli import CONVERT
+from hf_bgbench.cli.benchmark_commands import add_command_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="imagenet_e.py", description=__doc__.split("\n\n")[0])
-    add_convert_arguments(parser)
+    add_command_arguments(parser, CONVERT, get_benchmark("imagenet-e"), all_specs())
     args = parser.parse_args(argv)
     try:
-        return run_convert(args, get_benchmark("imagenet-e"))
+        return args.func(args)
     except (ValueError, OSError) as err:
         print(f"imagenet_e.py: error: {err}", file=sys.stderr)
         return 2

@@ -17,16 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.benchmarks import all_specs
-from hf_bgbench.benchmarks.in9.cli import add_in9_arguments, run_in9
+from hf_bgbench.benchmarks import all_specs, get_benchmark
+from hf_bgbench.benchmarks.in9.cli import BUILD
+from hf_bgbench.cli.benchmark_commands import add_command_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="in9.py", description=__doc__.split("\n\n")[0])
-    add_in9_arguments(parser)
+    add_command_arguments(parser, BUILD, get_benchmark("in9"), all_specs())
     args = parser.parse_args(argv)
     try:
-        return run_in9(args, all_specs())
+        return args.func(args)
     except (ValueError, OSError) as err:
         print(f"in9.py: error: {err}", file=sys.stderr)
         return 2

@@ -17,16 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.benchmarks.rival10.cli import add_rival10_arguments, run_rival10
+from hf_bgbench.benchmarks import all_specs, get_benchmark
+from hf_bgbench.benchmarks.rival10.cli import CONVERT
+from hf_bgbench.cli.benchmark_commands import add_command_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rival10.py", description=__doc__.split("\n\n")[0])
-    add_rival10_arguments(parser)
+    add_command_arguments(parser, CONVERT, get_benchmark("rival10"), all_specs())
     args = parser.parse_args(argv)
     try:
-        return run_rival10(args, get_benchmark("rival10"))
+        return args.func(args)
     except (ValueError, OSError) as err:
         print(f"rival10.py: error: {err}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ from hf_bgbench.metrics import (
     prediction_categories,
     wilson_interval,
 )
-from hf_bgbench.metrics.intervals import bootstrap_means, percentile_interval, resampling_gap
+from hf_bgbench.metrics.intervals import bootstrap_intervals, resampling_gap
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Series, Table
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -299,11 +299,11 @@ def image_interval(
     images) of per-row ``values``: a bootstrap over :func:`per_image` values, withheld when
     resampling cannot vary them (:func:`~hf_bgbench.metrics.intervals.resampling_gap`)."""
     units = per_image(values, frame)
-    gap = resampling_gap(units)
-    if gap:
-        return None, gap, len(units)
-    (means,) = bootstrap_means(units, n_resamples=resamples, seed=seed)
-    return list(percentile_interval(means, quantiles=quantiles)), None, len(units)
+    (interval,) = bootstrap_intervals(
+        {"images": units}, n_resamples=resamples, seed=seed, quantiles=quantiles
+    ).values()
+    bounds = None if interval.bounds is None else list(interval.bounds)
+    return bounds, interval.withheld, len(units)
 
 
 @dataclass(frozen=True)

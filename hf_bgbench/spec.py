@@ -12,12 +12,13 @@ registry of specs is :mod:`hf_bgbench.benchmarks`.
 Hooks (:attr:`BenchmarkSpec.hooks`, resolved by :meth:`BenchmarkSpec.hook`):
 
 ``cli_build`` / ``cli_convert`` / ``cli_download``
-    ``register(subparsers, spec, specs)``: add this benchmark's sub-command(s) under
-    ``bgbench build`` / ``convert`` / ``download`` (``specs``: every registered benchmark,
-    in registration order, for options that offer other benchmarks' data).
+    a :class:`hf_bgbench.builders.commands.Command`: this benchmark's sub-command under
+    ``bgbench build`` / ``convert`` / ``download``, its options declared once; it runs as
+    ``run(options, spec, specs)`` (``specs``: every registered benchmark, in registration
+    order, for options that offer other benchmarks' data).
 ``cli_commands``
-    ``register(subparsers, spec, specs)``: add top-level ``bgbench`` commands the benchmark
-    brings (ImageNet-E: ``bgbench edit``).
+    a ``Command`` too: a top-level ``bgbench`` command the benchmark brings (ImageNet-E:
+    ``bgbench edit``).
 ``cached_download``
     ``function(cache_dir=None) -> Path | None``: the folder of an earlier ``bgbench
     download``, used when no ``--data`` is given and the Hub dataset cannot be had.
@@ -40,6 +41,7 @@ and facts the folder's modules share live in a module below the spec.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
@@ -121,14 +123,17 @@ class BuiltLayout:
 class Protocol:
     """A named recipe of one task on one benchmark (e.g. the paper's noise analysis).
 
-    ``settings``: what the task's hooks read (its keys are the task's, documented there);
-    ``deviations``: plain sentences naming every way the recipe knowingly differs from the
-    paper's text or the authors' released code, and why; ``sources``: what it follows
-    (paper sections, the authors' files)."""
+    ``settings``: what the task's hooks read. A benchmark writes a plain mapping (its keys
+    are the fields of the task's frozen settings dataclass, ``tasks/<task>/settings.py``);
+    the tasks check it against that class when the benchmark registers -- an unknown key, a
+    wrong type or a missing value fails there -- and a run reads the typed instance
+    (:mod:`hf_bgbench.tasks.protocol_settings`). ``deviations``: plain sentences naming every
+    way the recipe knowingly differs from the paper's text or the authors' released code,
+    and why; ``sources``: what it follows (paper sections, the authors' files)."""
 
     name: str
     summary: str
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] | Any = field(default_factory=dict)
     deviations: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 
@@ -138,7 +143,8 @@ class Protocol:
         """The ``protocol`` entry of a results document (JSON types only). ``departures``:
         how the run is not this benchmark's published protocol on all of its data (another
         recipe, restricted classes, resized input, a subset, ...); ``published`` is True
-        when there are none -- what a Hub leaderboard entry needs."""
+        when there are none -- what a Hub leaderboard entry needs. Typed settings are
+        recorded field by field, a field left None (not set) left out."""
         return {
             "name": self.name,
             "summary": self.summary,
@@ -209,6 +215,9 @@ class Reference:
 
 
 def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        named = ((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+        return {name: _plain(v) for name, v in named if v is not None}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
@@ -302,6 +311,25 @@ class BenchmarkSpec:
             object.__setattr__(self, "short_name", self.name)
         for h in self.leaderboard:
             self._check_leaderboard_task(h)
+        self._check_protocols()
+
+    def _check_protocols(self) -> None:
+        """Protocols only for tasks the benchmark runs (a misspelt task would run its default
+        recipe), each name once per task. Their settings are the tasks' to check
+        (:mod:`hf_bgbench.tasks.protocol_settings`, when the benchmark registers)."""
+        for task, protocols in self.protocols.items():
+            if task not in self.tasks:
+                raise ValueError(
+                    f"Benchmark {self.name!r} declares protocols for task {task!r}, which is not "
+                    f"one of its tasks ({', '.join(self.tasks)})."
+                )
+            names = [p.name for p in protocols]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(
+                    f"Benchmark {self.name!r}, task {task!r}: protocol {twice[0]!r} is declared "
+                    "twice; each name picks one recipe (--protocol NAME)."
+                )
 
     def _check_leaderboard_task(self, h: Headline) -> None:
         where = f"Benchmark {self.name!r}: leaderboard task {h.eval_task_id!r} ({h.key})"

@@ -2,9 +2,13 @@
 
 A thin shell over the library. Tabs: *Score a model* (a task of a benchmark on an allow-listed
 dataset: live status, report, plots, files to download, the predictions on a few images per
-variant), *Explore* (one image in every variant with the model's prediction and confidence),
-*Report card* (every benchmark's headline numbers for one model, beside the published models:
-:mod:`hf_bgbench.space.report_card`), *Leaderboard*. Benchmarks and tasks come from the
+variant), *Explore* (one image in every variant with the model's prediction and confidence; the
+images behind a paired gap: :mod:`hf_bgbench.space.flips`), *Compare* (two models on
+the same images, ``bgbench compare``: :mod:`hf_bgbench.space.compare`; runs this process
+finished are reused, :mod:`hf_bgbench.space.runs`), *Report card* (every benchmark's headline
+numbers for one model, beside the published models: :mod:`hf_bgbench.space.report_card`),
+*Leaderboard*. Every result shows the command that reproduces it
+(:mod:`hf_bgbench.space.reproduce`). Benchmarks and tasks come from the
 registries, the numbers from the tasks, the report from the one renderer, the checks on what
 a visitor enters from :mod:`hf_bgbench.space.safety`, the galleries from
 :mod:`hf_bgbench.space.explore`, the status from :mod:`hf_bgbench.space.progress`, the rows
@@ -43,6 +47,8 @@ import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.render import render_markdown
+from hf_bgbench.report.paired import comparable_tasks
+from hf_bgbench.space.compare import compare_folders, run_folders
 from hf_bgbench.space.display import (
     figures_html,
     narrow_tables,
@@ -61,6 +67,7 @@ from hf_bgbench.space.explore import (
     samples_html,
     split_report,
 )
+from hf_bgbench.space.flips import flip_pairs, flips_page, pair_named, predictions_task
 from hf_bgbench.space.leaderboard import (
     LEADERBOARD_REPO_ENV,
     NotEligible,
@@ -71,6 +78,8 @@ from hf_bgbench.space.leaderboard import (
 )
 from hf_bgbench.space.progress import JobStatus, JobTimes, page_progress, queue_message
 from hf_bgbench.space.report_card import report_benchmarks, space_report
+from hf_bgbench.space.reproduce import cli_files, data_argument, reproduce_markdown, task_command
+from hf_bgbench.space.runs import FinishedRun, FinishedRuns
 from hf_bgbench.space.safety import (
     AllowedDataset,
     Job,
@@ -101,9 +110,10 @@ from hf_bgbench.space.settings import (
     model_limits,
     run_output_dir,
     takes_variants,
+    task_label,
     task_options,
 )
-from hf_bgbench.tasks import get_task, run_task
+from hf_bgbench.tasks import all_tasks, get_task, run_task
 from hf_bgbench.tasks.options import default_benchmark
 
 try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is
@@ -130,6 +140,9 @@ UNREAD_MESSAGES = 5  # updates a client leaves unread before it counts as not li
 SETTLE_SECONDS = 30
 SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
 JOB_TIMES = JobTimes()  # this Space's recent scoring jobs: a queued visitor's estimate
+FINISHED = FinishedRuns()  # runs this process finished: Compare and the flips reuse them
+COMPARE_IDLE, COMPARE_BUSY = "Compare", "Comparing…"
+FLIPS_IDLE = "Show the images behind the gap"
 CSS = """
 #job-status { min-height: 3.2em; padding: 0.4em 0.8em; border-radius: 6px;
   background: var(--block-background-fill); border: 1px solid var(--border-color-primary); }
@@ -138,8 +151,17 @@ CSS = """
 #leaderboard table, #leaderboard td, #leaderboard th, #leaderboard span,
 #leaderboard-other table, #leaderboard-other td, #leaderboard-other th,
 #leaderboard-other span { font-family: var(--font); }
-#report table { display: block; overflow-x: auto; width: fit-content; max-width: 100%; }
+#report table, #compare-report table { display: block; overflow-x: auto; width: fit-content;
+  max-width: 100%; }
 #report th { overflow-wrap: anywhere; }
+.bgbench-scroll { overflow-x: auto; max-width: 100%; }
+/* a phone: a table keeps its columns readable and scrolls sideways (a header squeezed to
+   one character per line reads as nothing); the boards keep a width their columns fit */
+@media (max-width: 640px) {
+  #report th, #report td, #compare-report th, #compare-report td {
+    overflow-wrap: normal; white-space: nowrap; }
+  #leaderboard table, #leaderboard-other table { min-width: 760px; }
+}
 """
 
 
@@ -376,6 +398,26 @@ def checked_click(
     return button.click(model_gate, model_text, None, queue=False)
 
 
+def checked_compare_click(
+    button: gr.Button, model_a: gr.Textbox, model_b: gr.Textbox, shown: Any
+) -> Any:
+    """:func:`checked_click` for two models: either id refused stops the click."""
+
+    def status_at_click(a: str, b: str, request: gr.Request = None) -> Any:  # type: ignore[assignment]
+        try:
+            check_model_id(b)
+        except SpaceRefusal as err:
+            return f"**Stopped:** model B: {err}"
+        return click_status(a, JOB_GROUP, request)
+
+    def gate(a: str, b: str) -> None:
+        model_gate(a)
+        model_gate(b)
+
+    button.click(status_at_click, [model_a, model_b], shown, queue=False)
+    return button.click(gate, [model_a, model_b], None, queue=False)
+
+
 # --------------------------------------------------------------------------- Score
 
 
@@ -471,6 +513,7 @@ def score(
             if not (yield from follow(job, status, progress, request, update)):
                 return  # nobody reads the updates: stop the job (the with block kills it)
             results = job.result()
+        FINISHED.add(task, model.model_id, entry.name, options, out, results)
         gallery = ""
         if (out / "predictions").is_dir():  # a task that keeps per-image predictions
             status.stage("drawing the predictions on a few images")
@@ -491,7 +534,9 @@ def score(
     shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
     report, extras = split_report(render_markdown(shown_doc))
     report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
+    report += "\n\n" + reproduce_section(task, model.model_id, entry, options)
     results_file = write_public_document(public, out / "download" / f"{stem}.json")
+    tables_csv += cli_files(out, results, _hidden(entry))
     figures = run_figures(results, out)
     took = round(status.clock() - status.started)
     JOB_TIMES.add(took)
@@ -504,6 +549,15 @@ def score(
         extras,  # its model-index names the data scored (render.model_index)
         idle,
     )
+
+
+def reproduce_section(
+    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
+) -> str:
+    """The "Reproduce this" section of a run: its exact ``bgbench`` command."""
+    data, note = data_argument(entry)
+    command = task_command(task, model_id, options["benchmark"], data, options, output or None)
+    return reproduce_markdown([command], [note])
 
 
 REPORT_IDLE, REPORT_BUSY = "Make the report card", "Making the report card…"
@@ -751,6 +805,212 @@ def explore(
     yield [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
 
 
+def finished_run(
+    task: str,
+    model_id: str,
+    entry: AllowedDataset,
+    benchmark: str,
+    variants: list[str],
+    follow_job: Any,
+) -> Iterator[tuple[Any, ...]]:
+    """The run of ``task`` for ``model_id`` on ``entry`` at the Space's caps: one this
+    process finished (:data:`FINISHED`), else a new job, driven by ``follow_job(job)`` (a
+    :func:`follow` generator). Returns (:class:`FinishedRun`, the options it ran with);
+    None when its visitor stopped reading."""
+    spec = get_benchmark(benchmark)
+    picked = [v for v in spec.variants if v in set(variants)] if takes_variants(task) else []
+    options = task_options(task, picked, False)
+    options["benchmark"] = benchmark
+    found = FINISHED.find(task, model_id, entry.name, options, picked)
+    if found is not None:
+        return found, options
+    out = run_output_dir()
+    options.update(data=allowed_data(entry, spec), output_dir=str(out))
+    with job_for(task, model_id, options) as job:
+        if not (yield from follow_job(job)):
+            return None
+        results = job.result()
+    FINISHED.add(task, model_id, entry.name, options, out, results)
+    return FinishedRun(out, results), options
+
+
+# --------------------------------------------------------------------------- Compare
+
+
+def one_compare_per_client(
+    model_a: Any,
+    model_b: Any,
+    dataset: Any,
+    benchmark: Any,
+    task: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The Compare button's validator: both model ids checked; one scoring job per client."""
+    fine = _refusal(JOB_GROUP, "a scoring job", request, 5, model_a)
+    try:
+        check_model_id(str(model_b))
+    except SpaceRefusal as err:
+        fine[1] = gr.validate(False, str(err))
+    return fine
+
+
+def compare_models(
+    model_a: str,
+    model_b: str,
+    dataset: str,
+    benchmark: str,
+    task: str = "evaluate",
+    request: gr.Request = None,  # type: ignore[assignment]
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> Iterator[tuple[Any, ...]]:
+    """Model A against model B on the same images (``bgbench compare``): each model's run of
+    ``task`` (a run this process already finished is reused), then the paired differences
+    with their intervals, the verdicts and the forest plot. Yields (status, Markdown,
+    plot HTML, files, the button), as :func:`score`."""
+    entry = None
+    title = f"compare · {(model_a or '?').strip()[:60]} vs {(model_b or '?').strip()[:60]}"
+    status = JobStatus(title, 2 * job_seconds(task))
+    skip = gr.skip()
+    busy = gr.update(value=COMPARE_BUSY, interactive=False)
+    idle = gr.update(value=COMPARE_IDLE, interactive=True)
+
+    def update() -> tuple[Any, ...]:
+        return (status.markdown(), skip, skip, skip, skip)
+
+    def follow_job(job: Any) -> Iterator[tuple[Any, ...]]:
+        return follow(job, status, progress, request, update)
+
+    status.stage("checking the models and the dataset")
+    yield (status.markdown(), "", "", None, busy)
+    try:
+        spec = get_benchmark(benchmark)
+        spec.check_task(task)
+        if task not in comparable_tasks():
+            raise SpaceRefusal(
+                f"Compare pairs the tasks {', '.join(comparable_tasks())} image by image; "
+                f"{task} has no per-image scores."
+            )
+        a, entry, note_a = _checked(model_a, dataset, benchmark)
+        b, _, note_b = _checked(model_b, dataset, benchmark)
+        if a.model_id == b.model_id:
+            raise SpaceRefusal("Enter two different models to compare.")
+        held = variants_of(dataset, benchmark)
+        runs = []
+        for side, model in (("A", a), ("B", b)):
+            status.stage(f"scoring {side}: {model.model_id} ({task})")
+            progress(0.05, desc=f"scoring {model.model_id}")
+            yield update()
+            got = yield from finished_run(task, model.model_id, entry, benchmark, held, follow_job)
+            if got is None:
+                return  # nobody reads the updates: the job was stopped
+            runs.append(got)
+        status.stage("pairing the images and resampling")
+        yield update()
+        hidden = _hidden(entry)
+        out = run_output_dir()
+        shown = compare_folders(runs[0][0].folder, runs[1][0].folder, task, out, hidden)
+    except Exception as err:
+        message = visitor_message(err, _hidden(entry))
+        yield (f"**Stopped:** {message}", skip, skip, skip, idle)
+        raise gr.Error(message, duration=None, print_exception=False) from None
+    folders = run_folders(task)
+    data, data_note = data_argument(entry)
+    commands = [
+        task_command(task, m.model_id, benchmark, data, options, folder)
+        for m, (_, options), folder in zip((a, b), runs, folders, strict=True)
+    ]
+    commands.append(f"bgbench compare {folders[0]} {folders[1]} --output bgbench_compare")
+    notes = [n for n in (note_a, note_b) if n]
+    markdown = shown.markdown + "".join(f"\n\n> {n}" for n in notes)
+    markdown += "\n\n" + reproduce_markdown(commands, [data_note])
+    took = round(status.clock() - status.started)
+    yield (
+        f"**{title}**\n\nDone in {took} s: the comparison is below.",
+        markdown,
+        figures_html([shown.figure]),
+        shown.files,
+        idle,
+    )
+
+
+# --------------------------------------------------------------------------- Flips
+
+
+def one_flips_per_client(
+    model_text: Any,
+    dataset: Any,
+    benchmark: Any,
+    pair: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The flip explorer's validator (it scores: one scoring job per client)."""
+    return _refusal(JOB_GROUP, "a scoring job", request, 4, model_text)
+
+
+def flips(
+    model_text: str,
+    dataset: str,
+    benchmark: str,
+    pair_name: str | None = None,
+    request: gr.Request = None,  # type: ignore[assignment]
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> Iterator[tuple[Any, ...]]:
+    """The images behind a paired gap (BG-GAP: right on mixed_same, wrong on mixed_rand,
+    and the reverse), side by side with the original photo and the background's source,
+    from the model's per-image predictions (a finished run of this process, or a new one
+    of the three variants). Yields (the summary, the images' HTML)."""
+    entry = None
+    title = f"flips · {(model_text or '').strip()[:80] or '?'} · {dataset}"
+    status = JobStatus(title, JOB_SECONDS)
+    skip = gr.skip()
+
+    def update() -> tuple[Any, ...]:
+        return (status.markdown(), skip)
+
+    status.stage("checking the model and the dataset")
+    yield (status.markdown(), "")
+    try:
+        spec = get_benchmark(benchmark)
+        pair = pair_named(spec, pair_name)
+        task = predictions_task(spec)
+        model, entry, note = _checked(model_text, dataset, benchmark)
+        wanted = [spec.reference_variant, pair.first, pair.second]
+        held = variants_of(dataset, benchmark)
+        status.stage(f"scoring {model.model_id} on {', '.join(v for v in wanted if v in held)}")
+        yield update()
+        got = yield from finished_run(
+            task,
+            model.model_id,
+            entry,
+            benchmark,
+            [v for v in wanted if v in held],
+            lambda job: follow(job, status, progress, request, update),
+        )
+        if got is None:
+            return
+        run, options = got
+        status.stage("finding the images that flip")
+        yield update()
+        data = allowed_data(entry, spec)
+        tables = read_predictions(run.folder / "predictions")
+        summary, shown = flips_page(data, benchmark, tables, pair, model.model_id)
+    except Exception as err:
+        message = visitor_message(err, _hidden(entry))
+        yield f"**Stopped:** {message}", skip
+        raise gr.Error(message, duration=None, print_exception=False) from None
+    summary += "".join(f"\n\n> {n}" for n in [note] if n)
+    summary += "\n\n" + reproduce_section(task, model.model_id, entry, options)
+    yield summary, f'<div class="bgbench-scroll">{shown}</div>'
+
+
+def _pair_choices(benchmark: str) -> Any:
+    pairs = flip_pairs(get_benchmark(benchmark))
+    return gr.update(
+        choices=[(f"{p.label}: {p.first} vs {p.second}", p.name) for p in pairs],
+        value=pairs[0].name if pairs else None,
+    )
+
+
 # --------------------------------------------------------------------------- Leaderboard
 
 
@@ -803,8 +1063,37 @@ def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple
     )
 
 
-def _task_choices(benchmark: str) -> list[tuple[str, str]]:
-    return [(get_task(t).description, t) for t in get_benchmark(benchmark).tasks]
+def _task_choices(benchmark: str, comparable: bool = False) -> list[tuple[str, str]]:
+    tasks = get_benchmark(benchmark).tasks
+    return [
+        (task_label(t, benchmark), t) for t in tasks if not comparable or t in comparable_tasks()
+    ]
+
+
+# A control's choices at build time are what "Use via API" accepts (Gradio checks a value
+# against them): every benchmark's tasks, variants and datasets; the page narrows them to
+# the benchmark shown when it loads.
+def _every_task(comparable: bool = False) -> list[tuple[str, str]]:
+    declared = {t for b in list_benchmarks() for t in get_benchmark(b).tasks}
+    return [
+        (t.description, t.name)
+        for t in all_tasks()
+        if t.name in declared and (not comparable or t.name in comparable_tasks())
+    ]
+
+
+def _every_variant() -> list[str]:
+    return list(dict.fromkeys(v for b in list_benchmarks() for v in get_benchmark(b).variants))
+
+
+def _every_pair() -> list[tuple[str, str]]:
+    pairs = (p for b in list_benchmarks() for p in flip_pairs(get_benchmark(b)))
+    return list(dict.fromkeys((f"{p.label}: {p.first} vs {p.second}", p.name) for p in pairs))
+
+
+def _compare_tasks(benchmark: str) -> Any:
+    choices = _task_choices(benchmark, comparable=True)
+    return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
 
 def _datasets_update(benchmark: str) -> Any:
@@ -823,6 +1112,7 @@ def build_demo() -> gr.Blocks:
     names = datasets_for(allowed(), start.name)
     first = names[0] if names else None
     held = variants_of(first, start.name)
+    every_name = list(allowed())  # the API's choices; the page shows those of its benchmark
     with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
         gr.Markdown(
             "# How much does your classifier lean on the background?\n"
@@ -838,12 +1128,15 @@ def build_demo() -> gr.Blocks:
                 model_id = gr.Textbox(
                     label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="score-model"
                 )
-                dataset = gr.Dropdown(names, value=first, label="Dataset")
+                dataset = gr.Dropdown(every_name, value=first, label="Dataset")
             with gr.Row():
                 benchmark = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
-                task = gr.Radio(_task_choices(start.name), value=start.tasks[0], label="Task")
+                task = gr.Radio(_every_task(), value=start.tasks[0], label="Task")
             variants = gr.CheckboxGroup(
-                held, value=held, label="Variants (those the dataset holds)", elem_id="variants"
+                _every_variant(),
+                value=held,
+                label="Variants (those the dataset holds)",
+                elem_id="variants",
             )
             restrict = gr.Checkbox(
                 label="Argmax only over the benchmark's ImageNet classes "
@@ -875,7 +1168,9 @@ def build_demo() -> gr.Blocks:
             with gr.Accordion("LaTeX row and model card (model-index)", open=False):
                 extras = gr.Markdown(elem_id="report-extras")
             raw = gr.File(
-                label="Download: results (JSON), full tables (CSV), plots", file_count="multiple"
+                label="Download: results (JSON, Markdown), per-image predictions (Parquet), "
+                "tables (CSV), plots",
+                file_count="multiple",
             )
         with gr.Tab("Explore"):
             gr.Markdown(
@@ -888,9 +1183,12 @@ def build_demo() -> gr.Blocks:
                     label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="explore-model"
                 )
                 ex_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
-                ex_data = gr.Dropdown(names, value=first, label="Dataset")
+                ex_data = gr.Dropdown(every_name, value=first, label="Dataset")
             with gr.Row(equal_height=True):
-                ex_image = gr.Dropdown([], label="Image (class · id)", filterable=True, scale=4)
+                # any id is accepted (and checked by the job): the API's callers name theirs
+                ex_image = gr.Dropdown(
+                    [], label="Image (class · id)", allow_custom_value=True, scale=4
+                )
                 ex_run = gr.Button("Show every variant", variant="primary", scale=1)
             ex_summary = gr.Markdown(elem_id="explore-summary")
             ex_gallery = gr.Gallery(
@@ -900,8 +1198,85 @@ def build_demo() -> gr.Blocks:
                 height="auto",
                 elem_id="explore-gallery",
             )
+            gr.Markdown(
+                "### The images behind the gap\n"
+                "Which images does the model get right with the object on a background of "
+                "its own class (*mixed_same*) and wrong on another class's (*mixed_rand*), "
+                "and the reverse? BG-GAP is exactly (right→wrong − wrong→right) / images. "
+                "Each is shown as the original photo and in both variants, with the "
+                "background's source photo when the dataset records it."
+            )
+            with gr.Row(equal_height=True):
+                fl_pair = gr.Dropdown(_every_pair(), label="Gap", scale=4, elem_id="flip-pair")
+                fl_run = gr.Button(FLIPS_IDLE, variant="primary", scale=1, elem_id="flip-button")
+            fl_summary = gr.Markdown(elem_id="flips-summary")
+            fl_images = gr.HTML(elem_id="flips")
             ex_bench.change(_datasets_update, ex_bench, ex_data, queue=False)
+            ex_bench.change(_pair_choices, ex_bench, fl_pair, queue=False)
             ex_data.change(images_of, [ex_data, ex_bench], ex_image, queue=False)
+            checked_click(fl_run, ex_model, fl_summary, JOB_GROUP).success(
+                flips,
+                [ex_model, ex_data, ex_bench, fl_pair],
+                [fl_summary, fl_images],
+                show_progress_on=fl_summary,
+                concurrency_id=JOB_GROUP,
+                concurrency_limit=CONCURRENCY,
+                validator=one_flips_per_client,
+            )
+        with gr.Tab("Compare"):
+            gr.Markdown(
+                "Model A against model B on the same images (the `bgbench compare` "
+                "command): each score's difference A − B with a paired 95% bootstrap "
+                "interval over the images both scored, a verdict in words and a forest "
+                "plot. A model's run is reused when this Space has scored it already."
+            )
+            with gr.Row():
+                cmp_a = gr.Textbox(
+                    label="Model A", value="tf_efficientnet_lite0", elem_id="compare-model-a"
+                )
+                cmp_b = gr.Textbox(
+                    label="Model B", value="tf_efficientnet_lite1", elem_id="compare-model-b"
+                )
+            with gr.Row():
+                cmp_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
+                cmp_data = gr.Dropdown(every_name, value=first, label="Dataset")
+                cmp_task = gr.Radio(
+                    _every_task(comparable=True), value=start.tasks[0], label="Task"
+                )
+            with gr.Row():
+                cmp_run = gr.Button(
+                    COMPARE_IDLE, variant="primary", scale=4, elem_id="compare-button"
+                )
+                cmp_stop = gr.Button("Stop", variant="stop", scale=1, elem_id="compare-stop")
+            cmp_status = gr.Markdown(
+                "Enter two models, then press **Compare**.", elem_id="compare-status"
+            )
+            cmp_report = gr.Markdown(elem_id="compare-report")
+            cmp_plot = gr.HTML(elem_id="compare-plot")
+            cmp_files = gr.File(
+                label="Download: compare.json, compare.md, compare.png", file_count="multiple"
+            )
+            cmp_bench.change(_datasets_update, cmp_bench, cmp_data, queue=False)
+            cmp_bench.change(_compare_tasks, cmp_bench, cmp_task, queue=False)
+            comparing = checked_compare_click(cmp_run, cmp_a, cmp_b, cmp_status).success(
+                compare_models,
+                [cmp_a, cmp_b, cmp_data, cmp_bench, cmp_task],
+                [cmp_status, cmp_report, cmp_plot, cmp_files, cmp_run],
+                show_progress_on=cmp_report,
+                concurrency_id=JOB_GROUP,
+                concurrency_limit=CONCURRENCY,
+                validator=one_compare_per_client,
+            )
+            cmp_stop.click(
+                lambda: (
+                    "**Stopped** at your request.",
+                    gr.update(value=COMPARE_IDLE, interactive=True),
+                ),
+                None,
+                [cmp_status, cmp_run],
+                cancels=[comparing],
+                queue=False,
+            )
             checked_click(ex_run, ex_model, ex_summary).success(
                 explore,
                 [ex_model, ex_data, ex_bench, ex_image],
@@ -941,7 +1316,9 @@ def build_demo() -> gr.Blocks:
             )
             with gr.Row():
                 lb_bench = gr.Dropdown(benchmarks, value=start.name, label="Benchmark")
-                lb_task = gr.Dropdown(list(start.tasks), value=start.tasks[0], label="Task")
+                lb_task = gr.Dropdown(
+                    [name for _, name in _every_task()], value=start.tasks[0], label="Task"
+                )
                 lb_model = gr.Textbox(label="Model contains")
                 lb_pub = gr.Checkbox(value=True, label="Show published numbers")
             board = gr.Dataframe(
@@ -970,6 +1347,13 @@ def build_demo() -> gr.Blocks:
             lb_model.submit(leaderboard, filters, boards, queue=False)
         demo.load(leaderboard, filters, boards, queue=False)
         demo.load(images_of, [ex_data, ex_bench], ex_image, queue=False)
+        # the page shows the choices of the benchmark shown (the API accepts every one)
+        demo.load(on_benchmark, benchmark, [task, variants, dataset], queue=False)
+        demo.load(_datasets_update, ex_bench, ex_data, queue=False)
+        demo.load(_pair_choices, ex_bench, fl_pair, queue=False)
+        demo.load(_datasets_update, cmp_bench, cmp_data, queue=False)
+        demo.load(_compare_tasks, cmp_bench, cmp_task, queue=False)
+        demo.load(_board_tasks, lb_bench, lb_task, queue=False)
         scoring = checked_click(run, model_id, status, JOB_GROUP).success(
             score,
             [model_id, dataset, variants, restrict, benchmark, task],

@@ -39,6 +39,47 @@ def in9_release(tmp_path_factory) -> Path:
     return write_release(tmp_path_factory.mktemp("in9_release"))
 
 
+# The synthetic datasets, built once per test run and shared: a test reads them, never
+# changes them (one that changes its data calls the builder for a copy of its own, and a
+# builder copies a master written once per process: tests/built_once.py). Results go in a
+# folder of their own (a run refuses --output inside --data).
+
+
+@pytest.fixture(scope="session")
+def in9_hub(in9_release, tmp_path_factory) -> Path:
+    """The synthetic IN-9 in the Hub layout (Parquet shards per variant and a card)."""
+    from tests.in9_fixture import write_hub_layout
+
+    return write_hub_layout(in9_release, tmp_path_factory.mktemp("in9_hub") / "hub")
+
+
+@pytest.fixture(scope="session")
+def rival10_release(tmp_path_factory) -> Path:
+    """The RIVAL10 fixture (tests/rival10_fixture.py) in the official release layout."""
+    from tests.rival10_fixture import write_rival10_release
+
+    return write_rival10_release(tmp_path_factory.mktemp("rival10_release"))
+
+
+@pytest.fixture(scope="session")
+def rival10_hub(tmp_path_factory) -> Path:
+    """The RIVAL10 fixture converted by ``bgbench convert rival10``'s converter."""
+    from tests.rival10_fixture import write_rival10_hub
+
+    return write_rival10_hub(tmp_path_factory.mktemp("rival10_hub"))
+
+
+# Module fixtures that run a whole report (every task of a benchmark): a test that uses one
+# is marked `slow`, out of the quick loop (`pytest -m "not slow"`), wherever it is written.
+WHOLE_REPORT_FIXTURES = frozenset({"in9_report", "local_report"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if WHOLE_REPORT_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _benchmarks_registered() -> None:
     """The built-in benchmarks registered first, as every command does: a model's label

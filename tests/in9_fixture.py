@@ -12,6 +12,7 @@ expected numbers below can be worked out by hand (see EXPECTED_* and the comment
 from __future__ import annotations
 
 import hashlib
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from torchvision import transforms
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_classes
 from hf_bgbench.benchmarks.in9.spec import IN9_VARIANTS
 from hf_bgbench.labels import LabelSpace, imagenet_label_space
+from tests.built_once import built_folder, copy_built
 
 SIZE = 224
 BOX = (72, 72, 152, 152)  # x0, y0, x1, y1 of the square object
@@ -89,7 +91,19 @@ def object_mask() -> np.ndarray:
 
 
 def write_release(root: Path, variants=VARIANTS) -> Path:
-    """The official release layout: bg_challenge/<variant>/val/<class-dir>/<id>.JPEG + fg_mask."""
+    """The official release layout: bg_challenge/<variant>/val/<class-dir>/<id>.JPEG + fg_mask.
+
+    Rendered once per process and set of variants, then copied: every caller gets its own
+    folder (tests may change their copy), byte for byte what a fresh render writes."""
+    return copy_built(_rendered_release(tuple(variants)), Path(root))
+
+
+@cache
+def _rendered_release(variants: tuple[str, ...]) -> Path:
+    return _render_release(built_folder(f"in9-{len(variants)}-"), variants)
+
+
+def _render_release(root: Path, variants: tuple[str, ...]) -> Path:
     base = root / "bg_challenge"
     for variant in variants:
         for y, d in enumerate(CLASS_DIRS):
@@ -102,6 +116,37 @@ def write_release(root: Path, variants=VARIANTS) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         for k in (0, 1):
             np.save(folder / f"{image_id(y, k)}.npy", object_mask())
+    return root
+
+
+def write_hub_layout(release_root: Path, out: Path) -> Path:
+    """The release at ``release_root`` in the Hub layout at ``out``: one Parquet shard per
+    variant (with masks) and a card declaring the configs; returns ``out``."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.benchmarks.in9.release import load_release_variant
+    from hf_bgbench.data.hub import configs_yaml, render_card, write_parquet_shards
+
+    spec = get_benchmark("in9")
+    for variant in VARIANTS:
+        ds = load_release_variant(release_root, variant, spec, with_mask=True)
+        write_parquet_shards(ds, out, variant, "test")
+    meta = {"configs": configs_yaml({v: ["test"] for v in VARIANTS}, default="original")}
+    (out / "README.md").write_text(render_card(meta, "# synthetic IN-9"))
+    return out
+
+
+def write_in9_hub(root: Path) -> Path:
+    """The release at ``root/release`` and its Hub layout at ``root/hub``; returns the latter.
+
+    Built once per process, then copied (tests/built_once.py): the caller owns its copy."""
+    copy_built(_built_hub(), Path(root))
+    return Path(root) / "hub"
+
+
+@lru_cache(maxsize=1)
+def _built_hub() -> Path:
+    root = built_folder("in9-hub-")
+    write_hub_layout(write_release(root / "release"), root / "hub")
     return root
 
 

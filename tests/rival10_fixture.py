@@ -29,7 +29,7 @@ import io
 import json
 import pickle
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image
 
 from hf_bgbench.benchmarks.rival10.labels import rival10_attributes, rival10_classes
+from tests.built_once import built_folder, copy_built
 
 SPLITS = ("train", "test")
 PER_CLASS = 2
@@ -172,8 +173,19 @@ def _attr_dict(item: FixtureItem, index: int) -> dict[str, object]:
 
 
 def write_rival10_release(root: Path) -> Path:
-    """Write the fixture at ``root/RIVAL10`` in the official layout; returns that folder."""
-    release = Path(root) / "RIVAL10"
+    """Write the fixture at ``root/RIVAL10`` in the official layout; returns that folder.
+
+    Written once per process, then copied (tests/built_once.py): the caller owns its copy."""
+    return copy_built(_written_release(), Path(root) / "RIVAL10")
+
+
+@lru_cache(maxsize=1)
+def _written_release() -> Path:
+    return _write_release(built_folder("rival10-release-"))
+
+
+def _write_release(root: Path) -> Path:
+    release = root / "RIVAL10"
     for index, item in enumerate(fixture_items()):
         folder = release / item.split / "ordinary"
         folder.mkdir(parents=True, exist_ok=True)
@@ -196,16 +208,24 @@ def write_rival10_release(root: Path) -> Path:
 
 def write_rival10_hub(root: Path, *, workers: int = 1) -> Path:
     """Convert the fixture (written under ``root/release``) into a Hub folder at
-    ``root/hub`` with ``bgbench convert rival10``'s converter; returns the Hub folder."""
+    ``root/hub`` with ``bgbench convert rival10``'s converter; returns the Hub folder.
+
+    Converted once per process and number of workers, then copied (tests/built_once.py)."""
+    copy_built(_converted_hub(workers), Path(root))
+    return Path(root) / "hub"
+
+
+@cache
+def _converted_hub(workers: int) -> Path:
     from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.benchmarks.rival10.convert import convert_rival10_release
 
-    release = write_rival10_release(Path(root) / "release")
-    out = Path(root) / "hub"
+    root = built_folder("rival10-hub-")
+    release = write_rival10_release(root / "release")
     convert_rival10_release(
-        release, out, workers=workers, progress=False, spec=get_benchmark("rival10")
+        release, root / "hub", workers=workers, progress=False, spec=get_benchmark("rival10")
     )
-    return out
+    return root
 
 
 def attribute_image_counts(split: str) -> dict[str, int]:

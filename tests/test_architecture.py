@@ -4,7 +4,9 @@ a) no import cycle between modules, nor between top-level units (sub-packages, r
 b) no import from a lower layer to a higher one (ARCHITECTURE.md's table, :data:`LAYERS`);
 c) the benchmark rule: a benchmark's name, and its folder ``hf_bgbench/benchmarks/<folder>/``,
    appear only inside that folder; nothing outside ``benchmarks/`` imports a benchmark folder,
-   and a folder imports neither the registry nor another folder.
+   and a folder imports neither the registry nor another folder;
+d) the task rule: no module outside a task's folder ``hf_bgbench/tasks/<task>/`` imports it
+   or names the task in a string (what other code knows of a task is on its ``Task``).
 
 Imports count at module level and inside functions, plus ``"hf_bgbench.x:y"`` hook strings
 and ``importlib.import_module("hf_bgbench.x")`` with a literal. Each failure lists every
@@ -236,3 +238,82 @@ def test_benchmark_knowledge_stays_in_its_folder():
             if home is not None and (target == registry or inside and target.split(".")[2] != home):
                 problems.append(f"{where(module, line)} (folder {home}) imports {target}")
     assert not problems, "benchmark knowledge outside its folder:\n" + "\n".join(problems)
+
+
+# (module, string) pairs that spell a task's name without meaning the task, or must name it
+ALLOWED_TASK_NAMES = {
+    # the results format: a document without "task" (written before results recorded their
+    # task) is an evaluate run, the one drawn under the plain title
+    ("hf_bgbench.render", "evaluate"),
+    # the Hugging Face `evaluate` library, which the generated metric Spaces import
+    ("hf_bgbench.cli.publish_metrics", "evaluate"),
+    # the package's public API (`from hf_bgbench import run_noise`), imported lazily by name
+    ("hf_bgbench", "hf_bgbench.tasks.evaluate"),
+    ("hf_bgbench", "hf_bgbench.tasks.challenge"),
+    ("hf_bgbench", "hf_bgbench.tasks.noise"),
+    ("hf_bgbench", "hf_bgbench.tasks.saliency"),
+}
+
+
+def task_homes() -> dict[str, str]:
+    """Registered task name -> its folder, the package its hooks are defined in."""
+    from hf_bgbench.tasks import all_tasks
+
+    return {task.name: task.prepare.__module__ for task in all_tasks()}
+
+
+def string_constants(path: Path):
+    """(line, text) of every string literal that is not a docstring (bare string statement)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            yield node.lineno, node.value
+
+
+def _inside(module: str, home: str) -> bool:
+    return module == home or module.startswith(home + ".")
+
+
+def test_task_knowledge_stays_in_its_folder():
+    """A task is one folder: nothing outside it imports it, and no string outside it is the
+    task's name or its module. Exempt: the task registry (``tasks.BUILTIN``, the one line),
+    the benchmark folders (a spec lists the tasks it runs, as data) and the modules below the
+    tasks' layer, which cannot know a task (the layer rule): a word spelt like one there is
+    another thing (the edits' ``"noise"`` texture)."""
+    homes = task_homes()
+    registry = f"{PACKAGE}.tasks"
+    assert all(_inside(home, registry) for home in homes.values()), homes
+    problems = []
+    for module, path in modules().items():
+        for target, line in imports(module):
+            for home in homes.values():
+                if _inside(target, home) and not _inside(module, home):
+                    problems.append(f"{where(module, line)} imports the task folder {target}")
+        if module == registry or LAYER_OF[unit(module)] < LAYER_OF["tasks"]:
+            continue
+        for line, text in string_constants(path):
+            for name, home in homes.items():
+                names_it = text == name or _inside(text.partition(":")[0], home)
+                if (
+                    names_it
+                    and not _inside(module, home)
+                    and (module, text) not in ALLOWED_TASK_NAMES
+                ):
+                    problems.append(f"{where(module, line)} {text!r} names the task {name!r}")
+    assert not problems, "task knowledge outside its folder:\n" + "\n".join(problems)
+
+
+def test_the_task_allow_list_is_still_needed():
+    """Each exemption above still matches a string of its module (a stale one is removed)."""
+    found = {
+        (module, text)
+        for module, path in modules().items()
+        for _, text in string_constants(path)
+        if (module, text) in ALLOWED_TASK_NAMES
+    }
+    assert found == ALLOWED_TASK_NAMES

@@ -20,7 +20,7 @@ from hf_bgbench.models.preprocessing import Preprocessing
 from hf_bgbench.tasks.attribution import run_attribution
 from hf_bgbench.tasks.attribution.options import AttributionError
 from hf_bgbench.tasks.attribution.summary import GALLERY_FILE
-from tests.rival10_fixture import fixture_items, write_rival10_release
+from tests.rival10_fixture import fixture_items
 
 SIZE = 224
 CLASS = 3  # both images of a class hold attribute (label + 7) % 18 (rival10_fixture)
@@ -104,8 +104,8 @@ def spot_classifier() -> Classifier:
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    return write_rival10_release(tmp_path_factory.mktemp("rival10_attribution"))
+def release(rival10_release):
+    return rival10_release  # shared, read only (tests/conftest.py)
 
 
 def _run(release, **kw):

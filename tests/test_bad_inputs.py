@@ -25,9 +25,9 @@ TESTED = ["original", "mixed_same", "mixed_rand"]
 
 
 def _hub_folder(tmp: Path) -> Path:
-    from tests.test_evaluate_in9 import _hub_layout_from_release
+    from tests.in9_fixture import write_in9_hub
 
-    return _hub_layout_from_release(write_release(tmp / "release"), tmp / "hub")
+    return write_in9_hub(tmp)
 
 
 def _drop_a_mixed_rand_row(tmp: Path) -> Path:
@@ -1291,6 +1291,31 @@ def _clip_under_label_map_model(tmp: Path) -> tuple:
     )
 
 
+def _bootstrap_error(columns: dict, **differences: tuple[str, str]) -> str:
+    """The message of the one bootstrap entry point over ``columns`` (statistics: the
+    named differences of means, or the mean of every column)."""
+    from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means
+
+    statistics = {k: difference_of_means(*pair) for k, pair in differences.items()} or None
+    return _message(lambda: bootstrap_intervals(columns, statistics))
+
+
+def _register_a_misspelt_protocol(tmp: Path) -> tuple[str, bool]:
+    """What registering a benchmark (what importing its folder does) says when its saliency
+    recipe misspells ``aggregation``, and whether the benchmark was registered anyway."""
+    import dataclasses
+
+    import hf_bgbench.tasks  # noqa: F401  (the tasks install the check that refuses it)
+    from hf_bgbench.benchmarks import get_benchmark, list_benchmarks, register
+    from hf_bgbench.spec import Protocol
+
+    slip = Protocol("paper", "class-mean saliency", settings={"agregation": "class-mean"})
+    spec = dataclasses.replace(
+        get_benchmark("rival10"), name="misspelt", protocols={"saliency": (slip,)}
+    )
+    return _message(lambda: register(spec)), "misspelt" in list_benchmarks()
+
+
 PYTHON_CASES = [
     (
         "zero-shot-empty-class-list",
@@ -1394,6 +1419,27 @@ PYTHON_CASES = [
         "`edits`: dropped accuracy compares the same images unedited and edited, but there are "
         "2 'original' row(s) and 1 'bg_random' row(s); give one row per image for every edit "
         "(leave an image an edit lacks out of 'original' too).",
+    ),
+    (  # issue 30 item 4: the one bootstrap entry point names the column a statistic lacks
+        "bootstrap-statistic-of-a-column-not-given",
+        lambda tmp: _bootstrap_error({"clean": np.ones(3)}, drop=("clean", "grayed")),
+        "statistic 'drop' needs the column(s) 'grayed'; the columns given are 'clean'.",
+    ),
+    (  # issue 30 item 4: a column of several values per image would be averaged silently
+        "bootstrap-column-not-one-value-per-image",
+        lambda tmp: _bootstrap_error({"trials": np.ones((4, 2))}),
+        "column 'trials' must hold one value per unit (one-dimensional), got shape (4, 2).",
+    ),
+    (  # issue 30 item 2: before, the misspelt key was ignored and the run recorded the
+        # class-mean default as the benchmark's published recipe
+        "protocol-setting-misspelt",
+        _register_a_misspelt_protocol,
+        (
+            "benchmark 'misspelt', protocol 'paper' of task 'saliency': unknown setting "
+            "'agregation' (did you mean 'aggregation'? known: stretch, aggregation, head, "
+            "paper_values).",
+            False,
+        ),
     ),
 ]
 

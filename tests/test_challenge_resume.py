@@ -113,6 +113,7 @@ def test_interrupted_run_resumes_to_identical_results(in9_release, tmp_path, chu
         assert third.get(key) == resumed.get(key), key
 
 
+@pytest.mark.slow  # the full foreground x background matrix, three runs
 def test_full_matrix_resumes_and_streams_to_the_same_matrix(in9_release, tmp_path):
     _run(
         in9_release,

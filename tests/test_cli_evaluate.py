@@ -9,6 +9,7 @@ import pytest
 from hf_bgbench.cli import main
 
 
+@pytest.mark.slow  # every real sample photo through the CLI
 def test_bundled_lite0_on_real_photos(shared_data, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(

@@ -65,13 +65,11 @@ def test_help_shows_defaults(capsys):
 
 
 def test_variants_comma_or_space_separated():
-    from hf_bgbench.cli._common import variant_list
+    from hf_bgbench.cli import build_parser
+    from hf_bgbench.cli._common import task_options
 
-    assert variant_list(["original,mixed_rand", "only_bg_t"]) == [
-        "original",
-        "mixed_rand",
-        "only_bg_t",
-    ]
+    args = build_parser().parse_args(["evaluate", "--variants", "original,mixed_rand", "only_bg_t"])
+    assert task_options(args)["variants"] == ["original", "mixed_rand", "only_bg_t"]
 
 
 def test_task_commands_are_generated_from_their_options():

@@ -99,11 +99,8 @@ def test_corrupt_image_is_skipped_counted_and_not_scored(tmp_path, in9_release):
     assert r["per_class"]["primate"] == 1.0
 
 
-def test_unknown_config_in_hub_folder(tmp_path, in9_release):
-    from tests.test_evaluate_in9 import _hub_layout_from_release
-
-    hub = _hub_layout_from_release(in9_release, tmp_path / "hub")
-    source = resolve_source(hub, SPEC)
+def test_unknown_config_in_hub_folder(in9_hub):
+    source = resolve_source(in9_hub, SPEC)
     assert source.kind == "hub-folder"
     assert load_variant(source, "only_fg", SPEC, with_mask=True)["mask"][0].size == (224, 224)
     with pytest.raises(ValueError, match="Unknown in9 variant"):

@@ -41,6 +41,7 @@ def _evaluate(data, tmp_path, monkeypatch, decoder: str, **options) -> tuple[dic
     return doc, frames
 
 
+@pytest.mark.slow  # 186 real photos, decoded and scored twice
 def test_torchvision_decoder_predicts_as_pil_on_sample_photos(shared_data, tmp_path, monkeypatch):
     # raw photos: decode, then the model's resize (bicubic) + centre crop, on tensors
     pil, pil_frames = _evaluate(shared_data / "in9_samples", tmp_path, monkeypatch, "pil")

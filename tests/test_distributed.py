@@ -66,6 +66,7 @@ def _without(doc: dict, *keys: str) -> dict:
 # ---------------------------------------------------------------- launched: two processes
 
 
+@pytest.mark.slow  # two processes launched
 def test_two_process_evaluate_equals_one_process(in9_release, tmp_path):
     common = ["evaluate", "tf_efficientnet_lite0", "--data", str(in9_release), "--quiet"]
     common += ["--variants", *VARIANTS, "--batch-size", BATCH, "--workers", "0"]
@@ -129,6 +130,7 @@ def _photo_release(photos: Path, root: Path, n: int = 12) -> Path:
     return root
 
 
+@pytest.mark.slow  # two processes launched
 def test_two_process_challenge_equals_one_process(shared_data, tmp_path):
     release = _photo_release(shared_data / "in9_samples", tmp_path / "release")
     common = ["challenge", "tf_efficientnet_lite0", "--data", str(release), "--quiet"]
@@ -170,6 +172,7 @@ def test_two_process_challenge_equals_one_process(shared_data, tmp_path):
     assert c[verdict].equals(a[verdict])
 
 
+@pytest.mark.slow  # two processes launched
 def test_bad_data_is_the_same_plain_error_on_both_processes(tmp_path):
     import shutil
 

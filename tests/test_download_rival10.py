@@ -24,7 +24,6 @@ from hf_bgbench.benchmarks.rival10.download import (
 from hf_bgbench.cli import main
 from hf_bgbench.hub.fetch import ChecksumError
 from tests.range_server import serve
-from tests.rival10_fixture import write_rival10_release
 
 RIVAL10 = get_benchmark("rival10")
 
@@ -40,9 +39,9 @@ def _zip(release: Path, out: Path, extra: dict[str, bytes] | None = None) -> Pat
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory) -> Path:
-    release = write_rival10_release(tmp_path_factory.mktemp("release"))
-    return _zip(release, tmp_path_factory.mktemp("zip") / "rival10.zip", {"__MACOSX/._x": b"x"})
+def archive(rival10_release, tmp_path_factory) -> Path:
+    archive = tmp_path_factory.mktemp("zip") / "rival10.zip"
+    return _zip(rival10_release, archive, {"__MACOSX/._x": b"x"})
 
 
 @pytest.fixture(autouse=True)

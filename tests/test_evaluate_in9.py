@@ -7,9 +7,6 @@ import json
 import pandas as pd
 import pytest
 
-from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.benchmarks.in9.release import load_release_variant
-from hf_bgbench.data.hub import configs_yaml, render_card, write_parquet_shards
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import (
     EXPECTED_ACCURACY,
@@ -132,22 +129,9 @@ def test_nine_class_model_is_scored_directly(in9_release):
     assert results["bg_gap"] is None and results["categories"] is None
 
 
-def _hub_layout_from_release(release_root, out):
-    spec = get_benchmark("in9")
-    for variant in VARIANTS:
-        ds = load_release_variant(release_root, variant, spec, with_mask=True)
-        write_parquet_shards(ds, out, variant, "test")
-    meta = {"configs": configs_yaml({v: ["test"] for v in VARIANTS}, default="original")}
-    (out / "README.md").write_text(render_card(meta, "# synthetic IN-9"))
-    return out
-
-
-def test_hub_layout_and_release_layout_give_the_same_numbers(
-    in9_release, release_results, tmp_path
-):
-    hub_dir = _hub_layout_from_release(in9_release, tmp_path / "hub")
+def test_hub_layout_and_release_layout_give_the_same_numbers(in9_hub, release_results):
     results = evaluate_model(
-        ColourRuleClassifier(), data=hub_dir, use_cache=False, num_workers=0, progress=False
+        ColourRuleClassifier(), data=in9_hub, use_cache=False, num_workers=0, progress=False
     )
     assert results["data"]["kind"] == "hub-folder"
     reference = release_results[0]

@@ -104,13 +104,6 @@ def test_rival10_grays_each_attribute_alone(tmp_path):
     assert any(d.startswith("Only the first number of Fig. 8") for d in r["protocol_deviations"])
 
 
-@pytest.fixture(scope="module")
-def rival10_release(tmp_path_factory):
-    from tests.rival10_fixture import write_rival10_release
-
-    return write_rival10_release(tmp_path_factory.mktemp("rival10_graying"))
-
-
 @pytest.fixture
 def no_decode_workers(monkeypatch):
     """The heads' decode loops in this process (no worker start-ups on a shared CPU)."""
@@ -200,7 +193,7 @@ def test_no_refit_head_flag():
     import argparse
 
     from hf_bgbench.cli._common import task_options
-    from hf_bgbench.cli.graying import register
+    from hf_bgbench.cli.tasks import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -17,7 +17,6 @@ from hf_bgbench.tasks.graying import run_graying
 from hf_bgbench.tasks.noise import run_noise
 from hf_bgbench.tasks.saliency import run_saliency
 from tests.in9_fixture import ColourRuleClassifier
-from tests.rival10_fixture import write_rival10_release
 from tests.test_attribution import spot_classifier
 from tests.test_noise import MeanColour, Recorder, RegionRule
 from tests.test_saliency import GreyClassifier
@@ -41,8 +40,8 @@ def _check(doc: dict[str, Any], said: str, never: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def rival10(tmp_path_factory):
-    return write_rival10_release(tmp_path_factory.mktemp("rival10_sentences"))
+def rival10(rival10_release):
+    return rival10_release  # shared, read only (tests/conftest.py)
 
 
 def test_noise_trials_and_levels_are_the_ones_used(rival10, in9_release):

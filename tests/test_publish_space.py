@@ -86,6 +86,7 @@ def _deps_without_hf_bgbench(target: Path) -> Path:
     return target
 
 
+@pytest.mark.slow  # a fresh venv and a pip install
 def test_the_requirements_install_from_the_bundled_wheel_in_a_fresh_venv(staged, tmp_path):
     """A fresh virtual environment (no hf-bgbench, no editable checkout on its path) whose
     only other packages are this environment's, minus hf-bgbench (a ``.pth`` file; the Space

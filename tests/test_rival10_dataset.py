@@ -28,15 +28,15 @@ from hf_bgbench.cli import main
 from hf_bgbench.cli.validate import validate
 from hf_bgbench.data.hub import read_card_metadata
 from hf_bgbench.data.sources import resolve_source
-from tests.rival10_fixture import fixture_items, write_rival10_hub, write_rival10_release
+from tests.rival10_fixture import fixture_items, write_rival10_release
 
 SPEC = get_benchmark("rival10")
 EXTRA = [c for c in RIVAL10_COLUMNS if c not in ("image", "label", "id")]
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> Path:
-    return write_rival10_hub(tmp_path_factory.mktemp("rival10"))
+def converted(rival10_hub) -> Path:
+    return rival10_hub  # shared, read only (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

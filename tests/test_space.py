@@ -389,14 +389,20 @@ def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(s
     # the report card is a scoring job: same group, same per-client limit
     assert by_name["report_card"].concurrency_id == space.JOB_GROUP
     assert by_name["report_card"].validator is not None
+    # so are a comparison and the flips (each may score a model)
+    for name in ("compare_models", "flips"):
+        assert by_name[name].concurrency_id == space.JOB_GROUP, name
+        assert by_name[name].validator is not None, name
     # page loads, dropdowns, the leaderboard and Stop never wait behind a job
+    jobs = ("score", "explore", "report_card", "compare_models", "flips")
     for fn in demo.fns.values():
-        if fn.name not in ("score", "explore", "report_card"):
+        if fn.name not in jobs:
             assert fn.queue is False, fn.name
     # Stop cancels the scoring job (Gradio closes its generator, which kills the process)
     cancelling = [fn for fn in demo.fns.values() if getattr(fn, "is_cancel_function", False)]
     assert [by_name["score"]._id] in [list(fn.cancels) for fn in cancelling]
     assert [by_name["report_card"]._id] in [list(fn.cancels) for fn in cancelling]
+    assert [by_name["compare_models"]._id] in [list(fn.cancels) for fn in cancelling]
 
 
 class _Headers(dict):

@@ -38,6 +38,8 @@ import pytest
 from tests.assertions import live_group
 from tests.in9_fixture import VARIANTS
 
+pytestmark = pytest.mark.slow  # a Space server and a browser per module
+
 CHROMIUM = os.environ.get("BGBENCH_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
     "--headless",
@@ -233,10 +235,10 @@ def _visible(page, label: str):
     return page.get_by_label(label, exact=True).filter(visible=True)
 
 
-def _task(page, task: str) -> None:
-    from hf_bgbench.tasks import get_task
+def _task(page, task: str, benchmark: str = "in9") -> None:
+    from hf_bgbench.space.settings import task_label
 
-    _visible(page, get_task(task).description).check()
+    _visible(page, task_label(task, benchmark)).check()
 
 
 def _pick(page, label: str, option: str) -> None:
@@ -463,6 +465,114 @@ def test_imagenet_e_defaults_score(reports_server, browser):
     _check_layout(page)
     _shot(page, reports_server.folder, "space_report_imagenet_e_evaluate.png")
     page.close()
+
+
+PHONE = 390  # px: a phone's width
+
+
+def _at(page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 1000 if width > PHONE else 844})
+    page.wait_for_timeout(600)
+
+
+def _phone_layout_problems(page, where: str) -> list[str]:
+    """What is cut off at 390 px: the page itself scrolling sideways (a wide table or grid
+    must scroll inside its own box), a table header squeezed to a character per line, a
+    table or grid running past the screen's edge."""
+    problems = []
+    width = page.evaluate("document.documentElement.scrollWidth")
+    if width > PHONE:
+        problems.append(f"{where}: the page is {width} px wide")
+    squeezed = page.evaluate(
+        """() => [...document.querySelectorAll('#report th, #compare-report th')]
+            .filter(th => th.offsetParent && th.innerText.trim().length > 3)
+            .filter(th => th.getBoundingClientRect().width < 2.5 * parseFloat(
+                getComputedStyle(th).fontSize))
+            .map(th => th.innerText.slice(0, 30))"""
+    )
+    problems += [f"{where}: header squeezed: {h!r}" for h in squeezed]
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll(
+                '#samples table, #flips .bgbench-flip, #leaderboard table, #report table')]
+            .filter(t => t.offsetParent)
+            .filter(t => {
+                let box = t;  // the element that scrolls it sideways, if any
+                for (let e = t; e; e = e.parentElement) {
+                    const o = getComputedStyle(e).overflowX;
+                    if (o === 'auto' || o === 'scroll') { box = e; break; }
+                }
+                return box.getBoundingClientRect().right > window.innerWidth + 1; })
+            .map(t => t.id || t.className || t.tagName)"""
+    )
+    problems += [f"{where}: cut off: {c}" for c in cut]
+    return problems
+
+
+def test_reproduce_compare_flips_and_a_phone(reports_server, browser):
+    """A Score run offers its exact command, results.md and the per-image predictions; the
+    Compare tab pairs two models (the scored run reused); Explore shows the images behind
+    BG-GAP; each at 1280 and 390 px wide."""
+    from playwright.sync_api import expect
+
+    server, shots = reports_server, reports_server.folder
+    problems: list[str] = []  # at 390 px, all tabs looked at before the test says so
+    page = _page(browser, server.url)
+    _click_score_and_see_the_status(page)
+    _wait_done(page)
+    report = page.locator("#report")
+    expect(report).to_contain_text("Reproduce this")
+    expect(report).to_contain_text("bgbench evaluate tf_efficientnet_lite0 --benchmark in9")
+    links = _download_links(page)
+    # (a download has no folders: predictions/mixed_same.parquet comes as mixed_same.parquet)
+    for name in ("results.md", "mixed_same.parquet", "mixed_rand.parquet"):
+        assert any(link.endswith("/" + name) for link in links), (name, links)
+    _shot(page, shots, "space_score_1280.png")
+    _at(page, PHONE)
+    problems += _phone_layout_problems(page, "score")
+    _shot(page, shots, "space_score_390.png")
+    _at(page, WIDTH)
+
+    page.get_by_role("tab", name="Compare").click()
+    page.get_by_role("button", name="Compare", exact=True).click()
+    status = page.locator("#compare-status")
+    expect(status).to_contain_text(re.compile("Done in|Stopped"), timeout=LONG)
+    assert "Done in" in status.inner_text(), status.inner_text()
+    compared = page.locator("#compare-report")
+    expect(compared).to_contain_text("tf_efficientnet_lite0 (A) vs tf_efficientnet_lite1 (B)")
+    expect(compared).to_contain_text(re.compile(r"BG-GAP [+−-]\d"))
+    expect(compared).to_contain_text("bgbench compare bgbench_evaluate_a bgbench_evaluate_b")
+    expect(page.locator("#compare-plot img")).to_have_count(1)
+    assert any(link.endswith("compare.json") for link in _download_links(page))
+    _shot(page, shots, "space_compare_1280.png")
+    _at(page, PHONE)
+    problems += _phone_layout_problems(page, "compare")
+    _shot(page, shots, "space_compare_390.png")
+    _at(page, WIDTH)
+
+    page.get_by_role("tab", name="Explore").click()
+    page.get_by_role("button", name="Show the images behind the gap").click()
+    summary = page.locator("#flips-summary")
+    expect(summary).to_contain_text("points over 18 images", timeout=LONG)
+    expect(summary).to_contain_text("bgbench evaluate tf_efficientnet_lite0")
+    heads = page.locator("#flips h3")
+    expect(heads).to_have_count(2)
+    expect(heads.first).to_contain_text("Right on mixed_same, wrong on mixed_rand")
+    flipped = page.locator("#flips .bgbench-flip")
+    for n in range(flipped.count()):  # each: the original and both variants, predictions
+        expect(flipped.nth(n).locator("img")).to_have_count(3)
+    _shot(page, shots, "space_flips_1280.png")
+    _at(page, PHONE)
+    problems += _phone_layout_problems(page, "flips")
+    _shot(page, shots, "space_flips_390.png")
+    _at(page, WIDTH)
+
+    page.get_by_role("tab", name="Leaderboard").click()
+    expect(page.locator("#leaderboard")).to_contain_text("published", timeout=60_000)
+    _at(page, PHONE)
+    problems += _phone_layout_problems(page, "leaderboard")
+    _shot(page, shots, "space_leaderboard_390.png")
+    page.close()
+    assert problems == [], problems
 
 
 # --------------------------------------------------------------------------- availability

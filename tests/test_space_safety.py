@@ -76,6 +76,8 @@ def test_hub_ids_and_bundled_names_are_accepted(text, expected):
         ("o" * 97 + "/x", "not a valid Hub repository id"),
         ("a/" + "b" * 300, "too long"),
         ("resnet50.a1_in1k", "timm/resnet50.a1_in1k"),
+        ("timm", "names a model library, not a model"),  # never "write it as timm/timm"
+        ("open_clip", "names a model library, not a model"),
         ("", "No model entered"),
     ],
 )
@@ -85,6 +87,7 @@ def test_paths_and_malicious_ids_are_refused_before_loading(text, said):
     message = str(info.value)
     assert said in message
     assert "--" not in message.replace("x--y", "") and "Traceback" not in message
+    assert f"timm/{text}" not in message.replace("timm/resnet50.a1_in1k", "")
 
 
 def test_an_id_naming_a_folder_on_the_server_is_refused(tmp_path, monkeypatch):

@@ -38,7 +38,7 @@ mkdir -p "$OUT"/{logs,tasks,texts,cache}
 cd "$OUT" || exit 2
 
 # ---- environment: offline, fixed, per-snapshot caches -------------------------------------
-. /root/venv/bin/activate
+. "${BGBENCH_VENV:-/work/venv}/bin/activate"
 export PYTHONPATH="$REPO"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export HF_HOME="${HF_HOME:-/tmp/numbers/hfhome}"

@@ -11,6 +11,7 @@ Adding a benchmark: a folder, and its name in :data:`BUILTIN` (see ARCHITECTURE.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 from hf_bgbench.labels import forget_label_space, remember_label_space
 from hf_bgbench.spec import BenchmarkSpec, find_spec
@@ -18,6 +19,7 @@ from hf_bgbench.spec import BenchmarkSpec, find_spec
 __all__ = [
     "BUILTIN",
     "BenchmarkSpec",
+    "add_spec_check",
     "all_specs",
     "get_benchmark",
     "list_benchmarks",
@@ -29,12 +31,27 @@ BUILTIN = ("in9", "rival10", "imagenet_e", "watermark")
 
 _REGISTRY: dict[str, BenchmarkSpec] = {}
 _LOADED = False
+# name -> check(spec), raising to refuse it: what the layers above the registry check in a
+# spec (the tasks: each protocol's settings), without this registry importing them.
+_CHECKS: dict[str, Callable[[BenchmarkSpec], None]] = {}
+
+
+def add_spec_check(name: str, check: Callable[[BenchmarkSpec], None]) -> None:
+    """Run ``check(spec)`` on every benchmark registered so far and on every one registered
+    later (a check raises to refuse a spec). ``name`` keeps one check per name, so a module
+    that installs its check on import may be imported again."""
+    _CHECKS[name] = check
+    for spec in list(_REGISTRY.values()):
+        check(spec)
 
 
 def register(spec: BenchmarkSpec) -> BenchmarkSpec:
-    """Add ``spec`` (a benchmark defined outside the package, e.g. a test's toy one)."""
+    """Add ``spec`` (a benchmark defined outside the package, e.g. a test's toy one), after
+    the installed checks (:func:`add_spec_check`) accept it."""
     if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
         raise ValueError(f"Benchmark {spec.name!r} is already registered.")
+    for check in list(_CHECKS.values()):
+        check(spec)
     _REGISTRY[spec.name] = spec
     remember_label_space(spec.label_space)
     return spec

@@ -1,6 +1,7 @@
 """The ``bgbench`` command line. Each sub-command lives in its own module with a
-``register(subparsers)`` function; add new ones to ``COMMANDS``. A benchmark's own extra
-commands (its spec's ``cli_commands`` hook, e.g. ``bgbench edit``) follow them."""
+``register(subparsers)`` function; add new ones to ``COMMANDS``. The tasks' commands come
+first, one per registered task (:mod:`hf_bgbench.cli.tasks`); a benchmark's own extra
+commands (its spec's ``cli_commands`` hook, e.g. ``bgbench edit``) come last."""
 
 from __future__ import annotations
 
@@ -9,23 +10,18 @@ import importlib
 import sys
 
 COMMANDS = [
-    "evaluate",
-    "build",
-    "convert",
-    "publish",
-    "validate",
-    "publish_metrics",
-    "publish_space",
-    "challenge",
-    "download",
-    "list_benchmarks",
-    "noise",
-    "saliency",
-    "graying",
-    "attribution",
+    "tasks",  # bgbench evaluate, challenge, ...: every registered task, in registry order
     "report",
     "compare",
+    "list_benchmarks",
+    "download",
+    "build",
+    "convert",
+    "validate",
+    "publish",
     "publish_results",
+    "publish_metrics",
+    "publish_space",
 ]
 
 

@@ -16,13 +16,6 @@ MODEL_HELP = (
 DEFAULT_MODEL = "tf_efficientnet_lite0"
 
 
-def variant_list(values: list[str] | None) -> list[str] | None:
-    """``--variants a b`` and ``--variants a,b`` (and a mix) -> [a, b]."""
-    if values is None:
-        return None
-    return [v for value in values for v in value.split(",") if v]
-
-
 def human_size(n: float) -> str:
     """``n`` bytes as B / KB / MB / GB (what the publish commands list)."""
     for unit in ("B", "KB", "MB"):
@@ -46,38 +39,22 @@ def add_task_parser(
 
 
 def add_task_options(p: argparse.ArgumentParser, task: Any) -> None:
-    """MODEL and an argument per command-line option of ``task.options``, in its order: a
-    bool is a flag (a negated one switches its True default off), ``many`` takes several
-    values, space- or comma-separated. :func:`task_options` reads them back."""
-    from hf_bgbench.tasks.options import described, flag
+    """MODEL and an argument per command-line option of ``task.options``, in its order, by
+    the one generator the benchmark commands use too
+    (:func:`hf_bgbench.builders.arguments.add_options`); :func:`task_options` reads them
+    back."""
+    from hf_bgbench.builders.arguments import add_options
+    from hf_bgbench.tasks.options import described
 
     p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
-    bindings = []
-    for name, opt, default in described(task.options):
-        if not opt.cli:
-            continue
-        kwargs: dict[str, Any] = {"help": opt.text(task)}
-        if isinstance(default, bool):
-            kwargs["action"] = "store_true"
-        else:
-            cli_default = opt.cli_default() if callable(opt.cli_default) else opt.cli_default
-            kwargs["default"] = default if cli_default is None else cli_default
-            extra = {"type": opt.parse, "choices": opt.choices, "metavar": opt.metavar}
-            kwargs.update({k: v for k, v in extra.items() if v is not None})
-            if opt.many:
-                kwargs["nargs"] = "+"
-        action = p.add_argument(*(opt.flags or (flag(name, opt),)), **kwargs)
-        bindings.append((name, action.dest, opt))
-    p.set_defaults(task_options=bindings)
+    add_options(p, described(task.options), task)
 
 
 def task_options(args: argparse.Namespace) -> dict[str, Any]:
     """The task's keyword arguments from the arguments :func:`add_task_options` added."""
-    out = {}
-    for name, dest, opt in args.task_options:
-        value = getattr(args, dest)
-        out[name] = (not value) if opt.negated else variant_list(value) if opt.many else value
-    return out
+    from hf_bgbench.builders.arguments import read_options
+
+    return read_options(args)
 
 
 def run_task_command(args: argparse.Namespace, task: Any) -> dict[str, Any] | None:

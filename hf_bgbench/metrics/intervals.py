@@ -1,20 +1,26 @@
 """Confidence intervals for the numbers researchers report.
 
 - :func:`wilson_interval` for an accuracy (closed form, no randomness);
-- :func:`paired_bootstrap_difference` for a gap between two variants of the *same* images
-  (e.g. BG-GAP): images are resampled together, so the interval reflects the pairing.
-  Seeded; the seed and the number of resamples belong in the output.
+- :func:`bootstrap_intervals`, the one bootstrap entry point: a seeded percentile bootstrap
+  over units (images) of statistics of per-unit columns -- a mean, a difference of paired
+  means, any function of means (RFS, a ratio of means) -- pooled over the units or, given
+  ``groups``, as a class mean (each class resampled within itself). It withholds an interval
+  resampling cannot vary (:func:`resampling_gap`) and says why. The seed and the number of
+  resamples belong in the output.
 
-Every bootstrap in the package is :func:`bootstrap_means` (resample the units -- images --
-with replacement, the same draws for every column) followed by :func:`percentile_interval`,
-so one seed gives the same draws, in the same order, wherever an interval is computed.
+Every bootstrap in the package draws through :func:`bootstrap_means` (resample the units
+with replacement, the same draws for every column) or its class-stratified form
+:func:`class_bootstrap_means`, followed by :func:`percentile_interval`, so one seed gives
+the same draws, in the same order, wherever an interval is computed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,6 +54,13 @@ def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[flo
     return lo, hi
 
 
+def _check_resamples(n_resamples: int) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
+    if n_resamples < 1:
+        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
+
+
 CHUNK_VALUES = 2_000_000  # resampled values held at once (bounded memory for large runs)
 
 
@@ -61,10 +74,7 @@ def bootstrap_means(
     column alike, so paired values stay paired. Draws are made in chunks of at most
     :data:`CHUNK_VALUES` indices; the stream is the same as one draw of all of them.
     Returns one float array of ``n_resamples`` means per column."""
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
+    _check_resamples(n_resamples)
     n = columns[0].size
     same_length(**{f"column {i}": c for i, c in enumerate(columns)})
     rng = np.random.default_rng(seed)
@@ -174,10 +184,11 @@ def paired_bootstrap_difference(
     a = as_bool_array(correct_a, "correct_a").astype(float)
     b = as_bool_array(correct_b, "correct_b").astype(float)
     same_length(correct_a=a, correct_b=b)
-    (means,) = bootstrap_means(a - b, n_resamples=n_resamples, seed=seed)
-    if resampling_gap(a - b):
-        return None
-    return percentile_interval(means, confidence)
+    # the mean of the per-image differences (the draws of the mean difference)
+    (interval,) = bootstrap_intervals(
+        {"difference": a - b}, n_resamples=n_resamples, seed=seed, confidence=confidence
+    ).values()
+    return interval.bounds
 
 
 def class_bootstrap_means(
@@ -201,3 +212,127 @@ def class_bootstrap_means(
         for k, g in enumerate(np.unique(groups))
     ]
     return [np.mean([g[i] for g in per_group], axis=0) for i in range(len(columns))]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A number the bootstrap recomputes on every resample from the resampled means of some
+    per-unit columns (pooled means, or class means when the bootstrap has groups).
+
+    ``columns``: the names of the columns it is computed from. ``of_means``: the number from
+    their means (one array of resampled means per column, in that order; vectorised over
+    the resamples). ``varying``: from the columns' per-unit values, the values as they
+    enter the statistic -- what must vary for resampling to show its spread
+    (:func:`resampling_gap`): for a difference of paired means, the per-unit difference.
+    Build one with :func:`mean_of`, :func:`difference_of_means` or
+    :func:`function_of_means`."""
+
+    columns: tuple[str, ...]
+    of_means: Callable[..., np.ndarray]
+    varying: Callable[..., tuple[np.ndarray, ...]]
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise ValueError("A Statistic needs the column(s) it is computed from; none given.")
+
+
+def mean_of(column: str) -> Statistic:
+    """The mean of one column."""
+    return Statistic((column,), lambda means: means, lambda values: (values,))
+
+
+def difference_of_means(first: str, second: str) -> Statistic:
+    """mean(first) − mean(second) of two paired columns (the same units, resampled
+    together); it varies where the per-unit difference does."""
+    return Statistic((first, second), lambda a, b: a - b, lambda a, b: (a - b,))
+
+
+def function_of_means(columns: Sequence[str], function: Callable[..., np.ndarray]) -> Statistic:
+    """``function`` of the columns' means (e.g. RFS of the fg- and bg-noise accuracies, or
+    ``np.divide`` for a ratio of means), vectorised over the resamples; it needs every
+    column to vary."""
+    return Statistic(tuple(columns), function, lambda *values: values)
+
+
+class Interval(NamedTuple):
+    """A bootstrap interval: ``bounds`` (low, high), or None with ``withheld`` saying why
+    resampling cannot show the statistic's uncertainty (:func:`resampling_gap`)."""
+
+    bounds: tuple[float, float] | None
+    withheld: str | None
+
+
+def bootstrap_intervals(
+    columns: Mapping[str, np.ndarray],
+    statistics: Mapping[str, Statistic] | None = None,
+    *,
+    groups: np.ndarray | None = None,
+    names: Sequence[str] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    quantiles: tuple[float, float] | None = None,
+) -> dict[str, Interval]:
+    """Percentile bootstrap intervals of ``statistics`` (name -> :class:`Statistic`; by
+    default the mean of every column) of per-unit ``columns`` (name -> one value per unit,
+    e.g. per image; row ``i`` of every column is unit ``i``, so paired values stay paired).
+
+    One seeded draw serves every statistic: units are resampled with replacement
+    (:func:`bootstrap_means`), or, with ``groups`` (a class per unit), within their group
+    and the statistic taken of the class means (:func:`class_bootstrap_means`: the
+    class-averaged numbers). ``confidence`` sets the central interval, or ``quantiles`` the
+    literal levels (:func:`percentile_interval`). A statistic whose inputs resampling cannot
+    vary (:func:`resampling_gap`, naming classes by ``names``; or no units at all) gets no
+    bounds and the reason. Returns name -> :class:`Interval`, in ``statistics``' order."""
+    _check_resamples(n_resamples)
+    if quantiles is None:
+        _z(confidence)
+    values = {name: np.asarray(column) for name, column in columns.items()}
+    for name, column in values.items():
+        if column.ndim != 1:
+            raise ValueError(
+                f"column {name!r} must hold one value per unit (one-dimensional), "
+                f"got shape {column.shape}."
+            )
+    if groups is not None:
+        groups = np.asarray(groups)
+        same_length(groups=groups, **values)
+    elif values:
+        same_length(**values)
+    n_units = len(next(iter(values.values()))) if values else 0
+    if statistics is None:
+        statistics = {name: mean_of(name) for name in values}
+    for name, statistic in statistics.items():
+        unknown = [c for c in statistic.columns if c not in values]
+        if unknown:
+            raise ValueError(
+                f"statistic {name!r} needs the column(s) {', '.join(map(repr, unknown))}; "
+                f"the columns given are {', '.join(map(repr, values)) or 'none'}."
+            )
+    withheld = {
+        # with no units at all, say so (a class-stratified check finds no class to blame)
+        name: resampling_gap(
+            *statistic.varying(*(values[c] for c in statistic.columns)),
+            groups=groups if n_units else None,
+            names=names,
+        )
+        for name, statistic in statistics.items()
+    }
+    given = [s for name, s in statistics.items() if not withheld[name]]
+    needed = [c for c in values if any(c in s.columns for s in given)]
+    means: dict[str, np.ndarray] = {}
+    if needed:  # the draws do not depend on which columns are resampled
+        data = [values[c] for c in needed]
+        if groups is None:
+            drawn = bootstrap_means(*data, n_resamples=n_resamples, seed=seed)
+        else:
+            drawn = class_bootstrap_means(*data, groups=groups, n_resamples=n_resamples, seed=seed)
+        means = dict(zip(needed, drawn, strict=True))
+    out = {}
+    for name, statistic in statistics.items():
+        if withheld[name]:
+            out[name] = Interval(None, withheld[name])
+            continue
+        samples = statistic.of_means(*(means[c] for c in statistic.columns))
+        out[name] = Interval(percentile_interval(samples, confidence, quantiles=quantiles), None)
+    return out

@@ -33,12 +33,7 @@ from hf_bgbench.metrics._checks import (
     same_length,
 )
 from hf_bgbench.metrics.classification import class_mean
-from hf_bgbench.metrics.intervals import (
-    bootstrap_means,
-    class_bootstrap_means,
-    resampling_gap,
-    withheld_interval,
-)
+from hf_bgbench.metrics.intervals import bootstrap_intervals, function_of_means, mean_of
 
 
 def _rfs(a_fg: np.ndarray, a_bg: np.ndarray) -> np.ndarray:
@@ -272,37 +267,36 @@ def rfs_bootstrap_intervals(
         accuracy_bg_noise_per_image, "accuracy_bg_noise_per_image", low=0.0, high=1.0
     )
     same_length(accuracy_fg_noise_per_image=a_fg, accuracy_bg_noise_per_image=a_bg)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
-    if isinstance(confidence, bool) or not 0 < confidence < 1:
-        raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
-    fg, bg = bootstrap_means(a_fg, a_bg, n_resamples=n_resamples, seed=seed)
-    return _rfs_intervals(fg, bg, a_fg, a_bg, None, confidence)
+    return _rfs_intervals(a_fg, a_bg, None, n_resamples, seed, confidence)
+
+
+# RFS's three numbers from the per-image accuracies under fg and bg noise
+RFS_STATISTICS = {
+    "accuracy_fg_noise": mean_of("fg"),
+    "accuracy_bg_noise": mean_of("bg"),
+    "rfs": function_of_means(("fg", "bg"), _rfs),  # needs both to vary
+}
 
 
 def _rfs_intervals(
-    fg: np.ndarray,
-    bg: np.ndarray,
     a_fg: np.ndarray,
     a_bg: np.ndarray,
     groups: np.ndarray | None,
+    n_resamples: int,
+    seed: int,
     confidence: float,
 ) -> dict[str, tuple[float, float] | None]:
-    """The three intervals from the bootstrap samples ``fg``, ``bg``; each None where its
-    per-image inputs cannot vary under resampling (RFS needs both to vary)."""
-    gaps = {
-        "accuracy_fg_noise": resampling_gap(a_fg, groups=groups),
-        "accuracy_bg_noise": resampling_gap(a_bg, groups=groups),
-        "rfs": resampling_gap(a_fg, a_bg, groups=groups),
-    }
-    samples = {"accuracy_fg_noise": fg, "accuracy_bg_noise": bg, "rfs": _rfs(fg, bg)}
-    out = {}
-    for key, values in samples.items():
-        bounds = withheld_interval(values, gaps[key], confidence)
-        out[key] = None if bounds is None else (bounds[0], bounds[1])
-    return out
+    """The three intervals of one bootstrap over images (stratified by ``groups`` when
+    given); each None where its per-image inputs cannot vary under resampling."""
+    intervals = bootstrap_intervals(
+        {"fg": a_fg, "bg": a_bg},
+        RFS_STATISTICS,
+        groups=groups,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+    )
+    return {key: interval.bounds for key, interval in intervals.items()}
 
 
 def rfs_class_mean(
@@ -335,8 +329,8 @@ def rfs_class_mean_intervals(
 ) -> dict[str, tuple[float, float] | None]:
     """Percentile intervals of :func:`rfs_class_mean`'s three numbers: a stratified
     bootstrap over images (each class resampled within itself, the trials and levels of an
-    image together; :func:`hf_bgbench.metrics.intervals.class_bootstrap_means`). An interval
-    is None where a class has one image or cannot vary
+    image together; :func:`hf_bgbench.metrics.intervals.bootstrap_intervals` with the
+    labels as groups). An interval is None where a class has one image or cannot vary
     (:func:`~hf_bgbench.metrics.intervals.resampling_gap`)."""
     a_fg = as_float_array(
         accuracy_fg_noise_per_image, "accuracy_fg_noise_per_image", low=0.0, high=1.0
@@ -345,5 +339,4 @@ def rfs_class_mean_intervals(
         accuracy_bg_noise_per_image, "accuracy_bg_noise_per_image", low=0.0, high=1.0
     )
     labs = as_int_array(labels, "labels")
-    fg, bg = class_bootstrap_means(a_fg, a_bg, groups=labs, n_resamples=n_resamples, seed=seed)
-    return _rfs_intervals(fg, bg, a_fg, a_bg, labs, confidence)
+    return _rfs_intervals(a_fg, a_bg, labs, n_resamples, seed, confidence)

@@ -43,12 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hf_bgbench.metrics.classification import class_inputs
-from hf_bgbench.metrics.intervals import (
-    bootstrap_means,
-    class_bootstrap_means,
-    percentile_interval,
-    resampling_gap,
-)
+from hf_bgbench.metrics.intervals import bootstrap_intervals, resampling_gap
 
 COVERAGE_THRESHOLDS = (0.25, 0.5, 0.75)  # cumulative-saliency fractions (RIVAL10 authors')
 
@@ -231,17 +226,6 @@ def saliency_alignment(
     return out
 
 
-def _check_bootstrap(n_resamples: int, confidence: float) -> None:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")
-    if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be at least 1, got {n_resamples}.")
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise ValueError(f"`confidence` must be a number in (0, 1), got {confidence!r}.")
-    if not 0 < confidence < 1:
-        raise ValueError(f"`confidence` must be in (0, 1), got {confidence}.")
-
-
 def bootstrap_mean_interval(
     values: np.ndarray,
     *,
@@ -259,12 +243,13 @@ def bootstrap_mean_interval(
         raise ValueError("`values` must hold numbers.") from None
     if np.any(np.isinf(vals)):
         raise ValueError("`values` holds infinite values.")
-    _check_bootstrap(n_resamples, confidence)
-    vals = vals[~np.isnan(vals)]
-    if vals.size == 0 or resampling_gap(vals):
-        return None
-    (means,) = bootstrap_means(vals, n_resamples=n_resamples, seed=seed)
-    return percentile_interval(means, confidence)
+    (interval,) = bootstrap_intervals(
+        {"values": vals[~np.isnan(vals)]},
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+    ).values()
+    return interval.bounds
 
 
 def class_mean_gap(
@@ -293,17 +278,18 @@ def class_mean_interval(
     is undefined. The images that enter it (a defined value and a class) are resampled with
     replacement within their class and the statistic recomputed on each resample -- per
     class the mean of its resampled values, then the mean over the classes -- by the
-    package's class-mean bootstrap
-    (:func:`hf_bgbench.metrics.intervals.class_bootstrap_means`, seeded), so each class
+    package's bootstrap with the classes as groups
+    (:func:`hf_bgbench.metrics.intervals.bootstrap_intervals`, seeded), so each class
     keeps its number of images and its weight 1 / (number of classes). None as well when a
     class has one image or all of its values equal (:func:`resampling_gap`): resampling
     within it cannot show its uncertainty."""
     vals, grp = class_inputs(values, groups, num_classes)
-    _check_bootstrap(n_resamples, confidence)
     keep = ~np.isnan(vals) & (grp >= 0)
-    if not keep.any() or class_mean_gap(vals, grp, num_classes):
-        return None
-    (samples,) = class_bootstrap_means(
-        vals[keep], groups=grp[keep], n_resamples=n_resamples, seed=seed
-    )
-    return percentile_interval(samples, confidence)
+    (interval,) = bootstrap_intervals(
+        {"values": vals[keep]},
+        groups=grp[keep],
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+    ).values()
+    return interval.bounds

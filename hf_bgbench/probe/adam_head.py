@@ -122,6 +122,26 @@ ADAM_RECIPE: dict[str, Any] = {
     "refit": "none: the selected epoch's head, trained on the other 90% of train, is kept",
 }
 
+# The keys a recipe of this head holds: ADAM_RECIPE's, and the grey background that
+# with_gray_background adds. Checked before a fit, so that no key is misread as absent.
+RECIPE_KEYS = frozenset(ADAM_RECIPE)
+OPTIONAL_RECIPE_KEYS = frozenset({"background"})
+
+
+def check_recipe(settings: Mapping[str, Any]) -> None:
+    """A ValueError naming the keys of ``settings`` that this head's recipe does not have,
+    or the ones it lacks."""
+    unknown = sorted(set(settings) - RECIPE_KEYS - OPTIONAL_RECIPE_KEYS)
+    missing = sorted(RECIPE_KEYS - set(settings))
+    said = [f"unknown key(s) {', '.join(unknown)}"] if unknown else []
+    said += [f"no {', '.join(missing)}"] if missing else []
+    if said:
+        raise ValueError(
+            f"the {ADAM_RECIPE['name']} recipe has {'; '.join(said)} (its keys: those of "
+            "ADAM_RECIPE, and 'background' for the grey-background head)."
+        )
+
+
 BACKBONE_MODE_DEVIATION = (
     "The frozen backbone stays in eval mode while the head trains; the authors' code puts it "
     "in train mode, so its BatchNorm statistics drift (and its dropout is active)."
@@ -508,7 +528,8 @@ def fit_adam_probe(
     ``num_workers`` are the decode loader's: they change the speed, not the head. With a
     ``background`` in ``settings`` (:func:`with_gray_background`), ``ds`` must hold its
     mask column, and every fit and held-out photo is grayed outside its mask."""
-    background = settings.get("background")
+    check_recipe(settings)
+    background = settings.get("background")  # optional: only the grey-background head's
     mask_column = background["mask_column"] if background else None
     labels = torch.tensor([int(y) for y in ds[LABEL]])
     ids = [str(i) for i in ds[ID]]

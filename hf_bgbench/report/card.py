@@ -36,7 +36,6 @@ from hf_bgbench.version import __version__
 log = logging.getLogger(__name__)
 
 REPORT_SCHEMA = "report-1.0"
-SAMPLED_TASK = "challenge"  # the task --challenge-foregrounds samples (its max_foregrounds)
 REPORT_FILES = ("report.json", "report.md", "reliance_profile.png", ".eval_results")
 
 
@@ -261,8 +260,9 @@ def _run_benchmark(
         if unknown:
             raise ReportError(f"The {task} task has no option(s) {', '.join(unknown)}.")
         options = _task_options(task, {**common, **extra})
-        if task == SAMPLED_TASK and challenge_foregrounds is not None:
-            options["max_foregrounds"] = challenge_foregrounds
+        sample = get_task(task).sample_option  # what --challenge-foregrounds N sets to N
+        if sample and challenge_foregrounds is not None:
+            options[sample] = challenge_foregrounds
         folder = out / spec.name / task
         try:
             results = execute(
@@ -293,13 +293,9 @@ def _run_benchmark(
 def _deviations(task: str, results: Mapping[str, Any], sampled: int | None) -> list[str]:
     found = protocol_of(results)[1]
     subset = results.get("subset") or {}
-    if task == SAMPLED_TASK and sampled is not None and subset.get("max_foregrounds"):
-        n = results.get("n_foregrounds")
-        found.append(
-            f"challenge accuracy estimated from a seeded sample of {n} foregrounds (seed "
-            f"{results.get('seed')}; each tried against every background): an unbiased "
-            "estimate of the full challenge with a Wilson 95% interval"
-        )
+    spec = get_task(task)
+    if spec.sample_deviation and sampled is not None and subset.get(spec.sample_option):
+        found.append(spec.sample_deviation(results))
     return found
 
 

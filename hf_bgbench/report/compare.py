@@ -19,16 +19,24 @@ import numpy as np
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.metrics.intervals import bootstrap_means, resampling_gap, withheld_interval
 from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
-from hf_bgbench.report.paired import COMPARABLE_TASKS, CompareError, load_run, per_image_values
+from hf_bgbench.report.paired import (
+    CompareError,
+    comparable_tasks,
+    load_run,
+    per_image_values,
+)
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
+from hf_bgbench.tasks import get_task
 
 COMPARE_SCHEMA = "compare-1.0"
 RESAMPLES = 2000
 
 
 def _scored_variants(doc: Mapping[str, Any]) -> list[str]:
-    return list(doc.get("variants") or {}) if doc.get("task") == "evaluate" else []
+    # a document's "variants" mapping holds a score per variant it scored (the results format)
+    variants = doc.get("variants")
+    return list(variants) if isinstance(variants, Mapping) else []
 
 
 def _data_of_variants(doc: Mapping[str, Any], variants: list[str]) -> str | None:
@@ -120,8 +128,9 @@ def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int, bool]:
     for h in spec.report:
         if h.worst and key.startswith(h.key) and key in labels:
             return labels[key]["label"], h.unit, h.reliance, False
-    if key == "irfs":  # RFS has no per-image form; its instance-wise form is compared
-        return "mean iRFS (RFS per image)", "", -1, True
+    for name, label, unit, reliance in _paired_scores(doc):
+        if name == key:  # e.g. a score with no per-image form: its per-image form compared
+            return label, unit, reliance, True
     if key in labels:
         return (
             labels[key].get("short") or labels[key]["label"],
@@ -130,6 +139,13 @@ def _score_info(doc: Mapping[str, Any], key: str) -> tuple[str, str, int, bool]:
             False,
         )
     return key, "", 0, False
+
+
+def _paired_scores(doc: Mapping[str, Any]) -> tuple[tuple[str, str, str, int], ...]:
+    try:
+        return get_task(str(doc.get("task"))).paired_scores
+    except ValueError:  # a task not registered here: only the document's scores
+        return ()
 
 
 def compare_results(
@@ -238,8 +254,9 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
             raise CompareError("The two reports share no task that both ran.")
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
+    comparable = comparable_tasks()
     for da, fa, db, fb in pairs:
-        if da["task"] not in COMPARABLE_TASKS:
+        if da["task"] not in comparable:
             continue
         rows += compare_results(da, fa, db, fb, seed=seed, notes=notes)
     # a zero-shot model's head (class names, templates), which its numbers depend on

@@ -62,8 +62,13 @@ def public_text(text: str, hide: Mapping[str, str]) -> str:
 
 
 def write_public_document(doc: Mapping[str, Any], path: Path) -> Path:
+    """``doc`` written as the command line writes a results document (its floats rounded as
+    :func:`hf_bgbench.results.write_json` rounds them), so the two files hold equal numbers."""
+    from hf_bgbench.results import round_floats
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2, sort_keys=False, default=str), encoding="utf-8")
+    text = json.dumps(round_floats(doc), indent=2, sort_keys=False, default=str) + "\n"
+    path.write_text(text, encoding="utf-8")
     return path
 
 

@@ -273,9 +273,11 @@ def samples_html(samples: Sequence[PredictionSample], size: int = 120) -> str:
                 f"{escape(sample.prediction)}</div></td>"
             )
         rows.append(f"<tr><th>{escape(variant)}</th>{''.join(cells)}</tr>")
+    # in a box that scrolls sideways: on a phone the grid is wider than the screen
     return (
+        '<div class="bgbench-scroll" style="overflow-x:auto;max-width:100%">'
         '<table class="bgbench-samples" style="border-collapse:collapse;text-align:center">'
-        f"<tr><th>variant</th>{head}</tr>{''.join(rows)}</table>"
+        f"<tr><th>variant</th>{head}</tr>{''.join(rows)}</table></div>"
     )
 
 

@@ -112,6 +112,11 @@ def check_model_id(text: str) -> SafeModel:
     if "/" not in mid:
         if not re.fullmatch(_PART, mid) or ".." in mid or "--" in mid:
             raise SpaceRefusal(f"{mid!r} is not a valid Hub repository id. {MODEL_HINT}")
+        if mid.lower().replace("-", "_") in _library_names():
+            raise SpaceRefusal(
+                f"{mid!r} names a model library, not a model; give one model's Hub "
+                f"repository as owner/name. {MODEL_HINT}"
+            )
         raise SpaceRefusal(
             f"{mid!r} is not a Hub repository id (owner/name). For a timm model, write it as "
             f"timm/{mid}. {MODEL_HINT}"
@@ -126,6 +131,14 @@ def check_model_id(text: str) -> SafeModel:
     if named is not None:
         raise SpaceRefusal(_open_clip_name_message(mid, named))
     return SafeModel(mid, mid)
+
+
+def _library_names() -> set[str]:
+    """The model libraries the loaders know (timm, transformers, open_clip, ...): a bare
+    one of them is no model, and ``timm/timm`` no suggestion."""
+    from hf_bgbench.models.loader import LOADERS
+
+    return {loader.family.lower() for loader in LOADERS} | {"openclip", "open_clip"}
 
 
 def open_clip_name(mid: str) -> str | None:

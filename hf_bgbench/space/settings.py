@@ -126,3 +126,20 @@ def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, An
         elif option.space_cap is not None:
             options[name] = subset_cap(*option.space_cap)
     return options
+
+
+def task_label(task: str, benchmark: str) -> str:
+    """How the Space names ``task`` for ``benchmark``: the task's description, its example
+    of a benchmark metric ("(e.g. BG-GAP)") replaced by the benchmark's own headline
+    metrics, so ImageNet-E's evaluate names mean DA, not IN-9's BG-GAP."""
+    import re
+
+    from hf_bgbench.tasks import get_task
+
+    description = get_task(task).description
+    spec = get_benchmark(benchmark)
+    named = [m.short for m in spec.metrics if getattr(m, "short", "")]
+    example = re.compile(r"\s*\(e\.g\.[^)]*\)")
+    if not example.search(description):
+        return description
+    return example.sub(f" ({', '.join(named)})" if named else "", description)

@@ -7,10 +7,13 @@ compute over the data, summarise into numbers and a report -- run by the one run
 progress, timing, the results header and the atomic run folder. It runs over any benchmark
 whose spec lists it (``BenchmarkSpec.tasks``); its results document
 (:mod:`hf_bgbench.results`) is drawn by the one renderer (:mod:`hf_bgbench.render`). The
-command line and the Space are generated from the registry and each task's options.
+command line (one ``bgbench <task>`` per registered task), the Space, the report card and
+``bgbench compare`` are generated from the registry and what each :class:`Task` declares,
+so none of them names a task.
 
-Adding a protocol = one module defining ``TASK`` and its name in :data:`BUILTIN` (or
-:func:`register_task` for one defined elsewhere); see ARCHITECTURE.md.
+Adding a protocol = one folder ``tasks/<task>/`` whose ``__init__`` defines ``TASK``, and its
+name in :data:`BUILTIN` (or :func:`register_task` for one defined elsewhere); see
+ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -18,15 +21,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.benchmarks import BenchmarkSpec, add_spec_check, get_benchmark
 from hf_bgbench.tasks.options import default_benchmark
+from hf_bgbench.tasks.protocol_settings import check_protocols, check_settings_class
 from hf_bgbench.tasks.runner import Task, execute
 
 __all__ = ["BUILTIN", "Task", "all_tasks", "get_task", "list_tasks", "register_task", "run_task"]
 
 BUILTIN = ("evaluate", "challenge", "noise", "saliency", "graying", "attribution")
-"""The task modules shipped with the package (each defines ``TASK``), in the order front
-ends list them."""
+"""The task folders shipped with the package (each one's ``__init__`` defines ``TASK``), in
+the order front ends list them."""
 
 _TASKS: dict[str, Task] = {}
 _LOADED = False
@@ -35,6 +39,7 @@ _LOADED = False
 def register_task(task: Task) -> Task:
     if task.name in _TASKS and _TASKS[task.name] is not task:
         raise ValueError(f"Task {task.name!r} is already registered.")
+    check_settings_class(task.settings, task.name)
     _TASKS[task.name] = task
     return task
 
@@ -80,3 +85,7 @@ def run_task(name: str, model: Any, *, benchmark: str | None = None, **options: 
     spec) with ``options`` (the fields of the task's options class)."""
     get_benchmark(benchmark or default_benchmark()).check_task(name)
     return execute(get_task(name), model, benchmark=benchmark, **options)
+
+
+# every benchmark's protocol settings, typed by its tasks' settings classes as it registers
+add_spec_check("protocol settings", lambda spec: check_protocols(spec, get_task))

@@ -21,6 +21,7 @@ from hf_bgbench.models.zero_shot import ClassNames
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import write_json, write_run_folder
 from hf_bgbench.tasks.options import LABEL_MAPS
+from hf_bgbench.tasks.protocol_settings import Normalisation, PaperValues
 
 __all__ = [
     "classifier_and_mapper",
@@ -36,20 +37,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-NORMALISATION_SETTING = "authors_normalisation"  # protocol setting: {mean, std, source}
 
-
-# protocol setting: {option name: (the paper's value, what the option is)}; a benchmark's
-# protocols spell the key out (they may not import tasks)
-PAPER_VALUES = "paper_values"
-
-
-def paper_value_deviations(settings: Mapping[str, Any], options: Any) -> list[str]:
-    """A sentence for each option the protocol pins to the paper's value
-    (``settings["paper_values"]``) that this run set otherwise, written from the value it
-    used: a recorded sentence about a setting never states the default in its place."""
+def paper_value_deviations(paper_values: PaperValues | None, options: Any) -> list[str]:
+    """A sentence for each option the protocol pins to the paper's value (its
+    ``paper_values`` setting; None: it pins none) that this run set otherwise, written from
+    the value it used: a recorded sentence about a setting never states the default in its
+    place."""
     out = []
-    for name, (paper, what) in (settings.get(PAPER_VALUES) or {}).items():
+    for name, (paper, what) in (paper_values or {}).items():
         used = getattr(options, name)
         if used != paper:
             flag = "--" + name.replace("_", "-")
@@ -57,20 +52,19 @@ def paper_value_deviations(settings: Mapping[str, Any], options: Any) -> list[st
     return out
 
 
-def normalisation_deviations(settings: Mapping[str, Any], preprocessing: Any) -> list[str]:
+def normalisation_deviations(fixed: Normalisation | None, preprocessing: Any) -> list[str]:
     """The sentence recording that this model was normalised with its own mean/std where the
-    protocol's authors normalised every model with a fixed one (``settings[
-    NORMALISATION_SETTING]``: ``mean``, ``std``, ``source``), generated from the two pairs
-    actually compared; none when they agree (e.g. a torchvision model under IN-9's
-    ImageNet mean/std) or the protocol names no fixed normalisation. The model's own is
-    what it was trained with, so it is the sound choice; the sentence makes the difference
-    visible, since it moves accuracies by points where the two differ."""
-    fixed = settings.get(NORMALISATION_SETTING)
-    if not fixed:
+    protocol's authors normalised every model with a fixed one (its
+    ``authors_normalisation`` setting, ``fixed``), generated from the two pairs actually
+    compared; none when they agree (e.g. a torchvision model under IN-9's ImageNet mean/std)
+    or the protocol names no fixed normalisation (None). The model's own is what it was
+    trained with, so it is the sound choice; the sentence makes the difference visible,
+    since it moves accuracies by points where the two differ."""
+    if fixed is None:
         return []
     described = preprocessing.to_dict()  # what results.json records as the preprocessing
     own = (tuple(described["mean"]), tuple(described["std"]))
-    theirs = (tuple(fixed["mean"]), tuple(fixed["std"]))
+    theirs = (tuple(fixed.mean), tuple(fixed.std))
     if np.allclose(np.array(own), np.array(theirs), atol=1e-6):
         return []
 
@@ -81,7 +75,7 @@ def normalisation_deviations(settings: Mapping[str, Any], preprocessing: Any) ->
 
     return [
         f"Inputs normalised with the model's own {pair(*own)}; the authors' "
-        f"{fixed['source']} normalises every model with {pair(*theirs)}, which a model "
+        f"{fixed.source} normalises every model with {pair(*theirs)}, which a model "
         "trained with other statistics scores lower under (README, 'Protocols and fidelity')."
     ]
 

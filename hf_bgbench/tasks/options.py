@@ -8,6 +8,9 @@ it on shared hardware. The command line (:func:`hf_bgbench.cli._common.add_task_
 and the Space (:func:`hf_bgbench.space.settings.task_options`) are generated from them; the
 dataclass checks the values it is given (a bad choice, a batch of 0) before any work.
 
+:class:`Option` and :func:`option` are :mod:`hf_bgbench.builders.arguments`'s (the
+benchmarks' build, convert and download commands declare their options the same way).
+
 Every task's options extend :class:`RunOptions` (benchmark, model loading, label mapping,
 batching, device, progress); the task's own fields come first on the command line.
 """
@@ -16,13 +19,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
-from hf_bgbench.builders.arguments import non_negative_int, positive_int
+from hf_bgbench.builders.arguments import Help as Help
+from hf_bgbench.builders.arguments import Option, flag, non_negative_int, option, positive_int
+from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
 from hf_bgbench.models.zero_shot import CLASS_SETS
@@ -35,32 +39,6 @@ LABEL_MAP_TEXT = {
 }
 REQUIRED = inspect.Parameter.empty  # a leading parameter of an entry point without default
 WORKERS_TEXT = "(0: none, work in the main process; default: one per CPU, at most 4)"
-
-Help = str | Callable[[Any], str]  # a callable gets the Task: texts computed from it / the registry
-
-
-@dataclass(frozen=True)
-class Option:
-    """What a front end needs to know of one option besides its name, type and default."""
-
-    help: Help
-    flags: tuple[str, ...] = ()  # default: --<name with dashes>
-    parse: Callable[[str], Any] | None = None  # reads the flag's text (argparse ``type``)
-    choices: tuple[Any, ...] | None = None
-    metavar: str | None = None
-    many: bool = False  # several values, space- or comma-separated
-    negated: bool = False  # the flag switches a True default off (--no-cache -> use_cache)
-    cli: bool = True  # offered on the command line (else: the Python API only)
-    cli_default: Any = None  # the command line's default, when it has one (callable: computed)
-    space_cap: tuple[str, int] | None = None  # the Space caps it: (environment variable, default)
-
-    def text(self, task: Any) -> str:
-        return self.help(task) if callable(self.help) else self.help
-
-
-def option(default: Any, help: Help, **details: Any) -> Any:
-    """A dataclass field: ``default`` and the :class:`Option` ``help`` + ``details``."""
-    return field(default=default, metadata={"option": Option(help, **details)})
 
 
 def output_option(folder: str) -> Any:
@@ -75,18 +53,6 @@ def described(cls: type) -> list[tuple[str, Option, Any]]:
     ordered = [f for f in fields(cls) if f.name not in shared]
     ordered += [f for f in fields(cls) if f.name in shared]
     return [(f.name, f.metadata["option"], f.default) for f in ordered]
-
-
-def paragraph(cls: type, index: int) -> str:
-    """Paragraph ``index`` of ``cls``'s docstring, on one line. A task's options class
-    documents the sub-command in its docstring (paragraph 0: the ``--help`` description);
-    prose that cites a benchmark's release by name is kept there, in documentation."""
-    return " ".join(inspect.getdoc(cls).split("\n\n")[index].split())
-
-
-def flag(name: str, opt: Option) -> str:
-    """The option's first command-line flag (how error messages name it)."""
-    return opt.flags[0] if opt.flags else "--" + name.replace("_", "-")
 
 
 def entry_signature(cls: type, **leading: Any) -> inspect.Signature:

@@ -53,6 +53,7 @@ from hf_bgbench.results import Report, check_writable, make_document
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.options import RunOptions, default_benchmark
+from hf_bgbench.tasks.protocol_settings import typed_protocol
 
 log = logging.getLogger(__name__)
 Writers = Mapping[str, Callable[[Path], None]]
@@ -79,8 +80,20 @@ class Task:
     task's own fields, ``data``, ``output_dir`` and ``seed`` among them); ``prepare(run)``
     -> work, ``compute(run, work)`` -> out, ``summarise(run, work, out)`` -> :class:`Summary`;
     ``stem`` names its files; ``outputs`` lists every file it may write (stale ones of an
-    earlier run are removed); ``gpu_batch_size`` is its batch size on a GPU when none is
-    given, ``batch_note`` why, if that needs saying (``--batch-size``'s help)."""
+    earlier run are removed; those a run wrote, in this order, are what ``bgbench <name>``
+    says it wrote); ``gpu_batch_size`` is its batch size on a GPU when none is given,
+    ``batch_note`` why, if that needs saying (``--batch-size``'s help).
+
+    What the code around the tasks knows of one, declared here so that it names no task:
+    ``command_help``, its line in ``bgbench --help`` (default: ``description``);
+    ``per_image(doc)``, split name -> the run folder's per-image file (relative path) of a
+    results document, the splits ``bgbench publish-results`` declares (None: it has none);
+    ``paired(doc, folder)``, score key -> per-image values (a float Series indexed by image
+    id) that ``bgbench compare`` resamples (None: its runs are not compared), with
+    ``paired_scores``, (key, label, unit, reliance) of each compared key that is neither a
+    headline nor one of the document's scores; ``sample_option``, the option ``bgbench
+    report --challenge-foregrounds N`` sets to N, and ``sample_deviation(doc)``, what a run
+    so sampled records that it is."""
 
     name: str
     description: str
@@ -91,7 +104,16 @@ class Task:
     stem: str
     outputs: tuple[str, ...]
     gpu_batch_size: int
+    # its protocols' settings: a frozen dataclass (tasks/<task>/settings.py), which every
+    # benchmark's protocols for the task are checked against when it registers
+    settings: type
     batch_note: str = ""
+    command_help: str = ""
+    per_image: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+    paired: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None
+    paired_scores: tuple[tuple[str, str, str, int], ...] = ()
+    sample_option: str = ""
+    sample_deviation: Callable[[Mapping[str, Any]], str] | None = None
 
 
 @dataclass
@@ -128,8 +150,8 @@ class Run:
         """Load the model, its label mapping (a linear probe fitted when the protocol asks:
         ``probe_options`` go to it) and the model step on this process's device."""
         o = self.options
-        head = dict(self.protocol.settings.get("head") or {})  # the protocol's head recipe
-        probe_options = {**head, **probe_options}
+        head = self.protocol.settings.head  # the protocol's head recipe (None: none)
+        probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
         self.classifier, self.mapper, self.step = common.model_step_for(
             self.model,
             self.spec,
@@ -148,12 +170,12 @@ class Run:
             self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
             self.warnings += head_warnings(record, self.spec.num_classes)
             self.deviations += self.warnings
-        if head and record is None:
+        if head is not None and record is None:
             self.deviations.append(
                 f"Scored through the model's own classes (--label-map {o.label_map}), not "
-                f"through the protocol's linear head ({head.get('recipe')}) on frozen features."
+                f"through the protocol's linear head ({head.recipe}) on frozen features."
             )
-        self._label_departures(bool(head), record is not None)
+        self._label_departures(head is not None, record is not None)
         return self.step
 
     def _label_departures(self, protocol_head: bool, probed: bool) -> None:
@@ -254,10 +276,9 @@ class Run:
 
     @property
     def stretch(self) -> tuple[int, int] | None:
-        """The protocol's fixed input size (``settings["stretch"]``: every photo and mask
+        """The protocol's fixed input size (``settings.stretch``: every photo and mask
         resized to it whole, no crop), or None: the model's own eval transform."""
-        size = self.protocol.settings.get("stretch")
-        return (int(size[0]), int(size[1])) if size else None
+        return self.protocol.settings.stretch
 
     def total_seconds(self) -> float:
         return time.perf_counter() - self.started
@@ -327,6 +348,7 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         protocol = spec.protocol_for(task.name, options.protocol)
     except ValueError as err:
         raise options.Error(str(err)) from None
+    protocol = typed_protocol(spec, task, protocol)  # its settings as the task's dataclass
     published = spec.protocol_for(task.name)
     created = options.output_dir is not None and not Path(options.output_dir).exists()
     if options.output_dir is not None:

@@ -40,9 +40,9 @@ IMAGENET_E_READERS = (
     "hf_bgbench.benchmarks.imagenet_e.release:ImageNetERelease",
 )
 IMAGENET_E_HOOKS = {
-    "cli_build": "hf_bgbench.benchmarks.imagenet_e.cli:register_build",
-    "cli_convert": "hf_bgbench.benchmarks.imagenet_e.cli:register_convert",
-    "cli_commands": "hf_bgbench.benchmarks.imagenet_e.edit_cli:register",
+    "cli_build": "hf_bgbench.benchmarks.imagenet_e.cli:BUILD",
+    "cli_convert": "hf_bgbench.benchmarks.imagenet_e.cli:CONVERT",
+    "cli_commands": "hf_bgbench.benchmarks.imagenet_e.edit_cli:EDIT",
     # plain-sentence deviations of the data scored from the paper's protocol (results.json
     # protocol.deviations): a CPU build, missing edits, another canvas
     "data_deviations": "hf_bgbench.benchmarks.imagenet_e.fidelity:data_deviations",

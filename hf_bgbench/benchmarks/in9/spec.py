@@ -50,9 +50,9 @@ IN9_TASKS = ("evaluate", "challenge", "noise", "saliency", "graying")
 IN9_READERS = ("hf_bgbench.benchmarks.in9.release:BackgroundsChallengeRelease",)
 IN9_HOOKS = {
     "cached_download": "hf_bgbench.benchmarks.in9.download:cached_in9_release",
-    "cli_build": "hf_bgbench.benchmarks.in9.cli:register_build",
-    "cli_convert": "hf_bgbench.benchmarks.in9.cli:register_convert",
-    "cli_download": "hf_bgbench.benchmarks.in9.cli:register_download",
+    "cli_build": "hf_bgbench.benchmarks.in9.cli:BUILD",
+    "cli_convert": "hf_bgbench.benchmarks.in9.cli:CONVERT",
+    "cli_download": "hf_bgbench.benchmarks.in9.cli:DOWNLOAD",
 }
 IN9 = BenchmarkSpec(
     name="in9",

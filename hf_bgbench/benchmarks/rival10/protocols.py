@@ -7,7 +7,8 @@ authors' released code (``mmoayeri/RIVAL10``, branch ``gh-pages``: ``datasets/ri
 ``saliency_alignment_plots.py``). Settings read by the tasks: ``stretch`` (every photo and
 mask resized whole to this size, no crop), ``aggregation`` (``class-mean`` or
 ``image-pooled``), ``head`` (the keyword arguments of the linear head the probe label map
-fits: its ``recipe``).
+fits: its ``recipe``). Each task's settings dataclass (``hf_bgbench/tasks/<task>/settings.py``)
+checks these mappings when the benchmark registers: a misspelt key fails there.
 """
 
 from __future__ import annotations
@@ -81,30 +82,38 @@ V1_SUMMARY = "bgbench-v1: the model's eval resize + centre crop, numbers pooled 
 
 
 def _paper(
-    summary: str, *deviations: str, aggregation: str = "class-mean", **settings: object
+    summary: str, *deviations: str, aggregation: str | None = "class-mean", **settings: object
 ) -> Protocol:
+    # aggregation None: the task has one way to count (evaluate: over the images it scores),
+    # so the recipe records none rather than one the task would not follow
+    pooling = {} if aggregation is None else {"aggregation": aggregation}
     return Protocol(
         PAPER,
         summary,
-        settings={"stretch": STRETCH, "aggregation": aggregation, "head": PAPER_HEAD, **settings},
+        settings={"stretch": STRETCH, **pooling, "head": PAPER_HEAD, **settings},
         deviations=deviations,
         sources=PAPER_SOURCES,
     )
 
 
-def _v1(*deviations: str) -> Protocol:
+def _v1(*deviations: str, aggregation: str | None = "image-pooled") -> Protocol:
+    pooling = {} if aggregation is None else {"aggregation": aggregation}
     return Protocol(
         "bgbench-v1",
         V1_SUMMARY,
-        settings={"aggregation": "image-pooled", "head": {"recipe": "linear-probe-v1"}},
+        settings={**pooling, "head": {"recipe": "linear-probe-v1"}},
         deviations=(V1_GEOMETRY, V1_HEAD, *deviations),
     )
 
 
 RIVAL10_PROTOCOLS = {
     "evaluate": (
-        _paper("the authors' 224x224 stretch of every photo; accuracy of the scoring head"),
-        _v1(),
+        _paper(
+            "the authors' 224x224 stretch of every photo; accuracy of the scoring head over "
+            "the test images",
+            aggregation=None,
+        ),
+        _v1(aggregation=None),
     ),
     "noise": (
         _paper(

@@ -22,8 +22,8 @@ RIVAL10_READERS = ("hf_bgbench.benchmarks.rival10.release:Rival10Release",)
 OBJECT_MASK = "object_mask"
 RIVAL10_HOOKS = {
     "cached_download": "hf_bgbench.benchmarks.rival10.download:cached_rival10_release",
-    "cli_convert": "hf_bgbench.benchmarks.rival10.cli:register_convert",
-    "cli_download": "hf_bgbench.benchmarks.rival10.cli:register_download",
+    "cli_convert": "hf_bgbench.benchmarks.rival10.cli:CONVERT",
+    "cli_download": "hf_bgbench.benchmarks.rival10.cli:DOWNLOAD",
 }
 RIVAL10_LAYOUT = BuiltLayout(
     image_size=None,

@@ -119,7 +119,7 @@ WATERMARK = BenchmarkSpec(
     citation=WATERMARK_CITATION,
     short_name="ImageNet-W",
     layout=WATERMARK_LAYOUT,
-    hooks={"cli_build": "hf_bgbench.benchmarks.watermark.cli:register"},
+    hooks={"cli_build": "hf_bgbench.benchmarks.watermark.cli:BUILD"},
     description=(
         "ImageNet photos with and without the ImageNet-W text watermark (the imagenet-w "
         "package); watermark gap = acc(original) − acc(watermark), plus the share flipped to "

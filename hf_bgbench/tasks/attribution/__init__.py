@@ -30,6 +30,7 @@ from hf_bgbench.tasks.attribution.cam import (
     top_images,
 )
 from hf_bgbench.tasks.attribution.options import AttributionError, AttributionOptions
+from hf_bgbench.tasks.attribution.settings import AttributionProtocolSettings
 from hf_bgbench.tasks.attribution.summary import (
     OUTPUTS,
     RESULT_KEYS,
@@ -97,7 +98,7 @@ def prepare(run: Run) -> _Work:
             f"each split (--max-images, seed {o.seed}), not from the whole split."
         )
     run.start_model()
-    run.deviations += paper_value_deviations(run.protocol.settings, run.options)
+    run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
     return _Work(splits, classes, run.masked_geometry(splits["train"][0]))
 
 
@@ -193,6 +194,8 @@ TASK = Task(
     stem="attribution",
     outputs=OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=AttributionProtocolSettings,
+    command_help="neural-feature attribution: best feature per attribute, train vs test",
 )
 
 

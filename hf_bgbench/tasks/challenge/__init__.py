@@ -26,6 +26,7 @@ the verdicts cost (``composites_*``, ``clean_forwards``, ``computed_rows`` /
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,10 @@ from hf_bgbench.inference.geometry import first_image_size, input_geometry
 from hf_bgbench.tasks.challenge.cache import CacheIdentity, default_challenge_cache_dir
 from hf_bgbench.tasks.challenge.memory import background_chunk, peak_memory
 from hf_bgbench.tasks.challenge.options import ChallengeError, ChallengeOptions
+from hf_bgbench.tasks.challenge.paired import paired_values, per_image_files
 from hf_bgbench.tasks.challenge.run import LoopOptions, decoders, run_pairs
 from hf_bgbench.tasks.challenge.schedule import ORDER_DESCRIPTION
+from hf_bgbench.tasks.challenge.settings import ChallengeProtocolSettings
 from hf_bgbench.tasks.challenge.shards import merge_memory, merge_shards
 from hf_bgbench.tasks.challenge.summary import (
     RESULT_KEYS,
@@ -64,9 +67,9 @@ CHALLENGE_OUTPUTS = (
     "challenge.json",
     "challenge.md",
     "challenge_model_index.yaml",
-    "challenge.png",
     "vulnerable.parquet",
     "fooling_matrix.npz",
+    "challenge.png",
 )
 COMPOSITE = "x = bg * (1 - mask) + fg * mask in [0, 1], then normalise"
 
@@ -112,7 +115,9 @@ def prepare(run: Run) -> _Work:
     except (DataError, DataSourceError) as err:
         raise _data_error(err) from None
     run.deviations += deviations
-    run.deviations += normalisation_deviations(run.protocol.settings, run.classifier.preprocessing)
+    run.deviations += normalisation_deviations(
+        run.protocol.settings.authors_normalisation, run.classifier.preprocessing
+    )
     cache_root = Path(o.cache_dir) if o.cache_dir else default_challenge_cache_dir()
     loop = LoopOptions(
         full_matrix=o.full_matrix,
@@ -196,6 +201,15 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     return Summary(body, report, RESULT_KEYS, lambda: write_challenge_files(out, bg_labels, bg_ids))
 
 
+def sampled_deviation(results: Mapping[str, Any]) -> str:
+    """What a report's ``--challenge-foregrounds N`` run records: an estimate from a sample."""
+    return (
+        f"challenge accuracy estimated from a seeded sample of {results.get('n_foregrounds')} "
+        f"foregrounds (seed {results.get('seed')}; each tried against every background): an "
+        "unbiased estimate of the full challenge with a Wilson 95% interval"
+    )
+
+
 TASK = Task(
     name="challenge",
     description="Backgrounds Challenge: every foreground on every background (worst case)",
@@ -206,9 +220,15 @@ TASK = Task(
     stem="challenge",
     outputs=CHALLENGE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=ChallengeProtocolSettings,
     batch_note=". Small batches also run faster per image on a CPU, and early stop keeps one "
     "composite per undecided foreground in a batch while the background order learns after "
     "each batch: fewer composites at small batches",
+    command_help="Backgrounds Challenge: paste every foreground on every background",
+    per_image=per_image_files,
+    paired=paired_values,
+    sample_option="max_foregrounds",
+    sample_deviation=sampled_deviation,
 )
 
 

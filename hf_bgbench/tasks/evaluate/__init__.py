@@ -27,6 +27,8 @@ from hf_bgbench.scoring import partial_average_deviations
 from hf_bgbench.tasks.common import normalisation_deviations
 from hf_bgbench.tasks.evaluate.aligned import check_aligned_ids, restrict_to_shared
 from hf_bgbench.tasks.evaluate.options import EvaluateOptions
+from hf_bgbench.tasks.evaluate.paired import paired_values, per_image_files
+from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
 from hf_bgbench.tasks.evaluate.summary import (
     pool_runs,
     protocol_note,
@@ -115,7 +117,9 @@ def prepare(run: Run) -> _Work:
         run.step, spec, reader, first, o.resize_to_model_input, stretch=run.stretch
     )
     run.deviations += deviations
-    run.deviations += normalisation_deviations(run.protocol.settings, run.classifier.preprocessing)
+    run.deviations += normalisation_deviations(
+        run.protocol.settings.authors_normalisation, run.classifier.preprocessing
+    )
     return _Work(datasets, transform, applied, mismatch, runs)
 
 
@@ -204,6 +208,10 @@ TASK = Task(
     stem="results",
     outputs=EVALUATE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=EvaluateProtocolSettings,
+    command_help="score a model on a benchmark's variants",
+    per_image=per_image_files,
+    paired=paired_values,
 )
 
 

@@ -40,6 +40,7 @@ from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
 from hf_bgbench.probe.features import probe_note
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying.options import GrayingError, GrayingOptions
+from hf_bgbench.tasks.graying.settings import GrayingProtocolSettings
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
@@ -89,7 +90,7 @@ def prepare(run: Run) -> _Work:
         ) from None
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
-    run.deviations += common.paper_value_deviations(run.protocol.settings, run.options)
+    run.deviations += common.paper_value_deviations(run.protocol.settings.paper_values, run.options)
     columns = tuple(c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names)
     geometry = run.masked_geometry(ds)
     gray_step, refit = _gray_head(run)
@@ -218,7 +219,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o = run.options
-    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    aggregation = run.protocol.settings.aggregation
     numbers, report, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
     body = run.body(
         numbers,
@@ -252,6 +253,8 @@ TASK = Task(
     stem="graying",
     outputs=GRAYING_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=GrayingProtocolSettings,
+    command_help="background ablation: accuracy with the background grayed",
 )
 
 

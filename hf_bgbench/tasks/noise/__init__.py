@@ -18,7 +18,7 @@ batches; summarise = the numbers, the per-image table and the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,9 @@ from hf_bgbench.tasks.noise.draw import (
     noisy_predictions,
 )
 from hf_bgbench.tasks.noise.options import NoiseOptions
+from hf_bgbench.tasks.noise.paired import PAIRED_SCORES, paired_values, per_image_files
 from hf_bgbench.tasks.noise.report import noise_report_section
+from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
 from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.options import (
     REQUIRED,
@@ -76,11 +78,11 @@ class _Work:
     columns: tuple[str, ...]  # the mask column (and the attribute masks with --attributes)
 
 
-def setting_deviations(settings: Mapping[str, Any], noise: NoiseSettings) -> list[str]:
+def setting_deviations(settings: NoiseProtocolSettings, noise: NoiseSettings) -> list[str]:
     """The sentences about the levels and trials this run used, generated from their values
     (``noise``) so they can never contradict them: the levels where they are not the
     published ones, and the trials against the paper's text and the authors' script where
-    the protocol names them (``settings["noise_trials"]``)."""
+    the protocol names them (``settings.noise_trials``)."""
     out = []
     published = [float(v) for v in DEFAULT_LEVELS[noise.norm]]
     if list(noise.levels) != published:
@@ -89,9 +91,9 @@ def setting_deviations(settings: Mapping[str, Any], noise: NoiseSettings) -> lis
             f"Noise levels {_levels(noise.levels)} ({what}, --levels), not the published "
             f"{_levels(published)}."
         )
-    trials = settings.get("noise_trials")
-    if trials:
-        n, paper, code = noise.trials, trials["paper"], trials["authors_code"]
+    trials = settings.noise_trials
+    if trials is not None:
+        n, paper, code = noise.trials, trials.paper, trials.authors_code
         said = (
             ", as the paper's text says"
             if n == paper
@@ -163,7 +165,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o, levels = run.options, list(work.noise.levels)
-    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    aggregation = run.protocol.settings.aggregation
     numbers, frame = summarize(run.spec, out, levels, o.norm, o.trials, o.seed, aggregation)
     noisy = len(out["ids"]) * len(levels) * 2 * o.trials
     body = run.body(
@@ -200,6 +202,11 @@ TASK = Task(
     stem="noise",
     outputs=NOISE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=NoiseProtocolSettings,
+    command_help="noise analysis: Gaussian noise on the object vs the background (RFS, iRFS)",
+    per_image=per_image_files,
+    paired=paired_values,
+    paired_scores=PAIRED_SCORES,
 )
 
 

@@ -38,6 +38,8 @@ from hf_bgbench.tasks.options import (
 from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
 from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
 from hf_bgbench.tasks.saliency.options import SaliencyOptions
+from hf_bgbench.tasks.saliency.paired import PER_IMAGE_FILE, paired_values, per_image_files
+from hf_bgbench.tasks.saliency.settings import SaliencyProtocolSettings
 from hf_bgbench.tasks.saliency.summary import (
     RESULT_KEYS,
     saliency_report_section,
@@ -58,7 +60,7 @@ SALIENCY_OUTPUTS = (
     "saliency_model_index.yaml",
     "saliency.png",
     "saliency_gallery.png",
-    "saliency_per_image.parquet",
+    PER_IMAGE_FILE,
 )
 
 
@@ -86,7 +88,7 @@ def prepare(run: Run) -> _Work:
     ds = _load_masked(run)
     rows = run.subset(len(ds), run.options.max_images, what="images")
     run.start_model()
-    run.deviations += paper_value_deviations(run.protocol.settings, run.options)
+    run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
     columns = [c for c in (run.spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]
     return _Work(ds, rows, columns, run.masked_geometry(ds))
 
@@ -122,7 +124,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o, spec = run.options, run.spec
-    aggregation = run.protocol.settings.get("aggregation", "class-mean")
+    aggregation = run.protocol.settings.aggregation
     numbers = summarize(
         spec, out, seed=o.seed, resamples=o.bootstrap_resamples, aggregation=aggregation
     )
@@ -167,6 +169,10 @@ TASK = Task(
     stem="saliency",
     outputs=SALIENCY_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
+    settings=SaliencyProtocolSettings,
+    command_help="saliency alignment: does the model's Grad-CAM sit on the object?",
+    per_image=per_image_files,
+    paired=paired_values,
 )
 
 

@@ -1,0 +1,136 @@
+"""Reproduce a Space result on your own machine: the exact ``bgbench`` command that gives the
+same results document, and the files the command line writes, offered for download.
+
+* :func:`task_command` -- ``bgbench <task> MODEL --benchmark … --data … [options]`` from what
+  the Space passed to the task (the Space's caps included: a seeded subset is the same
+  subset on the command line), read off the task's own option declarations, so a new
+  option or cap needs no edit here;
+* :func:`data_argument` -- what ``--data`` says: a Hub dataset's id as it is; a folder on the
+  server by its allow-list name, with a note to put the path of one's own copy in its place
+  (the results' data fingerprint says whether the copy holds the same images);
+* :func:`reproduce_markdown` -- the commands as a section of the page;
+* :func:`cli_files` -- ``results.md`` and the per-image files the run wrote (``predictions/
+  <variant>.parquet`` for ``evaluate``; any Parquet file among the task's declared outputs),
+  as the command line writes them, with no server path in the Markdown.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.space.display import public_text
+from hf_bgbench.space.safety import AllowedDataset
+
+# options that do not change the numbers, or that the command line sets by other means
+_NOT_SHOWN = {"benchmark", "data", "output_dir", "progress", "device", "batch_size", "num_workers"}
+
+
+def data_argument(entry: AllowedDataset) -> tuple[str, str]:
+    """(``--data``'s text, a note on it; empty when none is needed) for an allow-listed
+    dataset."""
+    if entry.is_hub:
+        return entry.target, ""
+    return entry.name, (
+        f"`{entry.name}` is this Space's own copy of the data: put the path of your copy in "
+        "its place. The data fingerprint in results.json says whether your copy holds the "
+        "same images."
+    )
+
+
+def _flag_value(value: Any) -> list[str]:
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def task_command(
+    task: str,
+    model_id: str,
+    benchmark: str,
+    data: str,
+    options: Mapping[str, Any],
+    output: str | None = None,
+) -> str:
+    """The ``bgbench`` command that runs ``task`` as the Space did: ``options`` are the task's
+    keyword arguments the Space passed (variants, caps, the class restriction); each that
+    differs from the command line's default becomes its flag. ``output``: ``--output``'s
+    folder (the command line's default when None)."""
+    from hf_bgbench.tasks import get_task
+    from hf_bgbench.tasks.options import described, flag
+
+    words = ["bgbench", task, model_id, "--benchmark", benchmark, "--data", data]
+    for name, opt, default in described(get_task(task).options):
+        if name in _NOT_SHOWN or name not in options:
+            continue
+        value = options[name]
+        if not opt.cli:
+            raise ValueError(f"{task} option {name!r} has no command-line flag to reproduce it.")
+        cli_default = opt.cli_default() if callable(opt.cli_default) else opt.cli_default
+        shown_default = default if cli_default is None else cli_default
+        if isinstance(default, bool):
+            if bool(value) != default:
+                words.append(flag(name, opt))
+            continue
+        if value is None or value == shown_default:
+            continue
+        words += [flag(name, opt), *_flag_value(value)]
+    if output:
+        words += ["--output", output]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def reproduce_markdown(commands: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """The commands as a "Reproduce this" section: run them (``pip install hf-bgbench``)
+    and the results document holds the same numbers."""
+    block = "\n".join(commands)
+    lines = [
+        "### Reproduce this",
+        "",
+        "The same results.json on your machine (`pip install hf-bgbench`), with this Space's "
+        "caps and data:",
+        "",
+        f"```bash\n{block}\n```",
+    ]
+    lines += [f"\n{note}" for note in notes if note]
+    return "\n".join(lines)
+
+
+def cli_files(folder: Path, results: Mapping[str, Any], hide: Mapping[str, str]) -> list[Path]:
+    """The task's Markdown report (``results.md`` for ``evaluate``; no server path in it) and
+    the run's per-image files, copied into ``folder/download`` under the names the command
+    line gives them (``predictions/mixed_same.parquet`` is offered as ``mixed_same.parquet``)."""
+    from hf_bgbench.tasks import get_task
+
+    out = folder / "download"
+    files = []
+    name = f"{get_task(results['task']).stem}.md"
+    markdown = folder / name
+    if markdown.is_file():
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(public_text(markdown.read_text(encoding="utf-8"), hide), encoding="utf-8")
+        files.append(target)
+    for source in per_image_paths(folder, results["task"]):
+        target = out / source.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        files.append(target)
+    return files
+
+
+def per_image_paths(folder: Path, task: str) -> list[Path]:
+    """The per-image tables ``task`` wrote into ``folder``: each Parquet file among the
+    task's declared outputs, and those of a declared folder (``predictions/``)."""
+    from hf_bgbench.tasks import get_task
+
+    found: list[Path] = []
+    for output in get_task(task).outputs:
+        if output.endswith("/"):
+            found += sorted((folder / output).glob("*.parquet"))
+        elif output.endswith(".parquet") and (folder / output).is_file():
+            found.append(folder / output)
+    return found

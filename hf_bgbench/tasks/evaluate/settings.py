@@ -1,0 +1,29 @@
+"""What a benchmark's ``evaluate`` protocol may set (checked when the benchmark registers;
+see :mod:`hf_bgbench.tasks.protocol_settings`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hf_bgbench.tasks.protocol_settings import (
+    HeadSettings,
+    Normalisation,
+    check_stretch,
+)
+
+
+@dataclass(frozen=True)
+class EvaluateProtocolSettings:
+    """``stretch``: every photo resized whole to this (height, width), no crop (None: the
+    model's own eval transform); ``head``: the linear head the probe label map fits (None:
+    the model's own classes); ``authors_normalisation``: the fixed mean/std the authors'
+    code normalises every model with (None: none), recorded as a deviation where the
+    model's own differs. No ``aggregation``: evaluate counts over the images it scores, the
+    only way it counts, so a recipe naming another would record one it did not follow."""
+
+    stretch: tuple[int, int] | None = None
+    head: HeadSettings | None = None
+    authors_normalisation: Normalisation | None = None
+
+    def __post_init__(self) -> None:
+        check_stretch(self.stretch)

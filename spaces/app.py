@@ -160,7 +160,8 @@ CSS = """
 @media (max-width: 640px) {
   #report th, #report td, #compare-report th, #compare-report td {
     overflow-wrap: normal; white-space: nowrap; }
-  #leaderboard table, #leaderboard-other table { min-width: 760px; }
+  #leaderboard .table-container, #leaderboard-other .table-container { overflow-x: auto; }
+  #leaderboard .table-wrap, #leaderboard-other .table-wrap { min-width: 960px; }
 }
 """
 

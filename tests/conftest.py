@@ -17,6 +17,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ["HF_HOME"] = os.path.join(_HOME, "hf_home")
 os.environ["HF_BGBENCH_CACHE"] = os.path.join(_HOME, "bgbench_cache")
 os.environ.setdefault("MPLBACKEND", "Agg")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # the suite runs as `-n 2` on a 2-core machine: one thread per worker, or each worker's
+    # torch takes every core and the two fight (set before torch is imported anywhere)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 

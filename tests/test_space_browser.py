@@ -484,7 +484,7 @@ def _phone_layout_problems(page, where: str) -> list[str]:
     if width > PHONE:
         problems.append(f"{where}: the page is {width} px wide")
     squeezed = page.evaluate(
-        """() => [...document.querySelectorAll('#report th, #compare-report th')]
+        """() => [...document.querySelectorAll('#report th, #compare-report th, #leaderboard th')]
             .filter(th => th.offsetParent && th.innerText.trim().length > 3)
             .filter(th => th.getBoundingClientRect().width < 2.5 * parseFloat(
                 getComputedStyle(th).fontSize))

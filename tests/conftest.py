@@ -78,10 +78,18 @@ def rival10_hub(tmp_path_factory) -> Path:
 WHOLE_REPORT_FIXTURES = frozenset({"in9_report", "local_report"})
 
 
+# The files that take longest, started first: under `-n 2 --dist loadfile` a long file that
+# starts last is the run's tail, with the other worker idle.
+LONGEST_FIRST = ("test_space_browser.py", "test_distributed.py", "test_imagenet_e.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if WHOLE_REPORT_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    # a stable sort: within a file, and among the other files, the order is unchanged
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="session", autouse=True)

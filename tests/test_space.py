@@ -467,11 +467,14 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
     by_fn: dict = {}
     for fn in demo.fns.values():
         by_fn.setdefault(fn.name, []).append(fn)
-    assert len(by_fn["status_at_click"]) == len(by_fn["model_gate"]) == 3
-    assert all(fn.queue is False for fn in by_fn["status_at_click"] + by_fn["model_gate"])
-    gates = {fn._id for fn in by_fn["model_gate"]}
+    # five job buttons: score, explore, the flip explorer, the report card and compare (whose
+    # gate checks both of its models)
+    gate_fns = by_fn["model_gate"] + by_fn["gate"]
+    assert len(by_fn["status_at_click"]) == len(gate_fns) == 5
+    assert all(fn.queue is False for fn in by_fn["status_at_click"] + gate_fns)
+    gates = {fn._id for fn in gate_fns}
     config = demo.get_config_file()["dependencies"]
-    for name in ("score", "explore", "report_card"):
+    for name in ("score", "explore", "flips", "report_card", "compare_models"):
         (dep,) = [d for d in config if d["id"] == by_fn[name][0]._id]
         assert dep["trigger_after"] in gates and dep["trigger_only_on_success"], name
 

@@ -496,12 +496,15 @@ def _phone_layout_problems(page, where: str) -> list[str]:
                 '#samples table, #flips .bgbench-flip, #leaderboard table, #report table')]
             .filter(t => t.offsetParent)
             .filter(t => {
-                let box = t;  // the element that scrolls it sideways, if any
+                // fine when some box around it scrolls sideways and fits on the screen (a
+                // table may sit in nested scrolling boxes, e.g. Gradio's dataframe: an inner
+                // one as wide as its columns inside an outer one as wide as the screen)
                 for (let e = t; e; e = e.parentElement) {
                     const o = getComputedStyle(e).overflowX;
-                    if (o === 'auto' || o === 'scroll') { box = e; break; }
+                    if ((o === 'auto' || o === 'scroll')
+                        && e.getBoundingClientRect().right <= window.innerWidth + 1) return false;
                 }
-                return box.getBoundingClientRect().right > window.innerWidth + 1; })
+                return t.getBoundingClientRect().right > window.innerWidth + 1; })
             .map(t => t.id || t.className || t.tagName)"""
     )
     problems += [f"{where}: cut off: {c}" for c in cut]

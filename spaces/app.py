@@ -707,9 +707,33 @@ def report_files(out: Path, hidden: dict[str, str]) -> list[str]:
     return files
 
 
-def stopped() -> tuple[Any, Any]:
-    """The Stop button: the job is cancelled (Gradio closes it); the page says so."""
-    return "**Stopped** at your request.", gr.update(value=SCORE_IDLE, interactive=True)
+def queued_job(
+    checked: Any, fn: Any, inputs: list[Any], outputs: list[Any], progress_on: Any, validator: Any
+) -> Any:
+    """Job ``fn`` after its checked click (:func:`checked_click`): in the one job queue
+    (``CONCURRENCY`` at a time), ``validator`` run before it is queued, Gradio's progress bar
+    under ``progress_on``."""
+    return checked.success(
+        fn,
+        inputs,
+        outputs,
+        show_progress_on=progress_on,
+        concurrency_id=JOB_GROUP,
+        concurrency_limit=CONCURRENCY,
+        validator=validator,
+    )
+
+
+def stop_button(stop: Any, job: Any, status: Any, button: Any, idle_label: str) -> None:
+    """``stop`` cancels ``job`` (Gradio closes it); ``status`` says so and ``button`` is
+    back to ``idle_label``."""
+    stop.click(
+        lambda: ("**Stopped** at your request.", gr.update(value=idle_label, interactive=True)),
+        None,
+        [status, button],
+        cancels=[job],
+        queue=False,
+    )
 
 
 # --------------------------------------------------------------------------- Explore
@@ -1215,14 +1239,13 @@ def build_demo() -> gr.Blocks:
             ex_bench.change(_datasets_update, ex_bench, ex_data, queue=False)
             ex_bench.change(_pair_choices, ex_bench, fl_pair, queue=False)
             ex_data.change(images_of, [ex_data, ex_bench], ex_image, queue=False)
-            checked_click(fl_run, ex_model, fl_summary, JOB_GROUP).success(
+            queued_job(
+                checked_click(fl_run, ex_model, fl_summary, JOB_GROUP),
                 flips,
                 [ex_model, ex_data, ex_bench, fl_pair],
                 [fl_summary, fl_images],
-                show_progress_on=fl_summary,
-                concurrency_id=JOB_GROUP,
-                concurrency_limit=CONCURRENCY,
-                validator=one_flips_per_client,
+                fl_summary,
+                one_flips_per_client,
             )
         with gr.Tab("Compare"):
             gr.Markdown(
@@ -1259,25 +1282,15 @@ def build_demo() -> gr.Blocks:
             )
             cmp_bench.change(_datasets_update, cmp_bench, cmp_data, queue=False)
             cmp_bench.change(_compare_tasks, cmp_bench, cmp_task, queue=False)
-            comparing = checked_compare_click(cmp_run, cmp_a, cmp_b, cmp_status).success(
+            comparing = queued_job(
+                checked_compare_click(cmp_run, cmp_a, cmp_b, cmp_status),
                 compare_models,
                 [cmp_a, cmp_b, cmp_data, cmp_bench, cmp_task],
                 [cmp_status, cmp_report, cmp_plot, cmp_files, cmp_run],
-                show_progress_on=cmp_report,
-                concurrency_id=JOB_GROUP,
-                concurrency_limit=CONCURRENCY,
-                validator=one_compare_per_client,
+                cmp_report,
+                one_compare_per_client,
             )
-            cmp_stop.click(
-                lambda: (
-                    "**Stopped** at your request.",
-                    gr.update(value=COMPARE_IDLE, interactive=True),
-                ),
-                None,
-                [cmp_status, cmp_run],
-                cancels=[comparing],
-                queue=False,
-            )
+            stop_button(cmp_stop, comparing, cmp_status, cmp_run, COMPARE_IDLE)
             checked_click(ex_run, ex_model, ex_summary).success(
                 explore,
                 [ex_model, ex_data, ex_bench, ex_image],
@@ -1355,38 +1368,27 @@ def build_demo() -> gr.Blocks:
         demo.load(_datasets_update, cmp_bench, cmp_data, queue=False)
         demo.load(_compare_tasks, cmp_bench, cmp_task, queue=False)
         demo.load(_board_tasks, lb_bench, lb_task, queue=False)
-        scoring = checked_click(run, model_id, status, JOB_GROUP).success(
+        scoring = queued_job(
+            checked_click(run, model_id, status, JOB_GROUP),
             score,
             [model_id, dataset, variants, restrict, benchmark, task],
             [status, report, plots, raw, samples, extras, run],
             # Gradio's progress bar (the task's own bars, via gr.Progress) right under the
             # status line, which stays readable
-            show_progress_on=report,
-            concurrency_id=JOB_GROUP,
-            concurrency_limit=CONCURRENCY,
-            validator=one_score_per_client,
+            report,
+            one_score_per_client,
         )
         scoring.then(leaderboard, filters, boards, queue=False)
-        stop.click(stopped, None, [status, run], cancels=[scoring], queue=False)
-        reporting = checked_click(rc_run, rc_model, rc_status, JOB_GROUP).success(
+        stop_button(stop, scoring, status, run, SCORE_IDLE)
+        reporting = queued_job(
+            checked_click(rc_run, rc_model, rc_status, JOB_GROUP),
             report_card,
             [rc_model],
             [rc_status, rc_section, rc_figure, rc_files, rc_run],
-            show_progress_on=rc_section,
-            concurrency_id=JOB_GROUP,
-            concurrency_limit=CONCURRENCY,
-            validator=one_report_per_client,
+            rc_section,
+            one_report_per_client,
         )
-        rc_stop.click(
-            lambda: (
-                "**Stopped** at your request.",
-                gr.update(value=REPORT_IDLE, interactive=True),
-            ),
-            None,
-            [rc_status, rc_run],
-            cancels=[reporting],
-            queue=False,
-        )
+        stop_button(rc_stop, reporting, rc_status, rc_run, REPORT_IDLE)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 

@@ -24,7 +24,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from hf_bgbench.probe.features import recipe_settings
 from hf_bgbench.spec import BenchmarkSpec, Protocol
@@ -33,7 +33,9 @@ __all__ = [
     "AGGREGATIONS",
     "Aggregation",
     "HeadSettings",
+    "MaskedTaskSettings",
     "Normalisation",
+    "PaperValueSettings",
     "PaperValues",
     "ProtocolSettingsError",
     "check_paper_values",
@@ -100,6 +102,37 @@ def check_paper_values(values: PaperValues | None, options: type, task: str) -> 
                 f"setting 'paper_values' names {name!r}, which is not an option of the {task} "
                 f"task{_did_you_mean(name, known)}."
             )
+
+
+@dataclass(frozen=True)
+class MaskedTaskSettings:
+    """The settings of a task that scores photos against their masks (noise, saliency,
+    graying): ``stretch``: every photo and mask resized whole to this (height, width), no
+    crop (None: the model's own eval transform); ``aggregation``: how the per-image results
+    become a number (per class, then the mean over the classes, or pooled over the images);
+    ``head``: the linear head the probe label map fits (None: the model's own classes)."""
+
+    stretch: tuple[int, int] | None = None
+    aggregation: Aggregation = "class-mean"
+    head: HeadSettings | None = None
+
+    def __post_init__(self) -> None:
+        check_stretch(self.stretch)
+
+
+@dataclass(frozen=True)
+class PaperValueSettings(MaskedTaskSettings):
+    """:class:`MaskedTaskSettings` and ``paper_values``: the options the paper fixes,
+    {option: (its value, what it is)}, each a field of the task's options class ``OPTIONS``
+    (None: none). A task's class sets ``OPTIONS`` and ``TASK``."""
+
+    paper_values: PaperValues | None = None
+    OPTIONS: ClassVar[type]
+    TASK: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_paper_values(self.paper_values, self.OPTIONS, self.TASK)
 
 
 def typed_protocol(spec: BenchmarkSpec, task: Any, protocol: Protocol) -> Protocol:

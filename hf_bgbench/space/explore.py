@@ -52,11 +52,13 @@ class VariantPrediction:
         return f"{self.variant}: {mark} {self.prediction}{via} {100 * self.confidence:.0f}%"
 
 
-def _reader(data: Reader | str | Path, spec: BenchmarkSpec) -> Reader:
+def open_reader(data: Reader | str | Path, spec: BenchmarkSpec) -> Reader:
+    """``data`` as a reader of ``spec``'s benchmark (a reader given stays as it is)."""
     return data if isinstance(data, Reader) else resolve_source(data, spec)
 
 
-def _class_name(spec: BenchmarkSpec, label: int) -> str:
+def class_name(spec: BenchmarkSpec, label: int) -> str:
+    """The class name of ``label``, or a note that it lies outside the benchmark."""
     return spec.classes[label] if 0 <= label < spec.num_classes else f"outside {spec.name}"
 
 
@@ -64,13 +66,13 @@ def image_choices(data: Reader | str | Path, benchmark: str) -> list[tuple[str, 
     """(shown label "class · id", id) of every image of the benchmark's reference variant
     (or the data's first variant), in dataset order."""
     spec = get_benchmark(benchmark)
-    reader = _reader(data, spec)
+    reader = open_reader(data, spec)
     variant = (
         spec.reference_variant if spec.reference_variant in reader.variants else reader.variants[0]
     )
     rows = reader.load(variant).select_columns([ID, LABEL])
     return [
-        (f"{_class_name(spec, int(y))} · {i}", str(i))
+        (f"{class_name(spec, int(y))} · {i}", str(i))
         for i, y in zip(rows[ID], rows[LABEL], strict=True)
     ]
 
@@ -104,7 +106,7 @@ def explore_image(
     from hf_bgbench.tasks.common import classifier_and_mapper
 
     spec = get_benchmark(benchmark)
-    reader = _reader(data, spec)
+    reader = open_reader(data, spec)
     chosen = [v for v in (variants or reader.variants) if v in reader.variants]
     found: dict[str, tuple[Any, int]] = {}
     for variant in chosen:
@@ -138,8 +140,8 @@ def explore_image(
             VariantPrediction(
                 variant=variant,
                 image=image.permute(1, 2, 0).numpy().copy(),
-                label=_class_name(spec, label),
-                prediction=_class_name(spec, predicted),
+                label=class_name(spec, label),
+                prediction=class_name(spec, predicted),
                 model_class=names[model_index] if model_index < len(names) else str(model_index),
                 confidence=confidence,
                 correct=predicted == label,
@@ -160,7 +162,8 @@ def explore_summary(shown: Sequence[VariantPrediction], model_id: str, image_id:
     )
 
 
-def _thumbnail(image: Any) -> np.ndarray:
+def thumbnail(image: Any) -> np.ndarray:
+    """``image`` (PIL or array) as an RGB array at most ``THUMBNAIL`` pixels a side."""
     from PIL import Image
 
     picture = image if isinstance(image, Image.Image) else Image.fromarray(image)
@@ -203,7 +206,7 @@ def prediction_gallery(
     order. The same images in every variant (drawn with ``seed`` among the ids all of them
     scored), so a grid of ``per_variant`` columns has a row per variant, a column per image."""
     spec = get_benchmark(benchmark)
-    reader = _reader(data, spec)
+    reader = open_reader(data, spec)
     order = {v: i for i, v in enumerate(spec.variants)}
     tables = {
         v: predictions[v].set_index("id")
@@ -226,15 +229,16 @@ def prediction_gallery(
                     PredictionSample(
                         variant=variant,
                         image_id=str(image_id),
-                        image=_thumbnail(ds[where[image_id]][IMAGE]),
-                        label=_class_name(spec, int(row["label"])),
-                        prediction=_class_name(spec, int(row["pred"])),
+                        image=thumbnail(ds[where[image_id]][IMAGE]),
+                        label=class_name(spec, int(row["label"])),
+                        prediction=class_name(spec, int(row["pred"])),
                     )
                 )
     return samples
 
 
-def _data_uri(image: np.ndarray) -> str:
+def data_uri(image: np.ndarray) -> str:
+    """``image`` as a PNG data URI, for an ``<img>`` in HTML."""
     import base64
     import io
 
@@ -267,7 +271,7 @@ def samples_html(samples: Sequence[PredictionSample], size: int = 120) -> str:
                 continue
             colour = "#1a7f37" if sample.correct else "#cf222e"
             cells.append(
-                f'<td><img src="{_data_uri(sample.image)}" width="{size}" height="{size}" '
+                f'<td><img src="{data_uri(sample.image)}" width="{size}" height="{size}" '
                 f'alt="{escape(sample.caption)}" style="object-fit:contain;display:block">'
                 f'<div style="color:{colour}">{"✓" if sample.correct else "✗"} '
                 f"{escape(sample.prediction)}</div></td>"

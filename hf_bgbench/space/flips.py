@@ -29,7 +29,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import BG_ID, BG_LABEL, ID, IMAGE
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.scoring import PairedGap
-from hf_bgbench.space.explore import _class_name, _data_uri, _reader, _thumbnail
+from hf_bgbench.space.explore import class_name, data_uri, open_reader, thumbnail
 
 SHOWN = 12  # images shown per direction (the counts cover them all)
 PREDICTIONS = "predictions/"  # the folder of per-variant prediction tables a task declares
@@ -144,7 +144,7 @@ def flip_rows(
     pair's two variants with the run's prediction on each, and the background's source
     photo when the data records it (``bg_id`` in the second variant)."""
     spec = get_benchmark(benchmark)
-    reader = _reader(data, spec)
+    reader = open_reader(data, spec)
     shown = [v for v in dict.fromkeys((spec.reference_variant, pair.first, pair.second)) if v]
     shown = [v for v in shown if v in reader.variants]
     loaded = {v: reader.load(v) for v in shown}
@@ -158,11 +158,11 @@ def flip_rows(
             if at is None:
                 continue
             item = loaded[variant][at]
-            label = _class_name(spec, int(item["label"]))
+            label = class_name(spec, int(item["label"]))
             row = row or FlipRow(image_id, label)
-            cell = FlipCell(variant, _thumbnail(item[IMAGE]), "", None)
+            cell = FlipCell(variant, thumbnail(item[IMAGE]), "", None)
             if variant in tables and image_id in tables[variant].index:
-                predicted = _class_name(spec, int(tables[variant].loc[image_id, "pred"]))
+                predicted = class_name(spec, int(tables[variant].loc[image_id, "pred"]))
                 cell.correct = predicted == label
                 cell.caption = f"{'✓' if cell.correct else '✗'} {predicted}"
             row.cells.append(cell)
@@ -181,12 +181,12 @@ def _add_background(
     variant, and its class; only the class and id when the data does not hold that photo."""
     source, cls = str(item[BG_ID]), item.get(BG_LABEL)
     cls = -1 if cls is None else int(cls)
-    named = _class_name(spec, cls) if cls >= 0 else "unknown class"
+    named = class_name(spec, cls) if cls >= 0 else "unknown class"
     row.background = f"{named} · {source}"
     reference = spec.reference_variant
     at = where.get(reference, {}).get(source)
     if at is not None:
-        picture = _thumbnail(loaded[reference][at][IMAGE])
+        picture = thumbnail(loaded[reference][at][IMAGE])
         row.cells.append(FlipCell("background from", picture, row.background))
 
 
@@ -195,7 +195,7 @@ def _cell_html(cell: FlipCell, size: int) -> str:
     return (
         f'<figure style="margin:0 6px 6px 0;flex:0 0 auto;width:{size}px">'
         f'<figcaption style="font-size:0.8em">{escape(cell.title)}</figcaption>'
-        f'<img src="{_data_uri(cell.image)}" width="{size}" height="{size}" '
+        f'<img src="{data_uri(cell.image)}" width="{size}" height="{size}" '
         f'alt="{escape(cell.title)}: {escape(cell.caption)}" '
         'style="object-fit:contain;display:block;max-width:100%;height:auto">'
         f'<div style="color:{colour};font-size:0.85em;overflow-wrap:anywhere">'

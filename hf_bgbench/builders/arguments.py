@@ -66,6 +66,12 @@ class Option:
     def text(self, context: Any) -> str:
         return self.help(context) if callable(self.help) else self.help
 
+    def command_line_default(self, default: Any) -> Any:
+        """The value the command line gives when the flag is left out: ``cli_default``
+        (computed when callable), else the field's ``default``."""
+        given = self.cli_default() if callable(self.cli_default) else self.cli_default
+        return default if given is None else given
+
 
 def option(default: Any, help: Help, **details: Any) -> Any:
     """A dataclass field: ``default`` and the :class:`Option` ``help`` + ``details``."""
@@ -140,8 +146,7 @@ def add_options(p: argparse.ArgumentParser, options: Iterable[Declared], context
                 if flag(name, opt).startswith("-"):
                     kwargs["required"] = True
             else:
-                cli_default = opt.cli_default() if callable(opt.cli_default) else opt.cli_default
-                kwargs["default"] = default if cli_default is None else cli_default
+                kwargs["default"] = opt.command_line_default(default)
             nargs = "+" if opt.many else opt.count
             extra = {"type": opt.parse, "choices": opt.choices, "metavar": opt.metavar}
             kwargs.update({k: v for k, v in {**extra, "nargs": nargs}.items() if v is not None})

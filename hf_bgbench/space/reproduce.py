@@ -69,8 +69,7 @@ def task_command(
         value = options[name]
         if not opt.cli:
             raise ValueError(f"{task} option {name!r} has no command-line flag to reproduce it.")
-        cli_default = opt.cli_default() if callable(opt.cli_default) else opt.cli_default
-        shown_default = default if cli_default is None else cli_default
+        shown_default = opt.command_line_default(default)
         if isinstance(default, bool):
             if bool(value) != default:
                 words.append(flag(name, opt))

@@ -1,12 +1,14 @@
-"""The one bootstrap entry point (issue 30 item 4): every interval function is a call of
+"""The one bootstrap entry point (issue 30 item 4): every interval function -- and the
+noise, graying and attribution summaries and ``bgbench compare`` -- is a call of
 :func:`hf_bgbench.metrics.intervals.bootstrap_intervals`, and gives the intervals it gave
-before it was -- the same draws. ``RECORDED`` holds what the hand-wired functions returned
-on the fixed inputs below (run once on the code before the change; a refactor that changes
-a draw, a quantile or a withheld interval fails here)."""
+before it was -- the same draws. ``RECORDED`` holds what the hand-wired code returned on
+the fixed inputs below (run once on the code before the change; a refactor that changes a
+draw, a quantile or a withheld interval fails here)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,10 @@ import pytest
 
 from hf_bgbench import scoring
 from hf_bgbench.metrics import intervals, noise, saliency
+from hf_bgbench.report import compare
+from hf_bgbench.tasks.attribution import summary as attribution_summary
+from hf_bgbench.tasks.graying import summary as graying_summary
+from hf_bgbench.tasks.noise import summary as noise_summary
 
 RNG = np.random.default_rng(20261126)
 N = 90
@@ -57,6 +63,107 @@ def _columns_and_their_difference(samples: list[np.ndarray]) -> list[Any]:
     """The tasks' hand-wired pattern (graying, attribution, the noise attributes): one draw
     for several columns, each column's interval and that of the first two's difference."""
     return [intervals.withheld_interval(s, None) for s in [*samples, samples[0] - samples[1]]]
+
+
+# ------------------------------------------------ the tasks' summaries and the comparison
+
+
+def _intervals_in(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The intervals (``*_ci95``) and withheld reasons of a results body, in its shape
+    (nested mappings: per class, per attribute)."""
+    kept = {}
+    for key, value in body.items():
+        if key.endswith("_ci95") or key == "intervals_withheld":
+            kept[key] = value
+        elif isinstance(value, Mapping) and (inner := _intervals_in(value)):
+            kept[key] = inner
+    return kept
+
+
+def _noise_summary(aggregation: str, one_image_class: bool = False) -> Any:
+    """A noise run of the N images (one level, 4 trials; FG and BG the share of each
+    image's copies right), attributes on some, optionally a class of one image."""
+    labels = np.where(np.arange(N) == 5, 3, LABELS) if one_image_class else LABELS
+    trial = np.arange(4)
+    right = np.stack([trial < 4 * FG[:, None], trial < 4 * BG[:, None]], axis=1)  # (N, 2, 4)
+    pred = np.where(right, labels[:, None, None], -1)[:, None]  # (N, 1, 2, 4)
+    out = {
+        "ids": [f"i{k}" for k in range(N)],
+        "labels": labels,
+        "pred": pred,
+        "prob": 0.25 + 0.5 * right[:, None],
+        "clean_pred": np.where(A, labels, -1),
+        "clean_prob": np.ones(N),
+        "attributes": [
+            ({"ear": right[k, 0, None].astype(float)} if B[k] else {})
+            | ({"eye": right[k, 1, None].astype(float)} if k % 4 else {})
+            | ({"as_clean": np.array([float(A[k])])} if k % 2 else {})  # no drop: withheld
+            for k in range(N)
+        ],
+    }
+    spec = SimpleNamespace(num_classes=4, classes=("a", "b", "c", "d"))
+    body, _ = noise_summary.summarize(spec, out, [30.0], "linf", 4, 17, aggregation)
+    # the intervals the summary draws itself (a_fg, a_bg, RFS: rfs_*_intervals, above)
+    mine = ("clean_accuracy_ci95", "per_attribute", "intervals_withheld")
+    return _intervals_in({key: body[key] for key in mine if key in body})
+
+
+def _graying_summary(aggregation: str) -> Any:
+    """A graying run of the N images: clean right where A is, grayed where B is, the
+    re-fitted head where exactly one of them is; two attributes, one the same everywhere."""
+    right = np.stack([A, B, A ^ B], axis=1)
+    out = {
+        "ids": [f"i{k}" for k in range(N)],
+        "labels": LABELS,
+        "pred": np.where(right, LABELS[:, None], -1),
+        "prob": right * 0.5,
+        "attributes": [
+            ({"ear": np.array([y if B[k] ^ (k % 5 == 0) else -1])} if k % 3 else {})
+            | ({"same": np.array([y])} if k < 6 else {})
+            for k, y in enumerate(LABELS)
+        ],
+    }
+    spec = SimpleNamespace(num_classes=3, classes=("a", "b", "c"))
+    body, _, _ = graying_summary.summarize(spec, out, 23, aggregation, 0.5)
+    return _intervals_in(body)
+
+
+def _attribution_summary(constant: bool = False) -> Any:
+    """Pairs with FG as train and BG as test IoU (every tenth untested); or all alike."""
+    pairs = [
+        {
+            "train_iou": 0.5 if constant else float(FG[k]),
+            "test_iou": None if k % 10 == 9 else 0.25 if constant else float(BG[k]),
+        }
+        for k in range(N)
+    ]
+    out = {"pairs": pairs, "feature_dim": 4, "examined": 4, "n_train": 1, "n_test": 1}
+    return _intervals_in(attribution_summary.summarize(out, 5, 0.5, 29))
+
+
+def _compare_rows(seed: int) -> Any:
+    """``compare_results`` of two runs' per-image values (read by a stand-in for the
+    results folders): a 0/1 score on partly shared images, a continuous one with a missing
+    value, and one whose difference is the same on every image."""
+    ids = [f"i{k}" for k in range(N)]
+    values = {
+        "a": {
+            "acc": pd.Series(A.astype(float), index=ids),
+            "score": pd.Series(FG, index=ids),
+            "same": pd.Series(np.ones(N), index=ids),
+        },
+        "b": {
+            "acc": pd.Series(B[7:].astype(float), index=ids[7:]),
+            "score": pd.Series(np.where(np.arange(N) == 3, np.nan, BG), index=ids)[::-1],
+            "same": pd.Series(np.zeros(N), index=ids),
+        },
+    }
+    docs = [{"name": name, "benchmark": "in9", "task": "evaluate"} for name in values]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compare, "per_image_values", lambda doc, folder: values[doc["name"]])
+        patch.setattr(compare, "check_same", lambda a, b: [])
+        rows = compare.compare_results(docs[0], None, docs[1], None, seed=seed)
+    return [(row["key"], row["ci95"], row["ci95_withheld"]) for row in rows]
 
 
 CASES: dict[str, Callable[[], Any]] = {
@@ -114,7 +221,20 @@ CASES: dict[str, Callable[[], Any]] = {
     "columns_one_draw_by_class": lambda: _columns_and_their_difference(
         intervals.class_bootstrap_means(FG, BG, BG[::-1], groups=LABELS, n_resamples=240, seed=21)
     ),
+    "noise_summary_class_mean": lambda: _noise_summary("class-mean"),
+    "noise_summary_image_pooled": lambda: _noise_summary("image-pooled"),
+    "noise_summary_class_of_one_image": lambda: _noise_summary("class-mean", True),
+    "graying_summary_class_mean": lambda: _graying_summary("class-mean"),
+    "graying_summary_image_pooled": lambda: _graying_summary("image-pooled"),
+    "attribution_summary": _attribution_summary,
+    "attribution_summary_withheld": lambda: _attribution_summary(constant=True),
+    "compare_results": lambda: _compare_rows(0),
+    "compare_results_seed_4": lambda: _compare_rows(4),
 }
+
+# the reasons an interval is withheld
+ALIKE = "every image has the same value, so resampling cannot vary them"
+ONE_IMAGE_IN_D = "class 'd' has 1 image, so resampling within a class cannot vary them"
 
 RECORDED: dict[str, Any] = {
     "accuracy_interval_runs": ([0.6888888888888889, 0.8697222222222221], None, 30),
@@ -176,6 +296,139 @@ RECORDED: dict[str, Any] = {
         "accuracy_fg_noise": None,
         "accuracy_bg_noise": (0.5846527777777778, 0.6861111111111112),
         "rfs": None,
+    },
+    "attribution_summary": {
+        "mean_train_iou_ci95": [0.4351851851851852, 0.6018518518518519],
+        "mean_test_iou_ci95": [0.5802469135802469, 0.6975308641975309],
+        "iou_gap_ci95": [-0.22839506172839508, -0.018441358024691403],
+    },
+    "attribution_summary_withheld": {
+        "mean_train_iou_ci95": None,
+        "mean_test_iou_ci95": None,
+        "iou_gap_ci95": None,
+        "intervals_withheld": {
+            "mean_train_iou": ALIKE,
+            "mean_test_iou": ALIKE,
+            "iou_gap": ALIKE,
+        },
+    },
+    "compare_results": [
+        ("acc", [0.09608433734939813, 0.2891566265060241], None),
+        ("score", [-0.21348314606741572, -0.011235955056179775], None),
+        ("same", None, ALIKE),
+    ],
+    "compare_results_seed_4": [
+        ("acc", [0.0963855421686747, 0.30120481927710846], None),
+        ("score", [-0.21067415730337077, -0.019662921348314606], None),
+        ("same", None, ALIKE),
+    ],
+    "graying_summary_class_mean": {
+        "accuracy_clean_ci95": [0.6777777777777777, 0.8555555555555556],
+        "accuracy_grayed_ci95": [0.4777777777777777, 0.6777777777777777],
+        "drop_ci95": [0.10000000000000009, 0.30000000000000004],
+        "accuracy_grayed_refit_ci95": [0.17777777777777778, 0.3555555555555556],
+        "per_class": {
+            "a": {
+                "accuracy_clean_ci95": [0.6, 0.9008333333333326],
+                "accuracy_grayed_ci95": [0.36666666666666664, 0.7333333333333333],
+                "drop_ci95": [0.06666666666666665, 0.4000000000000001],
+                "accuracy_grayed_refit_ci95": [0.13333333333333333, 0.4666666666666667],
+            },
+            "b": {
+                "accuracy_clean_ci95": [0.6, 0.9],
+                "accuracy_grayed_ci95": [0.4658333333333341, 0.8],
+                "drop_ci95": [0.0, 0.30000000000000004],
+                "accuracy_grayed_refit_ci95": [0.06666666666666667, 0.3333333333333333],
+            },
+            "c": {
+                "accuracy_clean_ci95": [0.6666666666666666, 0.9333333333333333],
+                "accuracy_grayed_ci95": [0.4, 0.7333333333333333],
+                "drop_ci95": [0.06666666666666665, 0.43333333333333335],
+                "accuracy_grayed_refit_ci95": [0.13333333333333333, 0.4666666666666667],
+            },
+        },
+        "per_attribute": {
+            "ear": {
+                "accuracy_clean_ci95": [0.6666666666666666, 0.8833333333333333],
+                "accuracy_grayed_ci95": [0.5, 0.75],
+                "drop_ci95": [-0.01666666666666672, 0.30000000000000004],
+            },
+            "same": {
+                "accuracy_clean_ci95": [0.5, 1.0],
+                "accuracy_grayed_ci95": None,
+                "drop_ci95": [-0.5, 0.0],
+                "intervals_withheld": {"accuracy_grayed": ALIKE},
+            },
+        },
+    },
+    "graying_summary_image_pooled": {
+        "accuracy_clean_ci95": [0.6888888888888889, 0.8555555555555555],
+        "accuracy_grayed_ci95": [0.4777777777777778, 0.6777777777777778],
+        "drop_ci95": [0.09999999999999998, 0.3],
+        "accuracy_grayed_refit_ci95": [0.18888888888888888, 0.36666666666666664],
+        "per_class": {
+            "a": {
+                "accuracy_clean_ci95": [0.6, 0.9008333333333326],
+                "accuracy_grayed_ci95": [0.36666666666666664, 0.7333333333333333],
+                "drop_ci95": [0.06666666666666665, 0.4000000000000001],
+                "accuracy_grayed_refit_ci95": [0.13333333333333333, 0.4666666666666667],
+            },
+            "b": {
+                "accuracy_clean_ci95": [0.6, 0.9],
+                "accuracy_grayed_ci95": [0.4658333333333341, 0.8],
+                "drop_ci95": [0.0, 0.30000000000000004],
+                "accuracy_grayed_refit_ci95": [0.06666666666666667, 0.3333333333333333],
+            },
+            "c": {
+                "accuracy_clean_ci95": [0.6666666666666666, 0.9333333333333333],
+                "accuracy_grayed_ci95": [0.4, 0.7333333333333333],
+                "drop_ci95": [0.06666666666666665, 0.43333333333333335],
+                "accuracy_grayed_refit_ci95": [0.13333333333333333, 0.4666666666666667],
+            },
+        },
+        "per_attribute": {
+            "ear": {
+                "accuracy_clean_ci95": [0.6666666666666666, 0.8833333333333333],
+                "accuracy_grayed_ci95": [0.5, 0.75],
+                "drop_ci95": [-0.01666666666666672, 0.30000000000000004],
+            },
+            "same": {
+                "accuracy_clean_ci95": [0.5, 1.0],
+                "accuracy_grayed_ci95": None,
+                "drop_ci95": [-0.5, 0.0],
+                "intervals_withheld": {"accuracy_grayed": ALIKE},
+            },
+        },
+    },
+    "noise_summary_class_mean": {
+        "clean_accuracy_ci95": [0.6888888888888888, 0.8555555555555556],
+        "per_attribute": {
+            "as_clean": {"drop_ci95": None},
+            "ear": {"drop_ci95": [0.3508413461538462, 0.5432692307692308]},
+            "eye": {"drop_ci95": [0.04850746268656714, 0.29850746268656714]},
+        },
+    },
+    "noise_summary_class_of_one_image": {
+        "clean_accuracy_ci95": None,
+        "per_attribute": {
+            "as_clean": {"drop_ci95": None},
+            "ear": {"drop_ci95": [0.3508413461538462, 0.5432692307692308]},
+            "eye": {"drop_ci95": [0.04850746268656714, 0.29850746268656714]},
+        },
+        "intervals_withheld": {
+            "a_fg": ONE_IMAGE_IN_D,
+            "a_bg": ONE_IMAGE_IN_D,
+            "rfs": ONE_IMAGE_IN_D,
+            "clean_accuracy": ONE_IMAGE_IN_D,
+        },
+    },
+    "noise_summary_image_pooled": {
+        "clean_accuracy_ci95": [0.6815268960895451, 0.8512866452636068],
+        "per_attribute": {
+            "as_clean": {"drop_ci95": None},
+            "ear": {"drop_ci95": [0.3508413461538462, 0.5432692307692308]},
+            "eye": {"drop_ci95": [0.04850746268656714, 0.29850746268656714]},
+        },
     },
 }
 

@@ -11,7 +11,9 @@
 Every bootstrap in the package draws through :func:`bootstrap_means` (resample the units
 with replacement, the same draws for every column) or its class-stratified form
 :func:`class_bootstrap_means`, followed by :func:`percentile_interval`, so one seed gives
-the same draws, in the same order, wherever an interval is computed.
+the same draws, in the same order, wherever an interval is computed. Tasks, reports and the
+other metric modules call :func:`bootstrap_intervals` alone; those three (and
+:func:`withheld_interval`) are its parts, public for tests and for reading off the draws.
 """
 
 from __future__ import annotations

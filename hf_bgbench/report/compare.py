@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.metrics.intervals import bootstrap_means, resampling_gap, withheld_interval
+from hf_bgbench.metrics.intervals import bootstrap_intervals
 from hf_bgbench.report.headlines import DISPLAY_SCALE, protocol_of
 from hf_bgbench.report.paired import (
     CompareError,
@@ -176,9 +176,11 @@ def compare_results(
         label, unit, reliance, headline = _score_info(a, key)
         scale = DISPLAY_SCALE.get(unit, 1.0)
         xa, xb = va[shared].to_numpy(float), vb[shared].to_numpy(float)
-        (means,) = bootstrap_means(xa - xb, n_resamples=RESAMPLES, seed=seed)
-        gap = resampling_gap(xa - xb)
-        bounds = withheld_interval(means, gap)
+        # the mean of the per-image differences (not mean(A) - mean(B): the same number,
+        # but not to the last bit in floating point)
+        bounds, gap = bootstrap_intervals(
+            {"difference": xa - xb}, n_resamples=RESAMPLES, seed=seed
+        )["difference"]
         row = {
             "benchmark": a["benchmark"],
             "task": a["task"],

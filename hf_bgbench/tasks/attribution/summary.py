@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_bgbench.metrics.intervals import bootstrap_means, resampling_gap, withheld_interval
+from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 
@@ -50,16 +50,24 @@ def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict
         numbers |= {key: None, f"{key}_ci95": None}
     withheld: dict[str, str] = {}
     if len(both):
-        s_train, s_test = bootstrap_means(train, test, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
-        for key, value, samples in (
-            ("mean_train_iou", train.mean(), s_train),
-            ("mean_test_iou", test.mean(), s_test),
-            ("iou_gap", train.mean() - test.mean(), s_train - s_test),
-        ):
-            # a pair's IoUs as they enter the statistic (the gap: their difference)
-            cols = {"mean_train_iou": train, "mean_test_iou": test}.get(key, train - test)
-            gap = resampling_gap(cols)
-            numbers |= {key: float(value), f"{key}_ci95": withheld_interval(samples, gap)}
+        intervals = bootstrap_intervals(
+            {"train": train, "test": test},
+            {
+                "mean_train_iou": mean_of("train"),
+                "mean_test_iou": mean_of("test"),
+                "iou_gap": difference_of_means("train", "test"),
+            },
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            seed=seed,
+        )
+        values = {
+            "mean_train_iou": train.mean(),
+            "mean_test_iou": test.mean(),
+            "iou_gap": train.mean() - test.mean(),
+        }
+        for key, (bounds, gap) in intervals.items():
+            ci95 = None if bounds is None else list(bounds)
+            numbers |= {key: float(values[key]), f"{key}_ci95": ci95}
             withheld |= {key: gap} if gap else {}
     return numbers | {
         "n_pairs": len(pairs),

@@ -13,12 +13,7 @@ import pandas as pd
 
 from hf_bgbench.formatting import interval, pct
 from hf_bgbench.metrics.classification import class_mean
-from hf_bgbench.metrics.intervals import (
-    bootstrap_means,
-    class_bootstrap_means,
-    resampling_gap,
-    withheld_interval,
-)
+from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 
@@ -52,41 +47,43 @@ def _numbers(
     accuracy of the re-fitted head), with percentile intervals from one bootstrap over
     images (paired: an image's copies are resampled together; the draws do not depend on
     the number of columns). An interval resampling cannot vary (a class of one image, or
-    all alike: :func:`resampling_gap`) is None, and ``intervals_withheld`` says why."""
-    columns = [right[:, c].astype(float) for c in range(right.shape[1])]
-    groups = labels if aggregation == "class-mean" else None
-    gaps = {
-        key: resampling_gap(*cols, groups=groups, names=names)
-        for key, cols in (
-            ("accuracy_clean", [columns[CLEAN]]),
-            ("accuracy_grayed", [columns[GRAYED]]),
-            ("drop", [columns[CLEAN] - columns[GRAYED]]),
-            ("accuracy_grayed_refit", columns[REFIT:]),
+    all alike: :func:`hf_bgbench.metrics.intervals.resampling_gap`) is None, and
+    ``intervals_withheld`` says why."""
+    columns = {
+        key: right[:, c].astype(float)
+        for c, key in (
+            (CLEAN, "accuracy_clean"),
+            (GRAYED, "accuracy_grayed"),
+            (REFIT, "accuracy_grayed_refit"),
         )
-        if cols
+        if c < right.shape[1]
     }
-    if aggregation == "class-mean":
-        acc = [class_mean(c, labels, num_classes)[1] for c in columns]
-        samples = class_bootstrap_means(
-            *columns, groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
-        )
-    else:
-        acc = [float(c.mean()) for c in columns]
-        samples = bootstrap_means(*columns, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
-    numbers = {
-        "accuracy_clean": acc[CLEAN],
-        "accuracy_clean_ci95": withheld_interval(samples[CLEAN], gaps["accuracy_clean"]),
-        "accuracy_grayed": acc[GRAYED],
-        "accuracy_grayed_ci95": withheld_interval(samples[GRAYED], gaps["accuracy_grayed"]),
-        "drop": acc[CLEAN] - acc[GRAYED],
-        "drop_ci95": withheld_interval(samples[CLEAN] - samples[GRAYED], gaps["drop"]),
+    # each column's mean and the drop (in the order results list them), from one draw
+    statistics = {
+        "accuracy_clean": mean_of("accuracy_clean"),
+        "accuracy_grayed": mean_of("accuracy_grayed"),
+        "drop": difference_of_means("accuracy_clean", "accuracy_grayed"),
     }
-    if len(columns) > REFIT:
-        numbers["accuracy_grayed_refit"] = acc[REFIT]
-        numbers["accuracy_grayed_refit_ci95"] = withheld_interval(
-            samples[REFIT], gaps["accuracy_grayed_refit"]
-        )
-    withheld = {key: gap for key, gap in gaps.items() if gap}
+    if "accuracy_grayed_refit" in columns:
+        statistics["accuracy_grayed_refit"] = mean_of("accuracy_grayed_refit")
+    class_means = aggregation == "class-mean"
+    intervals = bootstrap_intervals(
+        columns,
+        statistics,
+        groups=labels if class_means else None,
+        names=names,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        seed=seed,
+    )
+    acc = {
+        key: class_mean(column, labels, num_classes)[1] if class_means else float(column.mean())
+        for key, column in columns.items()
+    }
+    acc["drop"] = acc["accuracy_clean"] - acc["accuracy_grayed"]
+    numbers = {}
+    for key, (bounds, _) in intervals.items():
+        numbers |= {key: acc[key], f"{key}_ci95": None if bounds is None else list(bounds)}
+    withheld = {key: interval.withheld for key, interval in intervals.items() if interval.withheld}
     return numbers | ({WITHHELD: withheld} if withheld else {})
 
 

@@ -10,11 +10,10 @@ import pandas as pd
 
 from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import (
-    bootstrap_means,
-    class_bootstrap_means,
+    bootstrap_intervals,
+    difference_of_means,
     resampling_gap,
     wilson_interval,
-    withheld_interval,
 )
 from hf_bgbench.metrics.noise import (
     instance_rfs,
@@ -246,14 +245,19 @@ def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> d
         have = np.array([name in row for row in rows])
         attr = np.array([row[name].mean() for row in rows if name in row])
         clean = clean_right[have].astype(float)
-        s_clean, s_attr = bootstrap_means(clean, attr, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+        drop = bootstrap_intervals(
+            {"clean": clean, "attribute": attr},
+            {"drop": difference_of_means("clean", "attribute")},
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            seed=seed,
+        )["drop"]
         result[name] = {
             "n": int(have.sum()),
             "accuracy_attribute_noise": float(attr.mean()),
             "accuracy_clean": float(clean.mean()),
             "a_fg": float(fg_right[have].mean()),
             "drop": float(clean.mean() - attr.mean()),
-            "drop_ci95": withheld_interval(s_clean - s_attr, resampling_gap(clean - attr)),
+            "drop_ci95": None if drop.bounds is None else list(drop.bounds),
         }
     return result
 
@@ -276,13 +280,16 @@ def _clean_accuracy(
             "clean_accuracy": n_right / n,
             "clean_accuracy_ci95": list(wilson_interval(n_right, n)),
         }
-    (samples,) = class_bootstrap_means(
-        right.astype(float), groups=labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
-    )
-    gap = resampling_gap(right.astype(float), groups=labels, names=names)
+    bounds, gap = bootstrap_intervals(
+        {"clean_accuracy": right.astype(float)},
+        groups=labels,
+        names=names,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        seed=seed,
+    )["clean_accuracy"]
     return {
         "clean_accuracy": class_mean(right.astype(float), labels, len(names))[1],
-        "clean_accuracy_ci95": withheld_interval(samples, gap),
+        "clean_accuracy_ci95": None if bounds is None else list(bounds),
         "clean_accuracy_image_pooled": n_right / n,
     } | ({WITHHELD: {"clean_accuracy": gap}} if gap else {})
 

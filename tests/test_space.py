@@ -14,8 +14,27 @@ import pytest
 
 pytest.importorskip("gradio")
 
+import gradio as gr  # noqa: E402
+
+from hf_bgbench.benchmarks import get_benchmark  # noqa: E402
+from hf_bgbench.space import jobs, tab_explore, tab_report, tab_score  # noqa: E402
+from hf_bgbench.space.demo import build_demo  # noqa: E402
+from hf_bgbench.space.explore import read_predictions  # noqa: E402
+from hf_bgbench.space.leaderboard import read_rows, table  # noqa: E402
+from hf_bgbench.space.progress import JobTimes  # noqa: E402
+from hf_bgbench.space.runs import FinishedRuns  # noqa: E402
+from hf_bgbench.space.settings import (  # noqa: E402
+    CONCURRENCY,
+    JOB_SECONDS,
+    job_seconds,
+    leaderboard_dir,
+    takes_variants,
+    task_options,
+)
+
 
 def _load_app():
+    """spaces/app.py, run as the Space runs it (its demo built, not launched)."""
     path = Path(__file__).resolve().parents[1] / "spaces" / "app.py"
     spec = importlib.util.spec_from_file_location("bgbench_space_app", path)
     module = importlib.util.module_from_spec(spec)
@@ -37,8 +56,8 @@ def _final(updates):
 SCORE_OUTPUTS = ("status", "report", "plots", "files", "samples", "extras", "button")
 
 
-def _scored(app, *args, **kwargs) -> dict:
-    return dict(zip(SCORE_OUTPUTS, _final(app.score(*args, **kwargs)), strict=True))
+def _scored(*args, **kwargs) -> dict:
+    return dict(zip(SCORE_OUTPUTS, _final(tab_score.score(*args, **kwargs)), strict=True))
 
 
 def colour_rule_run(task, model_id, options):
@@ -57,7 +76,14 @@ def space(in9_release, tmp_path, monkeypatch):
     return _load_app()
 
 
-def _job(app, monkeypatch, run, calls=None):
+@pytest.fixture(autouse=True)
+def fresh_space(monkeypatch):
+    """Each test's Space is a fresh process: no job time, no finished run to reuse."""
+    monkeypatch.setattr(jobs, "JOB_TIMES", JobTimes())
+    monkeypatch.setattr(jobs, "FINISHED", FinishedRuns())
+
+
+def _job(monkeypatch, run, calls=None):
     """Jobs run ``run(task, model_id, options)`` in a thread of the test process."""
     from hf_bgbench.space.safety import ThreadJob
 
@@ -66,21 +92,20 @@ def _job(app, monkeypatch, run, calls=None):
             calls.append((task, model_id, options))
         return ThreadJob(run, (task, model_id, options), seconds=300)
 
-    monkeypatch.setattr(app, "job_for", job_for)
+    monkeypatch.setattr(jobs, "job_for", job_for)
 
 
-def _colour_rule(app, monkeypatch, calls=None):
-    _job(app, monkeypatch, colour_rule_run, calls)
+def _colour_rule(monkeypatch, calls=None):
+    _job(monkeypatch, colour_rule_run, calls)
 
 
 def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     from tests.in9_fixture import EXPECTED_BG_GAP, VARIANTS
 
     calls: list = []
-    _colour_rule(space, monkeypatch, calls)
+    _colour_rule(monkeypatch, calls)
     # ticked out of order: the job gets them in the benchmark's order, as the grid shows them
     out = _scored(
-        space,
         "tf_efficientnet_lite0",
         "in9-local",
         ["mixed_rand", "mixed_same"],
@@ -111,8 +136,8 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     assert [c.split(":")[0] for c in captions] == ["mixed_same"] * 6 + ["mixed_rand"] * 6
     assert all(re.fullmatch(r"\w+: (✓ [\w ]+|✗ [\w ]+ \(true \w+\))", c) for c in captions)
     # the gallery shows what the run recorded for those images
-    predictions = space.read_predictions(Path(out["files"][0]).parents[1] / "predictions")
-    classes = space.get_benchmark("in9").classes
+    predictions = read_predictions(Path(out["files"][0]).parents[1] / "predictions")
+    classes = get_benchmark("in9").classes
     recorded = {
         (v, classes[p] if p >= 0 else "outside in9", classes[y])
         for v, t in predictions.items()
@@ -130,12 +155,10 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     assert f"local-{results['data']['fingerprint']}" in extras and "18 images" in extras
 
     # every variant the dataset holds: a full run, ranked
-    out = _scored(
-        space, "tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet
-    )
+    out = _scored("tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet)
     assert "Added to the leaderboard" in out["report"]
-    headers, rows = space.table(
-        space.read_rows(space.leaderboard_dir()), benchmark="in9", task="evaluate", published=False
+    headers, rows = table(
+        read_rows(leaderboard_dir()), benchmark="in9", task="evaluate", published=False
     )
     (row,) = [dict(zip(headers, r, strict=True)) for r in rows]
     assert row["BG-GAP (pts)"].startswith("22.2 [")
@@ -143,8 +166,8 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
 
 def test_the_first_update_comes_before_any_work(space, monkeypatch):
     """The status shows the stage from the first moment, and the Score button says it works."""
-    _colour_rule(space, monkeypatch)
-    updates = space.score(
+    _colour_rule(monkeypatch)
+    updates = tab_score.score(
         "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
     )
     first = dict(zip(SCORE_OUTPUTS, next(updates), strict=True))
@@ -191,12 +214,12 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
     def job_for(task, model_id, options):
         return ThreadJob(slow, (task, model_id, options), seconds=20, hint="Try less.")
 
-    monkeypatch.setattr(space, "job_for", job_for)
-    monkeypatch.setattr(space, "SETTLE_SECONDS", 2)
+    monkeypatch.setattr(jobs, "job_for", job_for)
+    monkeypatch.setattr(jobs, "SETTLE_SECONDS", 2)
     seen = []
     try:
-        with pytest.raises(space.gr.Error) as info:
-            for out in space.score(
+        with pytest.raises(gr.Error) as info:
+            for out in tab_score.score(
                 "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
             ):
                 seen.append(out[0])
@@ -220,8 +243,8 @@ def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
-    monkeypatch.setattr(space, "job_for", job_for)
-    updates = space.score(
+    monkeypatch.setattr(jobs, "job_for", job_for)
+    updates = tab_score.score(
         "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
     )
     statuses = []
@@ -246,11 +269,11 @@ def test_a_client_that_reads_no_update_loses_its_job(space, monkeypatch):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
-    monkeypatch.setattr(space, "job_for", job_for)
-    monkeypatch.setattr(space, "listening", lambda request: False)
-    monkeypatch.setattr(space, "UNREAD_SECONDS", 2)
+    monkeypatch.setattr(jobs, "job_for", job_for)
+    monkeypatch.setattr(jobs, "listening", lambda request: False)
+    monkeypatch.setattr(jobs, "UNREAD_SECONDS", 2)
     outputs = list(
-        space.score("tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet)
+        tab_score.score("tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet)
     )
     (job,) = started
     assert not job._proc.is_alive()
@@ -261,8 +284,8 @@ def test_space_reports_errors_to_the_user(space):
     import gradio as gr
 
     with pytest.raises(gr.Error, match="Pick at least one variant"):
-        _final(space.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet))
-    assert isinstance(space.build_demo(), gr.Blocks)
+        _final(tab_score.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet))
+    assert isinstance(build_demo(), gr.Blocks)
 
 
 @pytest.mark.parametrize(
@@ -284,35 +307,35 @@ def test_space_refuses_paths_before_anything_loads(space, monkeypatch, model, da
     def never(*args, **kwargs):
         raise AssertionError("nothing may load for a refused input")
 
-    monkeypatch.setattr(space, "job_for", never)
-    updates = space.score(model, dataset, ["original"], False, progress=_quiet)
+    monkeypatch.setattr(jobs, "job_for", never)
+    updates = tab_score.score(model, dataset, ["original"], False, progress=_quiet)
     with pytest.raises(gr.Error, match="(?s)" + said.replace("(", r"\(")):
         _final(updates)
 
 
 def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
-    assert "checkpoint" not in inspect.signature(space.score).parameters
+    assert "checkpoint" not in inspect.signature(tab_score.score).parameters
     for task in ("evaluate", "challenge", "noise", "saliency"):
-        options = space.task_options(task, ["original"], False)
+        options = task_options(task, ["original"], False)
         assert not {"checkpoint", "label_map", "trust_remote_code"} & set(options)
-    challenge = space.task_options("challenge", [], False)
+    challenge = task_options("challenge", [], False)
     assert challenge["max_foregrounds"] == 100 and challenge["max_backgrounds"] == 200
 
 
 def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
     """Variants go to the tasks that take them; each option a task caps on shared hardware
     (Option.space_cap) gets the operator's cap, 0 meaning all."""
-    assert space.takes_variants("evaluate") and not space.takes_variants("noise")
-    assert space.task_options("evaluate", ["original"], True) == {
+    assert takes_variants("evaluate") and not takes_variants("noise")
+    assert task_options("evaluate", ["original"], True) == {
         "restrict_to_benchmark": True,
         "progress": True,
         "variants": ["original"],
     }
     monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "7")
     for task in ("noise", "saliency"):
-        assert space.task_options(task, ["original"], False)["max_images"] == 7
+        assert task_options(task, ["original"], False)["max_images"] == 7
     monkeypatch.setenv("BGBENCH_SPACE_FOREGROUNDS", "0")
-    assert space.task_options("challenge", [], False)["max_foregrounds"] is None
+    assert task_options("challenge", [], False)["max_foregrounds"] is None
 
 
 def failing_run(task, model_id, options):
@@ -325,10 +348,10 @@ def failing_run(task, model_id, options):
 def test_library_errors_reach_the_visitor_in_plain_words(space, in9_release, monkeypatch):
     import gradio as gr
 
-    _job(space, monkeypatch, failing_run)
+    _job(monkeypatch, failing_run)
     seen = []
     with pytest.raises(gr.Error) as info:
-        for out in space.score(
+        for out in tab_score.score(
             "tf_efficientnet_lite0", "in9-local", ["mixed_next"], False, progress=_quiet
         ):
             seen.append(out)
@@ -347,12 +370,10 @@ def capped_run(task, model_id, options):
 def test_subset_runs_are_not_ranked(space, monkeypatch):
     from tests.in9_fixture import VARIANTS
 
-    _job(space, monkeypatch, capped_run)
-    out = _scored(
-        space, "tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet
-    )
+    _job(monkeypatch, capped_run)
+    out = _scored("tf_efficientnet_lite0", "in9-local", list(VARIANTS), False, progress=_quiet)
     assert "Not added to the leaderboard: it scored a seeded subset (max_images=5)" in out["report"]
-    assert space.read_rows(space.leaderboard_dir()) == []
+    assert read_rows(leaderboard_dir()) == []
 
 
 def colour_rule_task(task, model_id, options):
@@ -368,9 +389,9 @@ def test_a_challenge_says_subset_only_when_images_were_left_out(space, monkeypat
     """The Space caps the challenge at 100 foregrounds: on a dataset of 18, every image is
     used, and the report does not call it a subset; a cap of 5 draws one, said plainly."""
     monkeypatch.setenv("BGBENCH_SPACE_FOREGROUNDS", cap)
-    _job(space, monkeypatch, colour_rule_task)
+    _job(monkeypatch, colour_rule_task)
     out = _scored(
-        space, "tf_efficientnet_lite0", "in9-local", [], False, task="challenge", progress=_quiet
+        "tf_efficientnet_lite0", "in9-local", [], False, task="challenge", progress=_quiet
     )
     assert ("random subset (max_foregrounds=5, seed 0)" in out["report"]) is said
     assert "max_backgrounds=200" not in out["report"]  # 18 backgrounds, all used
@@ -378,25 +399,25 @@ def test_a_challenge_says_subset_only_when_images_were_left_out(space, monkeypat
 
 
 def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(space):
-    demo = space.build_demo()
-    assert demo._queue.default_concurrency_limit == space.CONCURRENCY == 1
-    assert space.JOB_SECONDS > 0
+    demo = build_demo()
+    assert demo._queue.default_concurrency_limit == CONCURRENCY == 1
+    assert JOB_SECONDS > 0
     by_name = {fn.name: fn for fn in demo.fns.values()}
-    assert by_name["score"].concurrency_id == space.JOB_GROUP
-    assert by_name["explore"].concurrency_id == space.EXPLORE_GROUP
+    assert by_name["score"].concurrency_id == jobs.JOB_GROUP
+    assert by_name["explore"].concurrency_id == jobs.EXPLORE_GROUP
     assert by_name["score"].concurrency_limit == by_name["explore"].concurrency_limit == 1
     assert by_name["score"].validator is not None and by_name["explore"].validator is not None
     # the report card is a scoring job: same group, same per-client limit
-    assert by_name["report_card"].concurrency_id == space.JOB_GROUP
+    assert by_name["report_card"].concurrency_id == jobs.JOB_GROUP
     assert by_name["report_card"].validator is not None
     # so are a comparison and the flips (each may score a model)
     for name in ("compare_models", "flips"):
-        assert by_name[name].concurrency_id == space.JOB_GROUP, name
+        assert by_name[name].concurrency_id == jobs.JOB_GROUP, name
         assert by_name[name].validator is not None, name
     # page loads, dropdowns, the leaderboard and Stop never wait behind a job
-    jobs = ("score", "explore", "report_card", "compare_models", "flips")
+    job_fns = ("score", "explore", "report_card", "compare_models", "flips")
     for fn in demo.fns.values():
-        if fn.name not in jobs:
+        if fn.name not in job_fns:
             assert fn.queue is False, fn.name
     # Stop cancels the scoring job (Gradio closes its generator, which kills the process)
     cancelling = [fn for fn in demo.fns.values() if getattr(fn, "is_cancel_function", False)]
@@ -427,14 +448,14 @@ def test_a_client_cannot_forge_its_key(space, monkeypatch):
     """The one-job-per-client limit keys on what the client cannot write: without a trusted
     proxy the connection's address (X-Forwarded-For unread); behind one, the entry it
     appended -- whatever the client put before it."""
-    monkeypatch.setattr(space, "TRUSTED_PROXIES", 0)
-    assert space.client_key(_request("10.1.1.1", "6.6.6.6")) == "10.1.1.1"
-    assert space.client_key(_request("10.1.1.1", "7.7.7.7")) == "10.1.1.1"
-    monkeypatch.setattr(space, "TRUSTED_PROXIES", 1)
+    monkeypatch.setattr(jobs, "TRUSTED_PROXIES", 0)
+    assert jobs.client_key(_request("10.1.1.1", "6.6.6.6")) == "10.1.1.1"
+    assert jobs.client_key(_request("10.1.1.1", "7.7.7.7")) == "10.1.1.1"
+    monkeypatch.setattr(jobs, "TRUSTED_PROXIES", 1)
     forged = [_request("10.0.0.9", f"{fake}, 203.0.113.5") for fake in ("6.6.6.6", "7.7.7.7")]
-    assert {space.client_key(r) for r in forged} == {"203.0.113.5"}
-    assert space.client_key(_request("10.0.0.9", "6.6.6.6", "203.0.113.5")) == "203.0.113.5"
-    assert space.client_key(_request("10.0.0.9")) == "10.0.0.9"
+    assert {jobs.client_key(r) for r in forged} == {"203.0.113.5"}
+    assert jobs.client_key(_request("10.0.0.9", "6.6.6.6", "203.0.113.5")) == "203.0.113.5"
+    assert jobs.client_key(_request("10.0.0.9")) == "10.0.0.9"
     # uvicorn's own reading of the header (it trusts 127.0.0.1 by default) is off
     assert os.environ["FORWARDED_ALLOW_IPS"] == ""
 
@@ -447,23 +468,27 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
     from hf_bgbench.space.safety import MODEL_HINT
 
     checks = {
-        "score": space.one_score_per_client(model, "in9-local", ["original"], False, "in9", "x"),
-        "explore": space.one_explore_per_client(model, "in9-local", "in9", "x"),
-        "report": space.one_report_per_client(model),
+        "score": tab_score.one_score_per_client(
+            model, "in9-local", ["original"], False, "in9", "x"
+        ),
+        "explore": tab_explore.one_explore_per_client(model, "in9-local", "in9", "x"),
+        "report": tab_report.one_report_per_client(model),
     }
     for name, (first, *_) in checks.items():
         assert first["is_valid"] is False, name
         assert first["message"].endswith(MODEL_HINT), name
-    assert space.click_status(model, space.JOB_GROUP, None).startswith("**Stopped:** ")
-    fine = space.one_score_per_client("timm/resnet50.a1_in1k", "in9-local", [], False, "in9", "x")
+    assert jobs.click_status(model, jobs.JOB_GROUP, None).startswith("**Stopped:** ")
+    fine = tab_score.one_score_per_client(
+        "timm/resnet50.a1_in1k", "in9-local", [], False, "in9", "x"
+    )
     assert all(v["is_valid"] for v in fine)
-    assert space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None) == space.gr.skip()
-    with pytest.raises(space.gr.Error, match="paths and links|only letters"):
-        space.model_gate(model)
-    space.model_gate("timm/resnet50.a1_in1k")
+    assert jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None) == gr.skip()
+    with pytest.raises(gr.Error, match="paths and links|only letters"):
+        jobs.model_gate(model)
+    jobs.model_gate("timm/resnet50.a1_in1k")
     # on the page, each job's button first checks the id outside the queue; the job is
     # queued only when that succeeded
-    demo = space.build_demo()
+    demo = build_demo()
     by_fn: dict = {}
     for fn in demo.fns.values():
         by_fn.setdefault(fn.name, []).append(fn)
@@ -485,39 +510,39 @@ def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch
     job cannot be queued is told why, in the status line."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(space, "JOB_TIMES", space.JobTimes())
-    job = SimpleNamespace(concurrency_id=space.JOB_GROUP, alive=True, request=None)
+    monkeypatch.setattr(jobs, "JOB_TIMES", JobTimes())
+    job = SimpleNamespace(concurrency_id=jobs.JOB_GROUP, alive=True, request=None)
     queue = SimpleNamespace(
-        event_queue_per_concurrency_id={space.JOB_GROUP: SimpleNamespace(queue=[job, job])},
+        event_queue_per_concurrency_id={jobs.JOB_GROUP: SimpleNamespace(queue=[job, job])},
         active_jobs=[[job]],
     )
-    monkeypatch.setattr(space, "_queue", lambda: queue)
-    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    monkeypatch.setattr(jobs, "_queue", lambda: queue)
+    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
     assert said.startswith("**Queued:** your job is number 3 in line, behind 1 running and 2")
     assert "No estimate yet: no job has finished since this Space started" in said
     for seconds in (100, 140, 120):
-        space.JOB_TIMES.add(seconds)
-    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+        jobs.JOB_TIMES.add(seconds)
+    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
     # three jobs ahead, 2 min each at the median of this Space's last three
     assert "start in about 6 min 00 s (this Space's last 3 jobs took 2 min 00 s" in said
-    monkeypatch.setattr(space, "QUEUE_SIZE", 2)
-    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    monkeypatch.setattr(jobs, "QUEUE_SIZE", 2)
+    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
     assert said.startswith("**Not queued:** the queue is full (2 jobs waiting)")
-    monkeypatch.setattr(space, "jobs_of", lambda key, group: 1)
-    said = space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None)
+    monkeypatch.setattr(jobs, "jobs_of", lambda key, group: 1)
+    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
     assert said.startswith("**Not queued:** you already have a job waiting or running")
     # a free slot: nothing to say, the job's own first update follows at once
-    queue.event_queue_per_concurrency_id[space.JOB_GROUP].queue = []
+    queue.event_queue_per_concurrency_id[jobs.JOB_GROUP].queue = []
     queue.active_jobs = []
-    monkeypatch.setattr(space, "jobs_of", lambda key, group: 0)
-    assert space.click_status("timm/resnet50.a1_in1k", space.JOB_GROUP, None) == space.gr.skip()
+    monkeypatch.setattr(jobs, "jobs_of", lambda key, group: 0)
+    assert jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None) == gr.skip()
 
 
 def test_time_limits_fit_the_task(space, monkeypatch):
     monkeypatch.setenv("BGBENCH_SPACE_JOB_SECONDS_NOISE", "3000")
-    assert space.job_seconds("noise") == 3000 and space.job_seconds("evaluate") == space.JOB_SECONDS
-    assert "fewer variants" in space.time_limit_hint("evaluate")
-    assert "variants" not in space.time_limit_hint("noise")
+    assert job_seconds("noise") == 3000 and job_seconds("evaluate") == JOB_SECONDS
+    assert "fewer variants" in jobs.time_limit_hint("evaluate")
+    assert "variants" not in jobs.time_limit_hint("noise")
 
 
 def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
@@ -534,9 +559,9 @@ def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():
 
 def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
     shown = []
-    _colour_rule(space, monkeypatch)
+    _colour_rule(monkeypatch)
     outputs = list(
-        space.score(
+        tab_score.score(
             "tf_efficientnet_lite0",
             "in9-local",
             ["original", "mixed_rand"],
@@ -548,7 +573,7 @@ def test_progress_of_the_job_reaches_the_page(space, monkeypatch):
     statuses = [out[0] for out in outputs]
     assert any("in9/original" in s and "18/18" in s for s in statuses), statuses
     assert all("since the start" in s for s in statuses[:-1])
-    assert space.task_options("evaluate", ["original"], False)["progress"] is True
+    assert task_options("evaluate", ["original"], False)["progress"] is True
 
 
 CLIP_WRITERS = {"open_clip": "write_open_clip", "transformers": "write_transformers_clip"}
@@ -573,10 +598,10 @@ def test_a_clip_hub_model_is_scored_and_its_text_step_shown(space, tmp_path, mon
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "cache"))  # the text step runs
     # the Space's templates (OpenAI's set) cut to one: the same step, 80 times fewer prompts
     monkeypatch.setattr(open_clip, "OPENAI_IMAGENET_TEMPLATES", ("a photo of a {}.",))
-    _job(space, monkeypatch, space.run_job)  # the Space's job function, in a thread
+    _job(monkeypatch, jobs.run_job)  # the Space's job function, in a thread
     shown: list = []
     outputs = list(
-        space.score(
+        tab_score.score(
             "someone/tiny-clip",
             "in9-local",
             ["mixed_same", "mixed_rand"],
@@ -604,9 +629,11 @@ def test_the_space_takes_no_zero_shot_classes_or_templates_from_a_visitor(space)
     """A template FILE would be a path on the server: the Space offers neither option, so
     every zero-shot model is scored with the library's defaults (ImageNet's 1000 class names,
     OpenAI's 80 templates), which every result records."""
-    assert not {"templates", "zero_shot_classes"} & set(inspect.signature(space.score).parameters)
+    assert not {"templates", "zero_shot_classes"} & set(
+        inspect.signature(tab_score.score).parameters
+    )
     for task in ("evaluate", "challenge", "noise", "saliency"):
-        options = space.task_options(task, ["original"], False)
+        options = task_options(task, ["original"], False)
         assert not {"templates", "zero_shot_classes"} & set(options)
 
 
@@ -617,26 +644,26 @@ def colour_rule_explore(model_id, options):
     return explore_image(ColourRuleClassifier(), **options)
 
 
-def _explore_in_process(space, monkeypatch):
+def _explore_in_process(monkeypatch):
     from hf_bgbench.space.safety import ThreadJob
 
     def job(model_id, options):
         return ThreadJob(colour_rule_explore, (model_id, options), seconds=300, track=False)
 
-    monkeypatch.setattr(space, "explore_job_for", job)
+    monkeypatch.setattr(jobs, "explore_job_for", job)
 
 
 def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeypatch):
     from tests.in9_fixture import VARIANTS
 
-    update = space.images_of("in9-local", "in9")
+    update = tab_explore.images_of("in9-local", "in9")
     choices = update["choices"]
     assert len(choices) == 18 and update["value"] == choices[0][1]
     shown_label, image_id = choices[-1]
     assert shown_label.endswith(f" · {image_id}")
-    _explore_in_process(space, monkeypatch)
+    _explore_in_process(monkeypatch)
     gallery, summary = _final(
-        space.explore("tf_efficientnet_lite0", "in9-local", "in9", image_id, progress=_quiet)
+        tab_explore.explore("tf_efficientnet_lite0", "in9-local", "in9", image_id, progress=_quiet)
     )
     assert [caption.split(":")[0] for _, caption in gallery] == list(VARIANTS)
     assert all(re.search(r": [✓✗] .+ \d+%$", caption) for _, caption in gallery)
@@ -656,9 +683,9 @@ def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeyp
 def test_explore_refuses_what_it_must(space, monkeypatch, model, dataset, image, said):
     import gradio as gr
 
-    _explore_in_process(space, monkeypatch)
+    _explore_in_process(monkeypatch)
     with pytest.raises(gr.Error, match=said):
-        _final(space.explore(model, dataset, "in9", image, progress=_quiet))
+        _final(tab_explore.explore(model, dataset, "in9", image, progress=_quiet))
 
 
 def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypatch):
@@ -666,13 +693,15 @@ def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BGBENCH_SPACE_DATASETS", "in9=acme/in9")
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
-    app = _load_app()
+    _load_app()
     calls: list = []
-    _colour_rule(app, monkeypatch, calls)
+    _colour_rule(monkeypatch, calls)
     import gradio as gr
 
     with pytest.raises(gr.Error, match="not in the local Hugging Face cache"):
-        _final(app.score("tf_efficientnet_lite0", "in9", ["original"], False, progress=_quiet))
+        _final(
+            tab_score.score("tf_efficientnet_lite0", "in9", ["original"], False, progress=_quiet)
+        )
     ((_, _, options),) = calls
     assert options["data"].kind == "hub" and options["data"].location == "acme/in9"
 
@@ -696,12 +725,12 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
 
     monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
-    app = _load_app()
+    _load_app()
     monkeypatch.setattr(
-        app, "Job", lambda fn, args, **kw: ThreadJob(colour_rule_report, args, seconds=300)
+        tab_report, "Job", lambda fn, args, **kw: ThreadJob(colour_rule_report, args, seconds=300)
     )
     status, section, figure, files, button = _final(
-        app.report_card("tf_efficientnet_lite0", progress=_quiet)
+        tab_report.report_card("tf_efficientnet_lite0", progress=_quiet)
     )
     assert "Done in" in status and button["interactive"] is True
     assert f"| IN-9 | BG-GAP (pts) ↓ | {100 * EXPECTED_BG_GAP:.1f} [" in section
@@ -722,8 +751,8 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert listed and set(listed) <= names, listed
     # the time limit counts the tasks that run: IN-9's report tasks only (the other
     # benchmarks have no data here)
-    in9_tasks = set(app.get_benchmark("in9").report_tasks)
-    assert app.report_seconds() == sum(app.job_seconds(t) for t in in9_tasks)
+    in9_tasks = set(get_benchmark("in9").report_tasks)
+    assert tab_report.report_seconds() == sum(job_seconds(t) for t in in9_tasks)
 
 
 def test_the_report_card_offers_the_files_the_report_wrote(space, tmp_path):
@@ -741,7 +770,7 @@ def test_the_report_card_offers_the_files_the_report_wrote(space, tmp_path):
         "- `.eval_results/in9.yaml`: Hub evaluation results\n"
         "- `report.json`: everything above\n\n### After\n\n- `x/`: kept\n"
     )
-    files = space.report_files(out, {})
+    files = tab_report.report_files(out, {})
     assert [Path(f).name for f in files] == [
         "report.md",
         "report.json",

@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,6 +17,10 @@ from tests.in9_fixture import ColourRuleClassifier
 from tests.test_space import _final, _load_app, _quiet
 
 pytest.importorskip("gradio")
+
+from hf_bgbench.space import inputs, jobs, settings, tab_compare, tab_explore, tab_score  # noqa: E402
+from hf_bgbench.space.demo import build_demo  # noqa: E402
+from hf_bgbench.space.runs import FinishedRuns  # noqa: E402
 
 COMPARE_OUTPUTS = ("status", "report", "plot", "files", "button")
 
@@ -51,7 +56,7 @@ def rule_run(task, model_id, options):
 def space(in9_release, tmp_path, monkeypatch):
     monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
-    app = _load_app()
+    _load_app()
     calls: list = []
 
     def job_for(task, model_id, options):
@@ -60,20 +65,20 @@ def space(in9_release, tmp_path, monkeypatch):
         calls.append((task, model_id, sorted(options.get("variants") or [])))
         return ThreadJob(rule_run, (task, model_id, options), seconds=300)
 
-    monkeypatch.setattr(app, "job_for", job_for)
-    app.job_calls = calls
-    return app
+    monkeypatch.setattr(jobs, "job_for", job_for)
+    monkeypatch.setattr(jobs, "FINISHED", FinishedRuns())  # a fresh Space: no run to reuse
+    return SimpleNamespace(job_calls=calls)
 
 
-def _compared(app, a="tf_efficientnet_lite0", b="tf_efficientnet_lite1") -> dict:
-    updates = app.compare_models(a, b, "in9-local", "in9", "evaluate", progress=_quiet)
+def _compared(a="tf_efficientnet_lite0", b="tf_efficientnet_lite1") -> dict:
+    updates = tab_compare.compare_models(a, b, "in9-local", "in9", "evaluate", progress=_quiet)
     return dict(zip(COMPARE_OUTPUTS, _final(updates), strict=True))
 
 
 def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
     from hf_bgbench.cli import main
 
-    out = _compared(space)
+    out = _compared()
     assert "Done in" in out["status"], out["status"]
     files = {Path(f).name: Path(f) for f in out["files"]}
     assert set(files) == {"compare.json", "compare.md", "compare.png"}
@@ -84,9 +89,9 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
     assert gap["verdict"].startswith("A relies on backgrounds less than B: BG-GAP")
     assert gap["verdict"] in out["report"] and "<img " in out["plot"]
     # the same numbers as the command line's `bgbench compare` over the same two runs
-    options = space.task_options("evaluate", space.variants_of("in9-local", "in9"), False)
+    options = settings.task_options("evaluate", inputs.variants_of("in9-local", "in9"), False)
     options["benchmark"] = "in9"
-    a, b = (space.FINISHED.find("evaluate", m, "in9-local", options) for m in RULES)
+    a, b = (jobs.FINISHED.find("evaluate", m, "in9-local", options) for m in RULES)
     assert main(["compare", str(a.folder), str(b.folder), "--output", str(tmp_path / "c")]) == 0
     cli = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert [(r["key"], r["difference"], r["ci95"]) for r in cli["rows"]] == [
@@ -108,7 +113,7 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
 def test_compare_reuses_the_runs_this_space_finished(space):
     from tests.in9_fixture import VARIANTS
 
-    score = space.score(
+    score = tab_score.score(
         "tf_efficientnet_lite0",
         "in9-local",
         list(VARIANTS),
@@ -119,12 +124,14 @@ def test_compare_reuses_the_runs_this_space_finished(space):
     )
     _final(score)
     assert len(space.job_calls) == 1
-    _compared(space)
+    _compared()
     assert [m for _, m, _ in space.job_calls] == ["tf_efficientnet_lite0", "tf_efficientnet_lite1"]
-    _compared(space)  # both runs known now: nothing is scored again
+    _compared()  # both runs known now: nothing is scored again
     assert len(space.job_calls) == 2
     # the flips need three variants: the full run serves
-    _final(space.flips("tf_efficientnet_lite0", "in9-local", "in9", "bg_gap", progress=_quiet))
+    _final(
+        tab_explore.flips("tf_efficientnet_lite0", "in9-local", "in9", "bg_gap", progress=_quiet)
+    )
     assert len(space.job_calls) == 2
 
 
@@ -140,7 +147,7 @@ def test_compare_refuses_what_it_must(space, a, b, said):
     import gradio as gr
 
     with pytest.raises(gr.Error, match=said):
-        _compared(space, a, b)
+        _compared(a, b)
     assert space.job_calls == []
 
 
@@ -148,7 +155,7 @@ def test_the_flips_are_the_images_behind_bg_gap(space):
     from tests.in9_fixture import EXPECTED_BG_GAP
 
     summary, html = _final(
-        space.flips("tf_efficientnet_lite0", "in9-local", "in9", "bg_gap", progress=_quiet)
+        tab_explore.flips("tf_efficientnet_lite0", "in9-local", "in9", "bg_gap", progress=_quiet)
     )
     ((task, _, variants),) = space.job_calls
     assert task == "evaluate" and variants == ["mixed_rand", "mixed_same", "original"]
@@ -220,13 +227,13 @@ def test_the_reproduce_command_gives_the_same_results(space, in9_release, tmp_pa
             lambda t, m, o: run_task(t, m, **o), (task, model_id, options), seconds=600
         )
 
-    monkeypatch.setattr(space, "job_for", real_job)
+    monkeypatch.setattr(jobs, "job_for", real_job)
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "space_cache"))
     out = dict(
         zip(
             ("status", "report", "plots", "files", "samples", "extras", "button"),
             _final(
-                space.score(
+                tab_score.score(
                     "tf_efficientnet_lite0",
                     "in9-local",
                     ["mixed_same", "mixed_rand"],
@@ -272,10 +279,10 @@ def test_the_command_carries_the_space_caps(space, monkeypatch):
 
     monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "4")
     for task in ("noise", "saliency", "graying", "challenge", "evaluate"):
-        options = space.task_options(task, ["mixed_same"], True)
+        options = settings.task_options(task, ["mixed_same"], True)
         options["benchmark"] = "in9"
         entry = AllowedDataset("in9", "bgbench/in9", "in9")
-        section = space.reproduce_section(task, "timm/resnet50.a1_in1k", entry, options)
+        section = inputs.reproduce_section(task, "timm/resnet50.a1_in1k", entry, options)
         (command,) = re.search(r"```bash\n(.*?)\n```", section, re.S).group(1).splitlines()
         args = build_parser().parse_args(shlex.split(command)[1:])
         parsed = task_options(args)
@@ -288,9 +295,9 @@ def test_the_command_carries_the_space_caps(space, monkeypatch):
 
 
 def test_task_labels_name_the_benchmarks_own_metrics(space):
-    labels = dict((v, k) for k, v in space._task_choices("imagenet-e"))
+    labels = dict((v, k) for k, v in inputs.task_choices("imagenet-e"))
     assert "BG-GAP" not in labels["evaluate"] and "mean DA" in labels["evaluate"]
-    assert "BG-GAP" in dict((v, k) for k, v in space._task_choices("in9"))["evaluate"]
+    assert "BG-GAP" in dict((v, k) for k, v in inputs.task_choices("in9"))["evaluate"]
 
 
 def test_use_via_api_accepts_every_benchmark(space):
@@ -298,7 +305,7 @@ def test_use_via_api_accepts_every_benchmark(space):
     hold every benchmark's tasks and variants, every allowed dataset, any image id."""
     from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 
-    demo = space.build_demo()
+    demo = build_demo()
     by_label = {}
     for block in demo.blocks.values():
         by_label.setdefault(getattr(block, "label", None), []).append(block)

@@ -1,0 +1,273 @@
+"""The Space's *Score a model* tab: a task of a benchmark on an allow-listed dataset, with
+live status, the report, plots, files to download and the predictions on a few images per
+variant; a full run enters the leaderboard."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.render import render_markdown
+from hf_bgbench.space import jobs
+from hf_bgbench.space.display import (
+    figures_html,
+    narrow_tables,
+    public_document,
+    run_figures,
+    run_files,
+    write_public_document,
+)
+from hf_bgbench.space.explore import (
+    prediction_gallery,
+    read_predictions,
+    samples_html,
+    split_report,
+)
+from hf_bgbench.space.inputs import (
+    MODEL_LABEL,
+    checked_inputs,
+    default_task,
+    every_task,
+    hidden_paths,
+    reproduce_section,
+    task_choices,
+    variants_of,
+)
+from hf_bgbench.space.leaderboard import LEADERBOARD_REPO_ENV, NotEligible, append_result
+from hf_bgbench.space.progress import JobStatus
+from hf_bgbench.space.reproduce import cli_files
+from hf_bgbench.space.safety import SpaceRefusal, allowed_data, datasets_for, visitor_message
+from hf_bgbench.space.settings import (
+    JOB_SECONDS,
+    allowed,
+    job_seconds,
+    leaderboard_dir,
+    run_output_dir,
+    takes_variants,
+    task_options,
+)
+from hf_bgbench.spec import BenchmarkSpec
+from hf_bgbench.tasks import get_task
+from hf_bgbench.tasks.options import default_benchmark
+
+SAMPLES = 6  # images per variant shown after a run
+SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
+
+
+def one_score_per_client(
+    model_text: Any,
+    dataset: Any,
+    variants: Any,
+    restrict: Any,
+    benchmark: Any,
+    task: Any,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> list[Any]:
+    """The Score button's validator (Gradio runs it before the job is queued)."""
+    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 6, model_text)
+
+
+def score(
+    model_text: str,
+    dataset: str,
+    variants: list[str],
+    restrict: bool,
+    benchmark: str | None = None,
+    task: str | None = None,
+    request: gr.Request = None,  # type: ignore[assignment]
+    progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
+) -> Iterator[tuple[Any, ...]]:
+    """Check the inputs, run ``task`` (None: the benchmark's first) of ``benchmark`` on the
+    allow-listed ``dataset``, add a full run to the leaderboard. A generator: it first yields
+    the job's status (within a second of the click), then every second while the job runs,
+    and last (status, Markdown report, plots, files to download, an HTML grid of a few images
+    per variant with the model's predictions, the LaTeX row and model-index block, the Score
+    button). Closing it (the visitor left, or pressed Stop) kills the job. Every failure
+    reaches the visitor as a plain ``gr.Error`` message, the status saying so too."""
+    entry = None
+    benchmark = benchmark or default_benchmark()
+    task = default_task(benchmark) if task is None else task
+    title = f"{task} · {(model_text or '').strip()[:80] or '?'} · {dataset}"
+    status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS)
+    skip = gr.skip()
+    busy = gr.update(value=SCORE_BUSY, interactive=False)
+    idle = gr.update(value=SCORE_IDLE, interactive=True)
+
+    def update(*, button: Any = skip) -> tuple[Any, ...]:
+        return (status.markdown(), skip, skip, skip, skip, skip, button)
+
+    status.stage("checking the model and the dataset")
+    yield (status.markdown(), "", "", None, "", "", busy)
+    try:
+        spec = get_benchmark(benchmark)
+        spec.check_task(task)
+        if takes_variants(task):
+            if not variants:
+                raise SpaceRefusal("Pick at least one variant.")
+            spec.check_variants(list(variants))
+        progress(0, desc="checking the model and the dataset")
+        model, entry, note = checked_inputs(model_text, dataset, benchmark)
+        data = allowed_data(entry, spec)
+        out = run_output_dir()
+        # the benchmark's order, as every table and grid of the report shows them
+        picked = [v for v in spec.variants if v in set(variants or [])]
+        options = task_options(task, picked, restrict)
+        options.update(benchmark=benchmark, data=data, output_dir=str(out))
+        status.stage(f"loading {model.model_id} and the data")
+        progress(0.05, desc=f"loading {model.model_id}")
+        yield update()
+        with jobs.job_for(task, model.model_id, options) as job:
+            if not (yield from jobs.follow(job, status, progress, request, update)):
+                return  # nobody reads the updates: stop the job (the with block kills it)
+            results = job.result()
+        jobs.FINISHED.add(task, model.model_id, entry.name, options, out, results)
+        gallery = ""
+        if (out / "predictions").is_dir():  # a task that keeps per-image predictions
+            status.stage("drawing the predictions on a few images")
+            progress(None, desc="drawing the predictions on a few images")
+            yield update()
+            tables = read_predictions(out / "predictions")
+            shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
+            gallery = samples_html(shown)
+            if gallery:
+                gallery = f"<h3>The model's predictions on {SAMPLES} of the images</h3>{gallery}"
+    except Exception as err:
+        message = visitor_message(err, hidden_paths(entry))
+        yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
+        raise gr.Error(message, duration=None, print_exception=False) from None
+    stem = get_task(task).stem
+    notes = [n for n in (note, record_run(results, entry.name)) if n]
+    public = public_document(results, hidden_paths(entry))
+    shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
+    report, extras = split_report(render_markdown(shown_doc))
+    report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
+    report += "\n\n" + reproduce_section(task, model.model_id, entry, options)
+    results_file = write_public_document(public, out / "download" / f"{stem}.json")
+    tables_csv += cli_files(out, results, hidden_paths(entry))
+    figures = run_figures(results, out)
+    took = round(status.clock() - status.started)
+    jobs.JOB_TIMES.add(took)
+    yield (
+        f"**{title}**\n\nDone in {took} s: the report is below.",
+        report,
+        figures_html(figures),
+        run_files(out, results_file, tables_csv),
+        gallery,
+        extras,  # its model-index names the data scored (render.model_index)
+        idle,
+    )
+
+
+def record_run(results: dict[str, Any], dataset: str) -> str:
+    """Add a run to the leaderboard; what the report says of it (entered, or why not)."""
+    try:
+        row = append_result(
+            leaderboard_dir(), results, dataset, os.environ.get(LEADERBOARD_REPO_ENV)
+        )
+    except NotEligible as err:
+        return str(err)
+    except Exception as err:  # the score stands even if the leaderboard cannot be written
+        return f"The leaderboard could not be updated: {visitor_message(err)}"
+    return f"Added to the leaderboard ({row['model']}, {row['task']} on {dataset})."
+
+
+def _variants_update(dataset: str | None, benchmark: str) -> Any:
+    held = variants_of(dataset, benchmark)
+    return gr.update(choices=held, value=held)
+
+
+def _every_variant() -> list[str]:
+    """Every benchmark's variants: the variant control's choices at build time (the API's)."""
+    return list(dict.fromkeys(v for b in list_benchmarks() for v in get_benchmark(b).variants))
+
+
+def on_benchmark(name: str) -> tuple[Any, ...]:
+    """The tab's task, variant and dataset choices for benchmark ``name`` (the first of each
+    picked; every variant the dataset holds)."""
+    spec = get_benchmark(name)
+    offered = datasets_for(allowed(), name)
+    chosen = offered[0] if offered else None
+    return (
+        gr.update(choices=task_choices(name), value=spec.tasks[0]),
+        _variants_update(chosen, name),
+        gr.update(choices=offered, value=chosen),
+    )
+
+
+def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | None) -> Any:
+    """The *Score a model* tab, within the demo's ``gr.Blocks``, showing benchmark ``start``
+    and dataset ``first`` (``every_name``: every allow-listed dataset, the API's choices).
+    Returns its controls by name; :func:`score_job` wires its job."""
+    held = variants_of(first, start.name)
+    with gr.Tab("Score a model"):
+        with gr.Row():
+            model_id = gr.Textbox(
+                label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="score-model"
+            )
+            dataset = gr.Dropdown(every_name, value=first, label="Dataset")
+        with gr.Row():
+            benchmark = gr.Dropdown(list_benchmarks(), value=start.name, label="Benchmark")
+            task = gr.Radio(every_task(), value=start.tasks[0], label="Task")
+        variants = gr.CheckboxGroup(
+            _every_variant(),
+            value=held,
+            label="Variants (those the dataset holds)",
+            elem_id="variants",
+        )
+        restrict = gr.Checkbox(
+            label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
+        )
+        benchmark.change(on_benchmark, benchmark, [task, variants, dataset], queue=False)
+        dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
+        task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
+        with gr.Row():
+            run = gr.Button(SCORE_IDLE, variant="primary", scale=4, elem_id="score-button")
+            stop = gr.Button("Stop", variant="stop", scale=1, elem_id="stop-button")
+        status = gr.Markdown(
+            "Pick a model, a dataset and a task, then press **Score**.", elem_id="job-status"
+        )
+        report = gr.Markdown(elem_id="report")
+        samples = gr.HTML(elem_id="samples")
+        plots = gr.HTML(elem_id="plots")
+        with gr.Accordion("LaTeX row and model card (model-index)", open=False):
+            extras = gr.Markdown(elem_id="report-extras")
+        raw = gr.File(
+            label="Download: results (JSON, Markdown), per-image predictions (Parquet), "
+            "tables (CSV), plots",
+            file_count="multiple",
+        )
+    return SimpleNamespace(
+        model_id=model_id,
+        dataset=dataset,
+        benchmark=benchmark,
+        task=task,
+        variants=variants,
+        restrict=restrict,
+        run=run,
+        stop=stop,
+        status=status,
+        report=report,
+        samples=samples,
+        plots=plots,
+        extras=extras,
+        raw=raw,
+    )
+
+
+def score_job(tab: Any) -> Any:
+    """The Score button's job (:func:`score`), behind its checked click; returns its event."""
+    return jobs.queued_job(
+        jobs.checked_click(tab.run, tab.model_id, tab.status, jobs.JOB_GROUP),
+        score,
+        [tab.model_id, tab.dataset, tab.variants, tab.restrict, tab.benchmark, tab.task],
+        [tab.status, tab.report, tab.plots, tab.raw, tab.samples, tab.extras, tab.run],
+        # Gradio's progress bar (the task's own bars, via gr.Progress) right under the
+        # status line, which stays readable
+        tab.report,
+        one_score_per_client,
+    )

@@ -296,6 +296,27 @@ def test_a_job_is_killed_when_its_caller_stops_waiting():
     assert not job._proc.is_alive()  # leaving the block (a closed generator too) kills it
 
 
+def start_method() -> str:
+    """How the calling process starts its children (a job's data-loader workers)."""
+    import multiprocessing
+
+    return multiprocessing.get_start_method()
+
+
+def test_a_job_starts_its_workers_as_a_command_line_run_does():
+    """A job's own children (data-loader workers) start the platform's default way -- fork
+    on Linux -- not by spawn, which imported the whole stack again in every worker (about
+    8 CPU-seconds each, per variant, measured in a Space job on 2 vCPU)."""
+    import multiprocessing
+
+    with Job(start_method, seconds=120, track=False) as job:
+        for _ in job.updates(tick=0.2):
+            pass
+        method = job.result()
+    assert method == multiprocessing.get_context().get_start_method()
+    assert method != "spawn" or "fork" not in multiprocessing.get_all_start_methods()
+
+
 def test_the_time_limit_message_says_what_the_visitor_can_change():
     with pytest.raises(JobTimeout) as info:
         run_with_time_limit(time.sleep, (30,), seconds=1, hint="Try a smaller model.")

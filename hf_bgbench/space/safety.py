@@ -487,6 +487,11 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: 
     # a session (and process group) of its own: stopping the job ends every process it started
     # (data-loader workers included), which would otherwise outlive it, re-parented
     os.setsid()
+    # Started by spawn, this process would spawn its own children too (spawn makes itself the
+    # default start method): every data-loader worker would import the whole stack again,
+    # the Space's app included -- about 8 CPU-seconds a worker, per loader, on 2 vCPU. The
+    # platform's default (fork on Linux), as in a command-line run.
+    multiprocessing.set_start_method(None, force=True)
     from hf_bgbench.space.progress import track_tqdm
 
     def report(desc: str, n: int, total: int | None) -> None:

@@ -80,7 +80,12 @@ WHOLE_REPORT_FIXTURES = frozenset({"in9_report", "local_report"})
 
 # The files that take longest, started first: under `-n 2 --dist loadfile` a long file that
 # starts last is the run's tail, with the other worker idle.
-LONGEST_FIRST = ("test_space_browser.py", "test_distributed.py", "test_imagenet_e.py")
+LONGEST_FIRST = (
+    "test_space_browser.py",
+    "test_space_availability.py",
+    "test_distributed.py",
+    "test_imagenet_e.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -126,3 +131,23 @@ def one_template(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("templates") / "templates.txt"
     path.write_text(f"# one prompt\n{TEMPLATE}\n")
     return str(path)
+
+
+# The Space in a real browser (tests/space_pages.py): one server and one browser per module,
+# so each test file that drives the Space runs on a worker of its own.
+
+
+@pytest.fixture(scope="module")
+def launch(tmp_path_factory):
+    from tests.space_pages import space_launcher
+
+    with space_launcher(tmp_path_factory) as start:
+        yield start
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tests.space_pages import headless_chromium
+
+    with headless_chromium() as chromium:
+        yield chromium

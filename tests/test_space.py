@@ -319,7 +319,7 @@ def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
         options = task_options(task, ["original"], False)
         assert not {"checkpoint", "label_map", "trust_remote_code"} & set(options)
     challenge = task_options("challenge", [], False)
-    assert challenge["max_foregrounds"] == 100 and challenge["max_backgrounds"] == 200
+    assert challenge["max_foregrounds"] == 50 and challenge["max_backgrounds"] == 200
 
 
 def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
@@ -332,8 +332,9 @@ def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
         "variants": ["original"],
     }
     monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "7")
-    for task in ("noise", "saliency"):
-        assert task_options(task, ["original"], False)["max_images"] == 7
+    monkeypatch.setenv("BGBENCH_SPACE_NOISE_IMAGES", "5")  # noise: ~141 passes an image
+    assert task_options("saliency", ["original"], False)["max_images"] == 7
+    assert task_options("noise", ["original"], False)["max_images"] == 5
     monkeypatch.setenv("BGBENCH_SPACE_FOREGROUNDS", "0")
     assert task_options("challenge", [], False)["max_foregrounds"] is None
 

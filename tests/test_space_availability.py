@@ -40,7 +40,7 @@ def busy_server(launch, in9_release):
         BGBENCH_SPACE_DATASETS=f"in9-local={in9_release}",
         BGBENCH_SPACE_QUEUE="1",
         BGBENCH_SPACE_UNREAD_SECONDS="5",
-        BGBENCH_SPACE_MAX_IMAGES="0",
+        BGBENCH_SPACE_NOISE_IMAGES="0",
     )
 
 

@@ -32,6 +32,7 @@ from hf_bgbench.space.inputs import (
     MODEL_LABEL,
     checked_inputs,
     default_task,
+    default_variants,
     every_task,
     hidden_paths,
     reproduce_section,
@@ -178,7 +179,7 @@ def record_run(results: dict[str, Any], dataset: str) -> str:
 
 def _variants_update(dataset: str | None, benchmark: str) -> Any:
     held = variants_of(dataset, benchmark)
-    return gr.update(choices=held, value=held)
+    return gr.update(choices=held, value=default_variants(dataset, benchmark))
 
 
 def _every_variant() -> list[str]:
@@ -188,7 +189,7 @@ def _every_variant() -> list[str]:
 
 def on_benchmark(name: str) -> tuple[Any, ...]:
     """The tab's task, variant and dataset choices for benchmark ``name`` (the first of each
-    picked; every variant the dataset holds)."""
+    picked; the variants the dataset holds, those the headline reads ticked)."""
     spec = get_benchmark(name)
     offered = datasets_for(allowed(), name)
     chosen = offered[0] if offered else None
@@ -203,7 +204,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
     """The *Score a model* tab, within the demo's ``gr.Blocks``, showing benchmark ``start``
     and dataset ``first`` (``every_name``: every allow-listed dataset, the API's choices).
     Returns its controls by name; :func:`score_job` wires its job."""
-    held = variants_of(first, start.name)
+    ticked = default_variants(first, start.name)
     with gr.Tab("Score a model"):
         with gr.Row():
             model_id = gr.Textbox(
@@ -215,8 +216,9 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             task = gr.Radio(every_task(), value=start.tasks[0], label="Task")
         variants = gr.CheckboxGroup(
             _every_variant(),
-            value=held,
+            value=ticked,
             label="Variants (those the dataset holds)",
+            info="Ticked: those the headline metrics read. Each variant adds time.",
             elem_id="variants",
         )
         restrict = gr.Checkbox(

@@ -47,7 +47,9 @@ class ChallengeOptions(RunOptions):
         None,
         "seeded random subset",
         parse=positive_int,
-        space_cap=("BGBENCH_SPACE_FOREGROUNDS", 100),
+        # 50 foregrounds x (200 backgrounds + 1): at worst ~10,000 forward passes, a quarter
+        # of the Space's limit for the bundled model on 2 vCPU (bench/space_defaults.py)
+        space_cap=("BGBENCH_SPACE_FOREGROUNDS", 50),
     )
     max_backgrounds: int | None = option(
         None,

@@ -291,6 +291,28 @@ CASES = [
         2,
         "has no report headlines",
     ),
+    (  # issue 29: --task-option, checked against the report's tasks before any work
+        "report-task-option-unknown-task",
+        None,
+        ["report", "tf_efficientnet_lite0", "--task-option", "nosie.max-images=5"],
+        2,
+        "'nosie' is not a task of this report (did you mean noise?); its tasks: evaluate, "
+        "challenge, noise, saliency.",
+    ),
+    (
+        "report-task-option-unknown-flag",
+        None,
+        ["report", "tf_efficientnet_lite0", "--task-option", "noise.max-image=5"],
+        2,
+        "bgbench noise has no flag --max-image (did you mean max-images?); its flags: norm,",
+    ),
+    (
+        "report-task-option-bad-value",
+        None,
+        ["report", "tf_efficientnet_lite0", "--task-option", "challenge.max-foregrounds=0"],
+        2,
+        "--max-foregrounds '0': must be 1 or more, got 0",
+    ),
     (  # issue 20: torch's list of device types, naming no option
         "device-unknown",
         _release,

@@ -490,7 +490,7 @@ def test_space_report_reads_the_allow_list_at_the_space_caps(tmp_path):
     ]
     assert report_data(allowed) == {"in9": str(tmp_path)}  # the first of each benchmark
     caps = report_caps(["in9"])
-    assert caps["challenge"] == {"max_foregrounds": 100, "max_backgrounds": 200}
+    assert caps["challenge"] == {"max_foregrounds": 50, "max_backgrounds": 200}
     assert caps["evaluate"] == {}  # every variant, every image
 
 

@@ -740,6 +740,19 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert '<img src="data:image/png;base64,' in figure and "reliance_profile.png" in figure
     # a benchmark without data is said, not silently dropped
     assert "This Space offers no data for ImageNet-E, RIVAL10" in section
+    # issue 29: the `bgbench report` command that makes the same card, the caps as the
+    # tasks' own flags, the server folder by its allow-list name
+    from hf_bgbench.space.report_card import report_caps
+
+    caps = report_caps(["in9"])["challenge"]
+    reproduce = section.split("### Reproduce this", 1)[1]
+    assert "The same report.json on your machine" in reproduce
+    assert (
+        "bgbench report tf_efficientnet_lite0 --benchmarks in9 --data in9=in9-local "
+        f"--task-option challenge.max-foregrounds={caps['max_foregrounds']} "
+        f"--task-option challenge.max-backgrounds={caps['max_backgrounds']}\n"
+    ) in reproduce
+    assert "`in9-local` is this Space's own copy of the data" in reproduce
     # the report's own files, no bookkeeping file; no eval results: a local copy was scored
     names = {Path(f).name for f in files}
     assert names == {"report.md", "report.json", "reliance_profile.png"}

@@ -45,6 +45,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "against every background (unbiased, with a binomial interval; recorded); "
         "default: every foreground",
     )
+    p.add_argument(
+        "--task-option",
+        action="append",
+        metavar="TASK.FLAG=VALUE",
+        help="one option of one of the report's tasks, as that task's command takes it: FLAG "
+        "is its flag without the dashes, VALUE as the flag reads it (a switch: true or "
+        "false; several values: comma-separated), e.g. noise.max-images=200 (repeat for "
+        "each; recorded in the task's results). Not the options the report sets itself "
+        "(--seed, --data, --output, the model's)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (recorded)")
     p.add_argument(
         "--zero-shot-classes",
@@ -82,11 +92,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hf_bgbench.report.card import parse_data_pairs, run_report
     from hf_bgbench.report.markdown import value_text
+    from hf_bgbench.report.task_options import parse_task_options
 
     report = run_report(
         args.model,
         args.output,
         data=parse_data_pairs(args.data),
+        task_options=parse_task_options(args.task_option, args.benchmarks),
         benchmarks=args.benchmarks,
         challenge_foregrounds=args.challenge_foregrounds,
         seed=args.seed,

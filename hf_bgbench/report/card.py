@@ -132,6 +132,17 @@ def run_report(
         )
     if challenge_foregrounds is not None and challenge_foregrounds < 1:
         raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
+    per_task = {task: dict(extra) for task, extra in (task_options or {}).items()}
+    for task, extra in per_task.items():  # before any work, not after the first tasks
+        unknown = sorted(set(extra) - set(_task_options(task, extra)))
+        if unknown:
+            raise ReportError(f"The {task} task has no option(s) {', '.join(unknown)}.")
+        sample = get_task(task).sample_option
+        if challenge_foregrounds is not None and sample and sample in extra:
+            raise ReportError(
+                f"--challenge-foregrounds and --task-option {task}.{sample.replace('_', '-')} both "
+                f"set the {task} task's {sample}; give one of them."
+            )
     for name, given in data.items():
         inside = output_in_data(output_dir, given, data_flag=f"--data {name}")
         if inside:
@@ -176,7 +187,7 @@ def run_report(
                 done,
                 challenge_foregrounds,
                 progress,
-                task_options or {},
+                per_task,
             )
             done += len(spec.report_tasks)
             benchmarks_out.append(entry)
@@ -255,11 +266,7 @@ def _run_benchmark(
     task_data = data if isinstance(data, Reader) else location
     for i, task in enumerate(tasks, start=done + 1):
         _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
-        extra = dict(task_options.get(task, {}))
-        unknown = sorted(set(extra) - set(_task_options(task, extra)))
-        if unknown:
-            raise ReportError(f"The {task} task has no option(s) {', '.join(unknown)}.")
-        options = _task_options(task, {**common, **extra})
+        options = _task_options(task, {**common, **task_options.get(task, {})})
         sample = get_task(task).sample_option  # what --challenge-foregrounds N sets to N
         if sample and challenge_foregrounds is not None:
             options[sample] = challenge_foregrounds

@@ -32,6 +32,12 @@ def _report_entries(allowed: Sequence[AllowedDataset]) -> dict[str, tuple[Any, A
     return found
 
 
+def report_datasets(allowed: Sequence[AllowedDataset]) -> dict[str, AllowedDataset]:
+    """Benchmark name -> the allow-listed dataset a report card over ``allowed`` scores it
+    on (nothing is read)."""
+    return {name: entry for name, (_, entry) in _report_entries(allowed).items()}
+
+
 def report_benchmarks(allowed: Sequence[AllowedDataset]) -> list[str]:
     """The benchmarks a report card over ``allowed`` scores (nothing is read)."""
     return list(_report_entries(allowed))
@@ -54,6 +60,18 @@ def report_caps(benchmarks: Sequence[str]) -> dict[str, dict[str, Any]]:
                 capped.pop(name, None)
             caps.setdefault(task, {}).update(capped)
     return caps
+
+
+def report_reproduce_section(model_id: str, allowed: Sequence[AllowedDataset]) -> str:
+    """The report card's "Reproduce this" section: the ``bgbench report`` command that makes
+    the same report (the same datasets, the Space's caps as ``--task-option``), with the
+    note on each server folder it names."""
+    from hf_bgbench.space.reproduce import data_argument, report_command, reproduce_markdown
+
+    datasets = report_datasets(allowed)
+    command = report_command(model_id, datasets, report_caps(list(datasets)))
+    notes = [data_argument(entry)[1] for entry in datasets.values()]
+    return reproduce_markdown([command], notes, document="report.json")
 
 
 def space_report(

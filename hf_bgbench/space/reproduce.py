@@ -8,6 +8,8 @@ same results document, and the files the command line writes, offered for downlo
 * :func:`data_argument` -- what ``--data`` says: a Hub dataset's id as it is; a folder on the
   server by its allow-list name, with a note to put the path of one's own copy in its place
   (the results' data fingerprint says whether the copy holds the same images);
+* :func:`report_command` -- ``bgbench report MODEL --data … --task-option …``: the Report
+  card tab's report, its caps as the tasks' own flags;
 * :func:`reproduce_markdown` -- the commands as a section of the page;
 * :func:`cli_files` -- ``results.md`` and the per-image files the run wrote (``predictions/
   <variant>.parquet`` for ``evaluate``; any Parquet file among the task's declared outputs),
@@ -82,14 +84,52 @@ def task_command(
     return " ".join(shlex.quote(w) for w in words)
 
 
-def reproduce_markdown(commands: Sequence[str], notes: Sequence[str] = ()) -> str:
+def report_command(
+    model_id: str,
+    data: Mapping[str, AllowedDataset],
+    caps: Mapping[str, Mapping[str, Any]],
+) -> str:
+    """The ``bgbench report`` command that makes the report card as the Space did: ``data``:
+    benchmark -> the allow-listed dataset it was scored on (``--data``, as
+    :func:`data_argument` gives it; ``--benchmarks`` when they are not every benchmark with
+    headlines); ``caps``: task -> the options the Space passed it
+    (:func:`hf_bgbench.space.report_card.report_caps`), each that differs from the task
+    command's default as a ``--task-option`` (which
+    :func:`hf_bgbench.report.task_options.parse_task_options` reads back)."""
+    from hf_bgbench.benchmarks import all_specs
+    from hf_bgbench.builders.arguments import declared
+    from hf_bgbench.report.task_options import task_option_text
+    from hf_bgbench.tasks import get_task
+
+    words = ["bgbench", "report", model_id]
+    if data and set(data) != {s.name for s in all_specs() if s.report}:
+        words += ["--benchmarks", *data]
+    for benchmark, entry in data.items():
+        words += ["--data", f"{benchmark}={data_argument(entry)[0]}"]
+    for task, options in caps.items():
+        defaults = {name: (opt, d) for name, opt, d in declared(get_task(task).options)}
+        for name, value in options.items():
+            if name in defaults:  # (an unknown one: task_option_text says so)
+                opt, default = defaults[name]
+                if isinstance(default, bool):
+                    if bool(value) == default:
+                        continue
+                elif value is None or value == opt.command_line_default(default):
+                    continue
+            words += ["--task-option", task_option_text(task, name, value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def reproduce_markdown(
+    commands: Sequence[str], notes: Sequence[str] = (), document: str = "results.json"
+) -> str:
     """The commands as a "Reproduce this" section: run them (``pip install hf-bgbench``)
-    and the results document holds the same numbers."""
+    and the results document (``document``: its file name) holds the same numbers."""
     block = "\n".join(commands)
     lines = [
         "### Reproduce this",
         "",
-        "The same results.json on your machine (`pip install hf-bgbench`), with this Space's "
+        f"The same {document} on your machine (`pip install hf-bgbench`), with this Space's "
         "caps and data:",
         "",
         f"```bash\n{block}\n```",

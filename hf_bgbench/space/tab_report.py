@@ -22,7 +22,11 @@ from hf_bgbench.space.display import (
 )
 from hf_bgbench.space.inputs import MODEL_LABEL, hidden_paths
 from hf_bgbench.space.progress import JobStatus
-from hf_bgbench.space.report_card import report_benchmarks, space_report
+from hf_bgbench.space.report_card import (
+    report_benchmarks,
+    report_reproduce_section,
+    space_report,
+)
 from hf_bgbench.space.safety import (
     AllowedDataset,
     Job,
@@ -104,6 +108,7 @@ def report_card(
         section += f"\n\n> This Space offers no data for {', '.join(missing)}: not in this card."
     if note:
         section += f"\n\n> {note}"
+    section += "\n\n" + report_reproduce_section(model.model_id, offered)
     took = round(status.clock() - status.started)
     jobs.JOB_TIMES.add(took)
     yield (

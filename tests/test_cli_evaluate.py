@@ -7,6 +7,7 @@ import json
 import pytest
 
 from hf_bgbench.cli import main
+from tests.model_fixtures import write_transformers_classifier
 
 
 @pytest.mark.slow  # every real sample photo through the CLI
@@ -36,22 +37,10 @@ def test_bundled_lite0_on_real_photos(shared_data, tmp_path, capsys):
 
 
 def test_transformers_folder_scored_on_release(in9_release, tmp_path):
-    from transformers import ConvNextImageProcessor, ResNetConfig, ResNetForImageClassification
-
     from hf_bgbench.benchmarks.in9.labels import in9_classes
 
     names = list(reversed(in9_classes()[0]))
-    folder = tmp_path / "hf_in9"
-    cfg = ResNetConfig(
-        num_labels=9,
-        hidden_sizes=[8, 16],
-        depths=[1, 1],
-        embedding_size=8,
-        id2label=dict(enumerate(names)),
-        label2id={n: i for i, n in enumerate(names)},
-    )
-    ResNetForImageClassification(cfg).save_pretrained(folder)
-    ConvNextImageProcessor(size={"shortest_edge": 224}).save_pretrained(folder)
+    folder = write_transformers_classifier(tmp_path / "hf_in9", names)
     out = tmp_path / "out"
     code = main(
         [

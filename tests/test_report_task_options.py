@@ -13,6 +13,7 @@ from hf_bgbench.benchmarks import all_specs
 from hf_bgbench.cli import build_parser, main
 from hf_bgbench.report.card import ReportError, parse_data_pairs, run_report
 from hf_bgbench.report.task_options import parse_task_options, task_option_text
+from tests.model_fixtures import write_transformers_classifier
 
 QUIET = {"progress": False, "num_workers": 0}
 
@@ -20,22 +21,9 @@ QUIET = {"progress": False, "num_workers": 0}
 def _in9_model(folder):
     """A tiny transformers classifier over IN-9's nine classes (random weights, saved once:
     both runs below read the same ones)."""
-    from transformers import ConvNextImageProcessor, ResNetConfig, ResNetForImageClassification
-
     from hf_bgbench.benchmarks.in9.labels import in9_classes
 
-    names = list(in9_classes()[0])
-    cfg = ResNetConfig(
-        num_labels=9,
-        hidden_sizes=[8, 16],
-        depths=[1, 1],
-        embedding_size=8,
-        id2label=dict(enumerate(names)),
-        label2id={n: i for i, n in enumerate(names)},
-    )
-    ResNetForImageClassification(cfg).save_pretrained(folder)
-    ConvNextImageProcessor(size={"shortest_edge": 224}).save_pretrained(folder)
-    return folder
+    return write_transformers_classifier(folder, in9_classes()[0])
 
 
 def test_the_command_line_task_options_give_the_python_apis_report(in9_release, tmp_path):

@@ -397,6 +397,18 @@ class BenchmarkSpec:
         return [h for h in self.report if task is None or h.task == task]
 
     @property
+    def headline_variants(self) -> tuple[str, ...]:
+        """The variants the headline metrics (those with a ``short`` name) read, and the
+        reference variant, in the benchmark's order: IN-9's BG-GAP reads original,
+        mixed_same and mixed_rand; ImageNet-E's mean DA every paper edit (a mean over the
+        variants present reads its ``others`` too)."""
+        wanted = {self.reference_variant} if self.reference_variant else set()
+        for metric in self.metrics:
+            if getattr(metric, "short", ""):
+                wanted.update(getattr(metric, "variants", ()), getattr(metric, "others", ()))
+        return tuple(v for v in self.variants if v in wanted)
+
+    @property
     def report_tasks(self) -> tuple[str, ...]:
         """The tasks the report runs: those its headlines and leaderboard numbers come
         from, in their order, each once."""

@@ -9,16 +9,16 @@ import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.edit_names import CONTROL_EDIT, PAPER_ATTRIBUTE_EDITS
-from hf_bgbench.space.inputs import default_variants, headline_variants
+from hf_bgbench.space.inputs import default_variants
 from hf_bgbench.space.settings import task_options
 
 
 def test_in9_ticks_the_variants_bg_gap_reads():
-    assert headline_variants("in9") == ["original", "mixed_same", "mixed_rand"]
+    assert get_benchmark("in9").headline_variants == ("original", "mixed_same", "mixed_rand")
 
 
 def test_imagenet_e_ticks_every_paper_edit_and_not_the_control():
-    ticked = headline_variants("imagenet-e")
+    ticked = get_benchmark("imagenet-e").headline_variants
     assert ticked[0] == get_benchmark("imagenet-e").reference_variant
     assert set(ticked[1:]) == set(PAPER_ATTRIBUTE_EDITS)
     assert CONTROL_EDIT not in ticked

@@ -106,6 +106,23 @@ def test_one_row_per_model_dataset_and_protocol(tmp_path):
     assert len(set(keys)) == len(keys)
 
 
+def test_a_run_of_the_variants_the_headline_reads_is_ranked(tmp_path):
+    """The Space ticks the variants BG-GAP reads (original, mixed_same, mixed_rand) by
+    default: such a run on a dataset of all eight ranks with the same BG-GAP as a run of all
+    eight; one without mixed_same cannot."""
+    every = ["original", "only_bg_b", "only_bg_t", "no_fg", "only_fg", "mixed_same"]
+    every += ["mixed_rand", "mixed_next"]
+    doc = _doc(0.05)
+    doc["data"]["variants"] = every
+    append_result(tmp_path, doc, "in9")
+    (row,) = read_rows(tmp_path)
+    assert row["scores"]["BG-GAP"] == 5.0
+    partial = _doc(0.05, scored=("original", "mixed_rand", "only_fg"), model="m/z")
+    partial["data"]["variants"] = every
+    with pytest.raises(NotEligible, match=r"it scored 3 of the 8 variants .*\(mixed_same left"):
+        append_result(tmp_path, partial, "in9")
+
+
 def test_the_label_protocol_is_part_of_the_protocol(tmp_path):
     append_result(tmp_path, _doc(), "in9")
     append_result(tmp_path, _doc(label_protocol="restricted to in9 classes"), "in9")

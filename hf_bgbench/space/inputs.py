@@ -80,27 +80,15 @@ def variants_of(dataset: str | None, benchmark: str) -> list[str]:
     return list(_held(entry, benchmark))
 
 
-def headline_variants(benchmark: str) -> list[str]:
-    """The variants the benchmark's headline metrics read (IN-9's BG-GAP: mixed_same and
-    mixed_rand) and its reference variant, in the benchmark's order."""
-    spec = get_benchmark(benchmark)
-    wanted = {spec.reference_variant} if spec.reference_variant else set()
-    for metric in spec.metrics:
-        if getattr(metric, "short", ""):
-            # what it needs, and what a mean over the variants present averages (ImageNet-E's
-            # mean DA: every paper edit)
-            wanted.update(getattr(metric, "variants", ()), getattr(metric, "others", ()))
-    return [v for v in spec.variants if v in wanted]
-
-
 def default_variants(dataset: str | None, benchmark: str) -> list[str]:
-    """The variants ticked when a dataset is picked: those of :func:`headline_variants` it
-    holds (every variant it holds when it holds none of them). On the Space's 2 vCPU the
-    headline's three IN-9 variants take about 6 minutes for the bundled model, all eight
-    about 15 -- past the 60 % of the 20-minute limit a default run keeps as margin
-    (bench/space_defaults.py); a visitor ticks the others when they want them."""
+    """The variants ticked when a dataset is picked: the benchmark's headline variants it
+    holds (:attr:`hf_bgbench.spec.BenchmarkSpec.headline_variants`; every variant it holds
+    when it holds none of them). On the Space's 2 vCPU the three IN-9 variants BG-GAP reads
+    take about 6 minutes for the bundled model, all eight about 15 -- past the 60 % of the
+    20-minute limit a default run keeps as margin (bench/space_defaults.py); a visitor
+    ticks the others when they want them, and the leaderboard takes either run."""
     held = variants_of(dataset, benchmark)
-    headline = set(headline_variants(benchmark))
+    headline = set(get_benchmark(benchmark).headline_variants)
     return [v for v in held if v in headline] or held
 
 

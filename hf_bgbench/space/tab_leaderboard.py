@@ -69,9 +69,9 @@ def build_leaderboard_tab(start: BenchmarkSpec) -> Any:
     :func:`leaderboard`'s inputs and outputs."""
     with gr.Tab("Leaderboard"):
         gr.Markdown(
-            "One row per model, dataset and protocol: a full run (every image and every "
-            "variant the dataset holds) enters it, and a newer full run replaces the "
-            "older one. Rows marked *published* are the papers' numbers; a run ranks "
+            "One row per model, dataset and protocol: a full run (every image of every "
+            "variant its headline numbers read) enters it, and a newer full run replaces "
+            "the older one. Rows marked *published* are the papers' numbers; a run ranks "
             "beside them only when it scored the benchmark's published dataset, runs on "
             "other data in a table of their own. Scores in the units of their column, "
             "with 95% intervals in brackets; the best first."

@@ -450,7 +450,16 @@ def _axes(ax, fig_spec: Mapping[str, Any], default_ylim: tuple[float, float] | N
         ax.set_xlim(*fig_spec["xlim"])
     ax.set_xlabel(fig_spec.get("xlabel", ""))
     ax.set_ylabel(fig_spec["ylabel"])
-    ax.set_title(fig_spec["title"], fontsize=10)
+    ax.set_title(_wrapped(fig_spec["title"], ax), fontsize=10)
+
+
+def _wrapped(title: str, ax: Any) -> str:
+    """``title`` on as many lines as the axes' width needs: a narrow figure (three bars)
+    would cut a long one off at both edges. About 13 characters an inch at 10 pt."""
+    import textwrap
+
+    inches = ax.figure.get_figwidth() * ax.get_position().width
+    return textwrap.fill(title, max(24, int(13 * inches)))
 
 
 _DRAW = {"bars": _bars, "scatter": _scatter, "lines": _lines, "histograms": _histograms}

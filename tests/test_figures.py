@@ -47,3 +47,25 @@ def test_scatter_labels_of_equal_points_do_not_overlap():
         for other in boxes[i + 1 :]:
             assert not box.overlaps(other), (texts[i].get_text(), box, other)
     plt.close(fig)
+
+
+def test_a_long_title_over_three_bars_is_not_cut_off(tmp_path):
+    """accuracy.png of a run of three variants (the Space's default): the figure is narrow,
+    and the title -- model, benchmark, headline -- wraps instead of running past both edges
+    (checked in the pixels: no dark pixel in the image's outer columns)."""
+    import numpy as np
+    from PIL import Image
+
+    from hf_bgbench.render import plot_figure
+
+    spec = Figure(
+        file="accuracy.png",
+        title="tf_efficientnet_lite0 on in9: accuracy per variant — BG-GAP 0.0 pts",
+        labels=["original", "mixed_same", "mixed_rand"],
+        values=[80.0, 70.0, 60.0],
+        ylabel="accuracy (%) with 95% CI",
+    )
+    plot_figure(asdict(spec), tmp_path / "accuracy.png")
+    pixels = np.asarray(Image.open(tmp_path / "accuracy.png").convert("L"))
+    edges = np.concatenate([pixels[:, :3], pixels[:, -3:]], axis=1)
+    assert edges.min() > 200, "something is drawn at the image's left or right edge"

@@ -82,6 +82,7 @@ WHOLE_REPORT_FIXTURES = frozenset({"in9_report", "local_report"})
 # starts last is the run's tail, with the other worker idle.
 LONGEST_FIRST = (
     "test_space_browser.py",
+    "test_space_reports.py",
     "test_space_availability.py",
     "test_distributed.py",
     "test_imagenet_e.py",

@@ -117,6 +117,9 @@ def space_launcher(tmp_path_factory) -> Iterator[Callable[..., Server]]:
         port = free_port()
         env = os.environ | {
             "BGBENCH_LEADERBOARD_DIR": str(folder / "leaderboard"),
+            # a cache of its own: a server never finds the predictions of another server (or
+            # test) of the same worker, so its jobs run -- and show their progress -- cold
+            "HF_BGBENCH_CACHE": str(folder / "cache"),
             "GRADIO_SERVER_NAME": "127.0.0.1",
             "GRADIO_SERVER_PORT": str(port),
             "GRADIO_ANALYTICS_ENABLED": "False",

@@ -24,7 +24,7 @@ def test_imagenet_e_ticks_every_paper_edit_and_not_the_control():
     assert CONTROL_EDIT not in ticked
 
 
-def test_a_dataset_without_the_headline_variants_ticks_all_it_holds(monkeypatch, tmp_path):
+def test_a_dataset_without_the_headline_variants_ticks_all_it_holds(monkeypatch):
     from hf_bgbench.space import inputs
 
     monkeypatch.setattr(inputs, "variants_of", lambda dataset, benchmark: ["only_fg", "no_fg"])

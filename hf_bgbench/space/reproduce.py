@@ -49,6 +49,14 @@ def _flag_value(value: Any) -> list[str]:
     return [str(value)]
 
 
+def _given(value: Any, opt: Any, default: Any) -> bool:
+    """Whether an option's ``value`` differs from what the command line gives it when its
+    flag is left out (a switch: its default; else the default the command line shows)."""
+    if isinstance(default, bool):
+        return bool(value) != default
+    return value is not None and value != opt.command_line_default(default)
+
+
 def task_command(
     task: str,
     model_id: str,
@@ -71,14 +79,12 @@ def task_command(
         value = options[name]
         if not opt.cli:
             raise ValueError(f"{task} option {name!r} has no command-line flag to reproduce it.")
-        shown_default = opt.command_line_default(default)
+        if not _given(value, opt, default):
+            continue
         if isinstance(default, bool):
-            if bool(value) != default:
-                words.append(flag(name, opt))
-            continue
-        if value is None or value == shown_default:
-            continue
-        words += [flag(name, opt), *_flag_value(value)]
+            words.append(flag(name, opt))
+        else:
+            words += [flag(name, opt), *_flag_value(value)]
     if output:
         words += ["--output", output]
     return " ".join(shlex.quote(w) for w in words)
@@ -109,13 +115,9 @@ def report_command(
     for task, options in caps.items():
         defaults = {name: (opt, d) for name, opt, d in declared(get_task(task).options)}
         for name, value in options.items():
-            if name in defaults:  # (an unknown one: task_option_text says so)
-                opt, default = defaults[name]
-                if isinstance(default, bool):
-                    if bool(value) == default:
-                        continue
-                elif value is None or value == opt.command_line_default(default):
-                    continue
+            # (an unknown one is left to task_option_text, which says so)
+            if name in defaults and not _given(value, *defaults[name]):
+                continue
             words += ["--task-option", task_option_text(task, name, value)]
     return " ".join(shlex.quote(w) for w in words)
 

@@ -821,6 +821,13 @@ WHOLE_ARGV_CASES = [
         2,
         "--batch-size: must be 1 or more, got 0",
     ),
+    (  # issue 29: evaluate's seeded subset (the Space's image budget)
+        "evaluate-max-images-zero",
+        _photo_and_mask,
+        ["evaluate", "--data", "{data}", "--output", "{out}", "--max-images", "0"],
+        2,
+        "--max-images: must be 1 or more, got 0",
+    ),
     (
         "evaluate-batch-size-zero",
         _photo_and_mask,

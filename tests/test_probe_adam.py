@@ -269,6 +269,17 @@ def test_same_seed_same_head_other_batch_size_and_workers_the_same_head(hub, fit
     assert rec["heldout_accuracy_by_epoch"] == other.probe_record["heldout_accuracy_by_epoch"]
 
 
+def test_training_shows_one_bar_over_every_epoch(hub, tmp_path, capsys):
+    """One count for the whole training, so its estimate is the training's: a Space stops a
+    job whose step cannot finish in time, and a bar per epoch hid the other nine epochs."""
+    fit(hub, tmp_path, progress=True)
+    err = capsys.readouterr().err
+    # 10 classes x 5 fitted photos (one of 6 held out), 10 epochs
+    assert "training (10 epochs): 100%" in err and "500/500" in err
+    assert "epoch 10/10" in err
+    assert "epoch 1:" not in err  # no bar of its own per epoch
+
+
 def test_training_never_sees_test_rows_and_never_trains_on_held_out_ones(
     hub, tmp_path, monkeypatch
 ):

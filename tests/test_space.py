@@ -87,7 +87,7 @@ def _job(monkeypatch, run, calls=None):
     """Jobs run ``run(task, model_id, options)`` in a thread of the test process."""
     from hf_bgbench.space.safety import ThreadJob
 
-    def job_for(task, model_id, options):
+    def job_for(task, model_id, options, command=""):
         if calls is not None:
             calls.append((task, model_id, options))
         return ThreadJob(run, (task, model_id, options), seconds=300)
@@ -211,8 +211,8 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
             bar.update(1)
         return {}
 
-    def job_for(task, model_id, options):
-        return ThreadJob(slow, (task, model_id, options), seconds=20, hint="Try less.")
+    def job_for(task, model_id, options, command=""):
+        return ThreadJob(slow, (task, model_id, options), seconds=20, hint=f"Try less. {command}")
 
     monkeypatch.setattr(jobs, "job_for", job_for)
     monkeypatch.setattr(jobs, "SETTLE_SECONDS", 2)
@@ -228,7 +228,10 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
     message = info.value.message
     assert message.startswith("The job was stopped early: at its pace so far, its step ")
     assert "in9/original alone needs about" in message and "could not finish" in message
-    assert message.endswith("Try less.") and seen[-1] == f"**Stopped:** {message}"
+    # and the command that runs it where no time limit applies, with the Space's caps
+    command = "bgbench evaluate tf_efficientnet_lite0 --benchmark in9 --data in9-local"
+    assert f"Try less. {command}" in message
+    assert "--variants original" in message and seen[-1] == f"**Stopped:** {message}"
     assert "took longer than" not in message  # not the time limit's message
 
 
@@ -239,7 +242,7 @@ def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
 
     started: list = []
 
-    def job_for(task, model_id, options):
+    def job_for(task, model_id, options, command=""):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
@@ -265,7 +268,7 @@ def test_a_client_that_reads_no_update_loses_its_job(space, monkeypatch):
 
     started: list = []
 
-    def job_for(task, model_id, options):
+    def job_for(task, model_id, options, command=""):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
@@ -330,6 +333,7 @@ def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
         "restrict_to_benchmark": True,
         "progress": True,
         "variants": ["original"],
+        "max_images": 25_000,  # the job's image budget, all of it for the one variant
     }
     monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "7")
     monkeypatch.setenv("BGBENCH_SPACE_NOISE_IMAGES", "5")  # noise: ~141 passes an image
@@ -543,6 +547,11 @@ def test_time_limits_fit_the_task(space, monkeypatch):
     monkeypatch.setenv("BGBENCH_SPACE_JOB_SECONDS_NOISE", "3000")
     assert job_seconds("noise") == 3000 and job_seconds("evaluate") == JOB_SECONDS
     assert "fewer variants" in jobs.time_limit_hint("evaluate")
+    job = jobs.job_for("noise", "m/n", {"benchmark": "rival10"}, "bgbench noise m/n")
+    assert job.hint == (
+        "Try a smaller model. Or run it on your own machine, where no time limit applies: "
+        "`bgbench noise m/n`"
+    )
     assert "variants" not in jobs.time_limit_hint("noise")
 
 

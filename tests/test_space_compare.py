@@ -59,7 +59,7 @@ def space(in9_release, tmp_path, monkeypatch):
     _load_app()
     calls: list = []
 
-    def job_for(task, model_id, options):
+    def job_for(task, model_id, options, command=""):
         from hf_bgbench.space.safety import ThreadJob
 
         calls.append((task, model_id, sorted(options.get("variants") or [])))
@@ -222,7 +222,7 @@ def test_the_reproduce_command_gives_the_same_results(space, in9_release, tmp_pa
     from hf_bgbench.space.safety import ThreadJob
     from hf_bgbench.tasks import run_task
 
-    def real_job(task, model_id, options):
+    def real_job(task, model_id, options, command=""):
         return ThreadJob(
             lambda t, m, o: run_task(t, m, **o), (task, model_id, options), seconds=600
         )
@@ -323,3 +323,28 @@ def test_use_via_api_accepts_every_benchmark(space):
     assert image.preprocess("n00000003_1") == "n00000003_1"
     for dataset in by_label["Dataset"]:
         assert dataset.preprocess("in9-local") == "in9-local"
+
+
+def _results(variants, ids):
+    return {"variants": dict.fromkeys(variants, {}), "max_images": None, "image_ids": ids}
+
+
+def test_a_run_serves_another_cap_only_when_neither_leaves_an_image_out(tmp_path):
+    """The Space's evaluate cap is a job's image budget split over the variants picked, so
+    a run of 8 variants and one of 3 carry different caps: the full run serves either; a
+    run that drew a subset serves only its own measurement."""
+    runs, three = FinishedRuns(), ["original", "mixed_same", "mixed_rand"]
+    eight = [*three, "only_fg", "only_bg_b", "only_bg_t", "no_fg", "mixed_next"]
+    full = tmp_path / "full"
+    full.mkdir()
+    runs.add("evaluate", "m", "d", {"max_images": 3_125}, full, _results(eight, ["a", "b"]))
+    assert runs.find("evaluate", "m", "d", {"max_images": 8_333}, three).folder == full
+    assert runs.find("evaluate", "m", "d", {"max_images": 2}, three).folder == full
+    assert runs.find("evaluate", "m", "d", {"max_images": 1}, three) is None  # would cut
+    assert runs.find("evaluate", "m", "d", {}, three) is None  # uncapped: not known to be all
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    other = _results(eight, ["a", "b", "c"])  # three drawn, the cap reached: a subset
+    runs.add("evaluate", "m2", "d", {"max_images": 3}, cut, other)
+    assert runs.find("evaluate", "m2", "d", {"max_images": 8_333}, three) is None
+    assert runs.find("evaluate", "m2", "d", {"max_images": 3}, three).folder == cut

@@ -61,6 +61,7 @@ class Option:
     cli: bool = True  # offered on the command line (else: the Python API only)
     cli_default: Any = None  # the command line's default, when it has one (callable: computed)
     space_cap: tuple[str, int] | None = None  # the Space caps it: (environment variable, default)
+    space_cap_shared: bool = False  # the cap is a job's total, shared by the variants picked
     group: tuple[str, str] | None = None  # a section of the help: (title, description)
 
     def text(self, context: Any) -> str:

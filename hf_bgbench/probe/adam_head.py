@@ -585,20 +585,22 @@ def fit_adam_probe(
         raise ProbeError(f"{desc}: none of the {len(held_idx)} held-out images could be read.")
     fit_rows = fit_idx.tolist()
     unreadable: dict[str, dict[str, Any]] = {}
+    epochs = int(settings["epochs"])
+    # one bar over every epoch: its count and estimate are the whole training's (a Space
+    # stops a job early from a step's estimate, and one epoch's would hide the other nine)
+    bar = tqdm(
+        total=epochs * len(fit_rows),
+        desc=f"{desc} training ({epochs} epochs)",
+        unit="img",
+        disable=not progress,
+    )
 
     def epoch_stream(epoch: int, order: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
         augment = PhotoTransform(size, augment=True, seed=seed, epoch=epoch, settings=settings)
         rows = [fit_rows[k] for k in order.tolist()]
+        bar.set_postfix_str(f"epoch {epoch + 1}/{epochs}", refresh=False)
         for b in _augmented_batches(
-            ds,
-            rows,
-            ids,
-            augment,
-            f"{desc} epoch {epoch + 1}",
-            progress,
-            step,
-            mask_column,
-            **loader,
+            ds, rows, ids, augment, bar, progress, step, mask_column, **loader
         ):
             for s in b.skipped:
                 unreadable.setdefault(str(s["id"]), s)
@@ -606,9 +608,10 @@ def fit_adam_probe(
                 yield step.features(inputs(b)), b.labels
 
     held_x, held_y = torch.cat(held_feats), torch.cat(held_labels)
-    head, record = train_head(
-        epoch_stream, len(fit_rows), held_x, held_y, num_classes, seed, settings
-    )
+    with bar:
+        head, record = train_head(
+            epoch_stream, len(fit_rows), held_x, held_y, num_classes, seed, settings
+        )
     record["input"] = {
         "train": PhotoTransform(size, augment=True, settings=settings).describe(),
         "heldout": held.describe(),
@@ -630,7 +633,7 @@ def _augmented_batches(
     rows: Sequence[int],
     ids: Sequence[str],
     augment: PhotoTransform,
-    desc: str,
+    desc: str | tqdm,
     progress: bool,
     step: ModelStep,
     mask_column: str | None = None,
@@ -641,7 +644,8 @@ def _augmented_batches(
     """The decoded batches of ``rows`` (in that order), each photo augmented for its id (with
     ``mask_column``, its mask alike) -- the decode loop of
     :func:`hf_bgbench.inference.batches.decoded_batches` over :class:`AugmentedRows`
-    (unreadable rows come back in ``batch.skipped``)."""
+    (unreadable rows come back in ``batch.skipped``). ``desc``: a progress bar of its own
+    by that name, or a bar the caller owns (counted on, left open)."""
     loader = torch.utils.data.DataLoader(
         AugmentedRows(ds, rows, ids, augment, mask_column),
         batch_size=batch_size,
@@ -650,10 +654,12 @@ def _augmented_batches(
         pin_memory=step.device.type == "cuda",
         prefetch_factor=4 if num_workers > 0 else None,
     )
-    bar = tqdm(total=len(rows), desc=desc, unit="img", disable=not progress)
+    own = not isinstance(desc, tqdm)
+    bar = tqdm(total=len(rows), desc=desc, unit="img", disable=not progress) if own else desc
     try:
         for batch in iterate(loader):
             yield batch
             bar.update(len(batch) + len(batch.skipped))
     finally:
-        bar.close()
+        if own:
+            bar.close()

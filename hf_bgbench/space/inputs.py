@@ -92,13 +92,20 @@ def default_variants(dataset: str | None, benchmark: str) -> list[str]:
     return [v for v in held if v in headline] or held
 
 
+def run_command(
+    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
+) -> str:
+    """The exact ``bgbench`` command of a run (the data as :func:`data_argument` names it)."""
+    data, _ = data_argument(entry)
+    return task_command(task, model_id, options["benchmark"], data, options, output or None)
+
+
 def reproduce_section(
     task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
 ) -> str:
     """The "Reproduce this" section of a run: its exact ``bgbench`` command."""
-    data, note = data_argument(entry)
-    command = task_command(task, model_id, options["benchmark"], data, options, output or None)
-    return reproduce_markdown([command], [note])
+    command = run_command(task, model_id, entry, options, output)
+    return reproduce_markdown([command], [data_argument(entry)[1]])
 
 
 def default_task(benchmark: str) -> str:

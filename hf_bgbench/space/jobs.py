@@ -90,11 +90,15 @@ def time_limit_hint(task: str) -> str:
     return "Try a smaller model."
 
 
-def job_for(task: str, model_id: str, options: dict[str, Any]) -> Job:
+def job_for(task: str, model_id: str, options: dict[str, Any], command: str = "") -> Job:
     """The job that runs ``task``: on ZeroGPU in this process under ``spaces.GPU(duration=
     ...)`` (which enforces the limit); elsewhere in a separate process, killed at the task's
-    time limit or when its visitor leaves. Its progress bars reach the status line."""
+    time limit or when its visitor leaves. Its progress bars reach the status line. A job
+    stopped for time says what the visitor can change, and ``command`` (the ``bgbench``
+    command of this run) as the way to run it where no time limit applies."""
     seconds, hint = job_seconds(task), time_limit_hint(task)
+    if command:
+        hint += f" Or run it on your own machine, where no time limit applies: `{command}`"
     if ZERO_GPU:
         return ThreadJob(run_job, (task, model_id, options), seconds=seconds, hint=hint)
     kwargs = dict(options)

@@ -55,7 +55,7 @@ def report_caps(benchmarks: Sequence[str]) -> dict[str, dict[str, Any]]:
         if spec.name not in benchmarks:
             continue
         for task in spec.report_tasks:
-            capped = task_options(task, list(spec.variants), restrict=False)
+            capped = task_options(task, list(spec.variants), restrict=False, shared_caps=False)
             for name in ("variants", "restrict_to_benchmark", "progress"):
                 capped.pop(name, None)
             caps.setdefault(task, {}).update(capped)

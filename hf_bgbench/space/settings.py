@@ -105,11 +105,16 @@ def takes_variants(task: str) -> bool:
     return any(name == "variants" for name, _, _ in described(get_task(task).options))
 
 
-def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, Any]:
+def task_options(
+    task: str, variants: list[str], restrict: bool, shared_caps: bool = True
+) -> dict[str, Any]:
     """What the Space passes to a task besides model, benchmark, data and output, from the
     task's options: never a checkpoint, label map or remote code; the variants picked, when
     the task takes variants; each option the task caps on shared hardware
-    (``Option.space_cap``: a seeded subset, recorded) at the operator's cap.
+    (``Option.space_cap``: a seeded subset, recorded) at the operator's cap -- a cap that
+    is a job's total (``Option.space_cap_shared``) split equally over the variants picked
+    (left out with ``shared_caps`` False: a report card sets one value per task for every
+    benchmark, and keeps within a limit of its own).
 
     Never ``zero_shot_classes`` or ``templates`` either (deliberately not offered: a
     ``templates`` FILE would be a path on the server): a zero-shot model (CLIP, SigLIP,
@@ -124,7 +129,12 @@ def task_options(task: str, variants: list[str], restrict: bool) -> dict[str, An
         if name == "variants":
             options["variants"] = list(variants)
         elif option.space_cap is not None:
-            options[name] = subset_cap(*option.space_cap)
+            if option.space_cap_shared and not shared_caps:
+                continue
+            cap = subset_cap(*option.space_cap)
+            if cap is not None and option.space_cap_shared and variants:
+                cap = max(1, cap // len(variants))
+            options[name] = cap
     return options
 
 

@@ -36,6 +36,7 @@ from hf_bgbench.space.inputs import (
     every_task,
     hidden_paths,
     reproduce_section,
+    run_command,
     task_choices,
     variants_of,
 )
@@ -122,7 +123,8 @@ def score(
         status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
-        with jobs.job_for(task, model.model_id, options) as job:
+        command = run_command(task, model.model_id, entry, options)
+        with jobs.job_for(task, model.model_id, options, command) as job:
             if not (yield from jobs.follow(job, status, progress, request, update)):
                 return  # nobody reads the updates: stop the job (the with block kills it)
             results = job.result()
@@ -218,7 +220,10 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             _every_variant(),
             value=ticked,
             label="Variants (those the dataset holds)",
-            info="Ticked: those the headline metrics read. Each variant adds time.",
+            info=(
+                "Ticked: those the headline metrics read. Each variant adds time; past the "
+                "job's image budget each scores a seeded subset (recorded, not ranked)."
+            ),
             elem_id="variants",
         )
         restrict = gr.Checkbox(

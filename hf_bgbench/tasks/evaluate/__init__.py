@@ -25,7 +25,7 @@ from hf_bgbench.inference.engine import Interrupted, PredictionRun
 from hf_bgbench.inference.geometry import image_transform
 from hf_bgbench.scoring import partial_average_deviations
 from hf_bgbench.tasks.common import normalisation_deviations
-from hf_bgbench.tasks.evaluate.aligned import check_aligned_ids, restrict_to_shared
+from hf_bgbench.tasks.evaluate.aligned import check_aligned_ids, draw_subset, restrict_to_shared
 from hf_bgbench.tasks.evaluate.options import EvaluateOptions
 from hf_bgbench.tasks.evaluate.paired import paired_values, per_image_files
 from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
@@ -59,6 +59,7 @@ class _Work:
     applied: str  # its name, recorded and part of the cache key
     mismatch: dict[str, Any] | None  # what --allow-mismatched-ids dropped (per run: by run)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> variant -> rows
+    image_ids: list[str] | None = None  # the ids --max-images drew (None: no cap given)
 
 
 def _load_variants(spec, reader, chosen: list[str], allow: bool):
@@ -110,6 +111,15 @@ def prepare(run: Run) -> _Work:
         datasets, mismatch = next(iter(runs.values())), mismatches or None
     else:
         datasets, mismatch = _load_variants(spec, reader, chosen, o.allow_mismatched_ids)
+    sizes = {v: len(ds) for v, ds in datasets.items()}
+    datasets, image_ids = draw_subset(spec, datasets, o.max_images, o.seed)
+    runs = {name: draw_subset(spec, each, o.max_images, o.seed)[0] for name, each in runs.items()}
+    if any(len(ds) < sizes[v] for v, ds in datasets.items()):
+        run.departures.append(
+            "a seeded subset: at most {} images per variant ({}) (--max-images)".format(
+                o.max_images, ", ".join(f"{v}: {len(datasets[v])} of {n}" for v, n in sizes.items())
+            )
+        )
     # the probe's feature pass (when the protocol fits one) at this run's batch and workers
     run.start_model(batch_size=run.batch_size, num_workers=o.num_workers)
     first = next(iter(datasets.values()))
@@ -120,7 +130,7 @@ def prepare(run: Run) -> _Work:
     run.deviations += normalisation_deviations(
         run.protocol.settings.authors_normalisation, run.classifier.preprocessing
     )
-    return _Work(datasets, transform, applied, mismatch, runs)
+    return _Work(datasets, transform, applied, mismatch, runs, image_ids)
 
 
 def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
@@ -177,6 +187,8 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         {},
         preprocessing=preprocessing,
         mismatched_ids=work.mismatch,
+        max_images=run.options.max_images,
+        image_ids=work.image_ids,
         computed_images=sum(r.computed for rs in out.values() for r in rs.values()),
         reused_images=sum(r.reused for rs in out.values() for r in rs.values()),
         **numbers,

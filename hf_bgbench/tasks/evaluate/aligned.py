@@ -9,6 +9,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID
 from hf_bgbench.data.sources import DataSourceError, quiet_datasets
+from hf_bgbench.tasks.common import seeded_subset
 
 log = logging.getLogger(__name__)
 
@@ -50,3 +51,35 @@ def restrict_to_shared(spec: BenchmarkSpec, dss: dict) -> dict:
             v: ds.filter(lambda i: i in shared, input_columns=[ID]) if v in aligned else ds
             for v, ds in dss.items()
         }
+
+
+def draw_subset(
+    spec: BenchmarkSpec, dss: dict, limit: int | None, seed: int
+) -> tuple[dict, list[str] | None]:
+    """(variant -> at most ``limit`` rows, the ids drawn) for ``--max-images``: one seeded
+    draw of ids shared by every aligned variant (so their gaps stay paired, image for image;
+    they hold the same ids by now), and a draw of its own for each other variant. Ids are
+    drawn from their sorted list, so the row order of the data does not change the draw.
+    The ids are None without a ``limit``; with one they are every id scored (all of them
+    when no variant had more than ``limit`` images: a cap that left nothing out)."""
+    if limit is None:
+        return dss, None
+    out, drawn = {}, set()
+    aligned_keep = None
+    for number, (variant, ds) in enumerate(dss.items()):
+        if variant in spec.aligned_variants and aligned_keep is not None:
+            keep = aligned_keep
+        else:
+            ids = sorted(ds[ID], key=str)
+            # aligned variants share stream 0; each other variant a stream of its own
+            stream = 0 if variant in spec.aligned_variants else number + 1
+            rows = seeded_subset(len(ids), limit, seed, stream=stream, what="images")
+            keep = {ids[i] for i in rows}
+            if variant in spec.aligned_variants:
+                aligned_keep = keep
+        drawn |= keep
+        if len(keep) < len(ds):
+            with quiet_datasets():
+                ds = ds.filter(lambda i, keep=keep: i in keep, input_columns=[ID])
+        out[variant] = ds
+    return out, sorted(drawn, key=str)

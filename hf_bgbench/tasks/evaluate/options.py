@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_bgbench.builders.arguments import positive_int
 from hf_bgbench.tasks.options import (
     RunOptions,
     default_spec,
@@ -54,4 +55,14 @@ class EvaluateOptions(RunOptions):
     use_cache: bool = option(
         True, "recompute every prediction", flags=("--no-cache",), negated=True
     )
-    seed: int = option(0, "seed of the bootstrap intervals (recorded)", parse=int)
+    max_images: int | None = option(
+        None,
+        "score a seeded random subset of at most N images per variant, the same images in "
+        "every variant that holds the same ids, so the gaps stay paired (recorded; a quick "
+        "look, not the benchmark's number)",
+        parse=positive_int,
+        # the Space's cap is a job's total: the variants a visitor picks share it equally
+        space_cap=("BGBENCH_SPACE_EVALUATE_IMAGES", 25_000),
+        space_cap_shared=True,
+    )
+    seed: int = option(0, "seed of the subset and the bootstrap intervals (recorded)", parse=int)

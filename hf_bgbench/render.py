@@ -116,6 +116,12 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         out += [head[0].upper() + head[1:] + ".", ""]
     for d in _deviations(doc):
         out += [f"> **Protocol deviation:** {d}", ""]
+    departures = doc["protocol"].get("departures") if _protocol_name(doc) else None
+    if departures:  # what keeps the run off a leaderboard, said where the numbers are
+        out += [
+            f"> **Not the published protocol on all of the data:** {'; '.join(departures)}.",
+            "",
+        ]
     for s in (s for s in report["scores"] if s["headline"]):
         unit = " points" if s["unit"] == "pts" else ("%" if s["unit"] == "%" else "")
         out += [

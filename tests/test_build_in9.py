@@ -276,6 +276,7 @@ def test_build_errors_are_clear(photos, tmp_path, capsys):
     assert "no such folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a build from real photos: GrabCut in two processes
 def test_real_photos_with_estimated_boxes(shared_data, tmp_path, capsys):
     """The real photos of ../shared/data (flat <wnid>_<name>.JPEG), --no-boxes, 2 per class."""
     out = tmp_path / "real"

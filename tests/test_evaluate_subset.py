@@ -65,6 +65,8 @@ def test_the_draw_is_seeded_and_recorded(in9_release, tmp_path_factory, five):
     departures = " ".join(five[0]["protocol"]["departures"])
     assert "a seeded subset: at most 5 images per variant" in departures
     assert "original: 5 of 18" in departures
+    said = (five[1] / "results.md").read_text()  # said where the numbers are, not only in JSON
+    assert "> **Not the published protocol on all of the data:** a seeded subset" in said
 
 
 def test_a_subset_is_kept_off_the_leaderboard_and_a_cap_above_the_data_is_not(

@@ -242,6 +242,7 @@ def test_evaluate_reads_the_release_tree_directly(release):
     assert doc["mean_da"] == pytest.approx(EXPECTED_MEAN_DA)
 
 
+@pytest.mark.slow  # the real bundled model over every edit, through the CLI
 def test_evaluate_through_the_cli_with_the_bundled_model(converted, tmp_path):
     out = tmp_path / "cli"
     argv = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "imagenet-e"]

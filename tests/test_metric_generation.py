@@ -274,6 +274,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # fresh interpreters that import evaluate, one per module
 def test_generated_modules_run_without_hf_bgbench_and_equal_the_core(tmp_path):
     cases_file, out_file = tmp_path / "cases.pkl", tmp_path / "out.pkl"
     cases_file.write_bytes(pickle.dumps(CASES))

@@ -132,6 +132,7 @@ def test_build_writes_the_hub_layout_report_and_card(built):
     assert set(original.loc[original["label"] == CARTON_INDEX, "id"]) == carton_ids
 
 
+@pytest.mark.slow  # two whole builds, one in two processes
 def test_a_second_build_in_two_processes_is_byte_identical_and_other_options_are_refused(
     built, tmp_path, capsys
 ):

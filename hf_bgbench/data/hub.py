@@ -116,33 +116,61 @@ class HubFolder(Reader):
         return cls(str(path.resolve()), known + [c for c in configs if c not in known], spec)
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
-        self._check_data_files(variant)
+        """The split's Parquet files as the card declares them, read by ``datasets``'
+        Parquet builder with the card's features, its split sizes checked as
+        ``load_dataset(folder, config)`` checks them. Not ``load_dataset(folder, config)``
+        itself: that parses the whole card with PyYAML's pure-Python parser on every call,
+        and a card with ImageNet's 1000 class names in each of ImageNet-E's 13 configs took
+        seconds a config -- more than a GPU needs to score them."""
+        files = self._data_files(variant)
+        split = _served_split(self.location, variant, split, list(files))
+        info = datasets.info.DatasetInfosDict.from_dataset_card_data(
+            read_card_metadata(self.location)
+        ).get(variant)
         # Measured with datasets 5.2: two local folders with the same name share one cache
         # entry, so the second folder silently loads the first one's rows. A cache folder of
         # its own, keyed by this folder's path and files, makes that impossible.
         key = hashlib.sha256(f"{self.location}|{self._signature(None)}".encode()).hexdigest()
         cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
-        return _load_split(self.location, variant, split, hub=False, cache_dir=str(cache))
+        ds = _read_parquet(
+            self.location, variant, files[split], info.features if info else None, str(cache)
+        )
+        declared = info.splits.get(split) if info and info.splits else None
+        if declared is not None and declared.num_examples != len(ds):
+            raise DataSourceError(
+                f"{self.location} [{variant}]: the number of rows in the data files differs "
+                f"from the split sizes its README.md declares ({len(ds)} rows in {split}, "
+                f"{declared.num_examples} declared). The folder was changed after it was "
+                "written: rebuild or re-download it, or run `bgbench validate` on it to see "
+                "what is wrong."
+            )
+        return ds
 
-    def _check_data_files(self, variant: str) -> None:
-        """Every split the card declares for ``variant`` must have its files: checked here
-        because ``datasets``, offline, may quietly reuse a cached copy of another folder's
-        config of the same name instead of failing."""
+    def _data_files(self, variant: str) -> dict[str, list[str]]:
+        """split -> the files of ``variant`` the card declares (sorted), each pattern
+        required to match: a missing file is named here, not left to ``datasets``."""
         folder = Path(self.location)
+        splits: dict[str, list[str]] = {}
         for entry in read_card_metadata(folder).get("configs", []):
             if entry.get("config_name") != variant:
                 continue
             files = entry.get("data_files") or []
             files = [files] if isinstance(files, (str, dict)) else files
             for item in files:
+                split = item.get("split", "train") if isinstance(item, dict) else "train"
                 patterns = item.get("path") if isinstance(item, dict) else item
                 for pattern in [patterns] if isinstance(patterns, str) else patterns:
-                    if not list(folder.glob(pattern)):
+                    found = sorted(str(f) for f in folder.glob(pattern))
+                    if not found:
                         raise DataSourceError(
                             f"{self.location} [{variant}]: the README.md declares config "
                             f"{variant!r} with data files '{pattern}', but none are there. "
                             "Rebuild or re-download the dataset."
                         )
+                    splits.setdefault(split, []).extend(found)
+        if not splits:
+            raise DataSourceError(f"{self.location}: unknown config {variant!r}.")
+        return splits
 
     def revision(self) -> str | None:
         """The commit `hf download --local-dir` recorded for this folder (None: not one)."""
@@ -170,7 +198,7 @@ class HubDataset(Reader):
 
     def _load(self, variant: str, columns, split: str) -> datasets.Dataset:
         self.check_available()
-        return _load_split(self.location, variant, split, hub=True)
+        return _load_split(self.location, variant, split)
 
     def check_available(self) -> None:
         """Ask the Hub once whether the dataset can be had, so an unreachable Hub fails in a
@@ -238,16 +266,35 @@ def _offline() -> bool:
     )
 
 
-def _load_split(
-    location: str, variant: str, split: str, *, hub: bool, cache_dir: str | None = None
+def _read_parquet(
+    location: str,
+    variant: str,
+    files: list[str],
+    features: datasets.Features | None,
+    cache_dir: str,
 ) -> datasets.Dataset:
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return datasets.load_dataset(
+            "parquet", data_files=files, features=features, cache_dir=cache_dir, split="train"
+        )
+    except DatasetGenerationError as err:
+        raise DataSourceError(
+            f"{location} [{variant}]: its data files cannot be read ({err.__cause__ or err}). "
+            "Rebuild or re-download the dataset; `bgbench validate` names the broken files."
+        ) from None
+
+
+def _load_split(location: str, variant: str, split: str) -> datasets.Dataset:
+    """``load_dataset(repo_id, config)``: a Hub dataset, every failure said in words."""
     from datasets.exceptions import DatasetGenerationError
     from datasets.utils.info_utils import NonMatchingSplitsSizesError
 
     from hf_bgbench.hub.errors import is_hub_unreachable
 
     try:
-        dsd = datasets.load_dataset(location, variant, cache_dir=cache_dir)
+        dsd = datasets.load_dataset(location, variant)
     except NonMatchingSplitsSizesError as err:
         raise DataSourceError(
             f"{location} [{variant}]: the number of rows in the data files differs from the "
@@ -270,27 +317,27 @@ def _load_split(
             raise DataSourceError(f"{location}: unknown config {variant!r}. {err}") from None
         raise
     except (ConnectionError, FileNotFoundError, OSError) as err:
-        if hub and is_hub_unreachable(err) or hub and isinstance(err, FileNotFoundError):
+        if is_hub_unreachable(err) or isinstance(err, FileNotFoundError):
             raise DataSourceError(
                 f"Could not load the dataset {location!r} from the Hugging Face Hub "
                 f"({type(err).__name__}). If you are offline (HF_HUB_OFFLINE=1 / "
                 "HF_DATASETS_OFFLINE=1) or the Hub is unreachable, download it once and pass "
                 "the local folder with --data, or point --data at the official release folder."
             ) from None
-        if isinstance(err, FileNotFoundError):
-            raise DataSourceError(
-                f"{location} [{variant}]: a data file the README.md names is missing ({err}). "
-                "Rebuild or re-download the dataset."
-            ) from None
         raise
-    if split in dsd:
-        return dsd[split]
-    if split == "test" and len(dsd) == 1:
-        # A one-split dataset is scored whatever its split is called; any other request (the
-        # probe's "train") must never quietly get the images it will be scored on.
-        (only,) = dsd
+    return dsd[_served_split(location, variant, split, list(dsd))]
+
+
+def _served_split(location: str, variant: str, split: str, splits: list[str]) -> str:
+    """The split that serves a request for ``split``: itself, or a one-split dataset's only
+    split when the test split is asked for (scored whatever it is called); any other request
+    (the probe's "train") must never quietly get the images it will be scored on."""
+    if split in splits:
+        return split
+    if split == "test" and len(splits) == 1:
+        (only,) = splits
         log.warning("%s [%s]: no 'test' split; scoring its only split %r", location, variant, only)
-        return dsd[only]
+        return only
     raise DataSourceError(
-        f"{location} [{variant}] has no split {split!r}; splits: {', '.join(dsd)}."
+        f"{location} [{variant}] has no split {split!r}; splits: {', '.join(splits)}."
     )

@@ -543,11 +543,64 @@ def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch
     assert jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None) == gr.skip()
 
 
+def test_the_label_map_reaches_the_task_and_its_command(space, monkeypatch):
+    """The Score tab's label map is the task's --label-map: passed to the job (unless auto,
+    the published protocol), in the reproduce command, and a value the page does not offer
+    (an API caller's) is refused before anything runs."""
+    calls: list = []
+    _colour_rule(monkeypatch, calls)
+    out = _scored(
+        "tf_efficientnet_lite0",
+        "in9-local",
+        ["original"],
+        False,
+        "in9",
+        "evaluate",
+        "model",
+        progress=_quiet,
+    )
+    ((_, _, options),) = calls
+    assert options["label_map"] == "model"
+    assert "--label-map model" in out["report"]
+    _scored(
+        "tf_efficientnet_lite0",
+        "in9-local",
+        ["original"],
+        False,
+        "in9",
+        "evaluate",
+        "auto",
+        progress=_quiet,
+    )
+    assert "label_map" not in calls[-1][2]
+    with pytest.raises(gr.Error, match="Pick a label map among auto, model, imagenet, probe"):
+        _scored(
+            "tf_efficientnet_lite0",
+            "in9-local",
+            ["original"],
+            False,
+            "in9",
+            "evaluate",
+            "../labels.json",
+            progress=_quiet,
+        )
+    assert len(calls) == 2
+
+
+def test_a_protocol_that_trains_a_head_is_told_the_label_map_that_needs_none():
+    """RIVAL10's published protocol trains a linear head for every new model (about 1 h 30
+    min on 2 vCPU): its time-limit hint names the label map that needs no training."""
+    trains = jobs.time_limit_hint("evaluate", {"benchmark": "rival10"})
+    assert "the label map 'imagenet' scores a 1000-class model through its own classes" in trains
+    for options in ({"benchmark": "rival10", "label_map": "imagenet"}, {"benchmark": "in9"}, {}):
+        assert "label map" not in jobs.time_limit_hint("evaluate", options), options
+
+
 def test_time_limits_fit_the_task(space, monkeypatch):
     monkeypatch.setenv("BGBENCH_SPACE_JOB_SECONDS_NOISE", "3000")
     assert job_seconds("noise") == 3000 and job_seconds("evaluate") == JOB_SECONDS
     assert "fewer variants" in jobs.time_limit_hint("evaluate")
-    job = jobs.job_for("noise", "m/n", {"benchmark": "rival10"}, "bgbench noise m/n")
+    job = jobs.job_for("noise", "m/n", {"benchmark": "in9"}, "bgbench noise m/n")
     assert job.hint == (
         "Try a smaller model. Or run it on your own machine, where no time limit applies: "
         "`bgbench noise m/n`"

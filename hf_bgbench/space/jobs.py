@@ -83,11 +83,25 @@ def use_zero_gpu(gpu: Callable[..., Any]) -> None:
     ZERO_GPU = True
 
 
-def time_limit_hint(task: str) -> str:
-    """What a visitor can change when ``task`` runs out of time."""
-    if takes_variants(task):
-        return "Try a smaller model or fewer variants."
-    return "Try a smaller model."
+def time_limit_hint(task: str, options: dict[str, Any] | None = None) -> str:
+    """What a visitor can change when ``task`` runs out of time (with its ``options``: a
+    benchmark whose protocol trains a head for each model gets the label map that needs
+    none)."""
+    hint = (
+        "Try a smaller model or fewer variants." if takes_variants(task) else "Try a smaller model."
+    )
+    options = options or {}
+    try:
+        trains = get_benchmark(options.get("benchmark", "")).default_label_map == "probe"
+    except ValueError:
+        trains = False
+    if trains and options.get("label_map", "auto") in ("auto", "probe"):
+        hint += (
+            " This benchmark's protocol trains a linear head for each new model; the label "
+            "map 'imagenet' scores a 1000-class model through its own classes instead, with "
+            "no training (not the published protocol; recorded)."
+        )
+    return hint
 
 
 def job_for(task: str, model_id: str, options: dict[str, Any], command: str = "") -> Job:
@@ -96,7 +110,7 @@ def job_for(task: str, model_id: str, options: dict[str, Any], command: str = ""
     time limit or when its visitor leaves. Its progress bars reach the status line. A job
     stopped for time says what the visitor can change, and ``command`` (the ``bgbench``
     command of this run) as the way to run it where no time limit applies."""
-    seconds, hint = job_seconds(task), time_limit_hint(task)
+    seconds, hint = job_seconds(task), time_limit_hint(task, options)
     if command:
         hint += f" Or run it on your own machine, where no time limit applies: `{command}`"
     if ZERO_GPU:

@@ -55,7 +55,7 @@ from hf_bgbench.space.settings import (
 )
 from hf_bgbench.spec import BenchmarkSpec
 from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.options import default_benchmark
+from hf_bgbench.tasks.options import LABEL_MAPS, default_benchmark
 
 SAMPLES = 6  # images per variant shown after a run
 SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
@@ -68,10 +68,11 @@ def one_score_per_client(
     restrict: Any,
     benchmark: Any,
     task: Any,
+    label_map: Any = None,
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The Score button's validator (Gradio runs it before the job is queued)."""
-    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 6, model_text)
+    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 7, model_text)
 
 
 def score(
@@ -81,11 +82,13 @@ def score(
     restrict: bool,
     benchmark: str | None = None,
     task: str | None = None,
+    label_map: str = "auto",
     request: gr.Request = None,  # type: ignore[assignment]
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
 ) -> Iterator[tuple[Any, ...]]:
     """Check the inputs, run ``task`` (None: the benchmark's first) of ``benchmark`` on the
-    allow-listed ``dataset``, add a full run to the leaderboard. A generator: it first yields
+    allow-listed ``dataset`` (``label_map``: how the model's outputs become the benchmark's
+    labels, ``--label-map``), add a full run to the leaderboard. A generator: it first yields
     the job's status (within a second of the click), then every second while the job runs,
     and last (status, Markdown report, plots, files to download, an HTML grid of a few images
     per variant with the model's predictions, the LaTeX row and model-index block, the Score
@@ -120,6 +123,10 @@ def score(
         picked = [v for v in spec.variants if v in set(variants or [])]
         options = task_options(task, picked, restrict)
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
+        if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
+            raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
+        if label_map != "auto":
+            options["label_map"] = label_map
         status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
@@ -229,6 +236,18 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
         restrict = gr.Checkbox(
             label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
         )
+        label_map = gr.Radio(
+            list(LABEL_MAPS),
+            value="auto",
+            label="Label map: how the model's outputs become the benchmark's labels",
+            info=(
+                "auto: the benchmark's published protocol. model / imagenet: the model's own "
+                "classes mapped (imagenet: a 1000-class model's), no head to train. probe: a "
+                "linear head trained on the train split (long on a CPU). A choice other than "
+                "the benchmark's protocol is recorded, and ranked apart."
+            ),
+            elem_id="label-map",
+        )
         benchmark.change(on_benchmark, benchmark, [task, variants, dataset], queue=False)
         dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
         task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
@@ -255,6 +274,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
         task=task,
         variants=variants,
         restrict=restrict,
+        label_map=label_map,
         run=run,
         stop=stop,
         status=status,
@@ -271,7 +291,15 @@ def score_job(tab: Any) -> Any:
     return jobs.queued_job(
         jobs.checked_click(tab.run, tab.model_id, tab.status, jobs.JOB_GROUP),
         score,
-        [tab.model_id, tab.dataset, tab.variants, tab.restrict, tab.benchmark, tab.task],
+        [
+            tab.model_id,
+            tab.dataset,
+            tab.variants,
+            tab.restrict,
+            tab.benchmark,
+            tab.task,
+            tab.label_map,
+        ],
         [tab.status, tab.report, tab.plots, tab.raw, tab.samples, tab.extras, tab.run],
         # Gradio's progress bar (the task's own bars, via gr.Progress) right under the
         # status line, which stays readable

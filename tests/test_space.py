@@ -549,41 +549,19 @@ def test_the_label_map_reaches_the_task_and_its_command(space, monkeypatch):
     (an API caller's) is refused before anything runs."""
     calls: list = []
     _colour_rule(monkeypatch, calls)
-    out = _scored(
-        "tf_efficientnet_lite0",
-        "in9-local",
-        ["original"],
-        False,
-        "in9",
-        "evaluate",
-        "model",
-        progress=_quiet,
-    )
+
+    def scored(label_map: str) -> dict:
+        picked = ("tf_efficientnet_lite0", "in9-local", ["original"], False, "in9", "evaluate")
+        return _scored(*picked, label_map, progress=_quiet)
+
+    out = scored("model")
     ((_, _, options),) = calls
     assert options["label_map"] == "model"
     assert "--label-map model" in out["report"]
-    _scored(
-        "tf_efficientnet_lite0",
-        "in9-local",
-        ["original"],
-        False,
-        "in9",
-        "evaluate",
-        "auto",
-        progress=_quiet,
-    )
+    scored("auto")
     assert "label_map" not in calls[-1][2]
     with pytest.raises(gr.Error, match="Pick a label map among auto, model, imagenet, probe"):
-        _scored(
-            "tf_efficientnet_lite0",
-            "in9-local",
-            ["original"],
-            False,
-            "in9",
-            "evaluate",
-            "../labels.json",
-            progress=_quiet,
-        )
+        scored("../labels.json")
     assert len(calls) == 2
 
 

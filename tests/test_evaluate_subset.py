@@ -85,7 +85,7 @@ def test_a_subset_is_kept_off_the_leaderboard_and_a_cap_above_the_data_is_not(
     ("variants", "per_variant"),
     [
         (["original", "mixed_same", "mixed_rand"], 8_333),  # IN-9's default: every image
-        ([f"v{i}" for i in range(11)], 2_272),  # ImageNet-E's 11 paper edits: a subset
+        ([f"v{i}" for i in range(11)], 2_272),  # ImageNet-E's original + 10 paper edits
     ],
 )
 def test_the_space_splits_its_image_budget_over_the_variants(monkeypatch, variants, per_variant):

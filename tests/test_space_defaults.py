@@ -70,7 +70,8 @@ def test_the_capped_default_runs_fit_the_limit(monkeypatch, task, passes):
 @pytest.mark.parametrize("benchmark", ["in9", "imagenet-e"])
 def test_the_default_evaluate_run_fits_the_limit(monkeypatch, benchmark):
     """Every variant ticked by default, at most its share of the job's image budget each:
-    ImageNet-E's 11 paper edits x 4,352 images (about 22 min) would not fit uncapped."""
+    ImageNet-E's 11 ticked variants (original + 10 paper edits) x 4,352 images (about
+    22 min) would not fit uncapped."""
     monkeypatch.delenv("BGBENCH_SPACE_EVALUATE_IMAGES", raising=False)
     ticked = list(get_benchmark(benchmark).headline_variants)
     per_variant = task_options("evaluate", ticked, False)["max_images"]

@@ -12,6 +12,7 @@ import logging
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import datasets
 from datasets.table import embed_table_storage
@@ -122,11 +123,10 @@ class HubFolder(Reader):
         itself: that parses the whole card with PyYAML's pure-Python parser on every call,
         and a card with ImageNet's 1000 class names in each of ImageNet-E's 13 configs took
         seconds a config -- more than a GPU needs to score them."""
-        files = self._data_files(variant)
+        card = read_card_metadata(self.location)
+        files = self._data_files(card, variant)
         split = _served_split(self.location, variant, split, list(files))
-        info = datasets.info.DatasetInfosDict.from_dataset_card_data(
-            read_card_metadata(self.location)
-        ).get(variant)
+        info = datasets.info.DatasetInfosDict.from_dataset_card_data(card).get(variant)
         # Measured with datasets 5.2: two local folders with the same name share one cache
         # entry, so the second folder silently loads the first one's rows. A cache folder of
         # its own, keyed by this folder's path and files, makes that impossible.
@@ -146,12 +146,12 @@ class HubFolder(Reader):
             )
         return ds
 
-    def _data_files(self, variant: str) -> dict[str, list[str]]:
-        """split -> the files of ``variant`` the card declares (sorted), each pattern
+    def _data_files(self, card: dict[str, Any], variant: str) -> dict[str, list[str]]:
+        """split -> the files of ``variant`` the ``card`` declares (sorted), each pattern
         required to match: a missing file is named here, not left to ``datasets``."""
         folder = Path(self.location)
         splits: dict[str, list[str]] = {}
-        for entry in read_card_metadata(folder).get("configs", []):
+        for entry in card.get("configs", []):
             if entry.get("config_name") != variant:
                 continue
             files = entry.get("data_files") or []

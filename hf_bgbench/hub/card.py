@@ -4,6 +4,7 @@ e.g. ``configs:``) followed by markdown prose."""
 from __future__ import annotations
 
 import copy
+import stat
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -44,12 +45,12 @@ def read_card_metadata(folder: str | Path) -> dict[str, Any]:
     copy, so a caller that changes it changes nothing for the next."""
     readme = Path(folder) / "README.md"
     try:
-        stat = readme.stat()
+        found = readme.stat()
     except OSError:
         return {}
-    if not readme.is_file():
+    if not stat.S_ISREG(found.st_mode):
         return {}
-    return copy.deepcopy(_parsed_front(str(readme.resolve()), stat.st_size, stat.st_mtime_ns))
+    return copy.deepcopy(_parsed_front(str(readme.resolve()), found.st_size, found.st_mtime_ns))
 
 
 @lru_cache(maxsize=32)

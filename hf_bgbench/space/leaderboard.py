@@ -89,17 +89,25 @@ def _skipped_count(skipped: Any, cap: str) -> int:
     return len(skipped) if isinstance(skipped, list) else 0
 
 
-def _cap_left_images_out(holder: Mapping[str, Any], cap: str, limit: Any, doc: Mapping) -> bool:
+def drawn_ids(holder: Mapping[str, Any], cap: str) -> list[Any] | None:
+    """The ids the subset cap ``cap`` drew, as recorded in ``holder`` (None: not recorded)."""
+    for name in SUBSET_IDS.get(cap, ()):
+        ids = holder.get(name)
+        if isinstance(ids, list):
+            return ids
+    return None
+
+
+def cap_left_images_out(holder: Mapping[str, Any], cap: str, limit: Any, doc: Mapping) -> bool:
     """Whether the cap ``cap`` = ``limit`` recorded in ``holder`` really drew a subset: the
     ids it recorded (plus the unreadable ones skipped) reach the cap. A cap above the data's
     size draws every image, so the run scored the full data."""
     from hf_bgbench.tasks.common import left_images_out
 
-    for name in SUBSET_IDS.get(cap, ()):
-        ids = holder.get(name)
-        if isinstance(ids, list):
-            return left_images_out(limit, ids, _skipped_count(doc.get("skipped"), cap))
-    return True  # no ids recorded: assume it did
+    ids = drawn_ids(holder, cap)
+    if ids is None:
+        return True  # no ids recorded: assume it did
+    return left_images_out(limit, ids, _skipped_count(doc.get("skipped"), cap))
 
 
 def subset_reason(doc: Mapping[str, Any]) -> str:
@@ -110,7 +118,7 @@ def subset_reason(doc: Mapping[str, Any]) -> str:
         if isinstance(value, Mapping):
             for k, v in value.items():
                 if k in SUBSET_KEYS and v is not None:
-                    if _cap_left_images_out(value, k, v, doc):
+                    if cap_left_images_out(value, k, v, doc):
                         yield f"{k}={v}"
                 elif k != "report":
                     yield from caps(v)

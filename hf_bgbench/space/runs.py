@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.space.leaderboard import SUBSET_IDS
-from hf_bgbench.tasks.common import left_images_out
+from hf_bgbench.space.leaderboard import SUBSET_IDS, cap_left_images_out, drawn_ids
 
 # options that say where or how a run happened, not what it measured
 _PLACE = {"variants", "progress", "output_dir", "data", "device", "batch_size", "num_workers"}
@@ -55,10 +54,10 @@ def _uncut(options: Mapping[str, Any], results: Mapping[str, Any]) -> dict[str, 
     (every one). Such a run is the full run, whatever its cap was (a cap shared by the
     variants picked differs with their number)."""
     uncut = {}
-    for cap, names in SUBSET_IDS.items():
-        drawn = next((results[n] for n in names if isinstance(results.get(n), list)), None)
+    for cap in SUBSET_IDS:
+        drawn = drawn_ids(results, cap)
         if options.get(cap) is not None and drawn is not None:
-            if not left_images_out(options[cap], drawn):
+            if not cap_left_images_out(results, cap, options[cap], results):
                 uncut[cap] = len(drawn)
     return uncut
 

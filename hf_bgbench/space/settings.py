@@ -109,7 +109,8 @@ def task_options(
     task: str, variants: list[str], restrict: bool, shared_caps: bool = True
 ) -> dict[str, Any]:
     """What the Space passes to a task besides model, benchmark, data and output, from the
-    task's options: never a checkpoint, label map or remote code; the variants picked, when
+    task's options: never a checkpoint or remote code, nor a label map (the Score tab adds
+    the visitor's pick, one of the named maps); the variants picked, when
     the task takes variants; each option the task caps on shared hardware
     (``Option.space_cap``: a seeded subset, recorded) at the operator's cap -- a cap that
     is a job's total (``Option.space_cap_shared``) split equally over the variants picked

@@ -115,6 +115,8 @@ def score(
             if not variants:
                 raise SpaceRefusal("Pick at least one variant.")
             spec.check_variants(list(variants))
+        if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
+            raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
         progress(0, desc="checking the model and the dataset")
         model, entry, note = checked_inputs(model_text, dataset, benchmark)
         data = allowed_data(entry, spec)
@@ -123,8 +125,6 @@ def score(
         picked = [v for v in spec.variants if v in set(variants or [])]
         options = task_options(task, picked, restrict)
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
-        if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
-            raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
         if label_map != "auto":
             options["label_map"] = label_map
         status.stage(f"loading {model.model_id} and the data")

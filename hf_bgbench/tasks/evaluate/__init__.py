@@ -113,7 +113,11 @@ def prepare(run: Run) -> _Work:
         datasets, mismatch = _load_variants(spec, reader, chosen, o.allow_mismatched_ids)
     sizes = {v: len(ds) for v, ds in datasets.items()}
     datasets, image_ids = draw_subset(spec, datasets, o.max_images, o.seed)
-    runs = {name: draw_subset(spec, each, o.max_images, o.seed)[0] for name, each in runs.items()}
+    first_run = next(iter(runs), None)  # its rows are ``datasets``, drawn just now
+    runs = {
+        name: datasets if name == first_run else draw_subset(spec, each, o.max_images, o.seed)[0]
+        for name, each in runs.items()
+    }
     if any(len(ds) < sizes[v] for v, ds in datasets.items()):
         run.departures.append(
             "a seeded subset: at most {} images per variant ({}) (--max-images)".format(

@@ -1608,6 +1608,21 @@ def test_an_invalid_decode_limit_is_refused_at_start_whatever_is_cached(
         evaluate_model("tf_efficientnet_lite0", data=release, use_cache=False)
 
 
+@pytest.mark.parametrize("value", ["yes", "2", ""])
+def test_an_invalid_allocator_setting_is_refused_at_start(value, tmp_path, monkeypatch, capsys):
+    """$BGBENCH_KEEP_FREED_MEMORY (hf_bgbench.inference.allocator) is 0 or 1: anything else
+    is named, by every command and by a library run, before any work."""
+    from hf_bgbench import evaluate_model
+    from hf_bgbench.inference.allocator import ENV
+
+    monkeypatch.setenv(ENV, value)
+    said = f"the environment variable {ENV}={value!r} is not 0 or 1: set it to 1"
+    assert main(["list"]) == 2
+    assert said in capsys.readouterr().err
+    with pytest.raises(ValueError, match=f"{ENV}={value!r} is not 0 or 1"):
+        evaluate_model("tf_efficientnet_lite0", data=_release(tmp_path), use_cache=False)
+
+
 def test_a_torch_torchvision_mismatch_is_named_at_start(monkeypatch, capsys):
     """Before: every command failed with "operator torchvision::nms does not exist"."""
     from importlib import metadata

@@ -8,6 +8,7 @@ import re
 from importlib import metadata
 
 from hf_bgbench.files import max_image_pixels
+from hf_bgbench.inference import allocator
 
 TORCHVISION_OFFSET = 15
 """torch 2.N ships with torchvision 0.(N+15) (2.4 -> 0.19, ..., 2.9 -> 0.24): the pairing
@@ -23,9 +24,11 @@ class EnvironmentProblem(RuntimeError):
 
 def check_environment() -> None:
     """Refuse, before any command starts, an invalid ``$BGBENCH_MAX_IMAGE_PIXELS`` (checked
-    here and not only at decode, where a warm cache would never read it) and a
-    torch/torchvision pair that does not match."""
+    here and not only at decode, where a warm cache would never read it) or
+    ``$BGBENCH_KEEP_FREED_MEMORY`` and a torch/torchvision pair that does not match; keep
+    freed memory for reuse (:mod:`hf_bgbench.inference.allocator`)."""
     max_image_pixels()
+    allocator.keep_freed_memory()  # every command: its forwards and large arrays reuse memory
     torch_version, vision_version = _installed("torch"), _installed("torchvision")
     problem = torch_pair_problem(torch_version, vision_version)
     if problem:

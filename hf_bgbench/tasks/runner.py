@@ -34,6 +34,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.distributed import Processes, processes
 from hf_bgbench.inference.engine import (
@@ -369,6 +370,7 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
+    keep_freed_memory()  # a forward's activations reused, not page-faulted anew per batch
     procs = processes(options.device)
     device = procs.device(options.device)
     run = Run(

@@ -22,12 +22,13 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return torch.device(device)
 
 
-# Batch size on a CPU when the user gives none. lite0 on 2 cores forwards ~50 images/s in
-# batches of 8 against ~22 in batches of 64 (activations stay in cache); `bgbench evaluate`
-# of 768 images ran 1.3-1.5x faster end to end at 8 than at 32, noise 1.6x faster than at 64
-# (bench/noise_throughput.py), saliency 2.0x faster than at 32 (bench/saliency_throughput.py),
-# linear-probe features 1.9x faster than at 64 (bench/probe_throughput.py),
-# and the challenge's schedule learns after every batch (bench/challenge_throughput.py).
+# Batch size on a CPU when the user gives none. Measured before freed memory was kept
+# (hf_bgbench.inference.allocator), lite0 on 2 cores forwarded ~50 images/s in batches of 8
+# against ~22 in batches of 64, and end to end evaluate, noise, saliency and probe features
+# ran 1.3-2.0x faster at 8 (bench/*_throughput.py): the larger batches' activations were
+# page-faulted anew on every batch. With the memory kept the batch size barely matters on a
+# CPU (raw forward, 256 images: 41, 45, 41, 41 images/s at 8, 16, 32, 64), and 8 stays: the
+# challenge's schedule learns after every batch (bench/challenge_throughput.py).
 CPU_BATCH_SIZE = 8
 
 

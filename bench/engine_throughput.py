@@ -77,7 +77,6 @@ from hf_bgbench.data.loader import DecodedRows, decode_image, decode_loader, ite
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.data.sources import load_variant, resolve_source
 from hf_bgbench.inference import allocator
-from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.inference.engine import predict
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
@@ -139,7 +138,7 @@ def raw_forward(clf, batches: list[torch.Tensor], step: ModelStep | None = None)
     """The model alone on ready-made tensors (normalised; with ``step``, uint8 batches
     already on its GPU through the step's normalisation, fp16 autocast and channels_last,
     as evaluate runs there)."""
-    keep_freed_memory()  # as every task run has it: the same allocator on both sides
+    allocator.keep_freed_memory()  # as every task run has it: the same allocator on both sides
     forward = clf.logits if step is None else step.logits
     with torch.inference_mode():
         forward(batches[0])  # warm-up
@@ -604,7 +603,7 @@ def main() -> None:
 
     spec = get_benchmark("in9")
     clf = load_classifier(args.model, device=args.device)
-    kept = keep_freed_memory()
+    kept = allocator.keep_freed_memory()
     print(
         f"{args.model}, {torch.get_num_threads()} torch threads, freed memory "
         f"{'kept for reuse' if kept else 'returned to the system'} (${allocator.ENV})"

@@ -1582,20 +1582,48 @@ def test_decode_limit_is_part_of_the_prediction_cache_key(tmp_path, monkeypatch)
     assert scored("default_again") == (10, 0)  # the limit does not outlive the variable
 
 
-@pytest.mark.parametrize("value", ["abc", "-5", "0"])
-def test_an_invalid_decode_limit_is_refused_at_start_whatever_is_cached(
-    value, tmp_path, monkeypatch, capsys
+KEEP = "BGBENCH_KEEP_FREED_MEMORY"  # hf_bgbench.inference.allocator: 0 or 1
+
+# (variable, value, what every command says, what a library run raises)
+INVALID_SETTINGS = [
+    *(
+        (
+            LIMIT,
+            value,
+            f"the environment variable {LIMIT}={value!r} is not a decode limit: give a whole "
+            f"number of pixels, 1 or more (width x height of the largest image decoded, e.g. "
+            f"{LIMIT}=300000000), or unset it for the default 178,956,970.",
+            f"{LIMIT}={value!r} is not a decode limit",
+        )
+        for value in ("abc", "-5", "0")
+    ),
+    *(
+        (
+            KEEP,
+            value,
+            f"the environment variable {KEEP}={value!r} is not 0 or 1: set it to 1",
+            f"{KEEP}={value!r} is not 0 or 1",
+        )
+        for value in ("yes", "2", "")
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said", "raised"),
+    INVALID_SETTINGS,
+    ids=[f"{v}={x!r}" for v, x, _, _ in INVALID_SETTINGS],
+)
+def test_an_invalid_setting_is_refused_at_start_whatever_is_cached(
+    variable, value, said, raised, tmp_path, monkeypatch, capsys
 ):
-    """Before: exit 0 when every prediction was cached (the value was only read at decode),
-    and "17 image(s) could not be read" with --no-cache, naming no variable."""
+    """Every setting read from the environment is checked before any work, by every command
+    and by a library run. Before (the decode limit): exit 0 when every prediction was cached
+    (the value was only read at decode), and "17 image(s) could not be read" with
+    --no-cache, naming no variable."""
     from hf_bgbench import evaluate_model
 
-    monkeypatch.setenv(LIMIT, value)
-    said = (
-        f"the environment variable {LIMIT}={value!r} is not a decode limit: give a whole number "
-        f"of pixels, 1 or more (width x height of the largest image decoded, e.g. {LIMIT}="
-        "300000000), or unset it for the default 178,956,970."
-    )
+    monkeypatch.setenv(variable, value)
     release = _release(tmp_path)
     for argv in (
         ["list"],
@@ -1604,23 +1632,8 @@ def test_an_invalid_decode_limit_is_refused_at_start_whatever_is_cached(
         assert main(argv) == 2
         assert said in capsys.readouterr().err
         assert not (tmp_path / "out").exists()
-    with pytest.raises(ValueError, match=f"{LIMIT}={value!r} is not a decode limit"):
+    with pytest.raises(ValueError, match=raised):
         evaluate_model("tf_efficientnet_lite0", data=release, use_cache=False)
-
-
-@pytest.mark.parametrize("value", ["yes", "2", ""])
-def test_an_invalid_allocator_setting_is_refused_at_start(value, tmp_path, monkeypatch, capsys):
-    """$BGBENCH_KEEP_FREED_MEMORY (hf_bgbench.inference.allocator) is 0 or 1: anything else
-    is named, by every command and by a library run, before any work."""
-    from hf_bgbench import evaluate_model
-    from hf_bgbench.inference.allocator import ENV
-
-    monkeypatch.setenv(ENV, value)
-    said = f"the environment variable {ENV}={value!r} is not 0 or 1: set it to 1"
-    assert main(["list"]) == 2
-    assert said in capsys.readouterr().err
-    with pytest.raises(ValueError, match=f"{ENV}={value!r} is not 0 or 1"):
-        evaluate_model("tf_efficientnet_lite0", data=_release(tmp_path), use_cache=False)
 
 
 def test_a_torch_torchvision_mismatch_is_named_at_start(monkeypatch, capsys):

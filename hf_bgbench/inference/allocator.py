@@ -5,9 +5,10 @@ glibc's ``malloc`` serves every block above its mmap threshold (at most 32 MiB) 
 the trim threshold is free there. A CNN's activations are exactly such blocks, allocated and
 freed on every batch: tf_efficientnet_lite0 at batch 8 page-faulted about 10,800 times per
 image on a 2-core machine, and the kernel's time for that (42 ms of system CPU per image) made
-the forward half as fast as it is with the memory kept (17 against 36 images/s, measured by
-``bench/engine_throughput.py``'s raw forward). Which run paid it depended on where its heap
-happened to end, so the same forward ran at different speeds in different processes.
+the forward half as fast as it is with the memory kept (the forward stage of
+``bench/engine_throughput.py``: 45 against 22 ms per image). Which run paid it depended on
+where its heap happened to end, so the same forward ran at different speeds in different
+processes.
 
 :func:`keep_freed_memory` turns both off for the process, through ``mallopt``: every block
 then comes from the heap, and what a batch frees is reused by the next one. The cost is that

@@ -75,7 +75,9 @@ raw_rate() {  # BATCH -> images/s of the forward alone on 224x224 uint8 batches 
     python - "$DEVICE" "$1" <<'EOF'
 import sys, time, torch
 from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.models import load_classifier
+keep_freed_memory()  # as every bgbench command does: without it a CPU forward page-faults
 device, batch = sys.argv[1], int(sys.argv[2])
 step = ModelStep(load_classifier("tf_efficientnet_lite0", device=device), None, device)
 x = torch.randint(0, 256, (batch, 3, 224, 224), dtype=torch.uint8, generator=torch.Generator().manual_seed(0)).to(device)

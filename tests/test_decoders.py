@@ -110,6 +110,13 @@ def test_decoder_choice(monkeypatch):
     ds = _rows([_jpeg((200, 30, 30))])
     monkeypatch.delenv(DECODER_ENV, raising=False)
     assert choose_decoder(ds, "cpu") == "pil"  # auto: PIL on a CPU
+    # on a GPU: the GPU decoder for photo-sized JPEGs; PIL workers for 224x224 ones (faster,
+    # measured) and for anything not a JPEG (the device string needs no GPU to be read)
+    assert choose_decoder(_rows([_jpeg((9, 9, 9), 224)]), "cuda") == "pil"
+    assert choose_decoder(_rows([_jpeg((9, 9, 9), 257)]), "cuda:0") == "torchvision"
+    png = io.BytesIO()
+    Image.new("RGB", (400, 400)).save(png, format="PNG")
+    assert choose_decoder(_rows([png.getvalue()]), "cuda") == "pil"
     monkeypatch.setenv(DECODER_ENV, "torchvision")
     assert choose_decoder(ds, "cpu") == "torchvision"
     assert choose_decoder(ds, "cpu", transform=lambda image: image) == "pil"  # unknown transform

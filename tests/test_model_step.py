@@ -105,3 +105,23 @@ def test_resize_on_the_device_uses_the_models_interpolation():
     torch.testing.assert_close(
         step.logits(x), step.classifier.logits(PRE.normalize_unit_batch(resized))
     )
+
+
+def test_padded_batches_run_at_one_shape_and_give_each_image_its_own_logits():
+    """With pad_batches (the default on CUDA, where every new batch shape costs cuDNN new
+    plans), batches smaller than the largest so far run padded to it: the model sees one
+    shape, and each image's logits are those it gets alone."""
+    shapes: list[int] = []
+    clf = _timm_classifier()
+    clf.model.register_forward_pre_hook(lambda _module, args: shapes.append(len(args[0])))
+    step = ModelStep(clf, device="cpu", pad_batches=True)
+    assert not ModelStep(_timm_classifier(), device="cpu").pad_batches  # CPU default: off
+    batches = [torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8) for n in (8, 3, 5, 1)]
+    outputs = [step.logits(x) for x in batches]
+    assert shapes == [8, 8, 8, 8]
+    assert [len(out) for out in outputs] == [8, 3, 5, 1]
+    alone = ModelStep(_timm_classifier(), device="cpu")
+    for x, out in zip(batches, outputs, strict=True):
+        torch.testing.assert_close(out, alone.logits(x), rtol=1e-4, atol=1e-4)
+    step.logits(torch.zeros(12, 3, 32, 32, dtype=torch.uint8))  # a larger batch runs as it is
+    assert shapes[-1] == 12 and step.largest_batch == 12

@@ -36,6 +36,11 @@ DECODER_ENV = "BGBENCH_DECODER"
 DECODERS = ("auto", "pil", "torchvision")
 ENCODED = "encoded"  # item key: the image is still JPEG bytes, decoded in the main process
 JPEG_MAGIC = b"\xff\xd8\xff"
+# auto picks the GPU decoder for JPEGs larger than this. On an H100 with 16 CPU cores
+# (bench/gpu_check.sh, tf_efficientnet_lite0, batch 32), evaluate ran at 1,580 images/s with PIL
+# workers and 1,150 with the GPU decoder on IN-9's 224x224 JPEGs, but 640 against 1,200 on
+# ImageNet photos (about 500x375): the crossover lies between, set at 256x256.
+GPU_DECODE_MIN_PIXELS = 256 * 256
 
 
 class DataError(ValueError):
@@ -305,9 +310,11 @@ def choose_decoder(
     ds: datasets.Dataset, device: str | torch.device | None, transform: Any = None
 ) -> str:
     """``pil`` or ``torchvision``: ``$BGBENCH_DECODER`` when it names one; else (``auto``)
-    ``torchvision`` when the model runs on a CUDA device and the first image is a JPEG --
-    decoding on the GPU keeps up with it where CPU decoding cannot -- and PIL otherwise
-    (on a CPU, PIL in the decode workers is as fast and is the reference pixels).
+    ``torchvision`` when the model runs on a CUDA device and the first image is a JPEG of
+    more than :data:`GPU_DECODE_MIN_PIXELS` -- decoding such photos on the GPU keeps up with
+    it where CPU decoding cannot -- and PIL otherwise: on a CPU, PIL in the decode workers is
+    as fast and is the reference pixels; on a GPU, PIL workers decode small images (IN-9's
+    224x224) faster than the batched GPU decoder (measured: see ``GPU_DECODE_MIN_PIXELS``).
     ``transform`` (the per-image PIL transform) must be one the torchvision path can apply
     on tensors; otherwise PIL."""
     asked = os.environ.get(DECODER_ENV, "auto").strip().lower() or "auto"
@@ -321,19 +328,26 @@ def choose_decoder(
     if asked != "auto":
         return asked
     cuda = device is not None and torch.device(device).type == "cuda"
-    return "torchvision" if cuda and first_is_jpeg(ds) else "pil"
+    return "torchvision" if cuda and first_jpeg_pixels(ds) > GPU_DECODE_MIN_PIXELS else "pil"
 
 
-def first_is_jpeg(ds: datasets.Dataset) -> bool:
-    """Whether the first row's stored image is a JPEG (by its bytes, not its name)."""
+def first_jpeg_pixels(ds: datasets.Dataset) -> int:
+    """Width x height of the first row's stored image when it is a JPEG (by its bytes, not
+    its name; read from its header, not decoded); 0 otherwise."""
     if not len(ds):
-        return False
+        return 0
     value = ds.select_columns([IMAGE]).cast_column(IMAGE, datasets.Image(decode=False))[0][IMAGE]
     data, path = value.get("bytes"), value.get("path")
     if not data and path and Path(path).is_file():
-        with open(path, "rb") as f:
-            data = f.read(3)
-    return bool(data) and bytes(data[:3]) == JPEG_MAGIC
+        data = Path(path).read_bytes()
+    if not data or bytes(data[:3]) != JPEG_MAGIC:
+        return 0
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+    except (OSError, ValueError):  # unreadable: the decoder's own check names it later
+        return 0
+    return width * height
 
 
 def collate_rows(items: list[dict[str, Any]]) -> Batch | str:

@@ -393,11 +393,29 @@ def queued_job(
 
 def stop_button(stop: Any, job: Any, status: Any, button: Any, idle_label: str) -> None:
     """``stop`` cancels ``job`` (Gradio closes it); ``status`` says so and ``button`` is
-    back to ``idle_label``."""
+    back to ``idle_label``.
+
+    The page applies a running job's updates until Gradio's cancel has returned, which on a
+    busy machine is after Stop's own message: an update in flight then overwrote "Stopped"
+    and the status stayed at "loading … 20 s" (seen in CI). So the page remembers that Stop
+    was pressed (``pressed``), and the job's ``.then`` -- which the page runs only once the
+    cancel has returned -- says it again and forgets it. A click on ``button`` forgets it
+    too (a Stop pressed while nothing ran); ``job`` must follow that click through a quick
+    step, as :func:`queued_job` does, for the page runs a click's own handlers in turn and
+    would run this one only after a job started by the click itself."""
+    pressed = gr.State(False)
+    stopped = ("**Stopped** at your request.", gr.update(value=idle_label, interactive=True))
+
+    def after_job(was_stopped: bool) -> tuple[Any, ...]:
+        return (*stopped, False) if was_stopped else (gr.skip(), gr.skip(), gr.skip())
+
+    button.click(lambda: False, None, pressed, queue=False, api_visibility="private")
     stop.click(
-        lambda: ("**Stopped** at your request.", gr.update(value=idle_label, interactive=True)),
+        lambda: (*stopped, True),
         None,
-        [status, button],
+        [status, button, pressed],
         cancels=[job],
         queue=False,
+        api_visibility="private",
     )
+    job.then(after_job, pressed, [status, button, pressed], queue=False, api_visibility="private")

@@ -117,6 +117,11 @@ def test_decoder_choice(monkeypatch):
     png = io.BytesIO()
     Image.new("RGB", (400, 400)).save(png, format="PNG")
     assert choose_decoder(_rows([png.getvalue()]), "cuda") == "pil"
+    # a first image over PIL's decompression-bomb limit is no crash: the PIL path skips it
+    # and counts it
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    assert choose_decoder(_rows([_jpeg((9, 9, 9), 257)]), "cuda") == "pil"
+    monkeypatch.undo()
     monkeypatch.setenv(DECODER_ENV, "torchvision")
     assert choose_decoder(ds, "cpu") == "torchvision"
     assert choose_decoder(ds, "cpu", transform=lambda image: image) == "pil"  # unknown transform

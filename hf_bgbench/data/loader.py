@@ -38,7 +38,7 @@ ENCODED = "encoded"  # item key: the image is still JPEG bytes, decoded in the m
 JPEG_MAGIC = b"\xff\xd8\xff"
 # auto picks the GPU decoder for JPEGs larger than this. On an H100 with 16 CPU cores
 # (bench/gpu_check.sh, tf_efficientnet_lite0, batch 32), evaluate ran at 1,580 images/s with PIL
-# workers and 1,150 with the GPU decoder on IN-9's 224x224 JPEGs, but 640 against 1,200 on
+# workers and 1,150 with the GPU decoder on IN-9's 224x224 JPEGs, but 660 against 1,150 on
 # ImageNet photos (about 500x375): the crossover lies between, set at 256x256.
 GPU_DECODE_MIN_PIXELS = 256 * 256
 
@@ -345,7 +345,8 @@ def first_jpeg_pixels(ds: datasets.Dataset) -> int:
     try:
         with Image.open(io.BytesIO(data)) as image:
             width, height = image.size
-    except (OSError, ValueError):  # unreadable: the decoder's own check names it later
+    except (OSError, ValueError, Image.DecompressionBombError):
+        # unreadable or oversized: the decode path skips it and counts it, naming why
         return 0
     return width * height
 

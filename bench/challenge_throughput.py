@@ -64,6 +64,7 @@ from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.models import load_classifier
 from hf_bgbench.models.devices import default_batch_size
@@ -194,6 +195,7 @@ def raw_rate(clf, batch: int, device: torch.device, seconds: float = 3.0) -> flo
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
     ap.add_argument("--data", type=Path, default=None, help="an IN-9 folder (bgbench build)")
@@ -226,7 +228,8 @@ def main() -> None:
         batch = default_batch_size(device, ACCELERATOR_BATCH_SIZE)
     clf = load_classifier(args.model, device=str(device))
     clf.to(device)
-    with tempfile.TemporaryDirectory() as tmp:
+    # results outside the release: bgbench refuses to write into the data it reads
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as results:
         if args.data is not None:
             release = export_release(args.data, Path(tmp))
         else:
@@ -250,7 +253,7 @@ def main() -> None:
                 device=device,
                 progress=False,
                 use_cache=False,
-                output_dir=Path(tmp) / "ours",
+                output_dir=Path(results) / "ours",
             )
 
         if args.passes_only:
@@ -285,7 +288,7 @@ def main() -> None:
             ours_s = min(ours_s, time.perf_counter() - t0)
             print(f"  ours: {time.perf_counter() - t0:.1f} s", flush=True)
             sample_raw_rates()
-        frame = pd.read_parquet(Path(tmp) / "ours" / "vulnerable.parquet")
+        frame = pd.read_parquet(Path(results) / "ours" / "vulnerable.parquet")
         ours_vulnerable = dict(zip(frame["id"], frame["vulnerable"], strict=True))
 
     rates = {size: float(np.median(r)) for size, r in raws.items()}

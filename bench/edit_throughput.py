@@ -31,6 +31,7 @@ from hf_bgbench.data.schema import encode_mask
 from hf_bgbench.edits import seeded_rng
 from hf_bgbench.edits.complexity import complexity
 from hf_bgbench.edits.inpaint import remove_object
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.models import load_classifier
 
 
@@ -62,6 +63,7 @@ def forward_rate(images, rounds: int) -> float:
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

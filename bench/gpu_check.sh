@@ -16,8 +16,13 @@
 #      the decode ceiling of both decoders (PIL in 0/2/8 workers, torchvision decode_jpeg
 #      batched on the GPU) and evaluate/raw for each decoder (BGBENCH_DECODER=pil|torchvision;
 #      `auto` picks torchvision on a GPU), with the predictions compared to the raw forward;
+#      on CUDA also evaluate's default decode workers against 12 (paired in every round: the
+#      first GPU run found PIL's decode ceiling at 1,830 images/s with 2 workers, 2,320 with 8);
 #   2. the challenge on a seeded sample: composites/s against the raw forward, and its decoder;
-#   3. noise: noisy images/s against the raw forward.
+#   3. noise: noisy images/s against the raw forward;
+#   4. the challenge at a larger size (bench/challenge_throughput.py on a release made from the
+#      photos, 166 x 166): forward passes against the minimum and wall time against the raw
+#      forward, where fixed costs (workers, model, cuDNN plans) weigh less than in step 2.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +37,7 @@ while [ $# -gt 0 ]; do
         --data) DATA="$(realpath "$2")"; shift ;;
         --photos) PHOTOS="$(realpath "$2")"; shift ;;
         --out) OUT="$(realpath -m "$2")"; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -47,8 +52,10 @@ if [ "$DEVICE" = cuda ]; then
     python -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else "no CUDA device: use --cpu for a smoke test")'
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
     BATCH=32 ROUNDS=3 REPEAT=8 PHOTO_REPEAT=8 WORKERS=(0 2 8) FG=400 BG=400 NOISE_IMAGES=""
+    EVAL_WORKERS=(default 12) LARGE=(--no-reference --rounds 2)
 else  # smoke test: every step once, on a few images
     BATCH=8 ROUNDS=1 REPEAT=1 PHOTO_REPEAT=1 WORKERS=(0 2) FG=8 BG=8 NOISE_IMAGES="--max-images 16"
+    EVAL_WORKERS=(default) LARGE=(--passes-only --foregrounds 12 --backgrounds 12)
 fi
 python -c 'import hf_bgbench, torch, torchvision; print("hf_bgbench", hf_bgbench.__version__, "torch", torch.__version__, "torchvision", torchvision.__version__)'
 
@@ -62,7 +69,7 @@ fi
 echo "== 1. evaluate against the raw forward ($DEVICE, batch $BATCH)"
 for decoder in pil torchvision; do
     echo "-- BGBENCH_DECODER=$decoder"
-    only=()
+    only=(--workers "${EVAL_WORKERS[@]}")
     [ "$decoder" = torchvision ] && only=(--only evaluate)  # the stage table once is enough
     BGBENCH_DECODER=$decoder python bench/engine_throughput.py --device "$DEVICE" \
         --release "$DATA" --data "$PHOTOS" --batch-size "$BATCH" --rounds "$ROUNDS" \
@@ -116,4 +123,7 @@ doc, raw = json.load(open(sys.argv[1])), float(sys.argv[2])
 rate = doc["timing"]["noisy_images_per_second"]
 print(f"noise: {rate:.1f} noisy images/s vs raw forward {raw:.1f} images/s (batch 64): {rate / raw:.3f}")
 EOF
+echo "== 4. the challenge at a larger size (a release made from the photos)"
+python bench/challenge_throughput.py --photos "$PHOTOS" --device "$DEVICE" "${LARGE[@]}" 2>&1 \
+    | grep -v -i warn
 echo "results under $OUT"

@@ -66,6 +66,7 @@ from hf_bgbench.benchmarks.imagenet_e.sources import from_hub, hub_sources
 from hf_bgbench.edits import seeded_rng
 from hf_bgbench.edits.geometry import paste
 from hf_bgbench.edits.inpaint import remove_object
+from hf_bgbench.inference.allocator import keep_freed_memory
 
 EDITS = (
     "bg_random",
@@ -349,6 +350,7 @@ def run_cli(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
         "in9",

@@ -34,6 +34,7 @@ from torchvision import transforms
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.loader import decode_loader, iterate
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
@@ -78,6 +79,7 @@ def raw_forward_rate(step: ModelStep, images: torch.Tensor, labels: torch.Tensor
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
     ap.add_argument("--data", default=None, help="an IN-9 folder with masks (default: built)")

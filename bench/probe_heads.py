@@ -21,6 +21,7 @@ import time
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import resolve_source
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.models import load_classifier
 from hf_bgbench.probe.features import RECIPES, probe_note, probed_classifier
 
@@ -51,6 +52,7 @@ def fit_one(args: argparse.Namespace, recipe: str) -> dict:
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("data", help="dataset folder with a train split (the benchmark's layout)")
     ap.add_argument("--model", required=True, help="timm (or transformers) model id")

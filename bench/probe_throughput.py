@@ -24,6 +24,7 @@ from engine_throughput import DEFAULT_DATA, _raw_forward  # same photos, same ce
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
@@ -65,6 +66,7 @@ def measure(clf, ds: datasets.Dataset, base: datasets.Dataset, args) -> float:
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder of labelled photos")

@@ -37,6 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from challenge_throughput import DEFAULT_PHOTOS, release_from_photos  # noqa: E402
 
+from hf_bgbench.inference.allocator import keep_freed_memory  # noqa: E402
 from hf_bgbench.inference.cam import choose_target_layer  # noqa: E402
 from hf_bgbench.models import load_classifier  # noqa: E402
 from hf_bgbench.models.devices import default_batch_size  # noqa: E402
@@ -88,6 +89,7 @@ def _decoded(release: Path) -> torch.Tensor:
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="tf_efficientnet_lite0")
     ap.add_argument("--data", default=str(DEFAULT_PHOTOS), help="folder of labelled photos")

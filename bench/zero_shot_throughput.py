@@ -91,6 +91,7 @@ from engine_throughput import DEFAULT_DATA, _raw_forward  # same photos, same ce
 from hf_bgbench import evaluate_model
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.data.sources import load_variant, resolve_source
+from hf_bgbench.inference.allocator import keep_freed_memory
 from hf_bgbench.models import load_classifier, zero_shot
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
 
@@ -244,6 +245,7 @@ def measure(clf, data: Path, args) -> dict:
 
 
 def main() -> None:
+    keep_freed_memory()  # as every bgbench command does: the raw forward must not page-fault
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
         "--classes",

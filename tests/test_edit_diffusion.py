@@ -8,13 +8,19 @@ seeds reproducing the output, geometry putting the object where asked, loading a
 from __future__ import annotations
 
 import builtins
+import importlib.util
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("diffusers")
-from diffusers import AutoencoderKL, DDIMScheduler, UNet2DModel  # noqa: E402
+# diffusers is imported where a model is built, not here: at collection it cost every test
+# worker 1-1.5 s beyond what the other test modules import, whichever tests it then ran
+if importlib.util.find_spec("diffusers") is None:
+    pytest.skip("diffusers is not installed", allow_module_level=True)
+if TYPE_CHECKING:
+    from diffusers import UNet2DModel
 
 from hf_bgbench.edits import EditError  # noqa: E402
 from hf_bgbench.edits.complexity import fourier_complexity  # noqa: E402
@@ -34,6 +40,8 @@ FAST = {"steps": 5, "strength": 0.6}  # 3 denoising steps
 
 
 def tiny_unet(in_channels: int = 3) -> UNet2DModel:
+    from diffusers import UNet2DModel
+
     torch.manual_seed(0)
     unet = UNet2DModel(
         sample_size=SIDE,
@@ -50,6 +58,8 @@ def tiny_unet(in_channels: int = 3) -> UNet2DModel:
 
 @pytest.fixture(scope="module")
 def model() -> DiffusionModel:
+    from diffusers import DDIMScheduler
+
     return DiffusionModel(tiny_unet(), DDIMScheduler(num_train_timesteps=1000))
 
 
@@ -93,6 +103,8 @@ def test_object_pixels_are_restored_exactly(model, start, lam):
 
 
 def test_object_pixels_restored_through_a_vae():
+    from diffusers import AutoencoderKL, DDIMScheduler
+
     torch.manual_seed(0)
     vae = AutoencoderKL(
         block_out_channels=(8, 8),

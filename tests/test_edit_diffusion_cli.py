@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import io
 import json
 from pathlib import Path
@@ -11,10 +12,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-pytest.importorskip("diffusers")
-from diffusers import DDIMScheduler, UNet2DModel  # noqa: E402
+from hf_bgbench.cli import main
 
-from hf_bgbench.cli import main  # noqa: E402
+# diffusers is imported where a model is built, not here: at collection it cost every test
+# worker 1-1.5 s beyond what the other test modules import, whichever tests it then ran
+if importlib.util.find_spec("diffusers") is None:
+    pytest.skip("diffusers is not installed", allow_module_level=True)
 
 SIDE = 32
 FAST = ["--diffusion-steps", "5", "--diffusion-strength", "0.6"]
@@ -23,6 +26,7 @@ FAST = ["--diffusion-steps", "5", "--diffusion-strength", "0.6"]
 @pytest.fixture(scope="module")
 def unet_dir(tmp_path_factory) -> Path:
     import torch
+    from diffusers import DDIMScheduler, UNet2DModel
 
     torch.manual_seed(0)
     unet = UNet2DModel(

@@ -20,6 +20,7 @@ from hf_bgbench.data.loader import (
     iterate,
 )
 from hf_bgbench.data.schema import benchmark_features
+from hf_bgbench.files import MAX_PIXELS_ENV
 from hf_bgbench.tasks.evaluate import evaluate_model
 
 
@@ -117,11 +118,10 @@ def test_decoder_choice(monkeypatch):
     png = io.BytesIO()
     Image.new("RGB", (400, 400)).save(png, format="PNG")
     assert choose_decoder(_rows([png.getvalue()]), "cuda") == "pil"
-    # a first image over PIL's decompression-bomb limit is no crash: the PIL path skips it
-    # and counts it
-    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    # a first image over the decode limit is no crash: the PIL path skips it and counts it
+    monkeypatch.setenv(MAX_PIXELS_ENV, "1000")
     assert choose_decoder(_rows([_jpeg((9, 9, 9), 257)]), "cuda") == "pil"
-    monkeypatch.undo()
+    monkeypatch.delenv(MAX_PIXELS_ENV)
     monkeypatch.setenv(DECODER_ENV, "torchvision")
     assert choose_decoder(ds, "cpu") == "torchvision"
     assert choose_decoder(ds, "cpu", transform=lambda image: image) == "pil"  # unknown transform

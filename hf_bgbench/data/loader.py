@@ -339,14 +339,13 @@ def first_jpeg_pixels(ds: datasets.Dataset) -> int:
     value = ds.select_columns([IMAGE]).cast_column(IMAGE, datasets.Image(decode=False))[0][IMAGE]
     data, path = value.get("bytes"), value.get("path")
     if not data and path and Path(path).is_file():
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(3)
     if not data or bytes(data[:3]) != JPEG_MAGIC:
         return 0
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-    except (OSError, ValueError, Image.DecompressionBombError):
-        # unreadable or oversized: the decode path skips it and counts it, naming why
+        width, height = image_size(value)  # the decode limit's guard, as decoding has it
+    except ImageDecodeError:  # unreadable or oversized: the decode path skips it, counted
         return 0
     return width * height
 

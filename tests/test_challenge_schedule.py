@@ -101,8 +101,9 @@ def test_schedule_verdicts_are_the_exhaustive_ones(n_fg, n_bg, batch_size, densi
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**16), n_bg=st.integers(1, 40))
 def test_one_backgrounds_scores_are_bit_for_bit_those_of_all(seed, n_bg):
-    """The per-pick shortcut (column_scores) computes what scores() computes, exactly: a
-    last-bit difference could turn a tie and change which composites a run evaluates."""
+    """One background's scores (an int index: the per-pick rescoring) are exactly its column
+    of the scores of many: a last-bit difference could turn a tie and change which
+    composites a run evaluates."""
     rng = np.random.default_rng(seed)
     stats = FoolingStats(9, n_bg, seed)
     m = int(rng.integers(0, 200))
@@ -114,7 +115,7 @@ def test_one_backgrounds_scores_are_bit_for_bit_those_of_all(seed, n_bg):
     class_virtual = rng.integers(0, 3, (9, n_bg)).astype(float)
     for j, g in enumerate(candidates.tolist()):
         every = stats.scores(candidates[j : j + 1], base, virtual[j], class_virtual[:, j : j + 1])
-        one = stats.column_scores(g, base, float(virtual[j]), class_virtual[:, j])
+        one = stats.scores(g, base, virtual[j], class_virtual[:, j])
         assert np.array_equal(one, every[:, 0])
 
 

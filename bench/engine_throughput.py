@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import resource
 import tempfile
 import time
@@ -364,7 +365,9 @@ def forward_clock(clf, seconds: dict[str, Any]) -> Iterator[None]:
         del clf.logits
 
 
-def run_evaluate(clf, w: Workload, out: Path, workers: int | None) -> tuple[Timing, dict]:
+def run_evaluate(
+    clf, w: Workload, out: Path, workers: int | None, decode_cache: bool = False
+) -> tuple[Timing, dict]:
     """(its timing, run-level stage seconds -- by wrapping the functions the runner and
     the evaluate task call by module attribute -- and the forward's seconds inside the run)
     of one ``evaluate_model`` run."""
@@ -389,6 +392,7 @@ def run_evaluate(clf, w: Workload, out: Path, workers: int | None) -> tuple[Timi
                 batch_size=w.batch_size,
                 num_workers=workers,
                 use_cache=False,
+                decode_cache=decode_cache,
                 progress=False,
                 device=w.device,
                 output_dir=str(out),
@@ -397,6 +401,9 @@ def run_evaluate(clf, w: Workload, out: Path, workers: int | None) -> tuple[Timi
         for (module, name), fn in originals.items():
             setattr(module, name, fn)
     seconds["decoder"] = doc["preprocessing"].get("decoder", "pil")
+    if decode_cache:
+        states = doc["preprocessing"]["decode_cache"].values()
+        seconds["decoded images"] = "+".join(sorted(set(states)))
     return clock.timing(w.n), seconds
 
 
@@ -494,15 +501,19 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
     if args.only not in (None, "evaluate"):
         return float("nan")
     reference = w.reference(clf, mapper)
-    run_evaluate(clf, w, tmp / f"warm-{w.name}", args.workers[0])  # imports, first plots
-    rounds: dict[int | None, list[dict[str, float]]] = {k: [] for k in args.workers}
+    # imports, first plots; with --decode-cache this run also fills the decoded-image cache
+    run_evaluate(clf, w, tmp / f"warm-{w.name}", args.workers[0], args.decode_cache)
+    settings = [(k, False) for k in args.workers]
+    if args.decode_cache:  # and from the decoded-image cache (no decode workers then)
+        settings.append((args.workers[0], True))
+    rounds: dict[tuple, list[dict[str, float]]] = {k: [] for k in settings}
     raw_after = w.raw(clf, mapper)
     for i in range(args.rounds):
-        # ABBA order between worker settings, so a steady drift favours none of them
-        for workers in args.workers if i % 2 == 0 else args.workers[::-1]:
+        # ABBA order between settings, so a steady drift favours none of them
+        for workers, cached in settings if i % 2 == 0 else settings[::-1]:
             raw_before = raw_after
-            out = tmp / f"{w.name}-{i}-{workers_name(workers)}"
-            run, seconds = run_evaluate(clf, w, out, workers)
+            out = tmp / f"{w.name}-{i}-{workers_name(workers)}-{cached}"
+            run, seconds = run_evaluate(clf, w, out, workers, cached)
             raw_after = w.raw(clf, mapper)
             # neighbours in time, to cancel machine drift
             raw_rate = float(np.sqrt(raw_before.rate * raw_after.rate))
@@ -514,13 +525,13 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
                 "share": forward / run.wall,
                 "forward": (w.n / forward) / raw_rate,
             }
-            rounds[workers].append(got)
+            rounds[workers, cached].append(got)
             wrong = check_predictions(out, w, reference)
             parts = ", ".join(
                 f"{k} {v:.2f}s" if isinstance(v, float) else f"{k} {v}" for k, v in seconds.items()
             )
             print(
-                f"  round {i + 1}, workers {workers_name(workers)}: raw {raw_rate:6.2f} img/s "
+                f"  round {i + 1}, {setting_name(workers, cached)}: raw {raw_rate:6.2f} img/s "
                 f"(before {raw_before.rate:.2f}, after {raw_after.rate:.2f}; "
                 f"{1e3 * raw_cpu:.0f} CPU ms/img), evaluate {run.rate:6.2f} img/s in "
                 f"{run.wall:.1f}s ({1e3 * run.cpu_per_image:.0f} CPU ms/img); "
@@ -530,18 +541,20 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
                 f"{parts}; predictions differing from raw: {wrong}"
             )
     target = 0.95 if w.kind == "precropped" else 0.90
-    for workers, got in rounds.items():
-        print(f"  workers {workers_name(workers)}, over {len(got)} rounds, median [min, max]:")
+    for (workers, cached), got in rounds.items():
+        print(f"  {setting_name(workers, cached)}, over {len(got)} rounds, median [min, max]:")
         for key, meaning in RATIOS.items():
             print(f"    {key:<8} {spread([g[key] for g in got])}  {meaning}")
         print(f"    target: wall ratio >= {target}")
-    if len(args.workers) == 2:  # paired per round: the drift-robust comparison
-        a, b = (workers_name(k) for k in args.workers)
-        first, second = rounds.values()
+    first = settings[0]
+    for other in settings[1:]:  # paired per round: the drift-robust comparison
         for key in ("wall", "cpu"):
-            paired = [y[key] / x[key] for x, y in zip(first, second, strict=True)]
-            print(f"  workers {b} vs {a}, {key} ratio, per round: {spread(paired)}")
-    return float(np.median([g["wall"] for g in rounds[args.workers[0]]]))
+            paired = [y[key] / x[key] for x, y in zip(rounds[first], rounds[other], strict=True)]
+            print(
+                f"  {setting_name(*other)} vs {setting_name(*first)}, {key} ratio, per round: "
+                f"{spread(paired)}"
+            )
+    return float(np.median([g["wall"] for g in rounds[first]]))
 
 
 RATIOS = {
@@ -554,6 +567,13 @@ RATIOS = {
 
 def spread(values: list[float]) -> str:
     return f"{np.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
+
+
+def setting_name(workers: int | None, decode_cache: bool) -> str:
+    """How a timed evaluate run read its images: decode workers, or the decoded cache."""
+    if decode_cache:
+        return "decoded-image cache (warm)"
+    return f"workers {workers_name(workers)}"
 
 
 def workers_name(workers: int | None) -> str:
@@ -593,6 +613,12 @@ def main() -> None:
         help="evaluate's decode workers (default: the engine's); two settings, e.g. "
         "`default 0`, are interleaved in every round and compared pair by pair",
     )
+    ap.add_argument(
+        "--decode-cache",
+        action="store_true",
+        help="also time evaluate reading a warm decoded-image cache (`--decode-cache`, filled "
+        "by the untimed first run) in every round, against decoding",
+    )
     ap.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU")
     ap.add_argument(
         "--ceiling-workers", type=int, nargs="+", default=[0, 1, 2], help="decode ceiling's workers"
@@ -622,6 +648,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="bgbench-bench-") as tmp:
         tmp = Path(tmp)
+        os.environ["HF_BGBENCH_CACHE"] = str(tmp / "cache")  # the decoded images go with it
         if "release" in args.workloads:
             if args.release:
                 release = repeated_release(

@@ -17,7 +17,8 @@
 #      batched on the GPU) and evaluate/raw for each decoder (BGBENCH_DECODER=pil|torchvision;
 #      `auto` picks torchvision on a GPU), with the predictions compared to the raw forward;
 #      on CUDA also evaluate's default decode workers against 12 (paired in every round: the
-#      first GPU run found PIL's decode ceiling at 1,830 images/s with 2 workers, 2,320 with 8);
+#      first GPU run found PIL's decode ceiling at 1,830 images/s with 2 workers, 2,320 with 8)
+#      and evaluate reading a warm decoded-image cache (`--decode-cache`: no decoding at all);
 #   2. the challenge on a seeded sample: composites/s against the raw forward, and its decoder;
 #   3. noise: noisy images/s against the raw forward;
 #   4. the challenge at a larger size (bench/challenge_throughput.py on a release made from the
@@ -69,7 +70,7 @@ fi
 echo "== 1. evaluate against the raw forward ($DEVICE, batch $BATCH)"
 for decoder in pil torchvision; do
     echo "-- BGBENCH_DECODER=$decoder"
-    only=(--workers "${EVAL_WORKERS[@]}")
+    only=(--workers "${EVAL_WORKERS[@]}" --decode-cache)  # and from the decoded-image cache
     [ "$decoder" = torchvision ] && only=(--only evaluate)  # the stage table once is enough
     BGBENCH_DECODER=$decoder python bench/engine_throughput.py --device "$DEVICE" \
         --release "$DATA" --data "$PHOTOS" --batch-size "$BATCH" --rounds "$ROUNDS" \

@@ -32,9 +32,23 @@ def decoded_batches(
     generator (or exhaust it) to close the bar."""
     loader = decode_loader(dataset, rows, **loader_options)
     count = len(loader.dataset) if total is None else total
-    bar = tqdm(total=count, initial=initial, desc=desc, unit="img", disable=not progress)
+    return counted(iterate(loader), skipped, desc, progress, count, initial)
+
+
+def counted(
+    batches: Iterator[Batch],
+    skipped: list[dict[str, Any]],
+    desc: str,
+    progress: bool,
+    total: int,
+    initial: int = 0,
+) -> Iterator[Batch]:
+    """``batches`` (from a decode loader or the decoded-image cache) under a progress bar
+    that counts every row, read or skipped; each batch's unreadable rows go to ``skipped``
+    and a batch without images is not yielded."""
+    bar = tqdm(total=total, initial=initial, desc=desc, unit="img", disable=not progress)
     try:
-        for batch in iterate(loader):
+        for batch in batches:
             skipped.extend(batch.skipped)
             if batch.images is not None:
                 yield batch

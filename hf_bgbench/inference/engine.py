@@ -26,10 +26,11 @@ import torch
 from PIL import Image
 
 from hf_bgbench.cache import cache_root
+from hf_bgbench.data.decoded_cache import DecodedImages
 from hf_bgbench.data.loader import choose_decoder
-from hf_bgbench.data.schema import ID
+from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.files import decode_settings
-from hf_bgbench.inference.batches import decoded_batches
+from hf_bgbench.inference.batches import counted, decoded_batches
 from hf_bgbench.inference.model_step import ModelStep
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,10 @@ class PredictionRun:
     computed: int = 0
     reused: int = 0
     decoder: str = "pil"  # how the images were decoded (hf_bgbench.data.loader.choose_decoder)
+    # the decoded-image cache: off, read (no image decoded), written (complete after this
+    # pass), unwritten (on, but this pass did not decode every row, so nothing was kept) or
+    # unsupported transform (a per-image transform the cache key cannot describe)
+    decode_cache: str = "off"
 
 
 class PredictionCache:
@@ -117,6 +122,7 @@ def predict(
     desc: str = "predict",
     progress: bool = True,
     decoder: str | None = None,
+    decoded: DecodedImages | None = None,
 ) -> PredictionRun:
     """Run ``step`` over rows ``rows`` of ``dataset`` (default: all); reuse and extend
     ``cache`` when given. Predictions come back in the order of ``rows``.
@@ -127,6 +133,9 @@ def predict(
     forward pass, and filled in place (see :class:`_Columns`); the rows not yet cached are
     written out every ``flush_every`` images. ``decoder``: ``pil`` or ``torchvision``
     (default: :func:`hf_bgbench.data.loader.choose_decoder` for the step's device).
+    ``decoded``: the dataset's decoded-image cache for this transform and decoder
+    (:mod:`hf_bgbench.data.decoded_cache`): read instead of decoding when it is complete,
+    written by a pass that decodes every row.
     """
     if decoder is None:
         decoder = choose_decoder(dataset, step.device, image_transform)
@@ -135,7 +144,6 @@ def predict(
         raise ValueError(f"{desc}: image ids repeat; every row needs a unique 'id'.")
     positions = list(range(len(all_ids))) if rows is None else list(rows)
     ids = [all_ids[i] for i in positions]
-    del all_ids
     done = cache.load() if cache is not None else pd.DataFrame(columns=PREDICTION_COLUMNS)
     done = done[done["id"].isin(set(ids))]
     have = set(done["id"])
@@ -143,23 +151,37 @@ def predict(
 
     columns = _Columns([ids[k] for k in todo])
     skipped: list[dict[str, Any]] = []
+    decode_cache = "off" if decoded is None else "unwritten"
     if todo:
         workers = default_num_workers() if num_workers is None else num_workers
-        batches = decoded_batches(
-            dataset,
-            [positions[k] for k in todo],
-            skipped=skipped,
-            desc=desc,
-            progress=progress,
-            total=len(ids),
-            initial=len(have),
-            image_transform=image_transform,
-            batch_size=batch_size,
-            num_workers=workers,
-            pin_memory=step.device.type == "cuda",
-            decoder=decoder,
-            device=step.device,
-        )
+        index = decoded.matches(all_ids) if decoded is not None else None
+        if index is not None:
+            decode_cache = "read"
+            labels = dataset.select_columns([LABEL])[LABEL]
+            rows_read = decoded.read(
+                index, [positions[k] for k in todo], labels, batch_size=batch_size
+            )
+            batches = counted(rows_read, skipped, desc, progress, len(ids), len(have))
+        else:
+            batches = decoded_batches(
+                dataset,
+                [positions[k] for k in todo],
+                skipped=skipped,
+                desc=desc,
+                progress=progress,
+                total=len(ids),
+                initial=len(have),
+                image_transform=image_transform,
+                batch_size=batch_size,
+                num_workers=workers,
+                pin_memory=step.device.type == "cuda",
+                decoder=decoder,
+                device=step.device,
+            )
+            # only a pass over every row, in order, can leave a complete cache
+            if decoded is not None and [positions[k] for k in todo] == list(range(len(all_ids))):
+                batches = decoded.fill(all_ids, batches, skipped)
+                decode_cache = "written"
         try:
             for batch in batches:
                 columns.fill(batch.ids, prediction_rows(step, batch))
@@ -173,6 +195,8 @@ def predict(
             if cache is not None and columns.unsaved:
                 cache.append(columns.take_unsaved())
             batches.close()
+        if decode_cache == "written" and decoded is not None and not decoded.matches(all_ids):
+            decode_cache = "unwritten"  # the pass did not finish, or its sizes differed
     frame = pd.concat([done, columns.frame()], ignore_index=True) if todo else done
     scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
     frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()
@@ -185,6 +209,7 @@ def predict(
         computed=columns.computed,
         reused=len(have),
         decoder=decoder,
+        decode_cache=decode_cache,
     )
 
 
@@ -239,6 +264,7 @@ def merge_runs(shares: Sequence[PredictionRun]) -> PredictionRun:
         computed=sum(r.computed for r in shares),
         reused=sum(r.reused for r in shares),
         decoder=shares[0].decoder,
+        decode_cache=shares[0].decode_cache,
     )
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
+from hf_bgbench.data.decoded_cache import DecodedImages, default_decoded_dir, pixels_key
 from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
@@ -239,11 +240,15 @@ class Run:
         applied: str,
         cache_dir: str | Path | None,
         use_cache: bool,
+        decode_cache: bool = False,
     ) -> PredictionRun:
         """``dataset`` (of ``variant``) through the engine, each process scoring its
         contiguous share of the rows (gathered in order). With ``use_cache``, predictions are
         cached under (model, data, variant, label protocol, input ``applied``), so a rerun
-        or an interrupted run computes only what is missing."""
+        or an interrupted run computes only what is missing. With ``decode_cache``, the
+        decoded images are kept under (data, variant, transform, decoder, decode limit) and
+        read back by every later model that feeds the same pixels
+        (:mod:`hf_bgbench.data.decoded_cache`)."""
         # always: results name the data scored (data.fingerprint), with or without a cache
         fingerprint = self.reader.fingerprint(dataset, variant)
         decoder = choose_decoder(dataset, self.step.device, image_transform)
@@ -259,6 +264,11 @@ class Run:
                 *decoding,
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
+        decoded = None
+        pixels = pixels_key(image_transform) if decode_cache else None
+        if pixels is not None:
+            key = cache_key("decoded-images", fingerprint, variant, pixels, decoder)
+            decoded = DecodedImages(default_decoded_dir(), key)
         shares = self.procs.together(
             lambda: predict(
                 self.step,
@@ -271,9 +281,14 @@ class Run:
                 desc=f"{self.spec.name}/{variant}",
                 progress=self.progress,
                 decoder=decoder,
+                decoded=decoded,
             )
         )
-        return merge_runs(shares)
+        merged = merge_runs(shares)
+        if decode_cache and pixels is None:  # a transform the cache cannot name: decoded
+            log.warning("%s: the decoded-image cache cannot key this transform.", variant)
+            merged.decode_cache = "unsupported transform"
+        return merged
 
     @property
     def stretch(self) -> tuple[int, int] | None:

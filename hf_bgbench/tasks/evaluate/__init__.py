@@ -152,6 +152,7 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
                     applied=work.applied,
                     cache_dir=o.cache_dir,
                     use_cache=o.use_cache,
+                    decode_cache=o.decode_cache,
                 )
             except KeyboardInterrupt as stop:  # count what earlier variants left in the cache too
                 done = (
@@ -185,6 +186,12 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         **run.classifier.preprocessing.to_dict(),
         "applied": work.applied,
         "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
+        # per variant: read (from the decoded-image cache), written, unwritten, off
+        "decode_cache": {
+            f"{name}/{v}" if name else v: r.decode_cache
+            for name, rs in out.items()
+            for v, r in rs.items()
+        },
     }
     run.deviations += partial_average_deviations(run.spec.metrics, predictions)
     body = run.body(

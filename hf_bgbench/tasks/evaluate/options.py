@@ -55,6 +55,14 @@ class EvaluateOptions(RunOptions):
     use_cache: bool = option(
         True, "recompute every prediction", flags=("--no-cache",), negated=True
     )
+    decode_cache: bool = option(
+        False,
+        "keep the decoded images on disk (uint8, about 150 KB per 224x224 image, under "
+        "the cache root's decoded/) and read them back instead of decoding whenever a model "
+        "is fed the same pixels (same data, resize, crop, decoder): every model after the "
+        "first skips decoding, the same predictions (recorded)",
+        flags=("--decode-cache",),
+    )
     max_images: int | None = option(
         None,
         "score a seeded random subset of at most N images per variant, the same images in "

@@ -265,7 +265,14 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
 def protocol_note(body: dict[str, Any]) -> str:
     """The report's note on how the numbers were made (label protocol, preprocessing,
     intervals), from the results ``body``."""
-    pre = ", ".join(f"{k}={v}" for k, v in body["preprocessing"].items())
+    pre = ", ".join(f"{k}={v}" for k, v in body["preprocessing"].items() if k != "decode_cache")
+    states: dict[str, list[str]] = {}
+    for variant, state in body["preprocessing"].get("decode_cache", {}).items():
+        states.setdefault(state, []).append(variant)
+    if set(states) - {"off"}:  # the pixels are the same either way: said only when used
+        pre += ", decoded-image cache: " + "; ".join(
+            f"{state} ({', '.join(variants)})" for state, variants in states.items()
+        )
     boot = body["bootstrap"]
     return (
         f"Protocol: {body['label_protocol']}. Preprocessing: {pre}. Intervals: Wilson "

@@ -131,9 +131,10 @@ def _guarded(source, where: str | None):
         where = where or str(source)
     where = where or "an image given as bytes"
     limit = max_image_pixels()
-    # set every time, the default included: a limit set earlier in this process must not
-    # outlive the variable (PIL refuses above twice this)
-    Image.MAX_IMAGE_PIXELS = max(1, limit // 2)
+    # set every time, the default included (PIL refuses above twice this), and given back
+    # after: PIL's limit is process-wide, and the caller's own PIL code must not inherit
+    # ours (a test that decoded under a tiny limit once broke a later Image.open)
+    previous, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, max(1, limit // 2)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -155,6 +156,8 @@ def _guarded(source, where: str | None):
             raise
         what = "not an image PIL can read" if isinstance(err, UnidentifiedImageError) else err
         raise ImageDecodeError(f"{where}: cannot be decoded ({what}).") from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = previous
 
 
 class OutputFolderError(OSError):

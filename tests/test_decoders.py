@@ -128,3 +128,24 @@ def test_decoder_choice(monkeypatch):
     monkeypatch.setenv(DECODER_ENV, "nvjpeg")
     with pytest.raises(ValueError, match=DECODER_ENV):
         choose_decoder(ds, "cpu")
+
+
+@pytest.mark.parametrize("theirs", [89_478_485, 50, None])
+def test_the_decode_limit_leaves_pils_own_limit_as_the_caller_set_it(monkeypatch, theirs):
+    """PIL's limit is process-wide: bgbench sets its own for each decode, then gives the
+    caller's back. Before, a decode under BGBENCH_MAX_IMAGE_PIXELS=1000 left PIL refusing
+    a 408x408 image in the caller's own Image.open, long after the variable was gone."""
+    from hf_bgbench.files import ImageTooLarge, open_image
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", theirs)
+    small, large = io.BytesIO(), io.BytesIO()
+    Image.new("RGB", (20, 20)).save(small, format="PNG")
+    Image.new("RGB", (408, 408)).save(large, format="PNG")
+    monkeypatch.setenv(MAX_PIXELS_ENV, "1000")
+    assert open_image(small.getvalue()).size == (20, 20)
+    with pytest.raises(ImageTooLarge, match="1,000 bgbench decodes"):
+        open_image(large.getvalue())
+    assert Image.MAX_IMAGE_PIXELS == theirs
+    monkeypatch.delenv(MAX_PIXELS_ENV)
+    assert open_image(large.getvalue()).size == (408, 408)  # the default limit again
+    assert Image.MAX_IMAGE_PIXELS == theirs

@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 
 from hf_bgbench.space.demo import CSS, build_demo
+from hf_bgbench.space.forkserver import start_job_server
 from hf_bgbench.space.jobs import use_zero_gpu
 from hf_bgbench.space.settings import MAX_UPLOAD_BYTES
 
@@ -66,4 +67,6 @@ if __name__ != "__mp_main__":  # not in a job's process (it imports this file ag
     demo = build_demo()
 
 if __name__ == "__main__":
+    if not HAVE_SPACES:  # jobs in processes of their own: their server imports the stack now
+        start_job_server()
     demo.launch(show_error=True, max_file_size=MAX_UPLOAD_BYTES, css=CSS)

@@ -66,17 +66,27 @@ class Server:
         raise AssertionError(f"no endpoint {api_name!r}")
 
     def jobs(self) -> list[int]:
-        """Pids of the app's job processes (multiprocessing spawn children)."""
-        out = []
+        """Pids of the app's job processes: the children of its job server (a multiprocessing
+        forkserver, itself a child of the app), or spawned children of the app where the
+        platform has no forkserver."""
+        processes = {}
         for status in Path("/proc").glob("[0-9]*/status"):
             try:
                 ppid = int(re.search(r"PPid:\s+(\d+)", status.read_text()).group(1))
                 cmdline = (status.parent / "cmdline").read_bytes()
             except (OSError, AttributeError):
                 continue
-            if ppid == self.proc.pid and b"spawn_main" in cmdline:
-                out.append(int(status.parent.name))
-        return out
+            processes[int(status.parent.name)] = (ppid, cmdline)
+        servers = {
+            pid
+            for pid, (ppid, cmdline) in processes.items()
+            if ppid == self.proc.pid and b"forkserver" in cmdline
+        }
+        return [
+            pid
+            for pid, (ppid, cmdline) in processes.items()
+            if ppid in servers or (ppid == self.proc.pid and b"spawn_main" in cmdline)
+        ]
 
     def join(
         self, api_name: str, data: list, client: str, session: str, forged: str = ""

@@ -46,6 +46,7 @@ from hf_bgbench.models.bundled import bundled_variant
 from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
 from hf_bgbench.models.open_clip_models import WEIGHTS as OPEN_CLIP_WEIGHTS
 from hf_bgbench.models.open_clip_models import is_open_clip_arch, is_open_clip_name
+from hf_bgbench.space.forkserver import job_context
 
 DATASETS_ENV = "BGBENCH_SPACE_DATASETS"
 MAX_ID_LENGTH = 96 * 2 + 1
@@ -487,10 +488,10 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: 
     # a session (and process group) of its own: stopping the job ends every process it started
     # (data-loader workers included), which would otherwise outlive it, re-parented
     os.setsid()
-    # Started by spawn, this process would spawn its own children too (spawn makes itself the
-    # default start method): every data-loader worker would import the whole stack again,
-    # the Space's app included -- about 8 CPU-seconds a worker, per loader, on 2 vCPU. The
-    # platform's default (fork on Linux), as in a command-line run.
+    # Started by forkserver (or spawn), this process would start its own children that way
+    # too (it makes itself the default start method): every data-loader worker would import
+    # the whole stack again, the Space's app included -- about 8 CPU-seconds a worker, per
+    # loader, on 2 vCPU. The platform's default (fork on Linux), as in a command-line run.
     multiprocessing.set_start_method(None, force=True)
     from hf_bgbench.space.progress import track_tqdm
 
@@ -545,7 +546,7 @@ class Job:
         self.started = 0.0
 
     def __enter__(self) -> Job:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = job_context()  # forked from a server that imported the stack once
         parent, child = ctx.Pipe(duplex=False)
         # not a daemon: the job may start data-loader workers of its own
         self._proc = ctx.Process(

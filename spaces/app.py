@@ -67,6 +67,9 @@ if __name__ != "__mp_main__":  # not in a job's process (it imports this file ag
     demo = build_demo()
 
 if __name__ == "__main__":
+    demo.launch(show_error=True, max_file_size=MAX_UPLOAD_BYTES, css=CSS, prevent_thread_lock=True)
+    # after launch, which sets HF_HUB_DISABLE_TELEMETRY: a server started before it would be
+    # restarted by the first job (the environment it started with differs)
     if not HAVE_SPACES:  # jobs in processes of their own: their server imports the stack now
         start_job_server()
-    demo.launch(show_error=True, max_file_size=MAX_UPLOAD_BYTES, css=CSS)
+    demo.block_thread()

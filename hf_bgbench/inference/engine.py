@@ -152,20 +152,20 @@ def predict(
     columns = _Columns([ids[k] for k in todo])
     skipped: list[dict[str, Any]] = []
     decode_cache = "off" if decoded is None else "unwritten"
+    filling = False
     if todo:
         workers = default_num_workers() if num_workers is None else num_workers
+        todo_rows = [positions[k] for k in todo]
         index = decoded.matches(all_ids) if decoded is not None else None
         if index is not None:
             decode_cache = "read"
             labels = dataset.select_columns([LABEL])[LABEL]
-            rows_read = decoded.read(
-                index, [positions[k] for k in todo], labels, batch_size=batch_size
-            )
+            rows_read = decoded.read(index, todo_rows, labels, batch_size=batch_size)
             batches = counted(rows_read, skipped, desc, progress, len(ids), len(have))
         else:
             batches = decoded_batches(
                 dataset,
-                [positions[k] for k in todo],
+                todo_rows,
                 skipped=skipped,
                 desc=desc,
                 progress=progress,
@@ -179,9 +179,9 @@ def predict(
                 device=step.device,
             )
             # only a pass over every row, in order, can leave a complete cache
-            if decoded is not None and [positions[k] for k in todo] == list(range(len(all_ids))):
+            filling = decoded is not None and todo_rows == list(range(len(all_ids)))
+            if filling:
                 batches = decoded.fill(all_ids, batches, skipped)
-                decode_cache = "written"
         try:
             for batch in batches:
                 columns.fill(batch.ids, prediction_rows(step, batch))
@@ -195,8 +195,8 @@ def predict(
             if cache is not None and columns.unsaved:
                 cache.append(columns.take_unsaved())
             batches.close()
-        if decode_cache == "written" and decoded is not None and not decoded.matches(all_ids):
-            decode_cache = "unwritten"  # the pass did not finish, or its sizes differed
+        if filling:  # written once complete; not when stopped early or sizes differed
+            decode_cache = "written" if decoded.matches(all_ids) else "unwritten"
     frame = pd.concat([done, columns.frame()], ignore_index=True) if todo else done
     scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
     frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()

@@ -186,7 +186,8 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         **run.classifier.preprocessing.to_dict(),
         "applied": work.applied,
         "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
-        # per variant: read (from the decoded-image cache), written, unwritten, off
+        # per variant: read (from the decoded-image cache), written, unwritten,
+        # unsupported transform or off (PredictionRun.decode_cache)
         "decode_cache": {
             f"{name}/{v}" if name else v: r.decode_cache
             for name, rs in out.items()

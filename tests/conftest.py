@@ -79,12 +79,28 @@ WHOLE_REPORT_FIXTURES = frozenset({"in9_report", "local_report"})
 
 
 # The files that take longest, started first: under `-n 2 --dist loadfile` a long file that
-# starts last is the run's tail, with the other worker idle.
+# starts last is the run's tail, with the other worker idle. (xdist would order files by
+# their count of tests instead: pyproject's addopts turn that off with
+# --no-loadscope-reorder.) The slow tier's longest, then the quick tier's, measured.
 LONGEST_FIRST = (
     "test_space_browser.py",
     "test_space_reports.py",
     "test_space_availability.py",
     "test_distributed.py",
+    "test_space.py",
+    "test_bad_inputs.py",
+    "test_noise.py",
+    "test_space_compare.py",
+    "test_build_in9.py",
+    "test_space_safety.py",
+    "test_zero_shot.py",
+    "test_zero_shot_tasks.py",
+    "test_build_imagenet_e.py",
+    "test_saliency.py",
+    "test_build_reliability.py",
+    "test_imagenet_e_runs.py",
+    "test_probe_adam.py",
+    "test_probe.py",
     "test_imagenet_e.py",
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -192,7 +193,12 @@ def test_two_builds_with_one_seed_are_byte_identical(photos, tmp_path):
     assert _hashes(out) != outs[0]
 
 
-def test_csv_boxes_give_the_same_data_as_voc_xml(photos, tmp_path):
+# The module's build options, given to the Python API (a build is the same whatever its
+# number of workers: test_two_builds_with_one_seed_are_byte_identical).
+BUILT_AS = {"seed": 7, "image_format": "png", "progress": False}  # 1 worker: the same bytes
+
+
+def test_csv_boxes_give_the_same_data_as_voc_xml(photos, built, tmp_path):
     from hf_bgbench.builders.boxes import parse_voc_xml
 
     images, boxes = photos
@@ -201,18 +207,24 @@ def test_csv_boxes_give_the_same_data_as_voc_xml(photos, tmp_path):
         lines += [f"{xml.stem}.JPEG,{','.join(f'{v:g}' for v in b)}" for b in parse_voc_xml(xml)[0]]
     csv = tmp_path / "boxes.csv"
     csv.write_text("\n".join(lines) + "\n")
-    a, b = tmp_path / "xml", tmp_path / "csv"
-    build_in9(BuildOptions(images=images, boxes=boxes, output=a, workers=1, progress=False), IN9)
-    build_in9(BuildOptions(images=images, boxes=csv, output=b, workers=1, progress=False), IN9)
-    assert _hashes(a, "data") == _hashes(b, "data")
+    out = tmp_path / "csv"
+    build_in9(BuildOptions(images=images, boxes=csv, output=out, **BUILT_AS), IN9)
+    assert _hashes(out, "data") == _hashes(built, "data")  # the XML boxes' build
 
 
-def test_train_split_adds_train_configs_and_in9l(photos, tmp_path):
+def test_train_split_adds_train_configs_and_in9l(photos, built, tmp_path):
     images, boxes = photos
     out = tmp_path / "in9"
-    common = dict(images=images, boxes=boxes, output=out, workers=1, progress=False)
-    build_in9(BuildOptions(**common), IN9)
-    build_in9(BuildOptions(**common, split="train", variants=("original", "mixed_rand")), IN9)
+    shutil.copytree(built, out)  # the module's test split, then a train split added
+    options = BuildOptions(
+        images=images,
+        boxes=boxes,
+        output=out,
+        split="train",
+        **BUILT_AS,
+        variants=("original", "mixed_rand"),
+    )
+    build_in9(options, IN9)
     meta = read_card_metadata(out)
     splits = {c["config_name"]: [d["split"] for d in c["data_files"]] for c in meta["configs"]}
     assert splits["original"] == ["test", "train"] and splits["mixed_rand"] == ["test", "train"]

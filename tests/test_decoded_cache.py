@@ -67,9 +67,10 @@ def test_a_second_run_reads_the_decoded_images_and_predicts_the_same(
         pd.testing.assert_frame_equal(predictions(tmp_path / "second", variant), expected)
         assert second["variants"][variant] == plain["variants"][variant]
     # the report says how the images were read only when the cache was used
-    assert "decoded-image cache: read (original, mixed_rand)" in (
-        tmp_path / "second" / "results.md"
-    ).read_text()
+    assert (
+        "decoded-image cache: read (original, mixed_rand)"
+        in (tmp_path / "second" / "results.md").read_text()
+    )
     assert "decoded-image cache" not in (tmp_path / "plain" / "results.md").read_text()
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,12 +69,25 @@ def colour_rule_run(task, model_id, options):
     return evaluate_model(ColourRuleClassifier(), **options | {"use_cache": False})
 
 
+_APPS: dict[str, Any] = {}
+
+
+def _app_for(allow_list: str):
+    """spaces/app.py loaded once for each allow-list, as a Space loads it once (about 0.5 s
+    a load on 2 cores): building the page reads the allow-list; the callbacks read it, and
+    the leaderboard folder, when called."""
+    if allow_list not in _APPS:
+        _APPS[allow_list] = _load_app()
+    return _APPS[allow_list]
+
+
 @pytest.fixture
 def space(in9_release, tmp_path, monkeypatch):
     """The app with the synthetic IN-9 allow-listed as 'in9-local' and its own leaderboard."""
-    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9=bgbench/in9,in9-local={in9_release}")
+    allow_list = f"in9=bgbench/in9,in9-local={in9_release}"
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", allow_list)
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
-    return _load_app()
+    return _app_for(allow_list)
 
 
 @pytest.fixture(autouse=True)
@@ -235,7 +249,16 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
     assert "took longer than" not in message  # not the time limit's message
 
 
-def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
+@pytest.fixture
+def process_jobs(space, monkeypatch, tmp_path_factory):
+    """The app for tests whose jobs run in processes: one leaderboard folder for all of them
+    (their jobs never reach it), so that with the same variables their jobs fork from one
+    job server -- a changed variable restarts it, about 10 CPU-seconds on 2 cores."""
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path_factory.getbasetemp() / "jobs"))
+    return space
+
+
+def test_a_visitor_who_leaves_stops_the_job(process_jobs, monkeypatch):
     """Gradio closes a job's generator when its visitor leaves (or presses Stop): the job's
     process is killed at once."""
     from hf_bgbench.space.safety import Job
@@ -262,7 +285,7 @@ def test_a_visitor_who_leaves_stops_the_job(space, monkeypatch):
     assert not job._proc.is_alive()
 
 
-def test_a_client_that_reads_no_update_loses_its_job(space, monkeypatch):
+def test_a_client_that_reads_no_update_loses_its_job(process_jobs, monkeypatch):
     """A client that never reads its updates (queued by a script, page gone) is stopped."""
     from hf_bgbench.space.safety import Job
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tests.in9_fixture import ColourRuleClassifier
-from tests.test_space import _final, _load_app, _quiet
+from tests.test_space import _app_for, _final, _quiet
 
 pytest.importorskip("gradio")
 
@@ -54,9 +54,10 @@ def rule_run(task, model_id, options):
 
 @pytest.fixture
 def space(in9_release, tmp_path, monkeypatch):
-    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
+    allow_list = f"in9-local={in9_release}"
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", allow_list)
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
-    _load_app()
+    _app_for(allow_list)
     calls: list = []
 
     def job_for(task, model_id, options, command=""):

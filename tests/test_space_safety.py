@@ -32,6 +32,14 @@ from tests.assertions import live_group
 BENCHMARKS = {"in9": "bgbench/in9", "in9_full": "bgbench/in9_full", "rival10": "bgbench/rival10"}
 
 
+@pytest.fixture(autouse=True)
+def light_job_server(monkeypatch):
+    """This file's jobs run small functions (sleep, factorial, worker processes), none of
+    the stack: a job server that preloads this module alone starts in about 3 s on 2 cores,
+    the Space's own (torch, timm, datasets, gradio and every task) in about 10."""
+    monkeypatch.setattr(forkserver, "PRELOAD", (__name__,))
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -320,13 +328,13 @@ def test_a_job_starts_its_workers_as_a_command_line_run_does():
 
 
 def job_view() -> tuple:
-    """What a job process sees: a variable, its working folder, whether it was forked with
-    the preloaded modules already imported, and its parent (the server)."""
+    """What a job process sees: two variables, its working folder, whether ``colorsys``
+    (which nothing here imports) was preloaded by its server, and its parent (the server)."""
     import os
     import sys
 
-    seen = os.environ.get("BGBENCH_TEST_JOB_VALUE"), os.getcwd(), "timm" in sys.modules
-    return seen, os.getppid()
+    variables = [os.environ.get(v) for v in ("BGBENCH_TEST_JOB_VALUE", "TOKENIZERS_PARALLELISM")]
+    return (*variables, os.getcwd(), "colorsys" in sys.modules), os.getppid()
 
 
 def _job_result(fn) -> Any:
@@ -339,22 +347,29 @@ def _job_result(fn) -> Any:
 def test_jobs_fork_from_a_server_that_sees_the_callers_environment(tmp_path, monkeypatch):
     """Jobs are forked from one server that imported the stack once (a spawned job imported
     it anew each time: 8.7-10.3 s for an 18-image evaluate job on 2 cores, against 2.7-3.1 s
-    forked). A forked job sees the server's environment, so a change of variable or working
-    folder restarts the server, and each job sees what a spawned one would."""
+    forked). A forked job sees the server's environment, so a change of variable, working
+    folder or preload list restarts the server, and each job sees what a spawned one would
+    (variables that libraries set as they run are handed to the job instead)."""
     import multiprocessing
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         pytest.skip("no forkserver on this platform: jobs are spawned")
-    monkeypatch.setattr(forkserver, "PRELOAD", ("timm",))  # a light server, restarted twice
     monkeypatch.setenv("BGBENCH_TEST_JOB_VALUE", "first")
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    here = str(Path.cwd())
     seen, first_server = _job_result(job_view)
-    assert seen == ("first", str(Path.cwd()), True)
+    assert seen == ("first", None, here, False)
+    # a variable a library sets as it runs (open_clip, imported by the app) is handed over
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    seen, same_server = _job_result(job_view)
+    assert seen == ("first", "false", here, False) and same_server == first_server
     monkeypatch.setenv("BGBENCH_TEST_JOB_VALUE", "second")
     monkeypatch.chdir(tmp_path)
     seen, second_server = _job_result(job_view)
-    assert seen == ("second", str(tmp_path), True) and second_server != first_server
-    seen, same_server = _job_result(job_view)
-    assert seen == ("second", str(tmp_path), True) and same_server == second_server
+    assert seen == ("second", "false", str(tmp_path), False) and second_server != first_server
+    monkeypatch.setattr(forkserver, "PRELOAD", (*forkserver.PRELOAD, "colorsys"))
+    seen, third_server = _job_result(job_view)
+    assert seen == ("second", "false", str(tmp_path), True) and third_server != second_server
 
 
 def test_the_time_limit_message_says_what_the_visitor_can_change():

@@ -10,8 +10,11 @@ starts a thread on import) and forks every job from itself.
 
 A forked job sees the environment the server started with, and the modules it preloaded
 read some variables when imported (the Hub cache, offline mode). So the server is
-restarted whenever the environment (variables, working folder, import path) differs from
-the one it started with -- never on a Space, whose environment is fixed at launch.
+restarted whenever the environment (variables, working folder, import path) or the
+preload list differs from the one it started with -- never on a Space, whose environment
+is fixed at launch. The exceptions are :data:`HANDED_TO_JOBS`: variables that libraries set
+in the calling process as they run and read only when used, never when imported; a job is
+handed the caller's values of those at its start instead.
 """
 
 from __future__ import annotations
@@ -25,17 +28,23 @@ from typing import Any
 PRELOAD = ("torch", "torchvision", "timm", "datasets", "hf_bgbench.space.jobs")
 """What a job imports anyway (``hf_bgbench.space.jobs`` brings gradio and every task)."""
 
-_started_with: tuple | None = None  # the environment the running server started with
+# pytest rewrites PYTEST_CURRENT_TEST for every test; open_clip's tokenizer sets
+# TOKENIZERS_PARALLELISM when imported (the Space app imports it to check an open_clip id);
+# torch's inductor sets TORCHINDUCTOR_CACHE_DIR the first time it is asked for its cache.
+# Each was a restart of the server (about 10 CPU-seconds) for nothing.
+HANDED_TO_JOBS = ("PYTEST_CURRENT_TEST", "TOKENIZERS_PARALLELISM", "TORCHINDUCTOR_CACHE_DIR")
+
+_started_with: tuple | None = None  # the environment and preload the running server started with
 
 
 def job_context() -> Any:
     """The multiprocessing context to start a job in: ``forkserver`` with :data:`PRELOAD`,
-    restarted when the environment changed; ``spawn`` where the platform has no
+    restarted when the environment or :data:`PRELOAD` changed; ``spawn`` where the platform has no
     forkserver (Windows) or it cannot be restarted."""
     global _started_with
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
-    env = _environment()
+    env = (*_environment(), tuple(PRELOAD))
     if env != _started_with:
         server = multiprocessing.forkserver._forkserver
         running = getattr(server, "_forkserver_pid", None) is not None
@@ -50,9 +59,23 @@ def job_context() -> Any:
 
 def _environment() -> tuple:
     """What the server hands every job: its variables, working folder and import path."""
-    # pytest rewrites PYTEST_CURRENT_TEST for every test; nothing a job imports reads it
-    variables = sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")
+    variables = sorted((k, v) for k, v in os.environ.items() if k not in HANDED_TO_JOBS)
     return tuple(variables), os.getcwd(), tuple(sys.path)
+
+
+def handed_variables() -> dict[str, str | None]:
+    """The caller's values of :data:`HANDED_TO_JOBS` (None: unset), for :func:`take_variables`
+    in the job."""
+    return {name: os.environ.get(name) for name in HANDED_TO_JOBS}
+
+
+def take_variables(values: dict[str, str | None]) -> None:
+    """In a job: set (or unset) the variables its caller handed it."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def start_job_server() -> None:

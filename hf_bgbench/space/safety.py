@@ -46,7 +46,7 @@ from hf_bgbench.models.bundled import bundled_variant
 from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
 from hf_bgbench.models.open_clip_models import WEIGHTS as OPEN_CLIP_WEIGHTS
 from hf_bgbench.models.open_clip_models import is_open_clip_arch, is_open_clip_name
-from hf_bgbench.space.forkserver import job_context
+from hf_bgbench.space.forkserver import handed_variables, job_context, take_variables
 
 DATASETS_ENV = "BGBENCH_SPACE_DATASETS"
 MAX_ID_LENGTH = 96 * 2 + 1
@@ -484,7 +484,15 @@ def client_address(
     return socket_host
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, track: bool) -> None:
+def _child(
+    conn: Any,
+    fn: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    track: bool,
+    variables: dict[str, str | None],
+) -> None:
+    take_variables(variables)  # the caller's, where the server's may be older
     # a session (and process group) of its own: stopping the job ends every process it started
     # (data-loader workers included), which would otherwise outlive it, re-parented
     os.setsid()
@@ -550,7 +558,9 @@ class Job:
         parent, child = ctx.Pipe(duplex=False)
         # not a daemon: the job may start data-loader workers of its own
         self._proc = ctx.Process(
-            target=_child, args=(child, self.fn, self.args, self.kwargs, self.track), daemon=False
+            target=_child,
+            args=(child, self.fn, self.args, self.kwargs, self.track, handed_variables()),
+            daemon=False,
         )
         self._proc.start()
         _LIVE.add(self._proc.pid)

@@ -50,6 +50,11 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+@cache  # parsed once for every rule below (read, never changed)
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def unit(module: str) -> str:
     """The top-level unit: ``hf_bgbench.data.hub`` -> ``data``; the package -> ``__init__``."""
     parts = module.split(".")
@@ -70,7 +75,7 @@ def imports(module: str) -> tuple[tuple[str, int], ...]:
     path = modules()[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -179,10 +184,15 @@ def benchmark_names() -> dict[str, set[str]]:
     }
 
 
-def code_tokens(path: Path):
+@cache  # read once, searched for every benchmark's and task's names
+def code_tokens(path: Path) -> tuple[tuple[int, str], ...]:
     """(line, text) of every identifier and string literal; docstrings (any bare string
     statement) are left out, comments never reach the AST."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(_code_tokens(path))
+
+
+def _code_tokens(path: Path):
+    tree = parsed(path)
     prose = {
         id(node.value)
         for node in ast.walk(tree)
@@ -262,9 +272,14 @@ def task_homes() -> dict[str, str]:
     return {task.name: task.prepare.__module__ for task in all_tasks()}
 
 
-def string_constants(path: Path):
+@cache
+def string_constants(path: Path) -> tuple[tuple[int, str], ...]:
     """(line, text) of every string literal that is not a docstring (bare string statement)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(_string_constants(path))
+
+
+def _string_constants(path: Path):
+    tree = parsed(path)
     prose = {
         id(node.value)
         for node in ast.walk(tree)

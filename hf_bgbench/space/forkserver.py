@@ -34,13 +34,13 @@ PRELOAD = ("torch", "torchvision", "timm", "datasets", "hf_bgbench.space.jobs")
 # Each was a restart of the server (about 10 CPU-seconds) for nothing.
 HANDED_TO_JOBS = ("PYTEST_CURRENT_TEST", "TOKENIZERS_PARALLELISM", "TORCHINDUCTOR_CACHE_DIR")
 
-_started_with: tuple | None = None  # the environment and preload the running server started with
+_started_with: tuple | None = None  # what the running server started with (environment, preload)
 
 
 def job_context() -> Any:
     """The multiprocessing context to start a job in: ``forkserver`` with :data:`PRELOAD`,
-    restarted when the environment or :data:`PRELOAD` changed; ``spawn`` where the platform has no
-    forkserver (Windows) or it cannot be restarted."""
+    restarted when the environment or :data:`PRELOAD` changed; ``spawn`` where the platform
+    has no forkserver (Windows) or it cannot be restarted."""
     global _started_with
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")

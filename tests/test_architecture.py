@@ -191,13 +191,18 @@ def code_tokens(path: Path) -> tuple[tuple[int, str], ...]:
     return tuple(_code_tokens(path))
 
 
-def _code_tokens(path: Path):
-    tree = parsed(path)
-    prose = {
+def _prose(tree: ast.Module) -> set[int]:
+    """ids of the docstrings (any bare string statement) of ``tree``."""
+    return {
         id(node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
     }
+
+
+def _code_tokens(path: Path):
+    tree = parsed(path)
+    prose = _prose(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) not in prose:
@@ -275,19 +280,13 @@ def task_homes() -> dict[str, str]:
 @cache
 def string_constants(path: Path) -> tuple[tuple[int, str], ...]:
     """(line, text) of every string literal that is not a docstring (bare string statement)."""
-    return tuple(_string_constants(path))
-
-
-def _string_constants(path: Path):
     tree = parsed(path)
-    prose = {
-        id(node.value)
+    prose = _prose(tree)
+    return tuple(
+        (node.lineno, node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-    }
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
-            yield node.lineno, node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+    )
 
 
 def _inside(module: str, home: str) -> bool:

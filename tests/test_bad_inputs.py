@@ -1181,6 +1181,15 @@ def _compare_runs_of_different_variants(tmp: Path) -> str:
     return _message(lambda: compare_runs(tmp / "a", tmp / "b"))
 
 
+def _compare_a_run_with_itself(tmp: Path) -> str:
+    """One evaluate run named twice, once through a link to its folder."""
+    _compare_runs_of_different_variants(tmp)
+    (tmp / "same").symlink_to(tmp / "a")
+    from hf_bgbench.report.compare import compare_runs
+
+    return _message(lambda: compare_runs(tmp / "a", tmp / "same")).replace(str(tmp), "TMP")
+
+
 def _photo_folder_item(tmp: Path, save) -> dict:
     """Row 0 of a one-photo IN-9 photo folder (class folder dog/) through the decode loader."""
     from hf_bgbench.benchmarks import get_benchmark
@@ -1404,6 +1413,12 @@ PYTHON_CASES = [
         "and the data at None no longer gives their recorded fingerprints, so the shared "
         "variants cannot be shown to be the same images. Re-run both with --variants "
         "mixed_rand and compare those.",
+    ),
+    (  # before: every difference 0 with "no interval", written as a comparison
+        "compare-a-run-with-itself",
+        _compare_a_run_with_itself,
+        "A and B are the same folder (TMP/a): compare two different runs, e.g. "
+        "`bgbench compare results_model_a/ results_model_b/`.",
     ),
     ("sixteen-bit-grey-png-is-grey", _sixteen_bit_grey_png, (None, [128])),
     (

@@ -230,6 +230,12 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
     """The comparison document of two results folders or two report folders."""
     kind_a, doc_a, folder_a = load_run(fetch_run(str(a)))
     kind_b, doc_b, folder_b = load_run(fetch_run(str(b)))
+    if folder_a.resolve() == folder_b.resolve():
+        # every difference would be 0 with no interval: a mistyped argument, not a finding
+        raise CompareError(
+            f"A and B are the same folder ({a}): compare two different runs, e.g. "
+            "`bgbench compare results_model_a/ results_model_b/`."
+        )
     if kind_a != kind_b:
         raise CompareError(
             f"A is a {kind_a} folder and B a {kind_b} folder; compare two reports or two "

@@ -28,3 +28,24 @@ def number(value: float | None, unit: str = "%") -> str:
 def interval(bounds: Sequence[float] | None, unit: str = "%") -> str:
     """A (lo, hi) interval as ``[lo, hi]`` in ``unit``; "—" when there is none."""
     return "—" if not bounds else f"[{number(bounds[0], unit)}, {number(bounds[1], unit)}]"
+
+
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+"""LaTeX's special characters in text mode and what writes each as itself."""
+
+
+def latex_text(text: str) -> str:
+    """``text`` as LaTeX that prints it: a model id such as ``tf_efficientnet_lite0`` would
+    otherwise stop the paper's build ("Missing $ inserted")."""
+    return "".join(LATEX_SPECIAL.get(c, c) for c in text)

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from hf_bgbench.formatting import interval, number
+from hf_bgbench.formatting import interval, latex_text, number
 from hf_bgbench.results import WITHHELD, zero_shot_head
 
 
@@ -143,7 +143,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             "LaTeX row (columns: " + ", ".join(cols) + "):",
             "",
             "```latex",
-            f"{doc.get('model', '?')} & " + " & ".join(values) + r" \\",
+            f"{latex_text(str(doc.get('model', '?')))} & " + " & ".join(values) + r" \\",
             "```",
             "",
         ]

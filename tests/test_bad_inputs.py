@@ -1190,6 +1190,32 @@ def _compare_a_run_with_itself(tmp: Path) -> str:
     return _message(lambda: compare_runs(tmp / "a", tmp / "same")).replace(str(tmp), "TMP")
 
 
+def _table_of_runs(tmp: Path, *docs: dict) -> str:
+    """``bgbench table`` over one results folder per document."""
+    import json
+
+    from hf_bgbench.report.table import model_table
+
+    runs = []
+    for i, doc in enumerate(docs):
+        (tmp / f"run{i}").mkdir()
+        (tmp / f"run{i}" / "results.json").write_text(json.dumps(doc))
+        runs.append(str(tmp / f"run{i}"))
+    return _message(lambda: model_table(runs)).replace(str(tmp), "TMP")
+
+
+def _run_doc(model: str, fingerprint: str = "fp", protocol: str = "in9-paper") -> dict:
+    return {
+        "schema_version": "2.0",
+        "task": "evaluate",
+        "benchmark": "in9",
+        "model": model,
+        "data": {"fingerprint": fingerprint},
+        "protocol": {"name": protocol},
+        "report": {"scores": []},
+    }
+
+
 def _photo_folder_item(tmp: Path, save) -> dict:
     """Row 0 of a one-photo IN-9 photo folder (class folder dog/) through the decode loader."""
     from hf_bgbench.benchmarks import get_benchmark
@@ -1419,6 +1445,25 @@ PYTHON_CASES = [
         _compare_a_run_with_itself,
         "A and B are the same folder (TMP/a): compare two different runs, e.g. "
         "`bgbench compare results_model_a/ results_model_b/`.",
+    ),
+    (
+        "table-of-models-scored-on-other-data",
+        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("b", fingerprint="other")),
+        "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in data fingerprint: 'fp' vs "
+        "'other'. One table compares models on the same data by the same protocol; re-run one "
+        "of them on the other's, or make one table per data set.",
+    ),
+    (
+        "table-of-models-scored-by-other-protocols",
+        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("b", protocol="bgbench-v1")),
+        "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in protocol: 'in9-paper' vs "
+        "'bgbench-v1'. One table compares models on the same data by the same protocol; re-run "
+        "one of them on the other's, or make one table per data set.",
+    ),
+    (
+        "table-with-one-model-run-twice",
+        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("a")),
+        "a has two in9 evaluate runs (TMP/run0 and TMP/run1); give one of them.",
     ),
     ("sixteen-bit-grey-png-is-grey", _sixteen_bit_grey_png, (None, [128])),
     (

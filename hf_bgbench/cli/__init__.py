@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMANDS = [
     "tasks",  # bgbench evaluate, challenge, ...: every registered task, in registry order
     "report",
     "compare",
+    "table",
     "list_benchmarks",
     "download",
     "build",
@@ -89,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
             done = ""
         print(f"\nbgbench {args.command}: interrupted{done}.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`bgbench table ... | head`): stop as a Unix tool does, with
+        # no error, and no second one when Python flushes stdout on exit
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - open until the process ends
+        return 141  # 128 + SIGPIPE, as a shell reports it
     except (ValueError, FileNotFoundError, OSError, RuntimeError) as err:
         # Our errors are written to be read by a person: print them without a traceback.
         print(f"bgbench {args.command}: error: {explain_torch_error(err) or err}", file=sys.stderr)

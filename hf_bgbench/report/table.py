@@ -1,0 +1,310 @@
+"""``bgbench table RUN [RUN ...]``: many models' headline numbers in one table per benchmark,
+to paste into a paper (Markdown, LaTeX with booktabs, CSV).
+
+A RUN is a results folder of one task or a ``bgbench report`` folder (every task it ran),
+local or published (``hf://datasets/OWNER/NAME/runs/...``). Runs of one model (the same
+model id and, for a zero-shot model, the same class names and templates) share a row; the
+columns are the benchmark's report-card headlines (:attr:`BenchmarkSpec.report`) of the tasks
+that ran. Models in one column were measured on the same data by the same protocol: runs
+that differ in either are refused, naming both, as ``bgbench compare`` refuses them. Each
+model's protocol deviations and zero-shot head are footnotes naming the models they concern.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.formatting import latex_text
+from hf_bgbench.report.headlines import headline_rows, protocol_of
+from hf_bgbench.report.paired import CompareError, load_run
+from hf_bgbench.report.results_dataset import fetch_run
+from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
+
+TABLE_SCHEMA = "table-1.0"
+TABLE_FILES = ("table.md", "table.tex", "table.csv", "table.json")
+CSV_COLUMNS = (
+    "model",
+    "benchmark",
+    "task",
+    "key",
+    "label",
+    "unit",
+    "value",
+    "ci95_low",
+    "ci95_high",
+    "n",
+    "protocol",
+    "data_fingerprint",
+    "run",
+)
+
+
+class TableError(CompareError):
+    """Runs that cannot share a table (other data, another protocol, one model twice)."""
+
+
+def _documents(address: str) -> list[tuple[Mapping[str, Any], str]]:
+    """(results document, where it came from) of every task run in ``address``."""
+    kind, doc, folder = load_run(fetch_run(address))
+    if kind == "results":
+        return [(doc, address)]
+    return [
+        (entry["results"], f"{address}/{entry.get('folder', task)}")
+        for bench in doc.get("benchmarks", [])
+        for task, entry in bench.get("tasks", {}).items()
+        if entry.get("results")
+    ]
+
+
+def _fingerprint(doc: Mapping[str, Any]) -> str:
+    return str((doc.get("data") or {}).get("fingerprint") or "")
+
+
+def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping, str]) -> None:
+    """Refuse ``other`` beside ``first`` in one column: (model, document, run) each."""
+    (model_a, a, run_a), (model_b, b, run_b) = first, other
+    for what, x, y in (
+        ("data fingerprint", _fingerprint(a), _fingerprint(b)),
+        ("protocol", protocol_of(a)[0], protocol_of(b)[0]),
+    ):
+        if x != y:
+            raise TableError(
+                f"{a['benchmark']} {a['task']}: {model_a} ({run_a}) and {model_b} ({run_b}) "
+                f"differ in {what}: {x!r} vs {y!r}. One table compares models on the same "
+                f"data by the same protocol; re-run one of them on the other's, or make one "
+                "table per data set."
+            )
+
+
+Runs = dict[str, tuple[Mapping[str, Any], str]]
+"""One model's runs of one benchmark: task -> (results document, where it came from)."""
+
+
+def _collect(runs: Sequence[str]) -> dict[str, dict[tuple[str, str], Runs]]:
+    """benchmark -> (model id, zero-shot head or "") -> that model's runs."""
+    found: dict[str, dict[tuple[str, str], Runs]] = {}
+    for address in runs:
+        for doc, where in _documents(address):
+            model = (str(doc.get("model", "?")), zero_shot_head(doc) or "")
+            tasks = found.setdefault(doc["benchmark"], {}).setdefault(model, {})
+            if doc["task"] in tasks:
+                earlier = tasks[doc["task"]][1]
+                raise TableError(
+                    f"{model[0]} has two {doc['benchmark']} {doc['task']} runs ({earlier} and "
+                    f"{where}); give one of them."
+                )
+            tasks[doc["task"]] = (doc, where)
+    return found
+
+
+def _row_label(model: str, head: str, tasks: Runs, others: int) -> str:
+    """The model id; a zero-shot model's says so, and names its text embeddings when the
+    same model has another head in the table (other class names or templates)."""
+    if not head:
+        return model
+    if others == 1:
+        return f"{model} (zero-shot)"
+    doc = next(iter(tasks.values()))[0]
+    return f"{model} (zero-shot {doc['zero_shot']['text_embeddings_sha256'][:12]})"
+
+
+def _benchmark_table(name: str, models: Mapping[tuple[str, str], Runs]) -> dict[str, Any]:
+    spec = get_benchmark(name)
+    first_of_task: dict[str, tuple[str, Mapping[str, Any], str]] = {}
+    for (model, _), tasks in models.items():
+        for task, (doc, where) in tasks.items():
+            first_of_task.setdefault(task, (model, doc, where))
+            _same_measurement(first_of_task[task], (model, doc, where))
+    headlines = [h for h in spec.report if h.task in first_of_task]
+    rows: list[dict[str, Any]] = []
+    notes: dict[str, list[str]] = {}  # a footnote -> the models it is about
+    for (model, head), tasks in models.items():
+        label = _row_label(model, head, tasks, sum(m == model for m, _ in models))
+        said = [head] if head else []
+        for doc, _ in tasks.values():
+            said += [d for d in protocol_of(doc)[1] if d not in said]
+        for note in said:
+            notes.setdefault(note, []).append(label)
+        cells = headline_rows(spec, {t: d for t, (d, _) in tasks.items()}, headlines)
+        rows.append(
+            {
+                "model": label,
+                "runs": {t: where for t, (_, where) in tasks.items()},
+                "cells": [
+                    {k: c[k] for k in ("key", "value", "ci95", "n", "which", "status")}
+                    for c in cells
+                ],
+            }
+        )
+    return {
+        "benchmark": name,
+        "title": spec.short_name,
+        "columns": [
+            {"task": h.task, "key": h.key, "label": h.label, "unit": h.unit} for h in headlines
+        ],
+        "data": {t: _fingerprint(d) for t, (_, d, _) in first_of_task.items()},
+        "protocol": {t: protocol_of(d)[0] for t, (_, d, _) in first_of_task.items()},
+        "rows": rows,
+        "notes": [{"models": named, "note": note} for note, named in notes.items()],
+    }
+
+
+def model_table(runs: Sequence[str]) -> dict[str, Any]:
+    """The table document of ``runs`` (see the module docstring): per benchmark, its
+    columns (headlines), one row per model with each headline's value, 95% interval and n
+    (display units: % and points), and the footnotes naming the models they concern."""
+    if not runs:
+        raise TableError("Give at least one results or report folder.")
+    found = _collect(runs)
+    return {
+        "kind": "bgbench-table",
+        "schema_version": TABLE_SCHEMA,
+        "runs": list(runs),
+        "benchmarks": [_benchmark_table(name, models) for name, models in found.items()],
+    }
+
+
+def _value(cell: Mapping[str, Any], unit: str) -> str:
+    if cell["value"] is None:
+        return "—"
+    digits = 3 if unit == "" else 1
+    return f"{cell['value']:.{digits}f}"
+
+
+def _interval(cell: Mapping[str, Any], unit: str) -> str:
+    if not cell["ci95"]:
+        return ""
+    digits = 3 if unit == "" else 1
+    lo, hi = cell["ci95"]
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _header(column: Mapping[str, Any]) -> str:
+    unit = {"%": " (%)", "pts": " (pts)"}.get(column["unit"], "")
+    return f"{column['label']}{unit}"
+
+
+def _sizes(bench: Mapping[str, Any]) -> str:
+    """ "n = ...": one number when every model scored as many images in every column, else
+    the numbers per column."""
+    per_column = [
+        (column["label"], sorted({r["cells"][i]["n"] for r in bench["rows"] if r["cells"][i]["n"]}))
+        for i, column in enumerate(bench["columns"])
+    ]
+    every = {n for _, sizes in per_column for n in sizes}
+    if len(every) == 1:
+        return f"n = {every.pop()}"
+    return "; ".join(f"{label}: n = {', '.join(map(str, s))}" for label, s in per_column if s)
+
+
+def _per_task(values: Mapping[str, str], width: int | None = None) -> str:
+    """One value, or "task value" per task when the tasks' values differ."""
+    shown = {task: (v[:width] if width else v) or "—" for task, v in values.items()}
+    if len(set(shown.values())) == 1:
+        return next(iter(shown.values()))
+    return ", ".join(f"{task} {v}" for task, v in shown.items())
+
+
+def _caption(bench: Mapping[str, Any]) -> str:
+    return (
+        f"{bench['title']}: value and 95% interval per model (data "
+        f"{_per_task(bench['data'], 12)}; protocol {_per_task(bench['protocol'])}; "
+        f"{_sizes(bench)})."
+    )
+
+
+def table_markdown(doc: Mapping[str, Any]) -> str:
+    """table.md: a Markdown table per benchmark, its caption and footnotes."""
+    out = []
+    for bench in doc["benchmarks"]:
+        columns = bench["columns"]
+        out += [f"## {bench['title']}", "", _caption(bench), ""]
+        out.append("| Model | " + " | ".join(_header(c) for c in columns) + " |")
+        out.append("|---|" + "|".join("---:" for _ in columns) + "|")
+        for row in bench["rows"]:
+            cells = [
+                f"{_value(cell, c['unit'])} {_interval(cell, c['unit'])}".strip()
+                + (f" ({cell['which']})" if cell["which"] else "")
+                for cell, c in zip(row["cells"], columns, strict=True)
+            ]
+            out.append(f"| {row['model']} | " + " | ".join(cells) + " |")
+        out.append("")
+        for note in bench["notes"]:
+            out += [f"- {', '.join(note['models'])}: {note['note']}"]
+        out += [""] if bench["notes"] else []
+    return "\n".join(out)
+
+
+def table_latex(doc: Mapping[str, Any]) -> str:
+    """table.tex: a booktabs ``tabular`` per benchmark, the interval under each value in
+    small type (needs ``\\usepackage{booktabs}``)."""
+    out = []
+    for bench in doc["benchmarks"]:
+        columns = bench["columns"]
+        out += [
+            f"% {latex_text(_caption(bench))}",
+            r"\begin{tabular}{l" + "r" * len(columns) + "}",
+            r"\toprule",
+            "Model & " + " & ".join(latex_text(_header(c)) for c in columns) + r" \\",
+            r"\midrule",
+        ]
+        for row in bench["rows"]:
+            cells = []
+            for cell, c in zip(row["cells"], columns, strict=True):
+                ci = _interval(cell, c["unit"])
+                which = f" ({latex_text(cell['which'])})" if cell["which"] else ""
+                small = f" {{\\scriptsize {ci}}}" if ci else ""
+                cells.append(f"{_value(cell, c['unit'])}{which}{small}".replace("—", "--"))
+            out.append(f"{latex_text(row['model'])} & " + " & ".join(cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(out)
+
+
+def _exact(value: float | None) -> str:
+    # six decimals of a percentage: far below any interval, without float noise (…19999)
+    return "" if value is None else f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def table_csv(doc: Mapping[str, Any]) -> str:
+    """table.csv: one line per model and headline (long format, display units)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for bench in doc["benchmarks"]:
+        for row in bench["rows"]:
+            for cell, c in zip(row["cells"], bench["columns"], strict=True):
+                ci = cell["ci95"] or (None, None)
+                writer.writerow(
+                    [
+                        row["model"],
+                        bench["benchmark"],
+                        c["task"],
+                        c["key"] + cell["which"],
+                        c["label"],
+                        c["unit"],
+                        _exact(cell["value"]),
+                        _exact(ci[0]),
+                        _exact(ci[1]),
+                        "" if cell["n"] is None else cell["n"],
+                        bench["protocol"][c["task"]],
+                        bench["data"][c["task"]],
+                        row["runs"].get(c["task"], ""),
+                    ]
+                )
+    return buffer.getvalue()
+
+
+def write_table(doc: Mapping[str, Any], directory: str | Path) -> list[str]:
+    """:data:`TABLE_FILES`, written atomically into ``directory``."""
+    texts = {"table.md": table_markdown, "table.tex": table_latex, "table.csv": table_csv}
+    writers = {
+        name: (lambda path, render=render: path.write_text(render(doc), encoding="utf-8"))
+        for name, render in texts.items()
+    }
+    writers["table.json"] = lambda path: write_json(doc, path)
+    return write_run_folder(directory, writers)

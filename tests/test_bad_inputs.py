@@ -1454,6 +1454,19 @@ PYTHON_CASES = [
         "of them on the other's, or make one table per data set.",
     ),
     (
+        "table-of-models-that-scored-other-variants",
+        lambda tmp: _table_of_runs(
+            tmp,
+            {**_run_doc("a"), "variants": {"original": {}, "mixed_rand": {}}},
+            {**_run_doc("b", fingerprint="other"), "variants": {"original": {}}},
+        ),
+        "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in data fingerprint: 'fp' vs "
+        "'other'. They scored other variants (original, mixed_rand vs original), and the "
+        "fingerprint covers the variants scored: re-run one with the other's --variants. One "
+        "table compares models on the same data by the same protocol; re-run one of them on "
+        "the other's, or make one table per data set.",
+    ),
+    (
         "table-of-models-scored-by-other-protocols",
         lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("b", protocol="bgbench-v1")),
         "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in protocol: 'in9-paper' vs "

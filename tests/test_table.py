@@ -103,6 +103,7 @@ def test_two_models_two_tasks_in_one_table_of_every_format(tmp_path, capsys):
     assert r"tf\_efficientnet\_lite0 & 90.0 {\scriptsize [80.0, 95.0]}" in tex
     assert r"resnet50.a1\_in1k & " in tex and tex.rstrip().endswith(r"\end{tabular}")
     assert r"& -- \\" in tex  # resnet's missing challenge accuracy
+    assert r"2.5 {\scriptsize [$-$2.5, 7.5]}" in tex  # minus signs, not hyphens
     with (out / "table.csv").open() as f:
         lines = list(csv.DictReader(f))
     assert len(lines) == 2 * 5

@@ -65,6 +65,12 @@ def _fingerprint(doc: Mapping[str, Any]) -> str:
     return str((doc.get("data") or {}).get("fingerprint") or "")
 
 
+def _variants(doc: Mapping[str, Any]) -> list[str]:
+    # an evaluate document's "variants" maps each variant it scored to its scores
+    variants = doc.get("variants")
+    return list(variants) if isinstance(variants, Mapping) else []
+
+
 def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping, str]) -> None:
     """Refuse ``other`` beside ``first`` in one column: (model, document, run) each."""
     (model_a, a, run_a), (model_b, b, run_b) = first, other
@@ -73,9 +79,17 @@ def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping
         ("protocol", protocol_of(a)[0], protocol_of(b)[0]),
     ):
         if x != y:
+            variants_a, variants_b = _variants(a), _variants(b)
+            why = (
+                f" They scored other variants ({', '.join(variants_a)} vs "
+                f"{', '.join(variants_b)}), and the fingerprint covers the variants scored: "
+                "re-run one with the other's --variants."
+                if what == "data fingerprint" and variants_a != variants_b
+                else ""
+            )
             raise TableError(
                 f"{a['benchmark']} {a['task']}: {model_a} ({run_a}) and {model_b} ({run_b}) "
-                f"differ in {what}: {x!r} vs {y!r}. One table compares models on the same "
+                f"differ in {what}: {x!r} vs {y!r}.{why} One table compares models on the same "
                 f"data by the same protocol; re-run one of them on the other's, or make one "
                 "table per data set."
             )
@@ -256,10 +270,12 @@ def table_latex(doc: Mapping[str, Any]) -> str:
         for row in bench["rows"]:
             cells = []
             for cell, c in zip(row["cells"], columns, strict=True):
-                ci = _interval(cell, c["unit"])
+                # a minus sign, not a hyphen; "--" for a missing value
+                value = _value(cell, c["unit"]).replace("-", "$-$").replace("—", "--")
+                ci = _interval(cell, c["unit"]).replace("-", "$-$")
                 which = f" ({latex_text(cell['which'])})" if cell["which"] else ""
                 small = f" {{\\scriptsize {ci}}}" if ci else ""
-                cells.append(f"{_value(cell, c['unit'])}{which}{small}".replace("—", "--"))
+                cells.append(f"{value}{which}{small}")
             out.append(f"{latex_text(row['model'])} & " + " & ".join(cells) + r" \\")
         out += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(out)

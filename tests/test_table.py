@@ -62,7 +62,11 @@ def challenge_doc(model: str, accuracy: float) -> dict:
         "benchmark": "in9",
         "model": model,
         "data": {"fingerprint": "fp-challenge"},
-        "protocol": {"name": "in9-paper", "deviations": []},
+        "protocol": {
+            "name": "in9-paper",
+            "deviations": [],
+            "departures": ["a seeded subset: 20 of 63 foregrounds (--max-foregrounds)"],
+        },
         "report": {"scores": [score("challenge_accuracy", accuracy, [0.1, 0.3], 20)]},
     }
 
@@ -98,6 +102,10 @@ def test_two_models_two_tasks_in_one_table_of_every_format(tmp_path, capsys):
     assert "data evaluate fp-in9, challenge fp-challenge; protocol in9-paper;" in md
     assert "original: n = 40;" in md and "Challenge accuracy: n = 20" in md
     assert f"- tf_efficientnet_lite0, resnet50.a1_in1k: {DEVIATION}" in md
+    assert (
+        "- tf_efficientnet_lite0: challenge: a seeded subset: 20 of 63 foregrounds "
+        "(--max-foregrounds)" in md
+    )
     tex = (out / "table.tex").read_text()
     assert r"\begin{tabular}{lrrrrr}" in tex and r"\toprule" in tex
     assert r"tf\_efficientnet\_lite0 & 90.0 {\scriptsize [80.0, 95.0]}" in tex

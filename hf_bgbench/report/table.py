@@ -7,7 +7,8 @@ model id and, for a zero-shot model, the same class names and templates) share a
 columns are the benchmark's report-card headlines (:attr:`BenchmarkSpec.report`) of the tasks
 that ran. Models in one column were measured on the same data by the same protocol: runs
 that differ in either are refused, naming both, as ``bgbench compare`` refuses them. Each
-model's protocol deviations and zero-shot head are footnotes naming the models they concern.
+model's protocol deviations, departures from the published protocol (a subset, other
+classes) and zero-shot head are footnotes naming the models they concern.
 """
 
 from __future__ import annotations
@@ -140,8 +141,12 @@ def _benchmark_table(name: str, models: Mapping[tuple[str, str], Runs]) -> dict[
     for (model, head), tasks in models.items():
         label = _row_label(model, head, tasks, sum(m == model for m, _ in models))
         said = [head] if head else []
-        for doc, _ in tasks.values():
-            said += [d for d in protocol_of(doc)[1] if d not in said]
+        for task, (doc, _) in tasks.items():
+            # how the run is not the published protocol on all of the data (a subset, other
+            # classes, resized input): what a reader must know beside the number
+            departures = (doc.get("protocol") or {}).get("departures") or []
+            found = protocol_of(doc)[1] + [f"{task}: {d}" for d in departures]
+            said += [d for d in found if d not in said]
         for note in said:
             notes.setdefault(note, []).append(label)
         cells = headline_rows(spec, {t: d for t, (d, _) in tasks.items()}, headlines)

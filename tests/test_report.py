@@ -453,6 +453,18 @@ def test_compare_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, 
         compare_runs("hf://datasets/someone/absent/runs/x/in9/evaluate", address)
 
 
+def test_table_reads_a_published_run_by_its_hub_address(in9_report, tmp_path, monkeypatch):
+    from hf_bgbench.report.table import model_table, table_markdown
+
+    _published_in_the_hub_cache(in9_report[1], tmp_path, monkeypatch)
+    address = "hf://datasets/someone/bgbench-results/runs/colour-rule-imagenet-1k/in9/evaluate"
+    published = model_table([address])
+    assert published["benchmarks"][0]["rows"][0]["runs"] == {"evaluate": address}
+    local = model_table([str(in9_report[1] / "in9" / "evaluate")])
+    assert table_markdown(published) == table_markdown(local)
+    assert "| colour-rule-imagenet-1k | " in table_markdown(local)
+
+
 def test_a_number_through_a_head_that_did_not_learn_is_flagged():
     from hf_bgbench.report.headlines import headline_rows
     from hf_bgbench.report.markdown import report_markdown

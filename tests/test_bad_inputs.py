@@ -20,6 +20,7 @@ import yaml
 
 from hf_bgbench.cli import main
 from tests.in9_fixture import VARIANTS, write_release
+from tests.test_table import evaluate_doc
 
 TESTED = ["original", "mixed_same", "mixed_rand"]
 
@@ -1204,18 +1205,6 @@ def _table_of_runs(tmp: Path, *docs: dict) -> str:
     return _message(lambda: model_table(runs)).replace(str(tmp), "TMP")
 
 
-def _run_doc(model: str, fingerprint: str = "fp", protocol: str = "in9-paper") -> dict:
-    return {
-        "schema_version": "2.0",
-        "task": "evaluate",
-        "benchmark": "in9",
-        "model": model,
-        "data": {"fingerprint": fingerprint},
-        "protocol": {"name": protocol},
-        "report": {"scores": []},
-    }
-
-
 def _photo_folder_item(tmp: Path, save) -> dict:
     """Row 0 of a one-photo IN-9 photo folder (class folder dog/) through the decode loader."""
     from hf_bgbench.benchmarks import get_benchmark
@@ -1448,7 +1437,11 @@ PYTHON_CASES = [
     ),
     (
         "table-of-models-scored-on-other-data",
-        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("b", fingerprint="other")),
+        lambda tmp: _table_of_runs(
+            tmp,
+            evaluate_doc("a", 0.1, fingerprint="fp"),
+            evaluate_doc("b", 0.1, fingerprint="other"),
+        ),
         "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in data fingerprint: 'fp' vs "
         "'other'. One table compares models on the same data by the same protocol; re-run one "
         "of them on the other's, or make one table per data set.",
@@ -1457,8 +1450,11 @@ PYTHON_CASES = [
         "table-of-models-that-scored-other-variants",
         lambda tmp: _table_of_runs(
             tmp,
-            {**_run_doc("a"), "variants": {"original": {}, "mixed_rand": {}}},
-            {**_run_doc("b", fingerprint="other"), "variants": {"original": {}}},
+            {
+                **evaluate_doc("a", 0.1, fingerprint="fp"),
+                "variants": {"original": {}, "mixed_rand": {}},
+            },
+            {**evaluate_doc("b", 0.1, fingerprint="other"), "variants": {"original": {}}},
         ),
         "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in data fingerprint: 'fp' vs "
         "'other'. They scored other variants (original, mixed_rand vs original), and the "
@@ -1468,14 +1464,20 @@ PYTHON_CASES = [
     ),
     (
         "table-of-models-scored-by-other-protocols",
-        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("b", protocol="bgbench-v1")),
+        lambda tmp: _table_of_runs(
+            tmp,
+            evaluate_doc("a", 0.1, fingerprint="fp"),
+            evaluate_doc("b", 0.1, fingerprint="fp", protocol="bgbench-v1"),
+        ),
         "in9 evaluate: a (TMP/run0) and b (TMP/run1) differ in protocol: 'in9-paper' vs "
         "'bgbench-v1'. One table compares models on the same data by the same protocol; re-run "
         "one of them on the other's, or make one table per data set.",
     ),
     (
         "table-with-one-model-run-twice",
-        lambda tmp: _table_of_runs(tmp, _run_doc("a"), _run_doc("a")),
+        lambda tmp: _table_of_runs(
+            tmp, evaluate_doc("a", 0.1, fingerprint="fp"), evaluate_doc("a", 0.1, fingerprint="fp")
+        ),
         "a has two in9 evaluate runs (TMP/run0 and TMP/run1); give one of them.",
     ),
     ("sixteen-bit-grey-png-is-grey", _sixteen_bit_grey_png, (None, [128])),

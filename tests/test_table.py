@@ -32,14 +32,16 @@ def score(key: str, value: float, ci: list[float], n: int) -> dict:
     }
 
 
-def evaluate_doc(model: str, gap: float, fingerprint: str = "fp-in9", **extra) -> dict:
+def evaluate_doc(
+    model: str, gap: float, fingerprint: str = "fp-in9", protocol: str = "in9-paper", **extra
+) -> dict:
     return {
         "schema_version": "2.0",
         "task": "evaluate",
         "benchmark": "in9",
         "model": model,
         "data": {"fingerprint": fingerprint},
-        "protocol": {"name": "in9-paper", "deviations": [DEVIATION]},
+        "protocol": {"name": protocol, "deviations": [DEVIATION]},
         "report": {
             "scores": [
                 score("accuracy/original", 0.9, [0.8, 0.95], 40),

@@ -130,6 +130,28 @@ def test_two_models_two_tasks_in_one_table_of_every_format(tmp_path, capsys):
     )
     assert missing["value"] == "" and missing["run"] == ""
     assert json.loads((out / "table.json").read_text())["kind"] == "bgbench-table"
+    # the figure: a panel per column side by side, a line per model
+    from PIL import Image
+
+    with Image.open(out / "table_in9.png") as figure:
+        assert figure.format == "PNG" and figure.width > 3 * figure.height
+
+
+def test_a_reused_output_folder_keeps_no_figure_of_an_earlier_table(tmp_path):
+    out = tmp_path / "table"
+    out.mkdir()
+    (out / "table_rival10.png").write_bytes(b"an earlier table's RIVAL10 figure")
+    (out / "notes.txt").write_text("the user's own file")
+    run = write(tmp_path / "lite0", evaluate_doc("tf_efficientnet_lite0", 0.1))
+    assert main(["table", run, "--output", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt",
+        "table.csv",
+        "table.json",
+        "table.md",
+        "table.tex",
+        "table_in9.png",
+    ]
 
 
 def test_a_report_folder_gives_the_rows_of_its_results_folders(tmp_path):
@@ -220,4 +242,5 @@ def test_a_reader_that_stops_early_gets_the_files_and_no_error(tmp_path, monkeyp
         "table.json",
         "table.md",
         "table.tex",
+        "table_in9.png",
     ]

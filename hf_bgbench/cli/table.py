@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "results folder of one task or a `bgbench report` folder. Models in a column must "
             "have been scored on the same data by the same protocol (the recorded data "
             "fingerprint and protocol); protocol deviations and zero-shot heads become "
-            "footnotes. Writes table.md, table.tex (booktabs), table.csv and table.json."
+            "footnotes. Writes table.md, table.tex (booktabs), table.csv, table.json and a "
+            "figure per benchmark (table_<benchmark>.png)."
         ),
     )
     where = "folder, or hf://datasets/OWNER/NAME/runs/... of `bgbench publish-results`"

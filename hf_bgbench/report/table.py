@@ -1,5 +1,6 @@
 """``bgbench table RUN [RUN ...]``: many models' headline numbers in one table per benchmark,
-to paste into a paper (Markdown, LaTeX with booktabs, CSV).
+to paste into a paper (Markdown, LaTeX with booktabs, CSV) and a figure per benchmark
+(:mod:`hf_bgbench.report.table_figure`).
 
 A RUN is a results folder of one task or a ``bgbench report`` folder (every task it ran),
 local or published (``hf://datasets/OWNER/NAME/runs/...``). Runs of one model (the same
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.formatting import latex_text
 from hf_bgbench.report.headlines import headline_rows, protocol_of
 from hf_bgbench.report.paired import CompareError, load_run
@@ -164,7 +165,8 @@ def _benchmark_table(name: str, models: Mapping[tuple[str, str], Runs]) -> dict[
         "benchmark": name,
         "title": spec.short_name,
         "columns": [
-            {"task": h.task, "key": h.key, "label": h.label, "unit": h.unit} for h in headlines
+            {"task": h.task, "key": h.key, "label": h.label, "unit": h.unit, "reliance": h.reliance}
+            for h in headlines
         ],
         "data": {t: _fingerprint(d) for t, (_, d, _) in first_of_task.items()},
         "protocol": {t: protocol_of(d)[0] for t, (_, d, _) in first_of_task.items()},
@@ -320,12 +322,23 @@ def table_csv(doc: Mapping[str, Any]) -> str:
     return buffer.getvalue()
 
 
+def figure_name(bench: Mapping[str, Any]) -> str:
+    return f"table_{bench['benchmark']}.png"
+
+
 def write_table(doc: Mapping[str, Any], directory: str | Path) -> list[str]:
-    """:data:`TABLE_FILES`, written atomically into ``directory``."""
+    """:data:`TABLE_FILES` and a figure per benchmark (:func:`figure_name`), written
+    atomically into ``directory``."""
+    from hf_bgbench.report.table_figure import draw_table
+
     texts = {"table.md": table_markdown, "table.tex": table_latex, "table.csv": table_csv}
     writers = {
         name: (lambda path, render=render: path.write_text(render(doc), encoding="utf-8"))
         for name, render in texts.items()
     }
     writers["table.json"] = lambda path: write_json(doc, path)
-    return write_run_folder(directory, writers)
+    for bench in doc["benchmarks"]:
+        writers[figure_name(bench)] = lambda path, bench=bench: draw_table(bench, path)
+    # a reused folder keeps no figure of a benchmark this table no longer holds
+    earlier = [figure_name({"benchmark": name}) for name in list_benchmarks()]
+    return write_run_folder(directory, writers, remove=earlier)

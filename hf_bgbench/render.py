@@ -17,6 +17,7 @@ import yaml
 
 from hf_bgbench.formatting import interval, latex_text, number
 from hf_bgbench.results import WITHHELD, zero_shot_head
+from hf_bgbench.version import software_text
 
 
 def _title(doc: Mapping[str, Any]) -> str:
@@ -157,7 +158,11 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     ]
     probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
     out += probe + list(report["notes"]) + _withheld(doc)
-    out += [f"hf_bgbench {doc.get('hf_bgbench_version', '')}.", ""]
+    software = software_text(doc.get("software"))
+    out += [
+        f"hf_bgbench {doc.get('hf_bgbench_version', '')}{f' ({software})' if software else ''}.",
+        "",
+    ]
     return "\n".join(out)
 
 

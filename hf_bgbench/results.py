@@ -7,7 +7,9 @@ A results document is a JSON object with
   the run made that the data or model did not state, e.g. the class order of a model with
   unnamed outputs), ``protocol`` (the recipe's
   name, settings and every named deviation from the paper), ``hf_bgbench_version``,
-  ``created`` (and what else the task records: preprocessing, seeds, settings);
+  ``created``, ``software`` (Python, torch, timm, transformers, ... versions:
+  :func:`hf_bgbench.version.software_versions`) and what else the task records
+  (preprocessing, seeds, settings);
 * the task's own numbers under their documented keys (e.g. ``variants``, ``bg_gap`` for
   ``evaluate``; ``challenge_accuracy`` for ``challenge``);
 * ``report``: what a reader sees, typed -- headline :class:`Score` values, :class:`Table`
@@ -31,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.version import __version__
+from hf_bgbench.version import __version__, software_versions
 
 SCHEMA_VERSION = "2.0"  # 2.0: `protocol` (name, settings, deviations); noise headline = class means
 HEADER_KEYS = [
@@ -159,6 +161,7 @@ def make_document(
     doc = {"schema_version": SCHEMA_VERSION, "task": task, **body}
     doc.setdefault("hf_bgbench_version", __version__)
     doc.setdefault("created", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    doc.setdefault("software", software_versions())
     doc["report"] = report.to_dict()
     order = [*HEADER_KEYS, *head]
     return {k: doc[k] for k in order if k in doc} | {k: v for k, v in doc.items() if k not in order}

@@ -84,6 +84,13 @@ def test_output_files(release_results):
     assert on_disk["label_protocol"].startswith("argmax over all model classes")
     md = (out / "results.md").read_text()
     assert "BG-GAP = 22.2 points" in md
+    # the versions the numbers depend on, recorded and said under the report
+    from importlib.metadata import version
+
+    software = on_disk["software"]
+    assert software["torch"] == version("torch") and software["timm"] == version("timm")
+    assert {"python", "numpy", "pillow", "datasets"} <= set(software)
+    assert f"Python {software['python']}, torch {version('torch')}, " in md
     # 14/18 right; Wilson 95%: centre 0.72892, half-width 0.18107 (worked out by hand)
     assert "| mixed_rand | 77.8 | [54.8, 91.0] | 18 | 0 |" in md
     assert on_disk["variants"]["mixed_rand"]["accuracy_ci95"] == pytest.approx(

@@ -79,6 +79,11 @@ def test_report_markdown_table_and_figure(in9_report):
     assert "`resnet50.tv_in1k`" in md  # the exact tag that reproduces the published weights
     assert "![Background-reliance profile](reliance_profile.png)" in md
     assert (out / "reliance_profile.png").stat().st_size > 10_000
+    # the versions the numbers depend on: in report.json and in the section's first lines
+    from importlib.metadata import version
+
+    assert doc["software"]["torch"] == version("torch")
+    assert f"Software: Python {doc['software']['python']}, torch {version('torch')}, " in md
 
 
 def test_a_local_report_writes_no_eval_results(in9_report):

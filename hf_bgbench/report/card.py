@@ -31,7 +31,7 @@ from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
 from hf_bgbench.tasks.common import load_model, open_data, zero_shot_classnames
 from hf_bgbench.tasks.runner import execute
-from hf_bgbench.version import __version__
+from hf_bgbench.version import __version__, software_versions
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,7 @@ def run_report(
             "model_resolved": _first(benchmarks_out, "model_resolved"),
             "hf_bgbench_version": __version__,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "software": software_versions(),
             "seed": seed,
             "settings": {"challenge_foregrounds": challenge_foregrounds, "checkpoint": checkpoint},
             "headlines": rows,

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hf_bgbench.results import zero_shot_head
+from hf_bgbench.version import software_text
 
 WARNED = "⚠"
 """Beside a value whose run recorded a warning (e.g. a head that did not learn): see below."""
@@ -60,7 +61,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         + (f" ({report['model_resolved']})" if report.get("model_resolved") else "")
         + f", {report['created'][:10]}, seed {report['seed']}. "
         "↓: lower means less reliance on the background; ↑: higher means less. "
-        "Intervals are 95%; n is the number of images (foregrounds for the challenge).",
+        "Intervals are 95%; n is the number of images (foregrounds for the challenge)."
+        + (
+            f" Software: {software_text(report.get('software'))}." if report.get("software") else ""
+        ),
         "",
         "| Benchmark | Measure | Value [95% CI] | n | Published models | Protocol |",
         "|---|---|---|---|---|---|",

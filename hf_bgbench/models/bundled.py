@@ -12,6 +12,7 @@ import importlib
 import logging
 import re
 from collections.abc import Mapping
+from importlib import metadata
 
 import torch
 
@@ -136,7 +137,8 @@ def load_bundled(n: int, model_id: str) -> Classifier:
     data_cfg = timm.data.resolve_data_config({}, model=model)
     return Classifier(
         model_id=model_id,
-        resolved=f"bundled:{arch} ({package_name(n)})",
+        # the package's version names the weights exactly (a new release may ship others)
+        resolved=f"bundled:{arch} ({package_name(n)} {metadata.version(package_name(n))})",
         source="bundled",
         model=model,
         preprocessing=Preprocessing.from_timm_data_config(data_cfg),

@@ -407,3 +407,27 @@ def test_transformers_folder_without_processor_is_refused(hf_folder, tmp_path):
     (folder / "preprocessor_config.json").unlink()
     with pytest.raises(ModelLoadError, match="preprocessor_config.json"):
         load_classifier(str(folder))
+
+
+def test_a_timm_hub_model_names_the_commit_of_its_weights(tmp_path, monkeypatch):
+    """`hf-hub:timm/...` read offline from the Hub cache (the layout the Hub client writes:
+    models--timm--<name>/{refs/main, snapshots/<commit>/...}): the result names the exact
+    weights by their commit, as a transformers or open_clip model's does."""
+    import timm
+    from huggingface_hub import constants
+
+    from hf_bgbench.models import load_classifier
+
+    commit = "3" * 40
+    snapshot = tmp_path / "hub" / "models--timm--test_resnet.r160_in1k" / "snapshots" / commit
+    saved = timm.create_model("test_resnet.r160_in1k").eval()  # random weights of its own
+    timm.models.save_for_hf(saved, str(snapshot), safe_serialization=True)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    clf = load_classifier("hf-hub:timm/test_resnet.r160_in1k")
+    assert clf.resolved == f"hf-hub:timm/test_resnet.r160_in1k@{commit}"
+    # the weights are the snapshot's: the same logits as the model saved there
+    x = torch.rand(1, 3, 160, 160)
+    with torch.inference_mode():
+        assert torch.allclose(clf.logits(x), saved(x), atol=1e-5)

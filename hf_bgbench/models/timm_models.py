@@ -10,6 +10,7 @@ import logging
 import os
 import pickle
 from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -178,13 +179,28 @@ def load_timm_pretrained(model_id: str, name: str) -> Classifier:
     cfg = model.pretrained_cfg or {}
     if name.startswith("local-dir:"):
         resolved = f"local-dir:{os.path.abspath(name[len('local-dir:') :])}"
-    elif name.startswith("hf-hub:"):
-        resolved = name
-    elif cfg.get("hf_hub_id"):
-        resolved = f"hf-hub:{cfg['hf_hub_id']}"
+    elif name.startswith("hf-hub:") or cfg.get("hf_hub_id"):
+        repo_id = name[len("hf-hub:") :] if name.startswith("hf-hub:") else cfg["hf_hub_id"]
+        repo, _, revision = repo_id.partition("@")
+        commit = hub_weights_commit(repo, revision or "main") or revision
+        resolved = f"hf-hub:{repo}" + (f"@{commit}" if commit else "")
     else:
         resolved = f"timm:{name}"
     return _classifier(model_id, resolved, model)
+
+
+def hub_weights_commit(repo_id: str, revision: str = "main") -> str | None:
+    """The commit of the Hub weights timm just loaded for ``repo_id``: the snapshot the local
+    Hub cache resolves ``revision`` to (timm downloads into it, or reads it offline), so a
+    result names the exact weights as a transformers or open_clip model's does; None when
+    the cache holds no weights file of that repo."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in ("model.safetensors", "open_clip_model.safetensors", "pytorch_model.bin"):
+        cached = try_to_load_from_cache(repo_id, filename, revision=revision)
+        if isinstance(cached, str) and Path(cached).parent.parent.name == "snapshots":
+            return Path(cached).parent.name  # .../snapshots/<commit>/model.safetensors
+    return None
 
 
 def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str) -> Classifier:

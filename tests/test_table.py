@@ -125,6 +125,7 @@ def test_two_models_two_tasks_in_one_table_of_every_format(tmp_path, capsys):
         "40",
     )
     assert gap["data_fingerprint"] == "fp-in9" and gap["run"] == runs[1]
+    assert gap["model_resolved"] == ""  # these documents name no weights
     missing = next(
         r for r in lines if r["model"] == "resnet50.a1_in1k" and r["task"] == "challenge"
     )
@@ -211,6 +212,26 @@ def test_the_latex_row_of_results_md_compiles_with_underscores_in_the_model_id()
     assert latex_text(r"a_b & 5% #1 {x} ~^\ $") == (
         r"a\_b \& 5\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{} \$"
     )
+
+
+def test_one_model_id_with_other_weights_gets_a_row_per_weights(tmp_path):
+    """The same Hub id scored before and after its weights changed: two rows, each named
+    by the commit it resolved to, never one row mixing the two."""
+    model = "timm/resnet50.a1_in1k"
+    runs = [
+        write(
+            tmp_path / f"r{i}",
+            evaluate_doc(model, gap, model_resolved=f"hf-hub:{model}@{commit * 40}"),
+        )
+        for i, (gap, commit) in enumerate([(0.1, "a"), (0.2, "b")])
+    ]
+    doc = model_table(runs)
+    md = table_markdown(doc)
+    assert f"| {model} (hf-hub:{model}@{'a' * 40}) | 90.0 [80.0, 95.0] |" in md
+    assert f"| {model} (hf-hub:{model}@{'b' * 40}) | 90.0 [80.0, 95.0] |" in md
+    single = model_table(runs[:1])
+    assert f"| {model} | 90.0 [80.0, 95.0] |" in table_markdown(single)
+    assert single["benchmarks"][0]["rows"][0]["model_resolved"] == f"hf-hub:{model}@{'a' * 40}"
 
 
 @pytest.mark.parametrize("run", ["missing", "empty"])

@@ -4,7 +4,8 @@ to paste into a paper (Markdown, LaTeX with booktabs, CSV) and a figure per benc
 
 A RUN is a results folder of one task or a ``bgbench report`` folder (every task it ran),
 local or published (``hf://datasets/OWNER/NAME/runs/...``). Runs of one model (the same
-model id and, for a zero-shot model, the same class names and templates) share a row; the
+model id and weights and, for a zero-shot model, the same class names and templates) share a
+row; the
 columns are the benchmark's report-card headlines (:attr:`BenchmarkSpec.report`) of the tasks
 that ran. Models in one column were measured on the same data by the same protocol: runs
 that differ in either are refused, naming both, as ``bgbench compare`` refuses them. Each
@@ -31,6 +32,7 @@ TABLE_SCHEMA = "table-1.0"
 TABLE_FILES = ("table.md", "table.tex", "table.csv", "table.json")
 CSV_COLUMNS = (
     "model",
+    "model_resolved",
     "benchmark",
     "task",
     "key",
@@ -101,46 +103,64 @@ Runs = dict[str, tuple[Mapping[str, Any], str]]
 """One model's runs of one benchmark: task -> (results document, where it came from)."""
 
 
-def _collect(runs: Sequence[str]) -> dict[str, dict[tuple[str, str], Runs]]:
-    """benchmark -> (model id, zero-shot head or "") -> that model's runs."""
-    found: dict[str, dict[tuple[str, str], Runs]] = {}
+RowKey = tuple[str, str, str]
+"""What makes a row: the model id, its zero-shot head ("" for a trained head) and the exact
+weights it resolved to (``model_resolved``: a Hub commit, a file, a package version)."""
+
+
+def _collect(runs: Sequence[str]) -> dict[str, dict[RowKey, Runs]]:
+    """benchmark -> row key -> that model's runs."""
+    found: dict[str, dict[RowKey, Runs]] = {}
     for address in runs:
         for doc, where in _documents(address):
-            model = (str(doc.get("model", "?")), zero_shot_head(doc) or "")
-            tasks = found.setdefault(doc["benchmark"], {}).setdefault(model, {})
+            key = (
+                str(doc.get("model", "?")),
+                zero_shot_head(doc) or "",
+                str(doc.get("model_resolved") or ""),
+            )
+            tasks = found.setdefault(doc["benchmark"], {}).setdefault(key, {})
             if doc["task"] in tasks:
                 earlier = tasks[doc["task"]][1]
                 raise TableError(
-                    f"{model[0]} has two {doc['benchmark']} {doc['task']} runs ({earlier} and "
+                    f"{key[0]} has two {doc['benchmark']} {doc['task']} runs ({earlier} and "
                     f"{where}); give one of them."
                 )
             tasks[doc["task"]] = (doc, where)
     return found
 
 
-def _row_label(model: str, head: str, tasks: Runs, others: int) -> str:
-    """The model id; a zero-shot model's says so, and names its text embeddings when the
-    same model has another head in the table (other class names or templates)."""
-    if not head:
-        return model
-    if others == 1:
-        return f"{model} (zero-shot)"
-    doc = next(iter(tasks.values()))[0]
-    return f"{model} (zero-shot {doc['zero_shot']['text_embeddings_sha256'][:12]})"
+def _row_label(key: RowKey, tasks: Runs, keys: Sequence[RowKey]) -> str:
+    """The model id; a zero-shot model's says so. When the table holds the same model id
+    in another row, what sets this one apart follows: its text embeddings (other class
+    names or templates) and its weights (e.g. another Hub commit)."""
+    model, head, resolved = key
+    same = [k for k in keys if k[0] == model]
+    if len(same) == 1:
+        return f"{model} (zero-shot)" if head else model
+    apart = []
+    if head and len({k[1] for k in same}) > 1:
+        doc = next(iter(tasks.values()))[0]
+        apart.append(f"zero-shot {doc['zero_shot']['text_embeddings_sha256'][:12]}")
+    elif head:
+        apart.append("zero-shot")
+    if len({k[2] for k in same}) > 1:
+        apart.append(resolved or "weights not recorded")
+    return f"{model} ({', '.join(apart)})"
 
 
-def _benchmark_table(name: str, models: Mapping[tuple[str, str], Runs]) -> dict[str, Any]:
+def _benchmark_table(name: str, models: Mapping[RowKey, Runs]) -> dict[str, Any]:
     spec = get_benchmark(name)
     first_of_task: dict[str, tuple[str, Mapping[str, Any], str]] = {}
-    for (model, _), tasks in models.items():
+    for (model, _, _), tasks in models.items():
         for task, (doc, where) in tasks.items():
             first_of_task.setdefault(task, (model, doc, where))
             _same_measurement(first_of_task[task], (model, doc, where))
     headlines = [h for h in spec.report if h.task in first_of_task]
     rows: list[dict[str, Any]] = []
     notes: dict[str, list[str]] = {}  # a footnote -> the models it is about
-    for (model, head), tasks in models.items():
-        label = _row_label(model, head, tasks, sum(m == model for m, _ in models))
+    for key, tasks in models.items():
+        head = key[1]
+        label = _row_label(key, tasks, list(models))
         said = [head] if head else []
         for task, (doc, _) in tasks.items():
             # how the run is not the published protocol on all of the data (a subset, other
@@ -154,6 +174,7 @@ def _benchmark_table(name: str, models: Mapping[tuple[str, str], Runs]) -> dict[
         rows.append(
             {
                 "model": label,
+                "model_resolved": key[2],
                 "runs": {t: where for t, (_, where) in tasks.items()},
                 "cells": [
                     {k: c[k] for k in ("key", "value", "ci95", "n", "which", "status")}
@@ -305,6 +326,7 @@ def table_csv(doc: Mapping[str, Any]) -> str:
                 writer.writerow(
                     [
                         row["model"],
+                        row["model_resolved"],
                         bench["benchmark"],
                         c["task"],
                         c["key"] + cell["which"],

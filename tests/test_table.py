@@ -214,6 +214,20 @@ def test_the_latex_row_of_results_md_compiles_with_underscores_in_the_model_id()
     )
 
 
+def test_a_number_whose_run_warned_is_marked_in_every_format(tmp_path):
+    warning = "The linear head did not learn: its train accuracy is at chance"
+    run = write(tmp_path / "r", evaluate_doc("m_1", 0.1, warnings=[warning]))
+    out = tmp_path / "t"
+    assert main(["table", run, "--output", str(out)]) == 0
+    md = (out / "table.md").read_text()
+    assert "| m_1 | 90.0 [80.0, 95.0] ⚠ |" in md and f"- m_1: ⚠ evaluate: {warning}" in md
+    tex = (out / "table.tex").read_text()
+    assert r"m\_1 & 90.0$^\dagger$ {\scriptsize [80.0, 95.0]}" in tex
+    assert r"% $^\dagger$: the run warned" in tex
+    with (out / "table.csv").open() as f:
+        assert {line["warnings"] for line in csv.DictReader(f)} == {warning}
+
+
 def test_one_model_id_with_other_weights_gets_a_row_per_weights(tmp_path):
     """The same Hub id scored before and after its weights changed: two rows, each named
     by the commit it resolved to, never one row mixing the two."""

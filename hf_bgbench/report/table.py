@@ -24,6 +24,7 @@ from typing import Any
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.formatting import latex_text
 from hf_bgbench.report.headlines import headline_rows, protocol_of
+from hf_bgbench.report.markdown import WARNED
 from hf_bgbench.report.paired import CompareError, load_run
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
@@ -45,6 +46,7 @@ CSV_COLUMNS = (
     "protocol",
     "data_fingerprint",
     "run",
+    "warnings",
 )
 
 
@@ -167,6 +169,8 @@ def _benchmark_table(name: str, models: Mapping[RowKey, Runs]) -> dict[str, Any]
             # classes, resized input): what a reader must know beside the number
             departures = (doc.get("protocol") or {}).get("departures") or []
             found = protocol_of(doc)[1] + [f"{task}: {d}" for d in departures]
+            # a number that may mean nothing (e.g. a head that did not learn) says so
+            found += [f"{WARNED} {task}: {w}" for w in doc.get("warnings") or []]
             said += [d for d in found if d not in said]
         for note in said:
             notes.setdefault(note, []).append(label)
@@ -177,7 +181,7 @@ def _benchmark_table(name: str, models: Mapping[RowKey, Runs]) -> dict[str, Any]
                 "model_resolved": key[2],
                 "runs": {t: where for t, (_, where) in tasks.items()},
                 "cells": [
-                    {k: c[k] for k in ("key", "value", "ci95", "n", "which", "status")}
+                    {k: c[k] for k in ("key", "value", "ci95", "n", "which", "status", "warnings")}
                     for c in cells
                 ],
             }
@@ -272,6 +276,7 @@ def table_markdown(doc: Mapping[str, Any]) -> str:
             cells = [
                 f"{_value(cell, c['unit'])} {_interval(cell, c['unit'])}".strip()
                 + (f" ({cell['which']})" if cell["which"] else "")
+                + (f" {WARNED}" if cell["warnings"] else "")
                 for cell, c in zip(row["cells"], columns, strict=True)
             ]
             out.append(f"| {row['model']} | " + " | ".join(cells) + " |")
@@ -290,6 +295,11 @@ def table_latex(doc: Mapping[str, Any]) -> str:
         columns = bench["columns"]
         out += [
             f"% {latex_text(_caption(bench))}",
+            *(
+                [r"% $^\dagger$: the run warned that this number may mean nothing (table.md)"]
+                if any(c["warnings"] for r in bench["rows"] for c in r["cells"])
+                else []
+            ),
             r"\begin{tabular}{l" + "r" * len(columns) + "}",
             r"\toprule",
             "Model & " + " & ".join(latex_text(_header(c)) for c in columns) + r" \\",
@@ -303,7 +313,8 @@ def table_latex(doc: Mapping[str, Any]) -> str:
                 ci = _interval(cell, c["unit"]).replace("-", "$-$")
                 which = f" ({latex_text(cell['which'])})" if cell["which"] else ""
                 small = f" {{\\scriptsize {ci}}}" if ci else ""
-                cells.append(f"{value}{which}{small}")
+                warned = r"$^\dagger$" if cell["warnings"] else ""  # see table.md's notes
+                cells.append(f"{value}{warned}{which}{small}")
             out.append(f"{latex_text(row['model'])} & " + " & ".join(cells) + r" \\")
         out += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(out)
@@ -339,6 +350,7 @@ def table_csv(doc: Mapping[str, Any]) -> str:
                         bench["protocol"][c["task"]],
                         bench["data"][c["task"]],
                         row["runs"].get(c["task"], ""),
+                        "; ".join(cell["warnings"]),
                     ]
                 )
     return buffer.getvalue()

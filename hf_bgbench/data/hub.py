@@ -20,6 +20,7 @@ from datasets.table import embed_table_storage
 from hf_bgbench.data.reader import DataSourceError, Reader
 from hf_bgbench.hub.card import card_configs, configs_yaml, read_card_metadata, render_card
 from hf_bgbench.hub.published import recorded_revision
+from hf_bgbench.hub.snapshots import cached_commit
 
 __all__ = [
     "HubDataset",
@@ -247,12 +248,7 @@ class HubDataset(Reader):
         known = getattr(self, "_revision", None)
         if known:
             return known
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(self.location, "README.md", repo_type="dataset")
-        if isinstance(cached, str) and Path(cached).parent.parent.name == "snapshots":
-            return Path(cached).parent.name  # .../snapshots/<commit>/README.md
-        return None
+        return cached_commit(self.location, ("README.md",), repo_type="dataset")
 
     def _signature(self, ds: datasets.Dataset) -> str:
         # Cached Hub files are named after the revision they came from.

@@ -10,11 +10,11 @@ import logging
 import os
 import pickle
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.snapshots import cached_commit
 from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
 from hf_bgbench.models.classifier import HEADLESS, Classifier, infer_label_space
@@ -194,13 +194,8 @@ def hub_weights_commit(repo_id: str, revision: str = "main") -> str | None:
     Hub cache resolves ``revision`` to (timm downloads into it, or reads it offline), so a
     result names the exact weights as a transformers or open_clip model's does; None when
     the cache holds no weights file of that repo."""
-    from huggingface_hub import try_to_load_from_cache
-
-    for filename in ("model.safetensors", "open_clip_model.safetensors", "pytorch_model.bin"):
-        cached = try_to_load_from_cache(repo_id, filename, revision=revision)
-        if isinstance(cached, str) and Path(cached).parent.parent.name == "snapshots":
-            return Path(cached).parent.name  # .../snapshots/<commit>/model.safetensors
-    return None
+    weights = ("model.safetensors", "open_clip_model.safetensors", "pytorch_model.bin")
+    return cached_commit(repo_id, weights, revision=revision)
 
 
 def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str) -> Classifier:

@@ -24,6 +24,7 @@ from hf_bgbench.report.paired import (
     comparable_tasks,
     load_run,
     per_image_values,
+    scored_variants,
 )
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
@@ -31,12 +32,6 @@ from hf_bgbench.tasks import get_task
 
 COMPARE_SCHEMA = "compare-1.0"
 RESAMPLES = 2000
-
-
-def _scored_variants(doc: Mapping[str, Any]) -> list[str]:
-    # a document's "variants" mapping holds a score per variant it scored (the results format)
-    variants = doc.get("variants")
-    return list(variants) if isinstance(variants, Mapping) else []
 
 
 def _data_of_variants(doc: Mapping[str, Any], variants: list[str]) -> str | None:
@@ -60,7 +55,7 @@ def _variant_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | Non
     compared, when the source still gives both recorded fingerprints (so it is unchanged
     and the shared variants are the same images); else a :class:`CompareError` saying
     which variants differ and how to compare them. None when the variants are the same."""
-    va, vb = _scored_variants(a), _scored_variants(b)
+    va, vb = scored_variants(a), scored_variants(b)
     data_a, data_b = a.get("data") or {}, b.get("data") or {}
     same_source = (data_a.get("kind"), data_a.get("location")) == (
         data_b.get("kind"),

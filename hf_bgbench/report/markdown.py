@@ -17,7 +17,9 @@ ARROWS = {1: "↓", -1: "↑", 0: ""}
 """Beside a measure: ↓ lower = less background reliance, ↑ higher = less."""
 
 
-def _num(value: float | None, unit: str) -> str:
+def display_number(value: float | None, unit: str) -> str:
+    """A value already in display units (% and points x 100): one decimal, three for a
+    unitless score; "—" when missing."""
     if value is None:
         return "—"
     return f"{value:.3f}" if unit == "" else f"{value:.1f}"
@@ -28,9 +30,9 @@ def value_text(row: Mapping[str, Any]) -> str:
     if row["value"] is None:
         return row["status"]
     ci = row["ci95"]
-    text = _num(row["value"], row["unit"])
+    text = display_number(row["value"], row["unit"])
     if ci is not None:
-        text += f" [{_num(ci[0], row['unit'])}, {_num(ci[1], row['unit'])}]"
+        text += f" [{display_number(ci[0], row['unit'])}, {display_number(ci[1], row['unit'])}]"
     return f"{text} {WARNED}" if row.get("warnings") else text
 
 
@@ -41,8 +43,9 @@ def published_text(row: Mapping[str, Any]) -> str:
         return "—"
     unit = row["unit"]
     if len(values) == 1:
-        return f"{_num(values[0], unit)} ({row['published'][0]['model']})"
-    return f"{_num(min(values), unit)} – {_num(max(values), unit)} ({len(values)} models)"
+        return f"{display_number(values[0], unit)} ({row['published'][0]['model']})"
+    low, high = display_number(min(values), unit), display_number(max(values), unit)
+    return f"{low} – {high} ({len(values)} models)"
 
 
 def measure_text(row: Mapping[str, Any]) -> str:

@@ -18,7 +18,21 @@ import pandas as pd
 from hf_bgbench.tasks import all_tasks, get_task
 from hf_bgbench.tasks.per_image import CompareError
 
-__all__ = ["CompareError", "comparable_tasks", "load_run", "per_image_files", "per_image_values"]
+__all__ = [
+    "CompareError",
+    "comparable_tasks",
+    "load_run",
+    "per_image_files",
+    "per_image_values",
+    "scored_variants",
+]
+
+
+def scored_variants(doc: Mapping[str, Any]) -> list[str]:
+    """The variants a results document scored: its ``variants`` mapping holds a score per
+    variant (the results format); [] for a task without variants."""
+    variants = doc.get("variants")
+    return list(variants) if isinstance(variants, Mapping) else []
 
 
 def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:

@@ -24,13 +24,12 @@ from typing import Any
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.formatting import latex_text
 from hf_bgbench.report.headlines import headline_rows, protocol_of
-from hf_bgbench.report.markdown import WARNED
-from hf_bgbench.report.paired import CompareError, load_run
+from hf_bgbench.report.markdown import WARNED, display_number
+from hf_bgbench.report.paired import CompareError, load_run, scored_variants
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
 
 TABLE_SCHEMA = "table-1.0"
-TABLE_FILES = ("table.md", "table.tex", "table.csv", "table.json")
 CSV_COLUMNS = (
     "model",
     "model_resolved",
@@ -71,12 +70,6 @@ def _fingerprint(doc: Mapping[str, Any]) -> str:
     return str((doc.get("data") or {}).get("fingerprint") or "")
 
 
-def _variants(doc: Mapping[str, Any]) -> list[str]:
-    # an evaluate document's "variants" maps each variant it scored to its scores
-    variants = doc.get("variants")
-    return list(variants) if isinstance(variants, Mapping) else []
-
-
 def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping, str]) -> None:
     """Refuse ``other`` beside ``first`` in one column: (model, document, run) each."""
     (model_a, a, run_a), (model_b, b, run_b) = first, other
@@ -85,7 +78,7 @@ def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping
         ("protocol", protocol_of(a)[0], protocol_of(b)[0]),
     ):
         if x != y:
-            variants_a, variants_b = _variants(a), _variants(b)
+            variants_a, variants_b = scored_variants(a), scored_variants(b)
             why = (
                 f" They scored other variants ({', '.join(variants_a)} vs "
                 f"{', '.join(variants_b)}), and the fingerprint covers the variants scored: "
@@ -216,18 +209,14 @@ def model_table(runs: Sequence[str]) -> dict[str, Any]:
 
 
 def _value(cell: Mapping[str, Any], unit: str) -> str:
-    if cell["value"] is None:
-        return "—"
-    digits = 3 if unit == "" else 1
-    return f"{cell['value']:.{digits}f}"
+    return display_number(cell["value"], unit)
 
 
 def _interval(cell: Mapping[str, Any], unit: str) -> str:
     if not cell["ci95"]:
         return ""
-    digits = 3 if unit == "" else 1
     lo, hi = cell["ci95"]
-    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+    return f"[{display_number(lo, unit)}, {display_number(hi, unit)}]"
 
 
 def _header(column: Mapping[str, Any]) -> str:
@@ -361,8 +350,8 @@ def figure_name(bench: Mapping[str, Any]) -> str:
 
 
 def write_table(doc: Mapping[str, Any], directory: str | Path) -> list[str]:
-    """:data:`TABLE_FILES` and a figure per benchmark (:func:`figure_name`), written
-    atomically into ``directory``."""
+    """table.md, table.tex, table.csv, table.json and a figure per benchmark
+    (:func:`figure_name`), written atomically into ``directory``."""
     from hf_bgbench.report.table_figure import draw_table
 
     texts = {"table.md": table_markdown, "table.tex": table_latex, "table.csv": table_csv}

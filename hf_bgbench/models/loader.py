@@ -58,6 +58,7 @@ from hf_bgbench.models.transformers_models import (
     load_transformers_zero_shot,
     read_local_config,
 )
+from hf_bgbench.models.vlm import VlmSettings, is_vlm_config, load_vlm
 from hf_bgbench.models.zero_shot import ClassNames, Prompts, prompts_for
 
 logger = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ class ModelRef:
     prompts: Callable[[], Prompts | None]
     progress: bool = True
     device: Any = None  # where the model will run: a zero-shot head's text side runs there
+    vlm: VlmSettings = VlmSettings()  # how a generative VLM's output becomes class scores
 
     @property
     def location(self) -> str:
@@ -252,6 +254,11 @@ def _load_transformers_zero_shot(ref: ModelRef) -> Classifier:
     )
 
 
+def _load_vlm(ref: ModelRef) -> Classifier:
+    local = ref.files is not None and ref.files.folder is not None
+    return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
+
+
 for _loader in (
     ModelLoader(
         "bundled",
@@ -284,6 +291,14 @@ for _loader in (
         ": CLIP, SigLIP, SigLIP 2, ALIGN, ...)",
         _load_transformers_zero_shot,
         files=lambda f: is_zero_shot_config(f.config()),
+    ),
+    ModelLoader(
+        "transformers-vlm",
+        "transformers",
+        "generative vision-language models (AutoModelForImageTextToText: LLaVA, Qwen2-VL, "
+        "PaliGemma, Idefics3/SmolVLM, InternVL, Gemma 3, ...) scored by a named rule",
+        _load_vlm,
+        files=lambda f: is_vlm_config(f.config()),
     ),
     ModelLoader(
         "transformers",
@@ -445,6 +460,7 @@ def load_classifier(
     classnames: str | Sequence[str] | ClassNames | None = "imagenet",
     templates: str | Sequence[str] = "openai",
     progress: bool = True,
+    vlm: VlmSettings | None = None,
 ) -> Classifier:
     """Load an image classifier with its preprocessing and label space.
 
@@ -463,7 +479,9 @@ def load_classifier(
     ``templates`` (``"openai"``: OpenAI's 80; ``"simple"``; a file, one template a line with
     ``{}``; or a list): see :mod:`hf_bgbench.models.zero_shot`. ``classnames=None`` loads a
     zero-shot model's image tower alone, without classes (for a linear probe: its text head
-    is never built). ``progress``: the text embeddings' progress bar.
+    is never built). ``progress``: the text embeddings' progress bar. ``vlm``: how a
+    generative vision-language model is scored (:class:`~hf_bgbench.models.vlm.VlmSettings`:
+    the rule, prompt and classes; default: likelihood over ImageNet's 1000 classes).
 
     Raises :class:`~hf_bgbench.models.errors.ModelLoadError` (a ``ValueError``) or one of
     its subclasses, each with a message saying what to do.
@@ -479,9 +497,12 @@ def load_classifier(
         return prompts[0]
 
     target = resolve_device(device)
-    ref = ModelRef(model_id, model_id.strip(), None, make_prompts, progress, target)
+    ref = ModelRef(
+        model_id, model_id.strip(), None, make_prompts, progress, target, vlm or VlmSettings()
+    )
     clf = _load(model_id, checkpoint, ref)
     own_head = clf.zero_shot is None and clf.label_space.kind != HEADLESS
+    own_head = own_head and getattr(clf, "vlm", None) is None
     if own_head and (classnames not in ("imagenet", None) or templates != "openai"):
         raise ModelLoadError(
             f"{model_id!r} is a classifier with a trained head ({clf.source}); class names and "

@@ -43,7 +43,8 @@ def read_local_config(folder: str) -> dict:
     return cfg
 
 
-def _translate(model_id: str, exc: Exception) -> Exception:
+def translate_error(model_id: str, exc: Exception) -> Exception:
+    """The user-facing error for an exception transformers raised loading ``model_id``."""
     if isinstance(exc, (ModelLoadError, HubUnreachableError)):
         return exc
     if is_remote_code_request(exc):
@@ -57,8 +58,10 @@ def _translate(model_id: str, exc: Exception) -> Exception:
         return ModelLoadError(
             f"{model_id!r} is neither an image classifier (AutoModelForImageClassification) nor "
             "an image-text model scored zero-shot (AutoModelForZeroShotImageClassification: "
-            "CLIP, SigLIP, ALIGN, ...); a text-only or other model cannot classify images. Use "
-            "a model with an image-classification head or an image and a text tower."
+            "CLIP, SigLIP, ALIGN, ...) nor a generative vision-language model "
+            "(AutoModelForImageTextToText: LLaVA, Qwen2-VL, PaliGemma, ...); a text-only or "
+            "other model cannot classify images. Use a model with an image-classification "
+            "head, an image and a text tower, or an image-text-to-text head."
         )
     if "Unrecognized model" in msg or "model_type" in msg:
         return ModelLoadError(
@@ -92,7 +95,7 @@ def load_transformers(model_id: str, location: str, *, local: bool):
     try:
         model = AutoModelForImageClassification.from_pretrained(location, trust_remote_code=False)
     except Exception as e:
-        raise _translate(model_id, e) from e
+        raise translate_error(model_id, e) from e
     try:
         processor = AutoImageProcessor.from_pretrained(location, trust_remote_code=False)
     except Exception as e:
@@ -215,7 +218,7 @@ def load_transformers_zero_shot(
             location, trust_remote_code=False
         )
     except Exception as e:
-        raise _translate(model_id, e) from e
+        raise translate_error(model_id, e) from e
     try:
         processor = AutoProcessor.from_pretrained(location, trust_remote_code=False)
     except Exception as e:

@@ -1,0 +1,73 @@
+"""Open answers matched to classes: an answer names a class when it contains one of the
+class's phrases as whole words; naming no class or two is no answer (counted, never guessed)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def normalise(text: str) -> str:
+    """Lower case, words only, single spaces: ``"A Golden-Retriever!"`` -> ``"a golden retriever"``."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _forms(phrase: str) -> set[str]:
+    """A phrase and its regular plurals (``fish``, ``fishes``; ``dog``, ``dogs``)."""
+    p = normalise(phrase)
+    return {p, p + "s", p + "es"} if p else set()
+
+
+def match_answer(answer: str, synonyms: Sequence[Sequence[str]]) -> int | None:
+    """The class whose phrases ``answer`` names (None: it names none, or more than one).
+
+    A phrase matches as whole words (``"cat"`` is not in ``"category"``); a class whose phrase
+    lies inside a longer phrase of another named class (``"dog"`` in ``"hot dog"``) still
+    counts as named, so such an answer is ambiguous and gives no class."""
+    text = f" {normalise(answer)} "
+    named = [
+        k
+        for k, phrases in enumerate(synonyms)
+        if any(f" {form} " in text for p in phrases for form in _forms(p))
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+@lru_cache(maxsize=1)
+def wordnet_lemmas() -> dict[str, tuple[str, ...]]:
+    """wnid -> WordNet lemma names, from timm's ``imagenet_synset_to_lemma.txt`` (the
+    ImageNet-21k synsets, each with its WordNet lemmas)."""
+    import timm.data
+
+    path = Path(timm.data.__file__).parent / "_info" / "imagenet_synset_to_lemma.txt"
+    table: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        wnid, _, lemmas = line.partition("\t")
+        table[wnid] = tuple(x.strip() for x in lemmas.split(",") if x.strip())
+    return table
+
+
+def lemma_source() -> str:
+    """Where :func:`wordnet_lemmas` comes from, recorded with the results."""
+    import timm
+
+    return f"WordNet lemma names (timm {timm.__version__}, data/_info/imagenet_synset_to_lemma.txt)"
+
+
+def synonym_table(
+    names: Sequence[str], members: Sequence[Sequence[str]]
+) -> tuple[tuple[str, ...], ...]:
+    """Per class: its name and the WordNet lemmas of its member synsets (``members[k]``: the
+    wnids of class ``k`` -- the class's own synset and the ImageNet classes mapped to it)."""
+    lemmas = wordnet_lemmas()
+    table = []
+    for name, wnids in zip(names, members, strict=True):
+        phrases = [name.replace("_", " ")]
+        for wnid in wnids:
+            phrases += [x for x in lemmas.get(wnid, ()) if x not in phrases]
+        table.append(tuple(phrases))
+    return tuple(table)

@@ -1,0 +1,100 @@
+"""How a generative vision-language model is turned into class scores: the named rule, its
+prompt and its class strings. The rule is part of the number (published VLM accuracies differ
+by points with the answer format alone), so every field here is recorded with the results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hf_bgbench.models.zero_shot import ClassNames
+
+VLM_PROTOCOLS = ("likelihood", "choice", "open")
+VLM_SCORES = ("mean", "sum")
+VLM_CLASS_SETS = ("benchmark", "imagenet")
+NO_ANSWER = "(no answer)"
+"""The extra class of the rules that may give no answer (``open``; ``choice`` with rotations):
+it maps to no benchmark class, so such an image counts as wrong, and it is counted."""
+
+QUESTION = "What type of object is in this photo?"
+SHORT_ANSWER = "Answer the question using a single word or phrase."
+LETTER_ANSWER = "Answer with the option's letter from the given choices directly."
+CHOICES_SLOT = "{choices}"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+PROTOCOL_SUMMARY = {
+    "likelihood": "the log-probability of each class string as the answer's start",
+    "choice": "lettered multiple choice, read from the next-token logits of the option letters",
+    "open": "a greedy answer matched to the class names and their WordNet synonyms",
+}
+
+
+@dataclass(frozen=True)
+class VlmSettings:
+    """One scoring rule. ``classes``: ``"imagenet"`` or the :class:`ClassNames` to score;
+    ``prompt``: the user text (None: the rule's default; for ``choice`` it holds
+    :data:`CHOICES_SLOT`); ``synonyms``: per class, the phrases an open answer may use."""
+
+    protocol: str = "likelihood"
+    score: str = "mean"
+    circular: int = 1
+    classes: ClassNames | str = "imagenet"
+    prompt: str | None = None
+    prompt_source: str = "default"
+    max_new_tokens: int = 16
+    synonyms: tuple[tuple[str, ...], ...] | None = None
+    synonyms_source: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol not in VLM_PROTOCOLS:
+            raise ValueError(
+                f"--vlm-protocol {self.protocol!r}: choose one of {', '.join(VLM_PROTOCOLS)}."
+            )
+        if self.score not in VLM_SCORES:
+            raise ValueError(f"--vlm-score {self.score!r}: choose mean or sum.")
+        if self.circular < 1:
+            raise ValueError(f"--circular must be >= 1, got {self.circular}.")
+        if self.circular > 1 and self.protocol != "choice":
+            raise ValueError(
+                "--circular rotates the options of a multiple-choice question: it needs "
+                "--vlm-protocol choice."
+            )
+        if self.max_new_tokens < 1:
+            raise ValueError(f"--vlm-max-new-tokens must be >= 1, got {self.max_new_tokens}.")
+        if self.prompt is not None and self.protocol == "choice":
+            if CHOICES_SLOT not in self.prompt:
+                raise ValueError(
+                    f"A --vlm-prompt for --vlm-protocol choice must hold {CHOICES_SLOT} where "
+                    "the lettered options go."
+                )
+
+    @property
+    def may_abstain(self) -> bool:
+        """Whether the rule may give no class (then :data:`NO_ANSWER` is a column)."""
+        return self.protocol == "open" or (self.protocol == "choice" and self.circular > 1)
+
+    def user_text(self, options: str = "") -> str:
+        """The text given with the image: the question, and for ``choice`` the options."""
+        if self.protocol == "choice":
+            template = self.prompt or f"{QUESTION}\n{CHOICES_SLOT}\n{LETTER_ANSWER}"
+            return template.replace(CHOICES_SLOT, options)
+        return self.prompt if self.prompt is not None else f"{QUESTION}\n{SHORT_ANSWER}"
+
+
+def read_prompt(path: str | None) -> tuple[str | None, str]:
+    """(prompt text, its source) from ``--vlm-prompt FILE`` (None: the default prompt)."""
+    if path is None:
+        return None, "default"
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"--vlm-prompt {path}: cannot read it ({e}).") from e
+    if not text:
+        raise ValueError(f"--vlm-prompt {path} is empty: write the question the model is asked.")
+    return text, f"file {Path(path).name}"
+
+
+def class_string(name: str) -> str:
+    """A class name as a person writes an answer: spaces for underscores, a capital first."""
+    words = " ".join(name.replace("_", " ").split())
+    return words[:1].upper() + words[1:]

@@ -324,3 +324,16 @@ def zero_shot_head(doc: Mapping[str, Any]) -> str | None:
     a trained head (or one scored through a linear probe)."""
     z = doc.get("zero_shot")
     return head_line(z) if isinstance(z, Mapping) else None
+
+
+def vlm_line(record: Mapping[str, Any]) -> str:
+    """A VLM's scoring rule in one line, from its record (results' ``vlm``)."""
+    extra = {
+        "likelihood": f", {record.get('score')} over the tokens",
+        "choice": f", {record.get('rotations')} rotation(s)",
+        "open": "",
+    }[record["protocol"]]
+    return (
+        f"generative VLM, {record['protocol']} rule ({record['rule']}{extra}) over "
+        f"{len(record['choices'])} class strings ({record['classes_source']})"
+    )

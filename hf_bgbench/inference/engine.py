@@ -105,7 +105,7 @@ class PredictionCache:
         target = self.dir / f"part-{uuid.uuid4().hex}.parquet"
         tmp = target.with_suffix(".tmp")
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-        frame[PREDICTION_COLUMNS].to_parquet(tmp, index=False)
+        frame.to_parquet(tmp, index=False)  # PREDICTION_COLUMNS and the model's records
         os.replace(tmp, target)  # a part is either complete or absent
 
 
@@ -204,7 +204,7 @@ def predict(
     if skipped:
         log.warning("%s: %d image(s) could not be read and were skipped.", desc, len(skipped))
     return PredictionRun(
-        frame[PREDICTION_COLUMNS],
+        frame,  # PREDICTION_COLUMNS, then any per-image records of the model (a VLM's)
         skipped,
         computed=columns.computed,
         reused=len(have),
@@ -232,10 +232,16 @@ class _Columns:
         self.computed = 0
         self.unsaved = 0
 
-    def fill(self, batch_ids: Sequence[str], values: dict[str, np.ndarray]) -> None:
+    def fill(self, batch_ids: Sequence[str], values: dict[str, Any]) -> None:
         at = np.fromiter((self.index[i] for i in batch_ids), np.int64, len(batch_ids))
+        for column in values.keys() - self.values.keys():  # the model's per-image records
+            self.values[column] = np.full(len(self.ids), None, dtype=object)
         for column, array in self.values.items():
-            array[at] = values[column]
+            if array.dtype == object:
+                for k, value in zip(at, values[column], strict=True):
+                    array[k] = value
+            else:
+                array[at] = values[column]
         self.scored[at] = True
         self.computed += len(at)
         self.unsaved += len(at)
@@ -245,7 +251,11 @@ class _Columns:
         keep = np.flatnonzero(self.scored if mask is None else mask)
         data = {"id": [self.ids[k] for k in keep]}
         data.update({c: a[keep] for c, a in self.values.items()})
-        return pd.DataFrame(data, columns=PREDICTION_COLUMNS)
+        return pd.DataFrame(data, columns=[*PREDICTION_COLUMNS, *self.extra_columns])
+
+    @property
+    def extra_columns(self) -> list[str]:
+        return [c for c in self.values if c not in PREDICTION_COLUMNS]
 
     def take_unsaved(self) -> pd.DataFrame:
         """The scored images not yet written to the cache (now counted as written)."""
@@ -276,4 +286,5 @@ def prediction_rows(step: ModelStep, batch) -> dict[str, np.ndarray]:
         "pred": out.pred,
         "pred_model": out.pred_model,
         "prob_true": out.prob_true,
+        **out.extras,
     }

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -51,6 +51,8 @@ class Predictions:
     pred: np.ndarray  # benchmark label predicted (-1: a class outside the benchmark)
     pred_model: np.ndarray  # argmax in the model's own label space
     prob_true: np.ndarray  # probability of the true benchmark class
+    # per-image records the model keeps of how it scored (a VLM's class scores, its answer)
+    extras: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class ModelStep:
@@ -143,7 +145,9 @@ class ModelStep:
         if not isinstance(labels, torch.Tensor):
             labels = torch.full((len(logits),), int(labels), dtype=torch.long)
         pred, pred_model, prob = self.mapper(logits, labels.to(logits.device))
-        return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob)
+        take = getattr(self.classifier, "take_extras", None)
+        extras = {k: v[: len(pred)] for k, v in take().items()} if take is not None else {}
+        return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob, extras)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """(N, D) penultimate features (the classification head's input), float32.
@@ -157,13 +161,21 @@ class ModelStep:
 
     def logits_with_grad(self, x: torch.Tensor) -> torch.Tensor:
         """(N, C) logits with autograd on (fp32, no autocast): for saliency maps."""
+        self.check_gradients()
         with torch.enable_grad():
             return self.classifier.logits(self.prepare(x))
 
     def gradient_module(self) -> torch.nn.Module:
         """An ``nn.Module`` from [0, 1] images to logits (normalisation included), for
         libraries such as grad-cam that take a module and its target layers."""
+        self.check_gradients()
         return _NormalisedModel(self)
+
+    def check_gradients(self) -> None:
+        """Refuse a model whose class scores have no gradient map (its record says why)."""
+        refusal = getattr(self.classifier, "gradient_refusal", None)
+        if refusal:
+            raise ValueError(f"{getattr(self.classifier, 'model_id', 'This model')}: {refusal}")
 
 
 class _NormalisedModel(torch.nn.Module):

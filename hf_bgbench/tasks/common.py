@@ -16,10 +16,13 @@ from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
+from hf_bgbench.labels import imagenet_classes
 from hf_bgbench.models.classifier import ORDER_ASSUMED
+from hf_bgbench.models.vlm import VlmSettings, read_prompt
+from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
 from hf_bgbench.models.zero_shot import ClassNames
 from hf_bgbench.probe.features import probe_note, probed_classifier
-from hf_bgbench.results import write_json, write_run_folder
+from hf_bgbench.results import vlm_line, write_json, write_run_folder
 from hf_bgbench.tasks.options import LABEL_MAPS
 from hf_bgbench.tasks.protocol_settings import Normalisation, PaperValues
 
@@ -52,18 +55,21 @@ def paper_value_deviations(paper_values: PaperValues | None, options: Any) -> li
     return out
 
 
-def normalisation_deviations(fixed: Normalisation | None, preprocessing: Any) -> list[str]:
+def normalisation_deviations(fixed: Normalisation | None, classifier: Any) -> list[str]:
     """The sentence recording that this model was normalised with its own mean/std where the
     protocol's authors normalised every model with a fixed one (its
     ``authors_normalisation`` setting, ``fixed``), generated from the two pairs actually
     compared; none when they agree (e.g. a torchvision model under IN-9's ImageNet mean/std)
     or the protocol names no fixed normalisation (None). The model's own is what it was
     trained with, so it is the sound choice; the sentence makes the difference visible,
-    since it moves accuracies by points where the two differ."""
+    since it moves accuracies by points where the two differ. A model that normalises its
+    own inputs (a VLM's processor) names its ``normalisation`` (mean, std)."""
     if fixed is None:
         return []
-    described = preprocessing.to_dict()  # what results.json records as the preprocessing
-    own = (tuple(described["mean"]), tuple(described["std"]))
+    own = getattr(classifier, "normalisation", None)
+    if own is None:
+        described = classifier.preprocessing.to_dict()  # what results.json records
+        own = (tuple(described["mean"]), tuple(described["std"]))
     theirs = (tuple(fixed.mean), tuple(fixed.std))
     if np.allclose(np.array(own), np.array(theirs), atol=1e-6):
         return []
@@ -155,9 +161,11 @@ def load_model(
     classnames: str | Sequence[str] | ClassNames | None = "imagenet",
     templates: str | Sequence[str] = "openai",
     progress: bool = True,
+    vlm: VlmSettings | None = None,
 ) -> Any:
     """A loaded classifier: ``model`` itself, or :func:`load_classifier` of a model id (a
-    zero-shot model's head over ``classnames`` with ``templates``)."""
+    zero-shot model's head over ``classnames`` with ``templates``; a generative VLM scored
+    by ``vlm``)."""
     if isinstance(model, Path):
         model = str(model)
     if not isinstance(model, str):
@@ -177,7 +185,47 @@ def load_model(
         classnames=classnames,
         templates=templates,
         progress=progress,
+        vlm=vlm,
     )
+
+
+def vlm_settings(options: Any, spec: BenchmarkSpec) -> VlmSettings:
+    """How a generative VLM is scored on ``spec``, from a task's options (``--vlm-*``,
+    ``--circular``): its classes resolved, and for ``open`` the synonyms of each class."""
+    prompt, source = read_prompt(options.vlm_prompt)
+    classes = zero_shot_classnames(options.vlm_classes, spec)
+    synonyms = synonyms_source = None
+    if options.vlm_protocol == "open" and classes != "imagenet":
+        synonyms, synonyms_source = class_synonyms(spec)
+    return VlmSettings(
+        protocol=options.vlm_protocol,
+        score=options.vlm_score,
+        circular=options.circular,
+        classes=classes,
+        prompt=prompt,
+        prompt_source=source,
+        max_new_tokens=options.vlm_max_new_tokens,
+        synonyms=synonyms,
+        synonyms_source=synonyms_source,
+    )
+
+
+def class_synonyms(spec: BenchmarkSpec) -> tuple[tuple[tuple[str, ...], ...], str]:
+    """Per benchmark class: its name and the WordNet lemmas of the ImageNet-1k classes the
+    benchmark's published mapping assigns to it (the phrases an open answer may use)."""
+    wnids = imagenet_classes()[0]
+    table = spec.label_maps["imagenet-1k"]() if "imagenet-1k" in spec.label_maps else None
+    members = [
+        [w for w, k in zip(wnids, table, strict=True) if k == c] if table is not None else []
+        for c in range(spec.num_classes)
+    ]
+    source = "the class names" + (
+        f" and the {lemma_source()} of the ImageNet-1k classes {spec.short_name}'s published "
+        "mapping assigns to each"
+        if table is not None
+        else ""
+    )
+    return synonym_table(spec.classes, members), source
 
 
 def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | ClassNames:
@@ -203,6 +251,7 @@ def classifier_and_mapper(
     device: str | None = None,
     zero_shot_classes: str = "imagenet",
     templates: str = "openai",
+    vlm: VlmSettings | None = None,
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper]:
     """The classifier every task scores, and how its outputs become benchmark labels.
@@ -229,6 +278,7 @@ def classifier_and_mapper(
         classnames=classnames,
         templates=templates,
         progress=probe_options.get("progress", True),
+        vlm=vlm,
     )
     if classifier.label_space.num_classes == 0 and choice != "probe":
         raise ValueError(
@@ -244,7 +294,8 @@ def classifier_and_mapper(
             f"this model has {classifier.label_space.num_classes} classes "
             f"({classifier.label_space.kind}); use --label-map probe."
         )
-    if choice == "probe" and not own_classes:
+    # a VLM names the benchmark's classes itself: no head is fitted on it
+    if choice == "probe" and not own_classes and getattr(classifier, "vlm", None) is None:
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
     guess = (
@@ -267,6 +318,7 @@ def model_step_for(
     progress: bool = True,
     zero_shot_classes: str = "imagenet",
     templates: str = "openai",
+    vlm: VlmSettings | None = None,
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper, ModelStep]:
     """The classifier, its label mapping (:func:`classifier_and_mapper`; ``probe_options``
@@ -282,6 +334,7 @@ def model_step_for(
         progress=progress,
         zero_shot_classes=zero_shot_classes,
         templates=templates,
+        vlm=vlm,
         **probe_options,
     )
     return classifier, mapper, ModelStep(classifier, mapper, device)
@@ -340,8 +393,13 @@ def run_header(
     if text is not None:  # the class names, templates and recipe: enough to reproduce the head
         header["zero_shot"] = text.record()
         header["label_protocol"] = f"{text.summary()}; then {header['label_protocol']}"
+    vlm = getattr(classifier, "vlm", None)
+    if vlm is not None:  # the rule, prompt and class strings: enough to reproduce the scores
+        header["vlm"] = vlm
+        header["label_protocol"] = f"{vlm_line(vlm)}; then {header['label_protocol']}"
     header["assumptions"] = assumptions
     return header
+
 
 
 def label_order_assumption(classifier: Any) -> str | None:

@@ -29,9 +29,19 @@ from hf_bgbench.builders.arguments import Option, flag, non_negative_int, option
 from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
+from hf_bgbench.models.vlm import VLM_CLASS_SETS, VLM_PROTOCOLS, VLM_SCORES, VlmSettings
 from hf_bgbench.models.zero_shot import CLASS_SETS
 
 LABEL_MAPS = ("auto", "model", "imagenet", "probe")
+VLM_OPTIONS = (
+    "vlm_protocol",
+    "vlm_score",
+    "vlm_classes",
+    "vlm_prompt",
+    "circular",
+    "vlm_max_new_tokens",
+)
+"""The options that say how a generative VLM is scored (refused for any other model)."""
 # What each default label map means, for --label-map's help (per benchmark protocol).
 LABEL_MAP_TEXT = {
     "model": "the model's ImageNet classes mapped",
@@ -200,6 +210,43 @@ class RunOptions:
         metavar="SET|FILE",
     )
     protocol: str | None = option(None, _protocol_help, metavar="NAME")
+    vlm_protocol: str = option(
+        "likelihood",
+        "generative VLMs (LLaVA, Qwen2-VL, PaliGemma, SmolVLM, ...): how an answer becomes "
+        "class scores -- likelihood = the log-probability of each class string as the "
+        "answer's start; choice = lettered multiple choice, read from the option letters' "
+        "next-token logits; open = a greedy answer matched to the class names and their "
+        "WordNet synonyms (an answer naming no class or two counts as no answer)",
+        choices=VLM_PROTOCOLS,
+    )
+    vlm_score: str = option(
+        "mean",
+        "VLMs, likelihood: the class string's token log-probabilities averaged (mean) or "
+        "summed (sum, which favours short class names)",
+        choices=VLM_SCORES,
+    )
+    vlm_classes: str = option(
+        "benchmark",
+        "VLMs: the classes scored -- benchmark = the benchmark's own class names; imagenet = "
+        "ImageNet's 1000, then the benchmark's published mapping (likelihood only)",
+        choices=VLM_CLASS_SETS,
+    )
+    vlm_prompt: Path | None = option(
+        None,
+        "VLMs: a file with the text asked with each image (default: the rule's question; for "
+        "choice, {choices} marks where the lettered options go)",
+        metavar="FILE",
+    )
+    circular: int = option(
+        1,
+        "VLMs, choice: ask N times with the options rotated; an image counts right only if "
+        "every rotation is (VLMEvalKit's circular rule)",
+        parse=positive_int,
+        metavar="N",
+    )
+    vlm_max_new_tokens: int = option(
+        16, "VLMs, open: the most tokens generated per answer", parse=positive_int
+    )
     resize_to_model_input: bool = option(
         False,
         "resize the benchmark's images to the model's input size (a protocol deviation, "
@@ -217,6 +264,10 @@ class RunOptions:
         if inside:
             raise self.Error(inside)
         check_device(self.device, self.Error)
+        try:  # the combination of rule, score and rotations, before any work
+            VlmSettings(self.vlm_protocol, self.vlm_score, self.circular)
+        except ValueError as e:
+            raise self.Error(str(e)) from None
         for name, opt, _ in described(type(self)):
             value = getattr(self, name)
             if opt.many and isinstance(value, str):  # one name, or "a,b": never its letters

@@ -51,10 +51,10 @@ from hf_bgbench.inference.geometry import is_resize_deviation, masked_geometry
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.devices import default_batch_size
-from hf_bgbench.results import Report, check_writable, make_document
+from hf_bgbench.results import Report, check_writable, make_document, vlm_line
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
-from hf_bgbench.tasks.options import RunOptions, default_benchmark
+from hf_bgbench.tasks.options import VLM_OPTIONS, RunOptions, default_benchmark
 from hf_bgbench.tasks.protocol_settings import typed_protocol
 
 log = logging.getLogger(__name__)
@@ -165,8 +165,10 @@ class Run:
             progress=self.progress,
             zero_shot_classes=o.zero_shot_classes,
             templates=o.templates,
+            vlm=common.vlm_settings(o, self.spec),
             **probe_options,
         )
+        self._check_vlm_options()
         record = getattr(self.classifier, "probe_record", None)
         if record is not None:  # how the head departs from the authors' recipe, named
             self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
@@ -180,6 +182,21 @@ class Run:
         self._label_departures(head is not None, record is not None)
         return self.step
 
+    def _check_vlm_options(self) -> None:
+        """Refuse ``--vlm-*`` / ``--circular`` set for a model that is not a VLM (they would
+        be silently ignored)."""
+        if getattr(self.classifier, "vlm", None) is not None:
+            return
+        o, defaults = self.options, {f.name: f.default for f in fields(type(self.options))}
+        named = [n for n in VLM_OPTIONS if getattr(o, n) != defaults[n]]
+        if named:
+            flags = ", ".join("--" + n.replace("_", "-") for n in named)
+            raise ValueError(
+                f"{flags} appl{'ies' if len(named) == 1 else 'y'} only to generative "
+                f"vision-language models; {self.classifier.model_id!r} is not one. Leave "
+                f"{'it' if len(named) == 1 else 'them'} out."
+            )
+
     def _label_departures(self, protocol_head: bool, probed: bool) -> None:
         """Record how the model's outputs became benchmark labels otherwise than the
         published protocol says, from the options this run actually used."""
@@ -192,6 +209,9 @@ class Run:
             self.departures.append(
                 "argmax restricted to the benchmark's classes (--restrict-to-benchmark-classes)"
             )
+        vlm = getattr(self.classifier, "vlm", None)
+        if vlm is not None:  # no published protocol scores a generative model's answers
+            self.departures.append(f"a {vlm_line(vlm)}")
         if getattr(self.classifier, "zero_shot", None) is not None:
             defaults = {f.name: f.default for f in fields(type(o))}
             for name in ("zero_shot_classes", "templates"):

@@ -40,6 +40,7 @@ class VlmClassifier(Classifier):
     """A :class:`Classifier` whose ``model`` is a :class:`VlmHead`; ``vlm`` is its record."""
 
     vlm: dict[str, Any]
+    normalisation: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     gradient_refusal = (
         "A generative VLM's class scores come from its text output (answer likelihoods, "
         "option letters or generated words), and bgbench defines no gradient map of such a "
@@ -194,6 +195,9 @@ def load_vlm(
         ),
     )
     clf.vlm = {**record, "canvas": list(pre.input_size)}
+    d = image_processor.to_dict()
+    if d.get("do_normalize", True):  # the processor normalises the [0, 1] pixels it is given
+        clf.normalisation = (tuple(d["image_mean"]), tuple(d["image_std"]))
     return clf
 
 

@@ -116,7 +116,7 @@ def prepare(run: Run) -> _Work:
         raise _data_error(err) from None
     run.deviations += deviations
     run.deviations += normalisation_deviations(
-        run.protocol.settings.authors_normalisation, run.classifier.preprocessing
+        run.protocol.settings.authors_normalisation, run.classifier
     )
     cache_root = Path(o.cache_dir) if o.cache_dir else default_challenge_cache_dir()
     loop = LoopOptions(

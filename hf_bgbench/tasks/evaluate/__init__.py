@@ -132,7 +132,7 @@ def prepare(run: Run) -> _Work:
     )
     run.deviations += deviations
     run.deviations += normalisation_deviations(
-        run.protocol.settings.authors_normalisation, run.classifier.preprocessing
+        run.protocol.settings.authors_normalisation, run.classifier
     )
     return _Work(datasets, transform, applied, mismatch, runs, image_ids)
 

@@ -401,7 +401,6 @@ def run_header(
     return header
 
 
-
 def label_order_assumption(classifier: Any) -> str | None:
     """The sentence saying that the class order of ``classifier`` was guessed (None: it was
     not): a model with unnamed outputs as many as a benchmark's classes."""

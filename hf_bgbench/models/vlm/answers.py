@@ -12,7 +12,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def normalise(text: str) -> str:
-    """Lower case, words only, single spaces: ``"A Golden-Retriever!"`` -> ``"a golden retriever"``."""
+    """Lower case, words only, single spaces (``"A Golden-Retriever!"`` -> ``"a golden
+    retriever"``)."""
     return " ".join(_WORD.findall(text.lower()))
 
 

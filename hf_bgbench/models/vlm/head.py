@@ -55,8 +55,10 @@ class VlmHead(torch.nn.Module):
         s = self.settings
         if s.protocol != "choice":
             return [render(self.processor, s.user_text())]
-        return [render(self.processor, s.user_text(options_text(self.choices, o))) for o in
-                self.rotations()]
+        return [
+            render(self.processor, s.user_text(options_text(self.choices, o)))
+            for o in self.rotations()
+        ]
 
     def rotations(self) -> list[list[int]]:
         """Per rotation, the classes in letter order (rotation r starts at class r*C/R)."""
@@ -137,7 +139,9 @@ class VlmHead(torch.nn.Module):
             return total
         device = first.device
         ids = torch.tensor([t[:-1] + [t[0]] * (width - len(t) + 1) for t in chunk], device=device)
-        targets = torch.tensor([t[1:] + [t[0]] * (width - len(t) + 1) for t in chunk], device=device)
+        targets = torch.tensor(
+            [t[1:] + [t[0]] * (width - len(t) + 1) for t in chunk], device=device
+        )
         valid = torch.tensor([[j < len(t) - 1 for j in range(width)] for t in chunk], device=device)
         cache = copy.deepcopy(state)
         cache.batch_repeat_interleave(k)  # image-major: rows i*k .. i*k+k-1 are image i's
@@ -164,9 +168,7 @@ class VlmHead(torch.nn.Module):
             scores[:, order] = letters  # letter i is class order[i]
             per_rotation.append(scores)
             picks.append(scores.argmax(1))
-        self.extras.setdefault("rotation_choices", []).extend(
-            torch.stack(picks, 1).tolist()
-        )
+        self.extras.setdefault("rotation_choices", []).extend(torch.stack(picks, 1).tolist())
         mean = torch.stack(per_rotation).mean(0)
         if self.settings.circular == 1:
             return mean

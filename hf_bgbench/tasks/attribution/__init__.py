@@ -97,7 +97,7 @@ def prepare(run: Run) -> _Work:
             f"Top images are drawn from a seeded subset of at most {o.max_images} images of "
             f"each split (--max-images, seed {o.seed}), not from the whole split."
         )
-    run.start_model()
+    run.start_model().check_gradients()  # before any pass: a VLM has no gradient map
     run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
     return _Work(splits, classes, run.masked_geometry(splits["train"][0]))
 

@@ -34,6 +34,8 @@ from hf_bgbench.tasks.evaluate.summary import (
     protocol_note,
     summarize,
     summarize_runs,
+    unanswered_counts,
+    unanswered_note,
 )
 from hf_bgbench.tasks.options import (
     entry_signature,
@@ -195,9 +197,13 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         },
     }
     run.deviations += partial_average_deviations(run.spec.metrics, predictions)
+    unanswered = unanswered_counts(run.classifier.label_space, predictions)
+    if unanswered:
+        report.notes.append(unanswered_note(unanswered))
     body = run.body(
         {},
         preprocessing=preprocessing,
+        **({"unanswered": unanswered} if unanswered else {}),
         mismatched_ids=work.mismatch,
         max_images=run.options.max_images,
         image_ids=work.image_ids,

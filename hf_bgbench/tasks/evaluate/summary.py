@@ -5,6 +5,7 @@ their mean and spread (:func:`summarize_runs`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ import pandas as pd
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics import accuracy, per_class_accuracy
+from hf_bgbench.models.vlm import NO_ANSWER
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import (
     BOOTSTRAP_RESAMPLES,
@@ -278,4 +280,27 @@ def protocol_note(body: dict[str, Any]) -> str:
         f"Protocol: {body['label_protocol']}. Preprocessing: {pre}. Intervals: Wilson "
         f"(accuracies), paired bootstrap over shared images (gaps; {boot['resamples']} "
         f"resamples, seed {boot['seed']})."
+    )
+
+
+def unanswered_counts(label_space: Any, predictions: Mapping[str, pd.DataFrame]) -> dict:
+    """Per variant, how many images the model gave no class (a VLM's :data:`NO_ANSWER`
+    column: an open answer naming no class or two, rotations that disagree) and of how many;
+    empty for a model that always answers."""
+    names = tuple(getattr(label_space, "names", ()))
+    if not names or names[-1] != NO_ANSWER:
+        return {}
+    index = len(names) - 1
+    return {
+        v: {"unanswered": int((f["pred_model"] == index).sum()), "n": len(f)}
+        for v, f in predictions.items()
+    }
+
+
+def unanswered_note(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """The report's sentence on the images that got no answer (counted as wrong)."""
+    parts = ", ".join(f"{v} {c['unanswered']} of {c['n']}" for v, c in counts.items())
+    return (
+        f"No answer (counted as wrong, never guessed): {parts} -- an open answer naming no "
+        "class or two, or rotations of the options that disagree."
     )

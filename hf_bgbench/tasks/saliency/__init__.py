@@ -87,7 +87,7 @@ def _load_masked(run: Run) -> Any:
 def prepare(run: Run) -> _Work:
     ds = _load_masked(run)
     rows = run.subset(len(ds), run.options.max_images, what="images")
-    run.start_model()
+    run.start_model().check_gradients()  # before any pass: a VLM has no gradient map
     run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
     columns = [c for c in (run.spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]
     return _Work(ds, rows, columns, run.masked_geometry(ds))

@@ -196,6 +196,60 @@ def _timm_clip_tower(folder: Path) -> None:
     save_for_hf(model, str(folder), model_args=small, safe_serialization=True)
 
 
+def _llava(folder: Path) -> None:
+    from tests.vlm_fixtures import write_llava
+
+    write_llava(folder)
+    (folder / "question.txt").write_text("Which of these is it?\n")
+
+
+def _llava_without_template(folder: Path) -> None:
+    from tests.vlm_fixtures import write_llava
+
+    write_llava(folder, chat_template=False)
+
+
+def _text_only_llama(folder: Path) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tests.vlm_fixtures import byte_level_tokenizer
+
+    tok = byte_level_tokenizer(["<s>", "</s>"], bos_token="<s>", eos_token="</s>")
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
+    LlamaForCausalLM(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+
+
+def _llava_with_auto_map(folder: Path) -> None:
+    _llava(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoModelForImageTextToText": "modeling_custom.CustomVLM"}
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def _llava_pickled(folder: Path) -> None:
+    import torch
+
+    _llava(folder)
+    weights = folder / "model.safetensors"
+    from safetensors.torch import load_file
+
+    torch.save(load_file(weights), folder / "pytorch_model.bin")
+    weights.unlink()
+
+
+def _vlm_and_full_release(tmp: Path) -> Path:
+    _llava(tmp / "model")
+    return write_release(tmp / "release")
+
+
 ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
 
 
@@ -463,6 +517,70 @@ CASES = [
             ("is", "{data}", "is"),
             ("inside", "{tmp}/release/results", "is inside"),
         )
+    ),
+    # generative VLMs: what cannot be scored is refused, naming why and what to do
+    (
+        "vlm-processor-without-chat-template",
+        _zero_shot(_llava_without_template),
+        ZERO_SHOT,
+        2,
+        "has no chat template, so the question cannot be put to the model",
+    ),
+    (
+        "vlm-text-only-model",
+        _zero_shot(_text_only_llama),
+        ZERO_SHOT,
+        2,
+        "nor a generative vision-language model (AutoModelForImageTextToText",
+    ),
+    (
+        "vlm-needing-remote-code",
+        _zero_shot(_llava_with_auto_map),
+        ZERO_SHOT,
+        2,
+        "needs custom Python code from its repository",
+    ),
+    (
+        "vlm-pickled-weights-only",
+        _zero_shot(_llava_pickled),
+        ZERO_SHOT,
+        2,
+        "has no safetensors weights (only pickled ones",
+    ),
+    (
+        "vlm-option-for-a-classifier",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--vlm-protocol", "choice"],
+        2,
+        "--vlm-protocol applies only to generative vision-language models",
+    ),
+    (
+        "vlm-circular-without-choice",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--circular", "3"],
+        2,
+        "--circular rotates the options of a multiple-choice question: it needs --vlm-protocol",
+    ),
+    (
+        "vlm-choice-over-imagenet-classes",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-protocol", "choice", "--vlm-classes", "imagenet"],
+        2,
+        "does not work for ImageNet's 1000: use --vlm-classes benchmark",
+    ),
+    (
+        "vlm-choice-prompt-without-options-slot",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-protocol", "choice", "--vlm-prompt", "{tmp}/model/question.txt"],
+        2,
+        "must hold {choices} where the lettered options go",
+    ),
+    (
+        "vlm-saliency",
+        _vlm_and_full_release,
+        ["saliency", "{tmp}/model", "--data", "{data}", "--benchmark", "in9"],
+        2,
+        "bgbench defines no gradient map of such a decision",
     ),
 ]
 
@@ -1369,7 +1487,24 @@ def _register_a_misspelt_protocol(tmp: Path) -> tuple[str, bool]:
     return _message(lambda: register(spec)), "misspelt" in list_benchmarks()
 
 
+def _vlm_class_string_of_no_tokens(tmp: Path) -> str:
+    from hf_bgbench.models import load_classifier
+    from hf_bgbench.models.vlm import VlmSettings
+    from hf_bgbench.models.zero_shot import ClassNames
+    from tests.vlm_fixtures import write_llava
+
+    folder = write_llava(tmp / "model")
+    settings = VlmSettings(classes=ClassNames(("dog", " _ "), "a list"))
+    return _message(lambda: load_classifier(str(folder), vlm=settings, device="cpu"))
+
+
 PYTHON_CASES = [
+    (
+        "vlm-class-string-of-no-tokens",
+        _vlm_class_string_of_no_tokens,
+        "The class string(s) [''] tokenise to nothing with this model's tokenizer, so they "
+        "cannot be scored. Use class names the tokenizer can write.",
+    ),
     (
         "zero-shot-empty-class-list",
         _zero_shot_class_list([]),

@@ -141,11 +141,14 @@ class ModelStep:
         """Benchmark predictions for ``x`` whose true benchmark labels are ``labels``."""
         if self.mapper is None:
             raise ValueError("ModelStep.predict needs a LabelMapper (pass mapper=...).")
+        take = getattr(self.classifier, "take_extras", None)
+        if take is not None:
+            take()  # records of other calls (a probe of the input size) are not this batch's
         logits = self.logits(x)
         if not isinstance(labels, torch.Tensor):
             labels = torch.full((len(logits),), int(labels), dtype=torch.long)
         pred, pred_model, prob = self.mapper(logits, labels.to(logits.device))
-        take = getattr(self.classifier, "take_extras", None)
+        # the first rows: a batch padded on a GPU has its padding last
         extras = {k: v[: len(pred)] for k, v in take().items()} if take is not None else {}
         return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob, extras)
 

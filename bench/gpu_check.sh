@@ -127,4 +127,7 @@ EOF
 echo "== 4. the challenge at a larger size (a release made from the photos)"
 python bench/challenge_throughput.py --photos "$PHOTOS" --device "$DEVICE" "${LARGE[@]}" 2>&1 \
     | grep -v -i warn
+echo "== 5. a VLM's likelihood rule: the prompt cache against one forward per class"
+python bench/vlm_likelihood_speed.py --device "$DEVICE" --only real-shaped --images 8 2>&1 \
+    | grep -v -i "warn\|loading weights\|writing model"
 echo "results under $OUT"

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.formatting import interval, latex_text, number
-from hf_bgbench.results import WITHHELD, zero_shot_head
+from hf_bgbench.results import WITHHELD, model_head_line
 from hf_bgbench.version import software_text
 
 
@@ -67,7 +67,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
     lines = [_title(doc), ""]
     if _protocol_name(doc):
         lines.append(f"protocol: {_protocol_name(doc)}")
-    head = zero_shot_head(doc)
+    head = model_head_line(doc)
     if head:
         lines.append(head)
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
@@ -112,7 +112,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     if _protocol_name(doc):
         summary = doc["protocol"].get("summary")
         out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
-    head = zero_shot_head(doc)
+    head = model_head_line(doc)
     if head:
         out += [head[0].upper() + head[1:] + ".", ""]
     for d in _deviations(doc):

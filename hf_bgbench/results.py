@@ -319,11 +319,23 @@ def head_line(record: Mapping[str, Any]) -> str:
     )
 
 
-def zero_shot_head(doc: Mapping[str, Any]) -> str | None:
-    """:func:`head_line` of a results document's ``zero_shot`` record; None for a model with
-    a trained head (or one scored through a linear probe)."""
-    z = doc.get("zero_shot")
+def model_head_line(doc: Mapping[str, Any]) -> str | None:
+    """How the model's class scores were made, when it is not a trained head: a zero-shot
+    model's :func:`head_line`, or a generative VLM's rule (:func:`vlm_line`); None for a
+    model with a trained head (or one scored through a linear probe)."""
+    z, v = doc.get("zero_shot"), doc.get("vlm")
+    if isinstance(v, Mapping):
+        return vlm_line(v)
     return head_line(z) if isinstance(z, Mapping) else None
+
+
+def vlm_tag(record: Mapping[str, Any]) -> str:
+    """A VLM's rule in a few words, for a table row: ``VLM likelihood/mean``."""
+    detail = {
+        "likelihood": f"/{record.get('score')}",
+        "choice": f"/x{record.get('rotations')}",
+    }
+    return f"VLM {record['protocol']}{detail.get(record['protocol'], '')}"
 
 
 def vlm_line(record: Mapping[str, Any]) -> str:

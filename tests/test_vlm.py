@@ -217,3 +217,16 @@ def test_a_vlm_runs_through_challenge_noise_and_compare(vlms, in9_release, tmp_p
     argv = ["compare", str(tmp_path / "vlm"), str(tmp_path / "lite0"), "--output", str(out)]
     assert main(argv) == 0
     assert "BG-GAP" in (out / "compare.md").read_text()
+
+
+def test_table_gives_a_row_per_rule_named_by_it(vlms, in9_release, tmp_path):
+    variants = ["--variants", "original", "mixed_same", "mixed_rand"]
+    _evaluate(vlms["llava"], in9_release, tmp_path / "a", *variants)
+    _evaluate(vlms["llava"], in9_release, tmp_path / "b", *variants, "--vlm-protocol", "choice")
+    out = tmp_path / "table"
+    assert main(["table", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(out)]) == 0
+    table = (out / "table.md").read_text()
+    model = str(vlms["llava"])
+    assert f"| {model} (VLM likelihood/mean) |" in table
+    assert f"| {model} (VLM choice/x1) |" in table
+    assert "generative VLM, choice rule" in table  # the rule is a footnote

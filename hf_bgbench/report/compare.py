@@ -27,7 +27,7 @@ from hf_bgbench.report.paired import (
     scored_variants,
 )
 from hf_bgbench.report.results_dataset import fetch_run
-from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
+from hf_bgbench.results import model_head_line, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
 
 COMPARE_SCHEMA = "compare-1.0"
@@ -263,8 +263,8 @@ def compare_runs(a: str | Path, b: str | Path, seed: int = 0) -> dict[str, Any]:
             continue
         rows += compare_results(da, fa, db, fb, seed=seed, notes=notes)
     # a zero-shot model's head (class names, templates), which its numbers depend on
-    heads_a = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[0]))))
-    heads_b = list(dict.fromkeys(h for p in pairs if (h := zero_shot_head(p[2]))))
+    heads_a = list(dict.fromkeys(h for p in pairs if (h := model_head_line(p[0]))))
+    heads_b = list(dict.fromkeys(h for p in pairs if (h := model_head_line(p[2]))))
     return {
         "schema_version": COMPARE_SCHEMA,
         "kind": "bgbench-compare",

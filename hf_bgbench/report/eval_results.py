@@ -31,7 +31,7 @@ from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.hub.published import credit
-from hf_bgbench.results import zero_shot_head
+from hf_bgbench.results import model_head_line
 
 
 def withheld_reason(spec: BenchmarkSpec, results: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -118,7 +118,7 @@ def report_entries(
             lo, hi = row["ci95"]
             parts.append(f"95% CI [{lo:.2f}, {hi:.2f}]")
         parts.append(f"config {row['config']}")
-        head = zero_shot_head(results)
+        head = model_head_line(results)
         if head:  # a CLIP's numbers depend on its class names and templates
             parts.append(head)
         parts += _context_notes(report, row["benchmark"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hf_bgbench.results import zero_shot_head
+from hf_bgbench.results import model_head_line
 from hf_bgbench.version import software_text
 
 WARNED = "⚠"
@@ -110,7 +110,7 @@ def _heads(report: Mapping[str, Any]) -> list[str]:
     seen: dict[str, list[str]] = {}
     for bench in report["benchmarks"]:
         for entry in bench["tasks"].values():
-            head = zero_shot_head(entry.get("results") or {})
+            head = model_head_line(entry.get("results") or {})
             if head and bench["title"] not in seen.get(head, []):
                 seen.setdefault(head, []).append(bench["title"])
     if not seen:

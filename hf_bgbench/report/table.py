@@ -27,7 +27,7 @@ from hf_bgbench.report.headlines import headline_rows, protocol_of
 from hf_bgbench.report.markdown import WARNED, display_number
 from hf_bgbench.report.paired import CompareError, load_run, scored_variants
 from hf_bgbench.report.results_dataset import fetch_run
-from hf_bgbench.results import write_json, write_run_folder, zero_shot_head
+from hf_bgbench.results import model_head_line, vlm_tag, write_json, write_run_folder
 
 TABLE_SCHEMA = "table-1.0"
 CSV_COLUMNS = (
@@ -110,7 +110,7 @@ def _collect(runs: Sequence[str]) -> dict[str, dict[RowKey, Runs]]:
         for doc, where in _documents(address):
             key = (
                 str(doc.get("model", "?")),
-                zero_shot_head(doc) or "",
+                model_head_line(doc) or "",
                 str(doc.get("model_resolved") or ""),
             )
             tasks = found.setdefault(doc["benchmark"], {}).setdefault(key, {})
@@ -130,14 +130,15 @@ def _row_label(key: RowKey, tasks: Runs, keys: Sequence[RowKey]) -> str:
     names or templates) and its weights (e.g. another Hub commit)."""
     model, head, resolved = key
     same = [k for k in keys if k[0] == model]
+    doc = next(iter(tasks.values()))[0]
+    kind = vlm_tag(doc["vlm"]) if doc.get("vlm") else "zero-shot"
     if len(same) == 1:
-        return f"{model} (zero-shot)" if head else model
+        return f"{model} ({kind})" if head else model
     apart = []
-    if head and len({k[1] for k in same}) > 1:
-        doc = next(iter(tasks.values()))[0]
+    if head and len({k[1] for k in same}) > 1 and not doc.get("vlm"):
         apart.append(f"zero-shot {doc['zero_shot']['text_embeddings_sha256'][:12]}")
     elif head:
-        apart.append("zero-shot")
+        apart.append(kind)
     if len({k[2] for k in same}) > 1:
         apart.append(resolved or "weights not recorded")
     return f"{model} ({', '.join(apart)})"

@@ -72,6 +72,15 @@ def test_cached_likelihood_equals_one_full_forward_per_class(vlms, architecture,
     assert torch.allclose(recorded, got, atol=1e-5)  # the per-image record (6 decimals)
 
 
+def test_imagenet_classes_score_all_1000_names_for_the_published_mapping(vlms):
+    clf = load_classifier(str(vlms["llava"]), device="cpu")  # the default rule, Python's default
+    assert clf.label_space.kind == "imagenet-1k"
+    assert clf.vlm["choices"][:2] == ["Tench", "Goldfish"]
+    assert clf.vlm["classes_source"].startswith("imagenet (open_clip.IMAGENET_CLASSNAMES")
+    with torch.inference_mode():
+        assert clf.logits(_images(1)).shape == (1, 1000)
+
+
 def test_paligemma_prompt_is_formatted_by_its_processor(vlms):
     clf = load_classifier(str(vlms["paligemma"]), vlm=VlmSettings(classes=IN9), device="cpu")
     assert clf.vlm["chat_template_sha256"] is None
@@ -204,13 +213,16 @@ def test_open_rule_records_each_answer_and_counts_no_answer(vlms, in9_release, t
 
 
 @pytest.mark.slow
-def test_a_vlm_runs_through_challenge_noise_and_compare(vlms, in9_release, tmp_path):
+def test_a_vlm_runs_through_challenge_noise_report_and_compare(vlms, in9_release, tmp_path):
     model = str(vlms["llava"])
     common = ["--benchmark", "in9", "--data", str(in9_release), "--device", "cpu", "--quiet"]
     for task in ("challenge", "noise"):
         assert main([task, model, *common, "--output", str(tmp_path / task)]) == 0
         doc = json.loads(next((tmp_path / task).glob("*.json")).read_text())
         assert doc["vlm"]["protocol"] == "likelihood"
+    report = ["report", model, "--benchmarks", "in9", "--data", f"in9={in9_release}"]
+    report += ["--device", "cpu", "--quiet", "--challenge-foregrounds", "3"]
+    assert main([*report, "--output", str(tmp_path / "report")]) == 0
     _evaluate(vlms["llava"], in9_release, tmp_path / "vlm")
     _evaluate(Path("tf_efficientnet_lite0"), in9_release, tmp_path / "lite0")
     out = tmp_path / "compare"

@@ -23,6 +23,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_in_data, output_lock
+from hf_bgbench.models.vlm import VlmSettings
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
 from hf_bgbench.report.markdown import report_markdown
@@ -157,6 +158,7 @@ def run_report(
             classnames=zero_shot_classnames(zero_shot_classes, specs[0]),
             templates=templates,
             progress=progress,
+            vlm=VlmSettings(classes=zero_shot_classnames("benchmark", specs[0])),  # the tasks'
         )
     out = check_writable(output_dir)
     started = time.perf_counter()

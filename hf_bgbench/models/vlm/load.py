@@ -86,8 +86,8 @@ def _classes(settings: VlmSettings) -> tuple[ClassNames, LabelSpace]:
                 "which does not work for ImageNet's 1000: use --vlm-classes benchmark (the "
                 "benchmark's own classes), or --vlm-protocol likelihood."
             )
-        names = prompts_for("imagenet", ["{}"]).classnames
-        return names, imagenet_label_space()
+        imagenet = prompts_for("imagenet", ["{}"])
+        return ClassNames(imagenet.classnames, imagenet.class_source), imagenet_label_space()
     names = settings.classes
     if settings.may_abstain:
         return names, LabelSpace("custom", (*names.names, NO_ANSWER))

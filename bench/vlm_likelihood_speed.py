@@ -35,10 +35,9 @@ from hf_bgbench.models import load_classifier  # noqa: E402
 from hf_bgbench.models.vlm import VlmSettings  # noqa: E402
 from hf_bgbench.models.zero_shot import ClassNames  # noqa: E402
 from tests.vlm_fixtures import (  # noqa: E402
-    IDEFICS_TEMPLATE,
-    _appended,
-    byte_level_tokenizer,
-    write_llava,  # noqa: E402
+    likelihood_without_cache,
+    write_idefics3,
+    write_llava,
 )
 
 IN9 = ClassNames(
@@ -48,31 +47,13 @@ IN9 = ClassNames(
 
 
 def write_smolvlm_shaped(folder: Path) -> Path:
-    from transformers import (
-        Idefics3Config,
-        Idefics3ForConditionalGeneration,
-        Idefics3ImageProcessor,
-        Idefics3Processor,
-    )
-
-    specials = ["<|endoftext|>", "<|im_start|>", "<end_of_utterance>"]
-    specials += ["<fake_token_around_image>", "<image>", "<global-img>"]
-    tok = byte_level_tokenizer(
-        specials,
-        bos_token="<|im_start|>",
-        eos_token="<end_of_utterance>",
-        pad_token="<|endoftext|>",
-    )
     text = dict(
-        model_type="llama",
-        vocab_size=len(tok),
         hidden_size=576,
         intermediate_size=1536,
         num_hidden_layers=30,
         num_attention_heads=9,
         num_key_value_heads=3,
         max_position_embeddings=8192,
-        pad_token_id=0,
     )
     vision = dict(
         hidden_size=768,
@@ -82,37 +63,15 @@ def write_smolvlm_shaped(folder: Path) -> Path:
         image_size=512,
         patch_size=16,
     )
-    cfg = Idefics3Config(
-        text_config=text,
-        vision_config=vision,
-        image_token_id=tok.convert_tokens_to_ids("<image>"),
-        scale_factor=4,
-    )
-    torch.manual_seed(0)
-    Idefics3ForConditionalGeneration(cfg).eval().save_pretrained(folder)
-    image_processor = Idefics3ImageProcessor(
-        size={"longest_edge": 512}, max_image_size={"longest_edge": 512}, do_image_splitting=False
-    )
-    Idefics3Processor(
-        image_processor=image_processor,
-        tokenizer=tok,
+    return write_idefics3(
+        folder,
+        text=text,
+        vision=vision,
+        longest_edge=(512, 512),
         image_seq_len=64,
-        chat_template=IDEFICS_TEMPLATE,
-    ).save_pretrained(folder)
-    return folder
-
-
-def uncached(head, images: torch.Tensor) -> torch.Tensor:
-    """One full forward of prompt + class string per image and class (no cache)."""
-    prompt, out = head.prompts[0], torch.zeros(len(images), len(head.answer_ids))
-    for i in range(len(images)):
-        inputs = head.inputs(images[i : i + 1], prompt)
-        start = inputs["input_ids"].shape[1]
-        for c, ids in enumerate(head.answer_ids):
-            full = _appended(dict(inputs), ids)
-            logp = head.model(**full).logits[0].float().log_softmax(-1)
-            out[i, c] = sum(float(logp[start - 1 + j, t]) for j, t in enumerate(ids)) / len(ids)
-    return out
+        scale_factor=4,
+        splitting=False,
+    )
 
 
 def timed(fn) -> tuple[float, torch.Tensor]:
@@ -131,7 +90,11 @@ def bench(name: str, folder: Path, args) -> None:
     ratios, fast, slow = [], [], []
     for r in range(args.rounds):
         t_cached, a = timed(lambda: clf.logits(images))
-        t_full, b = timed(lambda: uncached(head, images))
+        t_full, b = timed(
+            lambda: likelihood_without_cache(
+                head.model, head.processor, head.prompts[0], list(head.choices), "mean", images
+            )
+        )
         err = (a.cpu() - b).abs().max().item()
         tolerance = 1e-4 if a.dtype == torch.float32 else 5e-2  # bf16 on a GPU
         assert err <= tolerance, f"{name}: cached and uncached scores differ by {err}"

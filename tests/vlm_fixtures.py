@@ -161,7 +161,18 @@ IDEFICS_TEMPLATE = (
 )
 
 
-def write_idefics3(folder: Path) -> Path:
+def write_idefics3(
+    folder: Path,
+    *,
+    text: dict | None = None,
+    vision: dict | None = None,
+    longest_edge: tuple[int, int] = (64, 32),
+    image_seq_len: int = 4,
+    scale_factor: int = 2,
+    splitting: bool = True,
+) -> Path:
+    """An Idefics3 (SmolVLM's architecture); ``text`` / ``vision`` override the tiny
+    towers' sizes, ``longest_edge``: the processor's (resize, tile) edges."""
     from transformers import (
         Idefics3Config,
         Idefics3ForConditionalGeneration,
@@ -178,17 +189,20 @@ def write_idefics3(folder: Path) -> Path:
         pad_token="<|endoftext|>",
     )
     cfg = Idefics3Config(
-        text_config={"model_type": "llama", **_text(tok, pad_token_id=0)},
-        vision_config=_vision(),
+        text_config={"model_type": "llama", **_text(tok, pad_token_id=0), **(text or {})},
+        vision_config={**_vision(), **(vision or {})},
         image_token_id=tok.convert_tokens_to_ids("<image>"),
-        scale_factor=2,
+        scale_factor=scale_factor,
     )
+    resize, tile = longest_edge
     processor = Idefics3Processor(
         image_processor=Idefics3ImageProcessor(
-            size={"longest_edge": 64}, max_image_size={"longest_edge": 32}
+            size={"longest_edge": resize},
+            max_image_size={"longest_edge": tile},
+            do_image_splitting=splitting,
         ),
         tokenizer=tok,
-        image_seq_len=4,
+        image_seq_len=image_seq_len,
         chat_template=IDEFICS_TEMPLATE,
     )
     return _save(Idefics3ForConditionalGeneration, cfg, processor, folder)
@@ -236,21 +250,35 @@ WRITERS = {
 def reference_likelihood(
     folder: Path, prompt: str, choices: list[str], score: str, images: torch.Tensor
 ) -> torch.Tensor:
-    """(N, C) scores computed outside bgbench from what results.json records: for each
-    image and class, one forward of the processor's inputs for ``prompt`` with the class
-    string's tokens appended (no cache); the mean (or sum) of those tokens' log-probs."""
+    """(N, C) scores computed outside bgbench from what results.json records, with the
+    model and processor loaded afresh from ``folder``: :func:`likelihood_without_cache`."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     model = AutoModelForImageTextToText.from_pretrained(folder).eval()
     processor = AutoProcessor.from_pretrained(folder)
+    return likelihood_without_cache(model, processor, prompt, choices, score, images)
+
+
+def likelihood_without_cache(
+    model, processor, prompt: str, choices: list[str], score: str, images: torch.Tensor
+) -> torch.Tensor:
+    """For each image and class, one forward of the processor's inputs for ``prompt`` with
+    the class string's tokens appended (no cache); the mean (or sum) of those tokens'
+    log-probabilities."""
+    param = next(model.parameters())
     out = torch.zeros(len(images), len(choices))
     for i, image in enumerate(images):
-        inputs = processor(images=[image], text=[prompt], return_tensors="pt", do_rescale=False)
+        inputs = processor(
+            images=[image.cpu()], text=[prompt], return_tensors="pt", do_rescale=False
+        )
         inputs.pop("labels", None)
         start = inputs["input_ids"].shape[1]
         for c, choice in enumerate(choices):
             ids = processor.tokenizer(choice, add_special_tokens=False)["input_ids"]
-            full = _appended(dict(inputs), ids)
+            full = {
+                k: v.to(param.device, param.dtype if v.is_floating_point() else v.dtype)
+                for k, v in with_answer_tokens(dict(inputs), ids).items()
+            }
             with torch.no_grad():
                 logp = model(**full).logits[0].float().log_softmax(-1)
             total = sum(float(logp[start - 1 + j, t]) for j, t in enumerate(ids))
@@ -258,7 +286,7 @@ def reference_likelihood(
     return out
 
 
-def _appended(inputs: dict, ids: list[int]) -> dict:
+def with_answer_tokens(inputs: dict, ids: list[int]) -> dict:
     """``inputs`` with the answer tokens ``ids`` after the prompt (PaliGemma: as suffix
     tokens, token_type 1, attended causally as when it generates)."""
     extra = torch.tensor([ids])

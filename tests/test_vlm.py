@@ -65,7 +65,12 @@ def test_cached_likelihood_equals_one_full_forward_per_class(vlms, architecture,
     ]
     assert "What type of object is in this photo?" in record["prompt"]
     expected = reference_likelihood(
-        vlms[architecture], record["prompt"], record["choices"], score, images
+        vlms[architecture],
+        record["prompt"],
+        record["choices"],
+        score,
+        images,
+        record["add_special_tokens"],
     )
     assert torch.allclose(got, expected, atol=1e-4), (got - expected).abs().max()
     recorded = torch.tensor(clf.take_extras()["class_scores"])
@@ -79,6 +84,18 @@ def test_imagenet_classes_score_all_1000_names_for_the_published_mapping(vlms):
     assert clf.vlm["classes_source"].startswith("imagenet (open_clip.IMAGENET_CLASSNAMES")
     with torch.inference_mode():
         assert clf.logits(_images(1)).shape == (1, 1000)
+
+
+@pytest.mark.parametrize("architecture, written", [("gemma3", False), ("llava", True)])
+def test_bos_is_written_once(vlms, architecture, written):
+    """A chat template that writes <bos> itself (Gemma 3, SmolVLM) is tokenised without
+    the tokenizer's own, so the model sees one <bos>, as it was trained."""
+    clf = load_classifier(str(vlms[architecture]), vlm=VlmSettings(classes=IN9), device="cpu")
+    assert clf.vlm["add_special_tokens"] is written
+    head = clf.model
+    ids = head.inputs(_images(1), head.prompts[0])["input_ids"][0].tolist()
+    bos = head.processor.tokenizer.bos_token_id
+    assert ids.count(bos) == 1 and ids[0] == bos
 
 
 def test_paligemma_prompt_is_formatted_by_its_processor(vlms):
@@ -182,7 +199,7 @@ def test_evaluate_choices_equal_a_reference_from_the_recorded_rule(vlms, in9_rel
     files = {p.stem: p for p in in9_release.glob("bg_challenge/original/val/*/*.JPEG")}
     images = torch.stack([_jpeg_tensor(files[i]) for i in frame["id"]])
     expected = reference_likelihood(
-        vlms["qwen2_vl"], vlm["prompt"], vlm["choices"], vlm["score"], images
+        vlms["qwen2_vl"], vlm["prompt"], vlm["choices"], vlm["score"], images, True
     )
     assert frame["pred_model"].tolist() == expected.argmax(1).tolist()
     got = torch.tensor(np.stack(frame["class_scores"].to_list())).float()

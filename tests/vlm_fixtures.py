@@ -19,12 +19,13 @@ CORPUS = [
     "A. B. C. D. E. F. G. H. I. J. Answer with the option's letter from the given choices.",
     "Truck Car Plane Ship Cat Equine Deer Frog",
 ]
-ARCHITECTURES = ("llava", "qwen2_vl", "idefics3", "paligemma")
+ARCHITECTURES = ("llava", "qwen2_vl", "idefics3", "paligemma", "gemma3")
 
 
 def byte_level_tokenizer(specials: list[str], **tokens: str):
-    """A byte-level BPE tokenizer (every string has a tokenisation) with ``specials``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    """A byte-level BPE tokenizer (every string has a tokenisation) with ``specials``; one
+    with a ``bos_token`` writes it first, unless asked for no special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     raw = Tokenizer(models.BPE(unk_token=None))
@@ -37,6 +38,12 @@ def byte_level_tokenizer(specials: list[str], **tokens: str):
         show_progress=False,
     )
     raw.train_from_iterator(CORPUS * 5, trainer)
+    bos = tokens.get("bos_token")
+    if bos is not None:  # <bos> first, as Llama's and Gemma's tokenizers write it
+        bos_id = raw.token_to_id(bos)
+        raw.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A", pair=f"{bos} $A $B", special_tokens=[(bos, bos_id)]
+        )
     return PreTrainedTokenizerFast(tokenizer_object=raw, **tokens)
 
 
@@ -232,6 +239,60 @@ def write_paligemma(folder: Path) -> Path:
     return _save(PaliGemmaForConditionalGeneration, cfg, processor, folder)
 
 
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<start_of_turn>{{ message['role'] }}\n"
+    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<start_of_image>"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}"
+    "<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+def write_gemma3(folder: Path) -> Path:
+    """Gemma 3: sliding-window and full attention layers (a cache of both kinds), image
+    tokens attended both ways, a chat template that writes <bos> itself."""
+    from transformers import (
+        Gemma3Config,
+        Gemma3ForConditionalGeneration,
+        Gemma3ImageProcessor,
+        Gemma3Processor,
+    )
+
+    specials = ["<pad>", "<eos>", "<bos>", "<start_of_image>", "<end_of_image>"]
+    specials += ["<image_soft_token>", "<start_of_turn>", "<end_of_turn>"]
+    image_tokens = {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+    image_tokens["image_token"] = "<image_soft_token>"
+    tok = byte_level_tokenizer(
+        specials,
+        bos_token="<bos>",
+        eos_token="<eos>",
+        pad_token="<pad>",
+        extra_special_tokens=image_tokens,
+    )
+    ids = {s: tok.convert_tokens_to_ids(s) for s in specials}
+    layers = ["sliding_attention", "full_attention"]
+    text = _text(tok, head_dim=8, pad_token_id=0, eos_token_id=1, bos_token_id=2)
+    cfg = Gemma3Config(
+        text_config={
+            "model_type": "gemma3_text",
+            **text,
+            "sliding_window": 4,
+            "layer_types": layers,
+        },
+        vision_config={"model_type": "siglip_vision_model", **_vision()},
+        mm_tokens_per_image=4,
+        boi_token_index=ids["<start_of_image>"],
+        eoi_token_index=ids["<end_of_image>"],
+        image_token_index=ids["<image_soft_token>"],
+    )
+    processor = Gemma3Processor(
+        image_processor=Gemma3ImageProcessor(size={"height": 32, "width": 32}),
+        tokenizer=tok,
+        chat_template=GEMMA3_TEMPLATE,
+        image_seq_length=4,
+    )
+    return _save(Gemma3ForConditionalGeneration, cfg, processor, folder)
+
+
 def _save(model_class, cfg, processor, folder: Path) -> Path:
     torch.manual_seed(0)
     model_class(cfg).eval().save_pretrained(folder)
@@ -244,11 +305,17 @@ WRITERS = {
     "qwen2_vl": write_qwen2_vl,
     "idefics3": write_idefics3,
     "paligemma": write_paligemma,
+    "gemma3": write_gemma3,
 }
 
 
 def reference_likelihood(
-    folder: Path, prompt: str, choices: list[str], score: str, images: torch.Tensor
+    folder: Path,
+    prompt: str,
+    choices: list[str],
+    score: str,
+    images: torch.Tensor,
+    add_special_tokens: bool = True,
 ) -> torch.Tensor:
     """(N, C) scores computed outside bgbench from what results.json records, with the
     model and processor loaded afresh from ``folder``: :func:`likelihood_without_cache`."""
@@ -256,11 +323,19 @@ def reference_likelihood(
 
     model = AutoModelForImageTextToText.from_pretrained(folder).eval()
     processor = AutoProcessor.from_pretrained(folder)
-    return likelihood_without_cache(model, processor, prompt, choices, score, images)
+    return likelihood_without_cache(
+        model, processor, prompt, choices, score, images, add_special_tokens
+    )
 
 
 def likelihood_without_cache(
-    model, processor, prompt: str, choices: list[str], score: str, images: torch.Tensor
+    model,
+    processor,
+    prompt: str,
+    choices: list[str],
+    score: str,
+    images: torch.Tensor,
+    add_special_tokens: bool = True,
 ) -> torch.Tensor:
     """For each image and class, one forward of the processor's inputs for ``prompt`` with
     the class string's tokens appended (no cache); the mean (or sum) of those tokens'
@@ -269,15 +344,20 @@ def likelihood_without_cache(
     out = torch.zeros(len(images), len(choices))
     for i, image in enumerate(images):
         inputs = processor(
-            images=[image.cpu()], text=[prompt], return_tensors="pt", do_rescale=False
+            images=[[image.cpu()]],
+            text=[prompt],
+            return_tensors="pt",
+            do_rescale=False,
+            **({} if add_special_tokens else {"add_special_tokens": False}),
         )
         inputs.pop("labels", None)
         start = inputs["input_ids"].shape[1]
         for c, choice in enumerate(choices):
             ids = processor.tokenizer(choice, add_special_tokens=False)["input_ids"]
+            suffix = 1 if model.config.model_type == "paligemma" else 0
             full = {
                 k: v.to(param.device, param.dtype if v.is_floating_point() else v.dtype)
-                for k, v in with_answer_tokens(dict(inputs), ids).items()
+                for k, v in with_answer_tokens(dict(inputs), ids, suffix).items()
             }
             with torch.no_grad():
                 logp = model(**full).logits[0].float().log_softmax(-1)
@@ -286,13 +366,13 @@ def likelihood_without_cache(
     return out
 
 
-def with_answer_tokens(inputs: dict, ids: list[int]) -> dict:
-    """``inputs`` with the answer tokens ``ids`` after the prompt (PaliGemma: as suffix
-    tokens, token_type 1, attended causally as when it generates)."""
+def with_answer_tokens(inputs: dict, ids: list[int], token_type: int = 0) -> dict:
+    """``inputs`` with the answer tokens ``ids`` after the prompt, of ``token_type`` (text:
+    0; PaliGemma's suffix tokens: 1, attended causally as when it generates)."""
     extra = torch.tensor([ids])
     inputs["input_ids"] = torch.cat([inputs["input_ids"], extra], 1)
     inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
-    for key, value in (("token_type_ids", 1), ("mm_token_type_ids", 0)):
+    for key, value in (("token_type_ids", token_type), ("mm_token_type_ids", 0)):
         if key in inputs:
             inputs[key] = torch.cat([inputs[key], torch.full_like(extra, value)], 1)
     return inputs

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from hf_bgbench.models.vlm.answers import match_answer
-from hf_bgbench.models.vlm.prompts import options_text, render
+from hf_bgbench.models.vlm.prompts import options_text, render, template_of
 from hf_bgbench.models.vlm.settings import VlmSettings
 
 CLASSES_PER_PASS = 64
@@ -46,6 +46,7 @@ class VlmHead(torch.nn.Module):
         self.answer_ids = answer_ids
         self.letter_ids = letter_ids
         self.prompts = self._prompts()
+        self.text_kwargs = text_kwargs(processor, self.prompts[0])
         names = inspect.signature(model.forward).parameters
         self.cache_arg = "cache" if "cache" in names else "past_key_values"
         self.extras: dict[str, list[Any]] = {}
@@ -71,9 +72,14 @@ class VlmHead(torch.nn.Module):
 
     def inputs(self, pixels: torch.Tensor, prompt: str) -> dict[str, torch.Tensor]:
         """The processor's inputs for a batch of [0, 1] images, on the model's device."""
-        images = list(pixels.detach().float().cpu())
+        # one list of images per prompt (Gemma 3's processor insists on it; all accept it)
+        images = [[image] for image in pixels.detach().float().cpu()]
         batch = self.processor(
-            images=images, text=[prompt] * len(images), return_tensors="pt", do_rescale=False
+            images=images,
+            text=[prompt] * len(images),
+            return_tensors="pt",
+            do_rescale=False,
+            **self.text_kwargs,
         )
         device = next(self.model.parameters()).device
         out = {}
@@ -196,6 +202,16 @@ class VlmHead(torch.nn.Module):
                 scores[i, k] = 0.0
         answered = torch.tensor([k is not None for k in found])
         return _with_no_answer(scores.to(pixels.device), answered.to(pixels.device))
+
+
+def text_kwargs(processor: Any, prompt: str) -> dict[str, Any]:
+    """How the rendered prompt is tokenised: without the tokenizer's own special tokens when
+    the chat template already wrote its <bos> (Gemma 3, SmolVLM: else it would be doubled),
+    with them otherwise (LLaVA's template leaves <bos> to the tokenizer). Recorded."""
+    bos = getattr(getattr(processor, "tokenizer", None), "bos_token", None)
+    if template_of(processor) is not None and bos and prompt.startswith(bos):
+        return {"add_special_tokens": False}
+    return {}
 
 
 class _Unequal(Exception):

@@ -103,6 +103,7 @@ def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: to
         "rule": PROTOCOL_SUMMARY[s.protocol],
         "prompt": head.prompts[0],
         "prompt_source": s.prompt_source,
+        "add_special_tokens": head.text_kwargs.get("add_special_tokens", True),
         "choices": list(head.choices),
         "classes_source": classes.source,
         "chat_template_sha256": template_sha256(head.processor),

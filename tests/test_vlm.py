@@ -259,3 +259,26 @@ def test_table_gives_a_row_per_rule_named_by_it(vlms, in9_release, tmp_path):
     assert f"| {model} (VLM likelihood/mean) |" in table
     assert f"| {model} (VLM choice/x1) |" in table
     assert "generative VLM, choice rule" in table  # the rule is a footnote
+
+
+def test_circular_accuracy_and_each_rotations_own(vlms, in9_release, tmp_path):
+    doc = _evaluate(
+        vlms["llava"],
+        in9_release,
+        tmp_path / "out",
+        "--vlm-protocol",
+        "choice",
+        "--circular",
+        "3",
+        "--variants",
+        "original",
+    )
+    frame = pd.read_parquet(tmp_path / "out" / "predictions" / "original.parquet")
+    picks = np.stack(frame["rotation_choices"].to_list())  # IN-9's classes in label order
+    labels = frame["label"].to_numpy()[:, None]
+    expected = [round(100 * float(a), 4) for a in (picks == labels).mean(axis=0)]
+    assert doc["rotation_accuracy"] == {"original": expected}
+    every = float((picks == labels).all(axis=1).mean())
+    accuracy = next(s for s in doc["report"]["scores"] if s["key"] == "accuracy/original")
+    assert accuracy["value"] == pytest.approx(every)
+    assert doc["vlm"]["rotations"] == 3 and len(doc["vlm"]["prompts"]) == 3

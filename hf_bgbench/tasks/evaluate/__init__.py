@@ -30,6 +30,8 @@ from hf_bgbench.tasks.evaluate.options import EvaluateOptions
 from hf_bgbench.tasks.evaluate.paired import paired_values, per_image_files
 from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
 from hf_bgbench.tasks.evaluate.summary import (
+    rotation_accuracies,
+    rotation_note,
     pool_runs,
     protocol_note,
     summarize,
@@ -200,10 +202,14 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
     unanswered = unanswered_counts(run.classifier.label_space, predictions)
     if unanswered:
         report.notes.append(unanswered_note(unanswered))
+    rotations = rotation_accuracies(run.mapper.table, predictions)
+    if rotations:
+        report.notes.append(rotation_note(rotations))
     body = run.body(
         {},
         preprocessing=preprocessing,
         **({"unanswered": unanswered} if unanswered else {}),
+        **({"rotation_accuracy": rotations} if rotations else {}),
         mismatched_ids=work.mismatch,
         max_images=run.options.max_images,
         image_ids=work.image_ids,

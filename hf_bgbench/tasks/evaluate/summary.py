@@ -5,7 +5,7 @@ their mean and spread (:func:`summarize_runs`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -303,4 +303,33 @@ def unanswered_note(counts: Mapping[str, Mapping[str, int]]) -> str:
     return (
         f"No answer (counted as wrong, never guessed): {parts} -- an open answer naming no "
         "class or two, or rotations of the options that disagree."
+    )
+
+
+def rotation_accuracies(
+    table: np.ndarray, predictions: Mapping[str, pd.DataFrame]
+) -> dict[str, list[float]]:
+    """Per variant, the accuracy (%) of each rotation of a multiple-choice question on its
+    own (a VLM's per-image ``rotation_choices``, model classes mapped through ``table``);
+    empty when the model recorded no rotations or asked once."""
+    out: dict[str, list[float]] = {}
+    for variant, frame in predictions.items():
+        if "rotation_choices" not in frame or frame["rotation_choices"].isna().any():
+            return {}
+        picks = np.stack(frame["rotation_choices"].to_list())  # (images, rotations)
+        if picks.shape[1] < 2:
+            return {}
+        right = table[picks] == frame["label"].to_numpy()[:, None]
+        out[variant] = [round(100.0 * float(a), 4) for a in right.mean(axis=0)]
+    return out
+
+
+def rotation_note(accuracies: Mapping[str, Sequence[float]]) -> str:
+    """The report's sentence on each rotation's accuracy beside the circular one."""
+    parts = "; ".join(
+        f"{v} {', '.join(pct(a / 100) for a in accs)}" for v, accs in accuracies.items()
+    )
+    return (
+        "Accuracy of each rotation of the options on its own (%): "
+        f"{parts} -- the circular accuracy counts an image right only if every rotation is."
     )

@@ -20,8 +20,12 @@ from hf_bgbench.models.vlm.answers import match_answer
 from hf_bgbench.models.vlm.prompts import options_text, render, template_of
 from hf_bgbench.models.vlm.settings import VlmSettings
 
-CLASSES_PER_PASS = 64
-"""Continuations scored in one forward per image (bounds the copied key/value cache)."""
+IMAGES_PER_PASS = 8
+"""Images whose prompts run in one forward, whatever the task's batch size (a VLM's prompt
+holds hundreds of image tokens: the key/value cache, not the pixels, bounds memory)."""
+SEQUENCES_PER_PASS = 32
+"""Class-string continuations (images x classes) run in one forward over copies of the
+prompts' cache: LLaVA-7B's ~600-token prompt holds ~300 MB of cache in bfloat16 per copy."""
 
 
 class VlmHead(torch.nn.Module):
@@ -90,14 +94,15 @@ class VlmHead(torch.nn.Module):
         return out
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
+        rule = {"likelihood": self._likelihood, "choice": self._choice, "open": self._open}
+        score = rule[self.settings.protocol]
         with torch.autocast(pixels.device.type, enabled=False), torch.inference_mode():
-            protocol = self.settings.protocol
-            if protocol == "likelihood":
-                scores = self._likelihood(pixels)
-            elif protocol == "choice":
-                scores = self._choice(pixels)
-            else:
-                scores = self._open(pixels)
+            scores = torch.cat(
+                [
+                    score(pixels[i : i + IMAGES_PER_PASS])
+                    for i in range(0, len(pixels), IMAGES_PER_PASS)
+                ]
+            )
         self.extras.setdefault("class_scores", []).extend(
             [round(float(v), 6) for v in row] for row in scores
         )
@@ -125,8 +130,9 @@ class VlmHead(torch.nn.Module):
         except _Unequal:
             return torch.cat([self._likelihood(pixels[i : i + 1]) for i in range(len(pixels))])
         totals, lengths = [], []
-        for start in range(0, len(self.answer_ids), CLASSES_PER_PASS):
-            chunk = self.answer_ids[start : start + CLASSES_PER_PASS]
+        per_pass = max(1, SEQUENCES_PER_PASS // len(pixels))
+        for start in range(0, len(self.answer_ids), per_pass):
+            chunk = self.answer_ids[start : start + per_pass]
             totals.append(self._chunk_logprob(first, state, chunk))
             lengths += [len(t) for t in chunk]
         total = torch.cat(totals, dim=1)

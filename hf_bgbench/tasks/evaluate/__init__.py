@@ -30,10 +30,10 @@ from hf_bgbench.tasks.evaluate.options import EvaluateOptions
 from hf_bgbench.tasks.evaluate.paired import paired_values, per_image_files
 from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
 from hf_bgbench.tasks.evaluate.summary import (
-    rotation_accuracies,
-    rotation_note,
     pool_runs,
     protocol_note,
+    rotation_accuracies,
+    rotation_note,
     summarize,
     summarize_runs,
     unanswered_counts,

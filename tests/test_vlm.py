@@ -282,3 +282,16 @@ def test_circular_accuracy_and_each_rotations_own(vlms, in9_release, tmp_path):
     accuracy = next(s for s in doc["report"]["scores"] if s["key"] == "accuracy/original")
     assert accuracy["value"] == pytest.approx(every)
     assert doc["vlm"]["rotations"] == 3 and len(doc["vlm"]["prompts"]) == 3
+
+
+def test_images_and_class_strings_split_across_passes_score_the_same(vlms, monkeypatch):
+    from hf_bgbench.models.vlm import head
+
+    clf = load_classifier(str(vlms["llava"]), vlm=VlmSettings(classes=IN9), device="cpu")
+    images = _images(3)
+    with torch.inference_mode():
+        whole = clf.logits(images)
+        monkeypatch.setattr(head, "IMAGES_PER_PASS", 2)  # passes of 2 and 1 images
+        monkeypatch.setattr(head, "SEQUENCES_PER_PASS", 3)  # 1 or 3 class strings a pass
+        split = clf.logits(images)
+    assert torch.allclose(whole, split, atol=1e-5)

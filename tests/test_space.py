@@ -689,6 +689,38 @@ def test_a_clip_hub_model_is_scored_and_its_text_step_shown(space, tmp_path, mon
     assert not any("scoring —" in s for s in statuses)  # never shown as an unnamed bar
 
 
+def test_a_vlm_hub_model_is_scored_by_the_default_rule(space, tmp_path, monkeypatch):
+    """A generative VLM's Hub repo (a tiny Qwen2-VL in the local Hub cache, the Hub off)
+    passes the Space's checks and is scored by the Space's own job function with the
+    default rule (likelihood over the benchmark's classes), which its results record."""
+    from huggingface_hub import constants
+
+    from tests.clip_fixtures import as_hub_cache
+    from tests.vlm_fixtures import write_qwen2_vl
+
+    cache = tmp_path / "hub"
+    as_hub_cache(write_qwen2_vl(tmp_path / "model"), cache, "someone/tiny-vlm")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _job(monkeypatch, jobs.run_job)  # the Space's job function, in a thread
+    outputs = list(
+        tab_score.score(
+            "someone/tiny-vlm",
+            "in9-local",
+            ["mixed_same", "mixed_rand"],
+            False,
+            progress=lambda *a, **k: None,
+        )
+    )
+    out = dict(zip(SCORE_OUTPUTS, outputs[-1], strict=True))
+    assert "Done in" in out["status"] and "BG-GAP" in out["report"]
+    assert "generative VLM, likelihood rule" in out["report"]
+    files = {Path(f).name: Path(f) for f in out["files"]}
+    results = json.loads(files["results.json"].read_text())
+    assert results["vlm"]["protocol"] == "likelihood"
+    assert results["model_resolved"] == f"transformers:someone/tiny-vlm@{'a' * 40}"
+
+
 def test_the_space_takes_no_zero_shot_classes_or_templates_from_a_visitor(space):
     """A template FILE would be a path on the server: the Space offers neither option, so
     every zero-shot model is scored with the library's defaults (ImageNet's 1000 class names,

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from hf_bgbench.hub.snapshots import cached_commit
 from hf_bgbench.labels import LabelSpace, imagenet_label_space
 from hf_bgbench.models.classifier import Classifier, infer_label_space, make_fingerprint
 from hf_bgbench.models.errors import ModelLoadError
@@ -203,9 +204,13 @@ def load_vlm(
 
 
 def _resolved(location: str, local: bool, config: Any) -> str:
+    """``transformers:<folder>``, or ``transformers:<repo>@<commit>``: the commit of the
+    weights (from the Hub cache's snapshot when transformers does not say it)."""
     if local:
         return f"transformers:{os.path.abspath(location)}"
-    commit = getattr(config, "_commit_hash", None)
+    commit = getattr(config, "_commit_hash", None) or cached_commit(
+        location, ("model.safetensors", "model.safetensors.index.json", "config.json")
+    )
     return f"transformers:{location}" + (f"@{commit}" if commit else "")
 
 

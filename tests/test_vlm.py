@@ -295,3 +295,18 @@ def test_images_and_class_strings_split_across_passes_score_the_same(vlms, monke
         monkeypatch.setattr(head, "SEQUENCES_PER_PASS", 3)  # 1 or 3 class strings a pass
         split = clf.logits(images)
     assert torch.allclose(whole, split, atol=1e-5)
+
+
+@pytest.mark.parametrize("protocol", ["likelihood", "choice"])
+def test_prompts_of_unequal_length_are_scored_one_by_one_the_same(vlms, monkeypatch, protocol):
+    from hf_bgbench.models.vlm import head
+
+    clf = load_classifier(
+        str(vlms["qwen2_vl"]), vlm=VlmSettings(protocol=protocol, classes=IN9), device="cpu"
+    )
+    images = _images(3)
+    with torch.inference_mode():
+        batched = clf.logits(images)
+        monkeypatch.setattr(head, "_padded", lambda inputs, n: n > 1)  # as if padded
+        one_by_one = clf.logits(images)
+    assert torch.allclose(batched, one_by_one, atol=1e-5)

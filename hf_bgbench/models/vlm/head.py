@@ -117,8 +117,7 @@ class VlmHead(torch.nn.Module):
 
     def _prefill(self, pixels: torch.Tensor, prompt: str, *, cache: bool):
         inputs = self.inputs(pixels, prompt)
-        mask = inputs.get("attention_mask")
-        if mask is not None and not bool(mask.all()):  # prompts of unequal length: one by one
+        if _padded(inputs, len(pixels)):
             raise _Unequal
         out = self.model(**inputs, use_cache=cache)
         state = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
@@ -190,12 +189,8 @@ class VlmHead(torch.nn.Module):
     # ------------------------------------------------------------------ open
 
     def _open(self, pixels: torch.Tensor) -> torch.Tensor:
-        try:
-            inputs = self.inputs(pixels, self.prompts[0])
-            mask = inputs.get("attention_mask")
-            if mask is not None and not bool(mask.all()):
-                raise _Unequal
-        except _Unequal:
+        inputs = self.inputs(pixels, self.prompts[0])
+        if _padded(inputs, len(pixels)):
             return torch.cat([self._open(pixels[i : i + 1]) for i in range(len(pixels))])
         out = self.model.generate(**inputs, **generation_settings(self.settings))
         new = out[:, inputs["input_ids"].shape[1] :]
@@ -218,6 +213,13 @@ def text_kwargs(processor: Any, prompt: str) -> dict[str, Any]:
     if template_of(processor) is not None and bos and prompt.startswith(bos):
         return {"add_special_tokens": False}
     return {}
+
+
+def _padded(inputs: dict[str, torch.Tensor], images: int) -> bool:
+    """Whether a batch of several images has prompts of unequal length (padded): the last
+    position is then not every prompt's end, so they are scored one by one."""
+    mask = inputs.get("attention_mask")
+    return images > 1 and mask is not None and not bool(mask.all())
 
 
 class _Unequal(Exception):

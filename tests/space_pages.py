@@ -173,6 +173,7 @@ def headless_chromium() -> Iterator[Any]:
     """Debian's Chromium, headless, through Playwright (skips when either is missing)."""
     if not Path(CHROMIUM).is_file():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

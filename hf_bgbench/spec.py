@@ -309,6 +309,8 @@ class BenchmarkSpec:
     def __post_init__(self) -> None:
         if not self.short_name:
             object.__setattr__(self, "short_name", self.name)
+        for h in self.report:
+            self._check_report_headline(h)
         for h in self.leaderboard:
             self._check_leaderboard_task(h)
         self._check_protocols()
@@ -330,6 +332,17 @@ class BenchmarkSpec:
                     f"Benchmark {self.name!r}, task {task!r}: protocol {twice[0]!r} is declared "
                     "twice; each name picks one recipe (--protocol NAME)."
                 )
+
+    def _check_report_headline(self, h: Headline) -> None:
+        """One variant's accuracy is context, never a measure of reliance: a weaker model
+        scores lower on every variant, so ``compare`` and the figures would call it more
+        reliant. Reliance is read from gaps, drops, the challenge, RFS."""
+        if h.key.startswith("accuracy/") and h.reliance != 0:
+            raise ValueError(
+                f"Benchmark {self.name!r}: report headline {h.key!r} is one variant's accuracy, "
+                "which measures no reliance on the background (a weaker model scores lower "
+                "everywhere); give it reliance 0, and a gap or drop reliance +1."
+            )
 
     def _check_leaderboard_task(self, h: Headline) -> None:
         where = f"Benchmark {self.name!r}: leaderboard task {h.eval_task_id!r} ({h.key})"

@@ -1487,6 +1487,17 @@ def _register_a_misspelt_protocol(tmp: Path) -> tuple[str, bool]:
     return _message(lambda: register(spec)), "misspelt" in list_benchmarks()
 
 
+def _accuracy_as_a_reliance_measure(tmp: Path) -> str:
+    """A benchmark whose report calls one variant's accuracy a reliance measure."""
+    import dataclasses
+
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.spec import Headline
+
+    wrong = Headline("evaluate", "accuracy/mixed_rand", "mixed_rand", "%", -1)
+    return _message(lambda: dataclasses.replace(get_benchmark("in9"), report=(wrong,)))
+
+
 def _vlm_class_string_of_no_tokens(tmp: Path) -> str:
     from hf_bgbench.models import load_classifier
     from hf_bgbench.models.vlm import VlmSettings
@@ -1499,6 +1510,13 @@ def _vlm_class_string_of_no_tokens(tmp: Path) -> str:
 
 
 PYTHON_CASES = [
+    (
+        "one-variants-accuracy-as-a-reliance-measure",
+        _accuracy_as_a_reliance_measure,
+        "Benchmark 'in9': report headline 'accuracy/mixed_rand' is one variant's accuracy, "
+        "which measures no reliance on the background (a weaker model scores lower "
+        "everywhere); give it reliance 0, and a gap or drop reliance +1.",
+    ),
     (
         "vlm-class-string-of-no-tokens",
         _vlm_class_string_of_no_tokens,

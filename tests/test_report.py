@@ -150,6 +150,10 @@ def test_compare_gives_paired_differences_and_a_verdict(tmp_path):
     assert gap["verdict"].startswith("A relies on backgrounds more than B: BG-GAP +50.0 pts")
     # both right on every image: resampling cannot vary the difference, so no interval (it
     # was a zero-width [+0.0, +0.0]) and a verdict that says so
+    # one variant's accuracy is no measure of reliance (a weaker model scores lower on every
+    # variant): it says lower or higher, never "relies on backgrounds"
+    rand = rows["accuracy/mixed_rand"]
+    assert rand["verdict"].startswith("A scores lower than B: mixed_rand -50.0 pts")
     same = rows["accuracy/mixed_same"]
     assert same["ci95"] is None and same["verdict"].startswith("no interval: mixed_same +0.0")
     assert "every image has the same value" in same["verdict"]

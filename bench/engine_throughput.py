@@ -16,7 +16,7 @@ raw chunk, ... so every evaluate run has raw neighbours on both sides in time; t
 raw rate is their geometric mean. Every round prints four ratios, and each workload their
 median [min, max] over the rounds:
 
-* ``wall``: evaluate images/s / raw images/s. The targets (issue 32: >= 0.95 on release
+* ``wall``: evaluate images/s / raw images/s. The targets (>= 0.95 on release
   images, >= 0.90 on a photo folder) are judged on its median, because throughput is what a
   user waits for and what the issue defines. It is only as good as the host is steady: a
   shared VM's speed can swing by half within a minute, so read its spread, and trust it only

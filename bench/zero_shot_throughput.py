@@ -68,7 +68,7 @@ On a GPU (2026-11-26, one NVIDIA H200, torch 2.11 + CUDA 13, 16 cores), with
 OpenAI's 80 templates, 19,272 prompts/s (80,000 prompts in 4.2 s; first load 6.7 s, cached 1.7
 s). The raw tower ran 13,174 img/s (fp16) and evaluate 373 img/s (256 images in 0.7 s): on a
 GPU evaluate waits on JPEG decoding and its per-call start, not on the model (the decode path
-is issue 32's subject).
+is a subject of its own).
 """
 
 from __future__ import annotations

@@ -331,3 +331,20 @@ def test_the_task_allow_list_is_still_needed():
         if (module, text) in ALLOWED_TASK_NAMES
     }
     assert found == ALLOWED_TASK_NAMES
+
+
+def test_no_issue_numbers_in_code_or_tests():
+    """Names say what things are and comments say why: an issue number means nothing to a
+    reader of the code (the history keeps it)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    number = re.compile(r"\b" + "issue" + r"s?[ _#]?\d+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(root)}:{i}"
+        for folder in ("hf_bgbench", "tests", "bench", "spaces", "metrics", "dataset_scripts")
+        for path in sorted((root / folder).rglob("*.py"))
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if number.search(line)
+    ]
+    assert not found, found

@@ -261,7 +261,7 @@ def _text_checkpoint(tmp: Path) -> Path:
 
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
-    (  # issue 27: zero-shot models and their prompts
+    (  # zero-shot models and their prompts
         "zero-shot-template-without-braces",
         _zero_shot(_open_clip),
         [*ZERO_SHOT, "--templates", "{tmp}/templates.txt"],
@@ -325,7 +325,7 @@ CASES = [
         2,
         "is the image tower of a CLIP-family model: timm holds no text tower",
     ),
-    (  # issue 19: a report with a model that cannot load fails once, before any work
+    (  # a report with a model that cannot load fails once, before any work
         "report-unknown-model",
         None,
         ["report", "not-an-owner/not-a-model", "--benchmarks", "in9"],
@@ -346,7 +346,7 @@ CASES = [
         2,
         "has no report headlines",
     ),
-    (  # issue 29: --task-option, checked against the report's tasks before any work
+    (  # --task-option, checked against the report's tasks before any work
         "report-task-option-unknown-task",
         None,
         ["report", "tf_efficientnet_lite0", "--task-option", "nosie.max-images=5"],
@@ -368,21 +368,21 @@ CASES = [
         2,
         "--max-foregrounds '0': must be 1 or more, got 0",
     ),
-    (  # issue 20: torch's list of device types, naming no option
+    (  # fixed: torch's list of device types, naming no option
         "device-unknown",
         _release,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--device", "tpu"],
         2,
         "--device 'tpu': not a device torch knows; give cuda (or cuda:N), mps or cpu",
     ),
-    (  # issue 20: "[Errno 20] Not a directory: '<file>/c5f9013f...'"
+    (  # fixed: "[Errno 20] Not a directory: '<file>/c5f9013f...'"
         "cache-dir-is-a-file",
         _release,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--cache-dir", "{a_file}"],
         2,
         "it is a file, not a folder; give --cache-dir a folder (created when missing).",
     ),
-    (  # issue 20: "Unknown in9 variant(s): 'ordinary'" though no --variants was given
+    (  # fixed: "Unknown in9 variant(s): 'ordinary'" though no --variants was given
         "wrong-benchmark-for-the-data",
         _rival10_hub,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
@@ -398,7 +398,7 @@ CASES = [
         2,
         "It looks like rival10 data: pass --benchmark rival10.",
     ),
-    (  # issue 20: "`references` ... out of range ... map the model's classes", after scoring
+    (  # fixed: "`references` ... out of range ... map the model's classes", after scoring
         "dataset-label-out-of-range",
         _label_out_of_range,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", *TESTED],
@@ -406,14 +406,14 @@ CASES = [
         "[mixed_rand]: 1 row(s) have a label outside 0..8 (the benchmark's 9 classes), e.g. "
         "id 'n00000000_1' with label 12. Repair or rebuild the data (`bgbench validate FOLDER`",
     ),
-    (  # issue 20: reported as ids "the others lack"
+    (  # fixed: reported as ids "the others lack"
         "dataset-duplicate-id",
         _duplicate_id,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", *TESTED],
         2,
         "[mixed_rand]: image id 'n00000000_0' is on 2 rows; every image needs an id of its own",
     ),
-    (  # issue 20: "... or leave 'original' out with --variants": challenge has no --variants
+    (  # fixed: "... or leave 'original' out with --variants": challenge has no --variants
         # (the message ends there: nothing about --variants follows)
         "challenge-variant-files-missing",
         _original_files_missing,
@@ -428,7 +428,7 @@ CASES = [
         2,
         "Or score the other variants: leave 'original' out with --variants.",
     ),
-    (  # issue 20: a 13.7 KB message listing the 1000 class names twice
+    (  # fixed: a 13.7 KB message listing the 1000 class names twice
         "label-names-of-another-benchmark",
         _hub_folder,
         ["evaluate", "tf_efficientnet_lite0", "--benchmark", "in9_full", "--data", "{data}"]
@@ -478,7 +478,7 @@ CASES = [
         None,
         ["evaluate", "tf_efficientnet_lite0"],
         2,
-        # issue 20: it named the Hub id bgbench/in9 as if it existed
+        # fixed: it named the Hub id bgbench/in9 as if it existed
         "No --data given, and bgbench/in9 is not published on the Hub yet: run `bgbench "
         "download in9` once",
     ),
@@ -496,7 +496,7 @@ CASES = [
         2,
         "does not apply to benchmark 'rival10'",
     ),
-    (  # issue 31: refused as "it pickles arbitrary Python objects"
+    (  # fixed: refused as "it pickles arbitrary Python objects"
         "checkpoint-that-is-a-text-file",
         _text_checkpoint,
         ["evaluate", "resnet18", "--checkpoint", "{tmp}/notes.pth", "--data", "{data}"],
@@ -504,7 +504,7 @@ CASES = [
         "notes.pth' is not a checkpoint: a 12-byte file that is neither a safetensors file nor "
         "one torch.save writes (it starts with b'hello world\\n').",
     ),
-    *(  # issue 31: accepted, and the results were written into the dataset
+    *(  # fixed: accepted, and the results were written into the dataset
         (
             f"{task}-output-{where}-data",
             _release,
@@ -758,7 +758,7 @@ EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--out
 
 # Commands whose arguments are given whole ({data}: the built input, {out}: a fresh folder).
 WHOLE_ARGV_CASES = [
-    (  # issue 20: "cannot identify image file <_io.BytesIO object at 0x...>", no file or row
+    (  # fixed: "cannot identify image file <_io.BytesIO object at 0x...>", no file or row
         "validate-names-the-undecodable-image",
         _image_not_an_image,
         ["validate", "{data}"],
@@ -766,7 +766,7 @@ WHOLE_ARGV_CASES = [
         "original/test: 1 image(s) cannot be decoded: test-00000-of-00001.parquet, id "
         "'n00000000_0', column 'image': cannot be decoded (not an image PIL can read).",
     ),
-    (  # issue 20: "Truncated File Read" alone
+    (  # fixed: "Truncated File Read" alone
         "validate-names-the-truncated-image",
         _image_truncated,
         ["validate", "{data}"],
@@ -774,7 +774,7 @@ WHOLE_ARGV_CASES = [
         "original/test: 1 image(s) cannot be decoded: test-00000-of-00001.parquet, id "
         "'n00000000_0', column 'image': cannot be decoded (",
     ),
-    (  # issue 20: "data: bgbench/in9 on the Hub", an id that does not exist yet
+    (  # fixed: "data: bgbench/in9 on the Hub", an id that does not exist yet
         "list-says-the-hub-data-is-not-published",
         _release,
         ["list"],
@@ -783,7 +783,7 @@ WHOLE_ARGV_CASES = [
         "(then used whenever no --data is given), or give --data FOLDER, a folder made by "
         "`bgbench build in9` or `bgbench convert in9-release`",
     ),
-    (  # issue 20: advice named `bgbench convert in9`, which does not exist
+    (  # fixed: advice named `bgbench convert in9`, which does not exist
         "imagenet-e-from-a-folder-without-the-config",
         _release,
         ["build", "imagenet-e", "--from", "in9", "{out}", "--output", "{out}/e"],
@@ -791,35 +791,35 @@ WHOLE_ARGV_CASES = [
         "(made by `bgbench download in9` or `bgbench build in9` or `bgbench convert "
         "in9-release`) with its 'original' config.",
     ),
-    (  # issue 19
+    (
         "compare-not-a-results-folder",
         _release,
         ["compare", "{data}", "{data}", "--output", "{out}/cmp"],
         2,
         "holds no bgbench results",
     ),
-    (  # issue 19: publish-results on a folder that holds no run
+    (  # fixed: publish-results on a folder that holds no run
         "publish-results-not-a-results-folder",
         lambda tmp: tmp,
         ["publish-results", "{out}", "--repo-id", "someone/results"],
         2,
         "holds no bgbench results (no report.json nor a results document)",
     ),
-    (  # issue 19: offline (the tests' HF_HUB_OFFLINE=1), the Hub error, not a network traceback
+    (  # fixed: offline (the tests' HF_HUB_OFFLINE=1), the Hub error, not a network traceback
         "publish-results-offline",
         _hand_written_run,
         ["publish-results", "{data}", "--repo-id", "someone/results"],
         2,
         "Could not publish to someone/results: HF_HUB_OFFLINE is set",
     ),
-    (  # issue 28: an eval.yaml naming an unlisted framework breaks the dataset page
+    (  # fixed: an eval.yaml naming an unlisted framework breaks the dataset page
         "publish-eval-yaml-while-the-framework-is-unlisted",
         _publishable_in9,
         ["publish", "{data}", "--repo-id", "bgbench/in9", "--eval-yaml"],
         2,
         "--eval-yaml: the evaluation framework 'hf-bgbench' is not yet listed in huggingface.js",
     ),
-    (  # issue 28: an eval.yaml left by an earlier publish was uploaded unasked
+    (  # fixed: an eval.yaml left by an earlier publish was uploaded unasked
         "publish-refuses-an-eval-yaml-not-asked-for",
         _publishable_in9_with_an_old_eval_yaml,
         ["publish", "{data}", "--repo-id", "bgbench/in9", "--dry-run"],
@@ -847,14 +847,14 @@ WHOLE_ARGV_CASES = [
         2,
         "no labels.txt next to it",
     ),
-    (  # issue 20: the later line silently won
+    (  # fixed: the later line silently won
         "imagenet-e-labels-file-listed-twice",
         _imagenet_e_label_listed_twice,
         ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
         2,
         "'n0_1' is listed twice with different labels (line 2: 0, line 7: 7)",
     ),
-    (  # issue 20: an edit folder of an unknown name was dropped without a word
+    (  # fixed: an edit folder of an unknown name was dropped without a word
         "imagenet-e-unknown-edit-folder",
         _imagenet_e_unknown_edit_folder,
         ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
@@ -868,35 +868,35 @@ WHOLE_ARGV_CASES = [
         2,
         "folder(s) '30_hard' are no ImageNet-E edit",
     ),
-    (  # issue 20: an empty edit folder was dropped without a word
+    (  # fixed: an empty edit folder was dropped without a word
         "imagenet-e-empty-edit-folder",
         _imagenet_e_empty_edit_folder,
         ["convert", "imagenet-e", "{data}", "{out}", "--quiet"],
         2,
         "edit folder(s) rd (rotation) hold no images",
     ),
-    (  # issue 20: kept, so its "object noise" added no noise
+    (  # fixed: kept, so its "object noise" added no noise
         "rival10-empty-object-mask-convert",
         _rival10_release_with_an_empty_object_mask,
         ["convert", "rival10", "{data}", "{out}/hub", "--quiet"],
         0,
         "test: skipped empty_object_mask 1",
     ),
-    (  # issue 20: validate passed it
+    (  # fixed: validate passed it
         "rival10-empty-object-mask-validate",
         _rival10_hub_with_an_empty_object_mask,
         ["validate", "{data}"],
         1,
         "1 row(s) with object_mask with no object pixel (all zero)",
     ),
-    (  # issue 20: exited 0 with the object removed, and printed NaN (invalid JSON)
+    (  # fixed: exited 0 with the object removed, and printed NaN (invalid JSON)
         "edit-rotation-angle-nan",
         _photo_and_mask,
         [*EDIT, "rotation", "--angle", "nan"],
         2,
         "--angle must be a finite number of degrees, got nan",
     ),
-    (  # issue 20: the library's message named no option
+    (  # fixed: the library's message named no option
         "edit-rotation-max-angle-negative",
         _photo_and_mask,
         [*EDIT, "rotation", "--max-angle", "-90"],
@@ -910,14 +910,14 @@ WHOLE_ARGV_CASES = [
         2,
         "--seed must be 0 or more, got -1",
     ),
-    (  # issue 20: reached a far lower rate with no warning
+    (  # fixed: reached a far lower rate with no warning
         "edit-position-rate-not-reached",
         _wide_object_photo,
         [*EDIT, "position", "--rate", "0.99"],
         0,
         "not the 0.99 asked (more than 0.015 off",
     ),
-    (  # issue 20: a DecompressionBombError traceback from a build worker
+    (  # fixed: a DecompressionBombError traceback from a build worker
         "build-with-an-oversized-photo",
         _photos_and_one_oversized,
         ["build", "in9", "--images", "{data}", "--no-boxes", "--output", "{out}/in9"]
@@ -940,7 +940,7 @@ WHOLE_ARGV_CASES = [
         2,
         "--batch-size: must be 1 or more, got 0",
     ),
-    (  # issue 29: evaluate's seeded subset (the Space's image budget)
+    (  # evaluate's seeded subset (the Space's image budget)
         "evaluate-max-images-zero",
         _photo_and_mask,
         ["evaluate", "--data", "{data}", "--output", "{out}", "--max-images", "0"],
@@ -978,14 +978,14 @@ WHOLE_ARGV_CASES = [
         2,
         "--protocol 'rival10-papr'",
     ),
-    (  # issue 31: the dry run said "would upload to dataset repo not a repo id"
+    (  # fixed: the dry run said "would upload to dataset repo not a repo id"
         "publish-results-dry-run-checks-the-repo-id",
         _hand_written_run,
         ["publish-results", "{data}", "--dry-run", "--repo-id", "not a repo id"],
         2,
         "--repo-id 'not a repo id' must look like 'owner/name'.",
     ),
-    (  # issue 31 (these three): "README.md has no YAML 'configs:'", and there is no README.md
+    (  # fixed: "README.md has no YAML 'configs:'", and there is no README.md
         "validate-a-photo-folder",
         _photos,
         ["validate", "{data}"],
@@ -1007,14 +1007,14 @@ WHOLE_ARGV_CASES = [
         "holds 2 of them, one per sub-folder (run-0/, run-1/), as a build with several runs "
         "writes them. Validate each: `bgbench validate ",
     ),
-    (  # issue 31: advised --benchmark, which report does not have
+    (  # fixed: advised --benchmark, which report does not have
         "report-with-another-benchmarks-data",
         _rival10_hub,
         [*REPORT_IN9, "--output", "{out}/card"],
         2,
         "It looks like rival10 data: pass --data rival10=",
     ),
-    (  # issue 31: accepted, and the report was written into the dataset
+    (  # fixed: accepted, and the report was written into the dataset
         "report-output-inside-data",
         _release,
         [*REPORT_IN9, "--output", "{data}/card"],
@@ -1051,7 +1051,7 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err and "DataLoader worker" not in err
-    # issue 20: a failed command left an empty --output folder
+    # fixed: a failed command left an empty --output folder
     assert out_existed or not (tmp_path / "out").exists()
 
 
@@ -1137,7 +1137,7 @@ def test_ctrl_c_says_what_is_cached_and_exits_130(tmp_path, monkeypatch, capsys)
 def test_ctrl_c_before_the_cache_is_read_counts_what_earlier_variants_cached(
     tmp_path, monkeypatch, capsys
 ):
-    """issue 20: "nothing was cached" when the cache held the earlier variants' images: a
+    """Once "nothing was cached" when the cache held the earlier variants' images: a
     Ctrl-C outside the engine's loop (here while the second variant's data is fingerprinted)
     was not counted. Stopped at the first variant, nothing is known, and nothing is claimed."""
     from hf_bgbench.data.reader import Reader
@@ -1554,18 +1554,18 @@ PYTHON_CASES = [
         _nine_unnamed_outputs,
         ("the model names no classes (LABEL_0, ...), so its 9 outputs ", True, True, True),
     ),
-    (  # issue 31 item 2: every shared image is right in both, so no interval (was [0, 0])
+    (  # fixed: every shared image is right in both, so no interval (was [0, 0])
         "gap-over-the-images-both-variants-scored",
         _gap_of_a_variant_with_an_unreadable_image,
         (0.0, None, 17),
     ),
-    (  # issue 31 item 2: the 9 shared images are right in both: resampling cannot vary the
+    (  # fixed: the 9 shared images are right in both: resampling cannot vary the
         # drop, so no interval (it was a zero-width [0.0, 0.0]) -- and 0.0 is still over them
         "mean-drop-inside-its-interval",
         _mean_drop_of_an_edit_with_an_unreadable_image,
         (0.0, None, 9),
     ),
-    (  # issue 31 item 2: before "a_bg 83.3 [83.3, 83.3], RFS -1.000 [-1.000, -1.000]"
+    (  # fixed: was "a_bg 83.3 [83.3, 83.3], RFS -1.000 [-1.000, -1.000]"
         "noise-interval-of-classes-that-cannot-vary",
         _noise_intervals_of_constant_classes,
         (
@@ -1574,7 +1574,7 @@ PYTHON_CASES = [
             "resampling within a class cannot vary them",
         ),
     ),
-    (  # issue 31 item 10: before "differ in data fingerprint ... re-run one of them"
+    (  # fixed: was "differ in data fingerprint ... re-run one of them"
         "compare-runs-of-different-variants",
         _compare_runs_of_different_variants,
         "The two runs scored different variants (A alone scored mixed_same; B alone only_fg) "
@@ -1677,17 +1677,17 @@ PYTHON_CASES = [
         "2 'original' row(s) and 1 'bg_random' row(s); give one row per image for every edit "
         "(leave an image an edit lacks out of 'original' too).",
     ),
-    (  # issue 30 item 4: the one bootstrap entry point names the column a statistic lacks
+    (  # the one bootstrap entry point names the column a statistic lacks
         "bootstrap-statistic-of-a-column-not-given",
         lambda tmp: _bootstrap_error({"clean": np.ones(3)}, drop=("clean", "grayed")),
         "statistic 'drop' needs the column(s) 'grayed'; the columns given are 'clean'.",
     ),
-    (  # issue 30 item 4: a column of several values per image would be averaged silently
+    (  # fixed: a column of several values per image would be averaged silently
         "bootstrap-column-not-one-value-per-image",
         lambda tmp: _bootstrap_error({"trials": np.ones((4, 2))}),
         "column 'trials' must hold one value per unit (one-dimensional), got shape (4, 2).",
     ),
-    (  # issue 30 item 2: before, the misspelt key was ignored and the run recorded the
+    (  # fixed: the misspelt key was ignored and the run recorded the
         # class-mean default as the benchmark's published recipe
         "protocol-setting-misspelt",
         _register_a_misspelt_protocol,
@@ -1711,7 +1711,7 @@ def test_bad_input_in_python_gives_the_right_value_or_a_clear_message(case, expe
 
 # ------------------------------------------------------------- counted in results.json
 # Runs that succeed with something left out: the count is in results.json, never only in a
-# terminal warning (issue 20: results.json said "skipped 0").
+# terminal warning (results.json once said "skipped 0").
 
 
 def _photos_one_outside_the_classes(tmp: Path) -> Path:
@@ -1773,7 +1773,7 @@ def test_what_is_left_out_is_counted_in_results(builder, argv, pick, expected, t
 
 
 # ------------------------------------------------------------- settings read at start
-# Issue 31: what decides which images are scored is part of the cache key, and every setting
+# What decides which images are scored is part of the cache key, and every setting
 # is checked at start, whatever is cached.
 
 LIMIT = "BGBENCH_MAX_IMAGE_PIXELS"

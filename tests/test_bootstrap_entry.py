@@ -1,4 +1,4 @@
-"""The one bootstrap entry point (issue 30 item 4): every interval function -- and the
+"""The one bootstrap entry point: every interval function -- and the
 noise, graying and attribution summaries and ``bgbench compare`` -- is a call of
 :func:`hf_bgbench.metrics.intervals.bootstrap_intervals`, and gives the intervals it gave
 before it was -- the same draws. ``RECORDED`` holds what the hand-wired code returned on

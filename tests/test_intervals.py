@@ -92,7 +92,7 @@ def _class_mean_coverage(per_class: int, reps: int, seed: int) -> tuple[float, f
 
 
 def test_class_stratified_intervals_cover_or_are_withheld():
-    """Item 2 of issue 31: the stratified bootstrap cannot move a class of one image or a
+    """The stratified bootstrap cannot move a class of one image or a
     class that is all right / all wrong, so it printed "83.3 [83.3, 83.3]". With 30 images
     per class (classes vary) the interval is given and covers the known truth about 95% of
     the time; with 3 per class some class is nearly always constant and the interval is

@@ -184,7 +184,7 @@ def test_the_core_imports_only_numpy_and_itself():
 def _one_row_per_image(rows: list[tuple], names=("mixed_same", "mixed_rand", "mixed_next")):
     """``rows`` (prediction, reference, name) padded with (0, 0, name) rows until every name
     present has as many rows: a gap (or a drop) compares the same images, so without ids each
-    of its variants has one row per image (issue 20: unequal counts are an error now)."""
+    of its variants has one row per image (unequal counts are an error)."""
     counts = {n: sum(r[2] == n for r in rows) for n in names}
     most = max(counts.values())
     return rows + [(0, 0, n) for n, c in counts.items() if c for _ in range(most - c)]
@@ -802,14 +802,14 @@ def test_dropped_accuracy_names_and_errors():
         dropped_accuracy([0], [0], ["original"], **EDIT_NAMES)
     with pytest.raises(ValueError, match="`dropped` is empty"):
         mean_dropped_accuracy({})
-    # issue 20: 2 original rows and 1 edit row returned 0.0 (accuracies of different images)
+    # fixed: 2 original rows and 1 edit row returned 0.0 (accuracies of different images)
     with pytest.raises(ValueError, match="2 'original' row.* and 1 'bg_random' row"):
         dropped_accuracy([0, 0, 1], [0, 0, 0], ["original", "original", "bg_random"], **EDIT_NAMES)
 
 
 @pytest.mark.parametrize(
     "rows, message",
-    [  # issue 20: each returned a number (1.0, -0.333, -0.5) over unpaired rows
+    [  # fixed: each returned a number (1.0, -0.333, -0.5) over unpaired rows
         (
             dict(variants=["mixed_same"] * 3 + ["mixed_rand"]),
             "there are 3 mixed_same rows and 1 mixed_rand row",

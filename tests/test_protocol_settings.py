@@ -1,4 +1,4 @@
-"""Typed protocol settings (issue 30 item 2): a benchmark's protocols write plain mappings,
+"""Typed protocol settings: a benchmark's protocols write plain mappings,
 each task's frozen settings dataclass types them when the benchmark registers -- an unknown
 key, a wrong type or a missing value fails there, naming the benchmark, the protocol, the
 task and the key -- and a run records the typed values, with the keys its benchmark wrote."""

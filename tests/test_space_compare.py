@@ -1,4 +1,4 @@
-"""The Space's research views (issue 29, items 9-13): Compare (``bgbench compare`` as a tab,
+"""The Space's research views: Compare (``bgbench compare`` as a tab,
 its runs reused), the images behind BG-GAP, the exact command that reproduces a result,
 the ImageNet-E task label, and what "Use via API" accepts."""
 

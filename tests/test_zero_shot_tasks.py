@@ -1,4 +1,4 @@
-"""Every task runs on a zero-shot model (issue 27, item 4) and records its head.
+"""Every task runs on a zero-shot model and records its head.
 
 Tiny randomly initialised CLIPs (tests/clip_fixtures.py: open_clip and transformers, 64x64
 input, patch 16, so a 4x4 grid and a class token) on the synthetic IN-9 of

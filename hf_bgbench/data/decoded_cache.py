@@ -1,6 +1,6 @@
 """Decoded images kept on disk: a dataset decoded once, read back by every later model.
 
-Decoding is what a model waits for once the forward is fast (issue 32): on two CPU cores
+Decoding is what a model waits for once the forward is fast: on two CPU cores
 the decode workers take CPU from the forward's threads, and on a GPU even many workers
 decode fewer images per second than the model scores. But a model's input pixels depend
 only on the data, the per-image geometry (resize, crop, interpolation), the decoder and the

@@ -52,8 +52,8 @@ def default_cache_dir() -> Path:
 def cache_key(*parts: str) -> str:
     """The cache folder name of ``parts`` and of how images are decoded
     (:func:`hf_bgbench.files.decode_settings`): the decode limit decides which images are
-    scored, so a cache filled under one limit never answers a run under another (issue 31:
-    a warm cache scored a photo the limit skips). Raises for an invalid limit, before any
+    scored, so a cache filled under one limit never answers a run under another (a
+    warm cache once scored a photo the limit skips). Raises for an invalid limit, before any
     cached row is read."""
     decoding = [json.dumps(settings, sort_keys=True)] if (settings := decode_settings()) else []
     return hashlib.sha256("\x1f".join([*parts, *decoding]).encode()).hexdigest()[:24]

@@ -110,8 +110,10 @@ def test_two_models_two_tasks_in_one_table_of_every_format(tmp_path, capsys):
     )
     tex = (out / "table.tex").read_text()
     assert r"\begin{tabular}{lrrrrr}" in tex and r"\toprule" in tex
-    assert r"tf\_efficientnet\_lite0 & 90.0 {\scriptsize [80.0, 95.0]}" in tex
-    assert r"resnet50.a1\_in1k & " in tex and tex.rstrip().endswith(r"\end{tabular}")
+    # the deviation (a) names both models, the challenge subset (b) lite0 alone
+    assert r"tf\_efficientnet\_lite0$^{a,b}$ & 90.0 {\scriptsize [80.0, 95.0]}" in tex
+    assert r"resnet50.a1\_in1k$^{a}$ & " in tex and r"\end{tabular}" in tex
+    assert r"$^{b}$\,challenge: a seeded subset: 20 of 63 foregrounds" in tex
     assert r"& -- \\" in tex  # resnet's missing challenge accuracy
     assert r"2.5 {\scriptsize [$-$2.5, 7.5]}" in tex  # minus signs, not hyphens
     with (out / "table.csv").open() as f:
@@ -202,7 +204,7 @@ def test_one_zero_shot_model_with_two_heads_gets_two_named_rows(tmp_path):
     # each head is a footnote of its own row: class names, templates, embeddings
     assert f"- {model} (zero-shot {'a' * 12}): zero-shot head: 9 class names (imagenet)" in md
     only = table_latex(model_table(runs[:1]))
-    assert r"openai/clip-vit-base-patch32 (zero-shot) & " in only
+    assert r"openai/clip-vit-base-patch32 (zero-shot)$^{a,b}$ & " in only
 
 
 def test_the_latex_row_of_results_md_compiles_with_underscores_in_the_model_id():
@@ -222,8 +224,8 @@ def test_a_number_whose_run_warned_is_marked_in_every_format(tmp_path):
     md = (out / "table.md").read_text()
     assert "| m_1 | 90.0 [80.0, 95.0] ⚠ |" in md and f"- m_1: ⚠ evaluate: {warning}" in md
     tex = (out / "table.tex").read_text()
-    assert r"m\_1 & 90.0$^\dagger$ {\scriptsize [80.0, 95.0]}" in tex
-    assert r"% $^\dagger$: the run warned" in tex
+    assert r"m\_1$^{a,b}$ & 90.0$^\dagger$ {\scriptsize [80.0, 95.0]}" in tex
+    assert r"$^\dagger$\,the run warned that this number may mean nothing" in tex
     with (out / "table.csv").open() as f:
         assert {line["warnings"] for line in csv.DictReader(f)} == {warning}
 
@@ -279,3 +281,52 @@ def test_a_reader_that_stops_early_gets_the_files_and_no_error(tmp_path, monkeyp
         "table.tex",
         "table_in9.png",
     ]
+
+
+def test_the_latex_table_keeps_every_footnote_of_the_markdown_one(tmp_path):
+    """Each caveat table.md lists (a zero-shot head, a warning) is in table.tex too, its
+    letter on the rows of the models it names; compiled by pdflatex where it is installed."""
+    warning = "The linear head did not learn: its train accuracy is at chance"
+    head = {
+        "num_classes": 9,
+        "classnames_source": "benchmark (IN-9's own 9 classes)",
+        "num_templates": 7,
+        "templates_source": "simple",
+        "library": "open_clip",
+        "text_embeddings_sha256": "c" * 64,
+    }
+    runs = [
+        write(tmp_path / "a", evaluate_doc("clip_b32", 0.1, zero_shot=head)),
+        write(tmp_path / "b", evaluate_doc("m_1", 0.2, warnings=[warning])),
+    ]
+    doc = model_table(runs)
+    notes = doc["benchmarks"][0]["notes"]
+    assert len(notes) == 3  # the head, the warning, the normalisation deviation
+    tex = table_latex(doc)
+    for letter, note in zip("abc", notes, strict=True):
+        text = latex_text(note["note"].removeprefix("⚠ "))
+        assert f"$^{{{letter}}}$\\," in tex and f"{text}\\par" in tex
+    for model in ("clip_b32 (zero-shot)", "m_1"):
+        letters = ",".join(x for x, n in zip("abc", notes, strict=True) if model in n["models"])
+        assert f"{latex_text(model)}$^{{{letters}}}$ & " in tex
+    assert r"$^\dagger$\,the run warned" in tex
+    _compiles(tex, tmp_path)
+
+
+def _compiles(tex: str, folder: Path) -> None:
+    """pdflatex builds a document around ``tex`` (skipped, saying so, without pdflatex)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (apt-get install texlive-latex-recommended)")
+    body = "\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
+    (folder / "t.tex").write_text(body + tex + "\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]

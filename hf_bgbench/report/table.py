@@ -279,35 +279,72 @@ def table_markdown(doc: Mapping[str, Any]) -> str:
 
 def table_latex(doc: Mapping[str, Any]) -> str:
     """table.tex: a booktabs ``tabular`` per benchmark, the interval under each value in
-    small type (needs ``\\usepackage{booktabs}``)."""
+    small type (needs ``\\usepackage{booktabs}``), then table.md's footnotes in small type:
+    each model row carries the letters of the notes about it, so a caveat (a zero-shot head,
+    a subset, a departure, a warning) is never lost with the file pasted into a paper."""
     out = []
     for bench in doc["benchmarks"]:
-        columns = bench["columns"]
-        out += [
-            f"% {latex_text(_caption(bench))}",
-            *(
-                [r"% $^\dagger$: the run warned that this number may mean nothing (table.md)"]
-                if any(c["warnings"] for r in bench["rows"] for c in r["cells"])
-                else []
-            ),
-            r"\begin{tabular}{l" + "r" * len(columns) + "}",
-            r"\toprule",
-            "Model & " + " & ".join(latex_text(_header(c)) for c in columns) + r" \\",
-            r"\midrule",
-        ]
-        for row in bench["rows"]:
-            cells = []
-            for cell, c in zip(row["cells"], columns, strict=True):
-                # a minus sign, not a hyphen; "--" for a missing value
-                value = _value(cell, c["unit"]).replace("-", "$-$").replace("—", "--")
-                ci = _interval(cell, c["unit"]).replace("-", "$-$")
-                which = f" ({latex_text(cell['which'])})" if cell["which"] else ""
-                small = f" {{\\scriptsize {ci}}}" if ci else ""
-                warned = r"$^\dagger$" if cell["warnings"] else ""  # see table.md's notes
-                cells.append(f"{value}{warned}{which}{small}")
-            out.append(f"{latex_text(row['model'])} & " + " & ".join(cells) + r" \\")
-        out += [r"\bottomrule", r"\end{tabular}", ""]
+        marks = _note_marks(bench["notes"])
+        out += [f"% {latex_text(_caption(bench))}", *_latex_tabular(bench, marks)]
+        out += _latex_notes(bench, marks)
     return "\n".join(out)
+
+
+DAGGER = r"$^\dagger$"
+"""A number whose run warned, in LaTeX (table.md's ⚠)."""
+
+
+def _note_marks(notes: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """model -> the letters of the notes that name it (a, b, ... in note order)."""
+    marks: dict[str, list[str]] = {}
+    for i, note in enumerate(notes):
+        for model in note["models"]:
+            marks.setdefault(model, []).append(_letter(i))
+    return marks
+
+
+def _letter(i: int) -> str:
+    return chr(ord("a") + i) if i < 26 else f"a{i}"
+
+
+def _latex_tabular(bench: Mapping[str, Any], marks: Mapping[str, list[str]]) -> list[str]:
+    columns = bench["columns"]
+    out = [
+        r"\begin{tabular}{l" + "r" * len(columns) + "}",
+        r"\toprule",
+        "Model & " + " & ".join(latex_text(_header(c)) for c in columns) + r" \\",
+        r"\midrule",
+    ]
+    for row in bench["rows"]:
+        cells = []
+        for cell, c in zip(row["cells"], columns, strict=True):
+            # a minus sign, not a hyphen; "--" for a missing value
+            value = _value(cell, c["unit"]).replace("-", "$-$").replace("—", "--")
+            ci = _interval(cell, c["unit"]).replace("-", "$-$")
+            which = f" ({latex_text(cell['which'])})" if cell["which"] else ""
+            small = f" {{\\scriptsize {ci}}}" if ci else ""
+            warned = DAGGER if cell["warnings"] else ""
+            cells.append(f"{value}{warned}{which}{small}")
+        letters = marks.get(row["model"])
+        mark = f"$^{{{','.join(letters)}}}$" if letters else ""
+        out.append(f"{latex_text(row['model'])}{mark} & " + " & ".join(cells) + r" \\")
+    return out + [r"\bottomrule", r"\end{tabular}"]
+
+
+def _latex_notes(bench: Mapping[str, Any], marks: Mapping[str, list[str]]) -> list[str]:
+    """The footnotes under the tabular, in small type (nothing when there are none)."""
+    lines = []
+    if any(c["warnings"] for r in bench["rows"] for c in r["cells"]):
+        lines.append(DAGGER + r"\,the run warned that this number may mean nothing (see its note)")
+    for i, note in enumerate(bench["notes"]):
+        text = note["note"]  # table.md's warning sign is the dagger here (pdflatex lacks it)
+        warned = text.startswith(WARNED)
+        text = latex_text(text.removeprefix(WARNED).lstrip())
+        dagger = DAGGER + " " if warned else ""
+        lines.append(f"$^{{{_letter(i)}}}$\\,{dagger}{text}")
+    if not lines:
+        return [""]
+    return [r"\par\smallskip", r"{\footnotesize", *(f"{x}\\par" for x in lines), "}", ""]
 
 
 def _exact(value: float | None) -> str:

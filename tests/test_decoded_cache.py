@@ -182,3 +182,27 @@ def test_only_a_whole_pass_of_one_size_leaves_a_cache(tmp_path):
     assert torch.equal(read[0].images[0], whole[1].images[0])
     assert read[0].labels.tolist() == [8]
     assert read[1].ids == ["a"] and torch.equal(read[1].images[0], whole[0].images[0])
+
+
+def test_a_cache_damaged_at_its_size_is_never_read_as_pixels(
+    in9_release, tmp_path, cache_root, caplog
+):
+    """Half of each images file overwritten, the size unchanged: the digest written with
+    the cache tells, so the images are decoded again (same predictions) and the cache is
+    rewritten, saying so."""
+    first = score(in9_release, tmp_path / "first", decode_cache=True)
+    for folder in cache_root.iterdir():
+        size = (folder / IMAGES).stat().st_size
+        with open(folder / IMAGES, "r+b") as f:
+            f.write(bytes(size // 2))  # zeros over the first half
+    with caplog.at_level("WARNING"):
+        again = score(in9_release, tmp_path / "again", decode_cache=True)
+    assert first["preprocessing"]["decode_cache"] == dict.fromkeys(VARIANTS, "written")
+    assert again["preprocessing"]["decode_cache"] == dict.fromkeys(VARIANTS, "written")
+    assert "decoded-image cache at " in caplog.text and "its digest does not match" in caplog.text
+    for variant in VARIANTS:
+        pd.testing.assert_frame_equal(
+            predictions(tmp_path / "again", variant), predictions(tmp_path / "first", variant)
+        )
+    third = score(in9_release, tmp_path / "third", decode_cache=True)
+    assert third["preprocessing"]["decode_cache"] == dict.fromkeys(VARIANTS, "read")

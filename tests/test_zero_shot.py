@@ -132,6 +132,26 @@ def test_text_embeddings_are_cached_and_keyed_by_the_prompts(open_clip_folder, t
     assert other.fingerprint != first.fingerprint  # a cached prediction never crosses prompts
 
 
+def test_a_damaged_text_embedding_cache_is_made_again(
+    open_clip_folder, tmp_path, monkeypatch, caplog
+):
+    """Bytes of the cached embeddings changed, the file's size and header kept: the digest
+    written with them tells, so the head is computed again (the same embeddings), saying so."""
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "cache"))
+    first = load_classifier(str(open_clip_folder), templates="simple", progress=False)
+    (cached,) = (tmp_path / "cache" / "text_embeddings").glob("*.safetensors")
+    data = bytearray(cached.read_bytes())
+    data[-64:] = bytes(64)  # the last 16 float32 values zeroed
+    cached.write_bytes(bytes(data))
+    with caplog.at_level("WARNING"):
+        again = load_classifier(str(open_clip_folder), templates="simple", progress=False)
+    assert "text-embedding cache at " in caplog.text and "digest does not match" in caplog.text
+    assert not again.zero_shot.cached
+    assert again.zero_shot.embeddings_sha256 == first.zero_shot.embeddings_sha256
+    third = load_classifier(str(open_clip_folder), templates="simple", progress=False)
+    assert third.zero_shot.cached  # rewritten whole
+
+
 def test_open_clip_hub_repo_recognised_by_its_files(open_clip_folder, tmp_path, monkeypatch):
     """A Hub repo in open_clip's layout, read offline from the local Hub cache: recognised as
     open_clip by its files (no prefix), the same weights as the folder, the commit recorded."""

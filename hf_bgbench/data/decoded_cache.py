@@ -11,7 +11,8 @@ memory-mapped file instead of decoding: the same bytes, so the same predictions.
 Layout, under ``<cache root>/decoded/<key>/``::
 
     images.u8    uint8, rows x C x H x W, row k = the dataset's row k (zeros where skipped)
-    index.json   {"version", "shape", "rows", "ids", "skipped": {row: reason}, "bytes"}
+    index.json   {"version", "shape", "rows", "ids", "skipped": {row: reason}, "bytes",
+                  "sha256": of images.u8, checked before the file is read}
 
 A folder is written under a temporary name and renamed when every row has been decoded,
 so it is either complete or absent. Rows that could not be decoded are kept with their
@@ -33,12 +34,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_bgbench.cache import cache_root
+from hf_bgbench.cache import cache_root, file_sha256, intact
 from hf_bgbench.data.loader import UNSUPPORTED, Batch, tensor_geometry
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2  # 2: the images' sha256 in the index
 IMAGES = "images.u8"
 INDEX = "index.json"
 
@@ -67,17 +68,26 @@ class DecodedImages:
 
     def __init__(self, root: str | Path, key: str):
         self.folder = Path(root) / key
+        self.checked: tuple[int, int] | None = None  # (size, mtime) of the file found intact
 
     def index(self) -> dict[str, Any] | None:
-        """The complete cache's index, or None when there is none (or it is unreadable:
-        then it is filled again, never trusted)."""
+        """The complete cache's index, or None when there is none (or it is unreadable, or
+        its images are not the bytes written: then it is filled again, never trusted)."""
+        images = self.folder / IMAGES
         try:
             index = json.loads((self.folder / INDEX).read_text())
-            size = (self.folder / IMAGES).stat().st_size
+            stat = images.stat()
         except (OSError, ValueError):
             return None
-        if index.get("version") != VERSION or size != index.get("bytes"):
+        if index.get("version") != VERSION or stat.st_size != index.get("bytes"):
             return None
+        state = (stat.st_size, stat.st_mtime_ns)
+        if self.checked != state:  # hashed once per file state, not at every look
+            if not intact(
+                "decoded-image cache", images, index.get("sha256"), lambda: file_sha256(images)
+            ):
+                return None
+            self.checked = state
         return index
 
     def matches(self, ids: Sequence[str]) -> dict[str, Any] | None:
@@ -188,6 +198,7 @@ class _Writer:
             return
         self.images.flush()
         size = (self.tmp / IMAGES).stat().st_size
+        digest = file_sha256(self.tmp / IMAGES)
         index = {
             "version": VERSION,
             "shape": list(self.shape or ()),
@@ -195,6 +206,7 @@ class _Writer:
             "ids": self.ids,
             "skipped": self.skipped,
             "bytes": size,
+            "sha256": digest,
         }
         (self.tmp / INDEX).write_text(json.dumps(index))
         self.images = None

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from hf_bgbench.cache import cache_root
+from hf_bgbench.cache import cache_root, intact
 from hf_bgbench.models.errors import ModelLoadError
 from hf_bgbench.results import head_line
 
@@ -260,16 +260,15 @@ def class_embeddings(
     """(D, C) float32 class embeddings (CPU) by open_clip's ``build_zero_shot_classifier``
     and whether they came from the cache."""
     from open_clip import build_zero_shot_classifier
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
 
     check_tokenizer(tower, prompts)
     key = text_cache_key(tower, prompts)
     path = _cache_path(key)
     if use_cache and path.is_file():
-        try:
-            return load_file(path)["class_embeddings"].float(), True
-        except Exception as e:  # a torn file: computed again below
-            log.warning("text embedding cache %s unreadable (%s); recomputing", path, e)
+        cached = _cached_embeddings(path)
+        if cached is not None:
+            return cached, True
     n = len(prompts.classnames) * len(prompts.templates)
     log.info(
         "zero-shot head: embedding %d prompts (%d classes x %d templates)",
@@ -318,9 +317,26 @@ def class_embeddings(
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        save_file({"class_embeddings": weights}, str(tmp))
+        save_file({"class_embeddings": weights}, str(tmp), {"sha256": tensor_digest(weights)})
         os.replace(tmp, path)  # atomic: a second process never reads half a file
     return weights, False
+
+
+def _cached_embeddings(path: Path) -> torch.Tensor | None:
+    """The class embeddings kept at ``path`` when they are the ones written (their digest,
+    stored in the file's metadata, matches); None: torn, damaged or older (computed again)."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            written = (f.metadata() or {}).get("sha256")
+            weights = f.get_tensor("class_embeddings").float()
+    except Exception as e:  # a torn file
+        log.warning("text-embedding cache at %s is unreadable (%s): made again", path, e)
+        return None
+    if not intact("text-embedding cache", path, written, lambda: tensor_digest(weights)):
+        return None
+    return weights
 
 
 def tensor_digest(t: torch.Tensor) -> str:

@@ -12,6 +12,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -45,3 +46,26 @@ def intact(what: str, path: str | Path, written: str | None, actual: Callable[[]
     why = "its digest does not match" if written is not None else "it has no digest"
     log.warning("%s at %s is damaged or from an older bgbench (%s): made again", what, path, why)
     return False
+
+
+def write_parquet_part(frame: Any, path: str | Path) -> None:
+    """``frame`` as a Parquet cache part at ``path``, every page with a checksum, written
+    under a temporary name and renamed (a part is complete or absent)."""
+    tmp = Path(path).with_suffix(".tmp")
+    frame.to_parquet(tmp, index=False, write_page_checksum=True)
+    os.replace(tmp, path)
+
+
+def read_parquet_part(what: str, path: str | Path) -> Any:
+    """A Parquet cache part's rows (a DataFrame), its pages checked against their
+    checksums; a torn or damaged part is said, removed, and None returned (its rows are
+    computed again)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, page_checksum_verification=True).to_pandas()
+    except Exception as e:  # never read as data
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        log.warning("%s part %s is damaged (%s): removed; computed again", what, path, first)
+        Path(path).unlink(missing_ok=True)
+        return None

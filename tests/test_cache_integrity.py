@@ -1,6 +1,7 @@
-"""Every cache bgbench reads back is checked against what was written: a prediction-cache
-part damaged on disk is said, removed and scored again, never read as predictions. (The
-decoded-image and text-embedding caches: test_decoded_cache.py, test_zero_shot.py.)"""
+"""Every cache bgbench reads back is checked against what was written: a prediction-cache or
+challenge-cache part damaged on disk is said, removed and computed again, never read as data.
+(The decoded-image, text-embedding and linear-probe caches: test_decoded_cache.py,
+test_zero_shot.py, test_probe.py.)"""
 
 from __future__ import annotations
 
@@ -56,3 +57,30 @@ def test_a_damaged_prediction_cache_part_is_scored_again(
     )
     third = _score(in9_release, tmp_path / "third")
     assert third["reused_images"] == 18  # the cache rewritten whole
+
+
+def test_a_damaged_challenge_cache_part_is_decided_again(in9_release, tmp_path, caplog):
+    from hf_bgbench.tasks.challenge import run_challenge
+
+    def run(out):
+        return run_challenge(
+            ColourRuleClassifier(),
+            in9_release,
+            cache_dir=tmp_path / "cache",
+            output_dir=out,
+            progress=False,
+            num_workers=0,
+        )
+
+    first = run(tmp_path / "first")
+    parts = sorted((tmp_path / "cache").rglob("part-*.parquet"))
+    parts[0].write_bytes(_silently_changed(parts[0].read_bytes(), tmp_path / "probe.parquet"))
+    with caplog.at_level("WARNING"):
+        again = run(tmp_path / "again")
+    assert "challenge cache part " in caplog.text and "is damaged" in caplog.text
+    assert again["challenge_accuracy"] == first["challenge_accuracy"]
+    assert again["reused_rows"] < first["n_foregrounds"]  # the damaged part's rows again
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "again" / "vulnerable.parquet"),
+        pd.read_parquet(tmp_path / "first" / "vulnerable.parquet"),
+    )

@@ -206,6 +206,34 @@ def test_second_call_reuses_the_cached_head(hub, tmp_path, monkeypatch):
     assert calls == {"fit": 2, "features": 2}  # another seed is another recipe: fitted anew
 
 
+def test_a_damaged_cached_head_is_fitted_again(hub, tmp_path, monkeypatch, caplog):
+    """The head's bytes changed on disk, the file's size kept: the digest written with it
+    tells, so the head is fitted again (the same head), saying so."""
+    calls = {"fit": 0}
+    fit = probe.fit_probe
+
+    def counting(*args, **kwargs):
+        calls["fit"] += 1
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(probe, "fit_probe", counting)
+    first = probe.probed_classifier(
+        tiny_classifier(), SPEC, reader_of(hub), cache_dir=tmp_path, **OPTS
+    )
+    weights = Path(first.probe_record["cache_path"]) / "head.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-8:] = bytes(8)  # the last two float32 values of the last tensor zeroed
+    weights.write_bytes(bytes(data))
+    with caplog.at_level("WARNING"):
+        again = probe.probed_classifier(
+            tiny_classifier(), SPEC, reader_of(hub), cache_dir=tmp_path, **OPTS
+        )
+    assert "linear-probe cache at " in caplog.text and "digest does not match" in caplog.text
+    assert calls["fit"] == 2 and not again.probe_record["reused"]
+    for name, tensor in first.model.head.tensors().items():
+        assert torch.equal(tensor, again.model.head.tensors()[name])
+
+
 def test_default_cache_is_under_the_cache_root(hub):
     clf = probe.probed_classifier(tiny_classifier(), SPEC, reader_of(hub), **OPTS)
     assert Path(clf.probe_record["cache_path"]).parent == probe.probes_dir()

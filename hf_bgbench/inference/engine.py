@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 from PIL import Image
 
-from hf_bgbench.cache import cache_root
+from hf_bgbench.cache import cache_root, read_parquet_part, write_parquet_part
 from hf_bgbench.data.decoded_cache import DecodedImages
 from hf_bgbench.data.loader import choose_decoder
 from hf_bgbench.data.schema import ID, LABEL
@@ -91,28 +91,11 @@ class PredictionCache:
 
     def load(self) -> pd.DataFrame:
         parts = sorted(self.dir.glob("part-*.parquet")) if self.dir.is_dir() else []
-        frames = [frame for p in parts if (frame := self._read(p)) is not None]
+        frames = [f for p in parts if (f := read_parquet_part("prediction cache", p)) is not None]
         if not frames:
             return pd.DataFrame(columns=PREDICTION_COLUMNS)
         frame = pd.concat(frames, ignore_index=True)
         return frame.drop_duplicates("id", keep="last")
-
-    @staticmethod
-    def _read(part: Path) -> pd.DataFrame | None:
-        """A part's rows, its pages checked against the checksums written with them; a
-        damaged part is said, removed, and its images scored again (None)."""
-        import pyarrow.parquet as pq
-
-        try:
-            return pq.read_table(part, page_checksum_verification=True).to_pandas()
-        except Exception as e:  # a torn or damaged file: never read as predictions
-            log.warning(
-                "prediction cache part %s is damaged (%s): removed; its images are scored again",
-                part,
-                str(e).splitlines()[0] if str(e) else type(e).__name__,
-            )
-            part.unlink(missing_ok=True)
-            return None
 
     def append(self, rows: pd.DataFrame | list[dict[str, Any]]) -> None:
         """Write ``rows`` (PREDICTION_COLUMNS) as one part. Part names are random, so the
@@ -120,12 +103,9 @@ class PredictionCache:
         if len(rows) == 0:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
-        target = self.dir / f"part-{uuid.uuid4().hex}.parquet"
-        tmp = target.with_suffix(".tmp")
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-        # PREDICTION_COLUMNS and the model's records, each page with a checksum (_read)
-        frame.to_parquet(tmp, index=False, write_page_checksum=True)
-        os.replace(tmp, target)  # a part is either complete or absent
+        # PREDICTION_COLUMNS and the model's records
+        write_parquet_part(frame, self.dir / f"part-{uuid.uuid4().hex}.parquet")
 
 
 def predict(

@@ -7,6 +7,7 @@ keep the fitted head as ``head.safetensors`` + ``probe.json``. Pure torch: no sc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -17,8 +18,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import save_file
 
+from hf_bgbench.cache import intact
 from hf_bgbench.data.sources import DataSourceError
 
 log = logging.getLogger(__name__)
@@ -184,7 +187,7 @@ def save_head(folder: Path, head: ProbeHead, record: dict[str, Any]) -> None:
     try:
         tmp.mkdir(parents=True)
         tensors = {k: v.detach().cpu().contiguous() for k, v in head.tensors().items()}
-        save_file(tensors, str(tmp / "head.safetensors"))
+        save_file(tensors, str(tmp / "head.safetensors"), {"sha256": _digest(tensors)})
         (tmp / "probe.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
         if folder.exists():  # an unreadable entry (a readable one is used, not refitted)
             stale = tmp.with_suffix(".stale")
@@ -198,16 +201,30 @@ def save_head(folder: Path, head: ProbeHead, record: dict[str, Any]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _digest(tensors: dict[str, torch.Tensor]) -> str:
+    """sha256 over the head's tensors, by name (written with them, checked on a read)."""
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        h.update(name.encode())
+        h.update(tensors[name].detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
 def load_cached_head(folder: Path, num_classes: int) -> tuple[ProbeHead, dict] | None:
     """The cached (head, record) in ``folder``, or None (absent or unreadable: refit)."""
     if not all((folder / f).is_file() for f in PROBE_FILES):
         return None
+    weights = folder / "head.safetensors"
     try:
-        t = load_file(str(folder / "head.safetensors"))
+        with safe_open(str(weights), framework="pt") as f:
+            written = (f.metadata() or {}).get("sha256")
+            t = {k: f.get_tensor(k) for k in f.keys()}
         record = json.loads((folder / "probe.json").read_text(encoding="utf-8"))
         head = ProbeHead(t["mean"], t["std"], t["weight"], t["bias"])
     except Exception as err:  # truncated or foreign files: fit anew
         log.warning("ignoring the unreadable cached probe in %s (%s)", folder, err)
+        return None
+    if not intact("linear-probe cache", weights, written, lambda: _digest(t)):
         return None
     if head.linear.out_features != num_classes:
         log.warning("ignoring the cached probe in %s: wrong number of classes", folder)

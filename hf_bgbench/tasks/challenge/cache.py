@@ -17,7 +17,6 @@ holds the predictions on every background of the chunk instead.
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.cache import cache_root
+from hf_bgbench.cache import cache_root, read_parquet_part, write_parquet_part
 from hf_bgbench.inference.engine import cache_key
 
 CACHE_COLUMNS = [
@@ -100,8 +99,9 @@ class ChallengeCache:
     def load(self) -> dict[str, CachedRow]:
         parts = sorted(self.dir.glob("part-*.parquet")) if self.dir.is_dir() else []
         rows: dict[str, CachedRow] = {}
-        for part in parts:
-            for rec in pd.read_parquet(part).to_dict("records"):
+        frames = [read_parquet_part("challenge cache", part) for part in parts]
+        for frame in (f for f in frames if f is not None):
+            for rec in frame.to_dict("records"):
                 rows[rec["id"]] = CachedRow(
                     label=int(rec["label"]),
                     clean_pred=int(rec["clean_pred"]),
@@ -137,10 +137,7 @@ class ChallengeCache:
         ]
         frame = pd.DataFrame(records, columns=CACHE_COLUMNS)
         frame["pred"] = frame["pred"].astype("Int64")
-        target = self.dir / f"part-{uuid.uuid4().hex}.parquet"
-        tmp = target.with_suffix(".tmp")
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, target)
+        write_parquet_part(frame, self.dir / f"part-{uuid.uuid4().hex}.parquet")
 
 
 def _array(value: Any) -> np.ndarray | None:

@@ -5,6 +5,7 @@ hand-written per-image files."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -532,3 +533,32 @@ def test_the_space_leaderboard_reads_a_results_dataset_by_id(in9_report, tmp_pat
     assert any(row[0] == "colour-rule-imagenet-1k" for row in shown)
     monkeypatch.setenv("BGBENCH_RESULTS_REPOS", "someone/absent")
     assert results_repo_rows() == []  # not cached, offline: no rows, no error
+
+
+def test_publish_results_never_publishes_a_path_of_this_machine(in9_report, tmp_path, capsys):
+    from hf_bgbench.report.results_dataset import LOCAL_PATH, publishable, results_plan
+
+    folder = in9_report[1]
+    data = json.loads((folder / "in9" / "evaluate" / "results.json").read_text())["data"]
+    local = data["location"]
+    assert local.startswith("/")  # scored from a folder of this machine
+    files, removed = publishable(results_plan(folder)[0])
+    for path, content in files:
+        text = content if isinstance(content, bytes) else content.read_bytes()
+        assert local.encode() not in text, path
+    assert "runs/colour-rule-imagenet-1k/in9/evaluate/results.json" in removed
+    published = dict(files)["runs/colour-rule-imagenet-1k/in9/evaluate/results.json"]
+    assert json.loads(published)["data"]["location"] == LOCAL_PATH
+    argv = ["publish-results", str(folder), "--repo-id", "someone/results", "--dry-run"]
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert f"path(s) of this machine -> {LOCAL_PATH}" in said and local not in said
+
+    # a run of a model in a local folder cannot be named on the Hub: refused, saying why
+    run = tmp_path / "local_model_run"
+    shutil.copytree(folder / "in9" / "evaluate", run)
+    doc = json.loads((run / "results.json").read_text())
+    (run / "results.json").write_text(json.dumps({**doc, "model": "/home/me/my-model"}))
+    assert main(["publish-results", str(run), "--repo-id", "someone/results", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder on this machine (/home/me/my-model)" in err and "push_to_hub" in err

@@ -28,15 +28,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.report.results_dataset import check_repo_id, publish_results, results_plan
+    from hf_bgbench.report.results_dataset import (
+        LOCAL_PATH,
+        check_repo_id,
+        publish_results,
+        publishable,
+        results_plan,
+    )
 
     plan, configs = results_plan(args.folder)
     if args.dry_run:  # everything the real run checks, short of the network
         check_repo_id(args.repo_id)
+        files, removed = publishable(plan)
         print(f"dry run: would upload to dataset repo {args.repo_id}:")
-        for path, local in plan:
-            print(f"  {path}  {human_size(local.stat().st_size)}")
+        for path, local in files:
+            size = len(local) if isinstance(local, bytes) else local.stat().st_size
+            note = (
+                f"  ({removed[path]} path(s) of this machine -> {LOCAL_PATH})"
+                if path in removed
+                else ""
+            )
+            print(f"  {path}  {human_size(size)}{note}")
         print(f"configs: {', '.join(c['config_name'] for c in configs)}")
+        if removed:
+            print(f"paths of this machine are never published: replaced by {LOCAL_PATH}")
         return 0
     url = publish_results(args.folder, args.repo_id, private=args.private)
     print(f"published {len(plan)} files ({', '.join(c['config_name'] for c in configs)}): {url}")

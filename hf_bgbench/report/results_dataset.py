@@ -53,6 +53,13 @@ def results_plan(folder: str | Path) -> tuple[list[tuple[str, Path]], list[dict[
         runs.append((doc, folder))
     if not runs:
         raise CompareError(f"{folder} holds no finished task run to publish.")
+    if _local_path(str(doc["model"])) is not None:
+        raise CompareError(
+            f"The model of {folder} is a folder on this machine ({doc['model']}), so its "
+            "results cannot be named on the Hub, and paths of this machine are never "
+            "published. Push the model first (push_to_hub), score it by its Hub id, then "
+            "publish that run."
+        )
     slug = model_slug(doc["model"])
     plan: list[tuple[str, Path]] = []
     configs: dict[str, dict[str, Any]] = {}
@@ -69,6 +76,58 @@ def results_plan(folder: str | Path) -> tuple[list[tuple[str, Path]], list[dict[
     if kind == "report":
         plan += [(f"runs/{slug}/{n}", folder / n) for n in ("report.json", "report.md")]
     return plan, [c for c in configs.values() if c["data_files"]]
+
+
+LOCAL_PATH = "<local path>"
+"""What a path of this machine becomes in a published file."""
+_PREFIXES = ("transformers:", "timm:", "open_clip:", "bundled:", "local-dir:")
+
+
+def _local_path(text: str) -> str | None:
+    """The path of this machine ``text`` is (bare, or after a loader's prefix), else None."""
+    rest = next((text[len(p) :] for p in _PREFIXES if text.startswith(p)), text)
+    if rest.startswith(("/", "~", "./", "../")) or re.match(r"^[A-Za-z]:[\\/]", rest):
+        return rest
+    return None
+
+
+def _paths_in(value: Any) -> set[str]:
+    """Every path of this machine a results document holds as a value of its own."""
+    if isinstance(value, dict):
+        return set().union(*(_paths_in(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_paths_in(v) for v in value))
+    found = _local_path(value) if isinstance(value, str) else None
+    return {found} if found else set()
+
+
+def publishable(
+    plan: list[tuple[str, Path]],
+) -> tuple[list[tuple[str, Path | bytes]], dict[str, int]]:
+    """``plan`` with every path of this machine (the data folder, a run folder) replaced by
+    :data:`LOCAL_PATH` in the text files that name it -- wherever the results documents
+    hold it, also inside sentences and titles -- and, per repo path, how many were replaced."""
+    import json
+
+    paths: set[str] = set()
+    for path, local in plan:
+        if path.endswith(".json"):
+            paths |= _paths_in(json.loads(local.read_text(encoding="utf-8")))
+    ordered = sorted(paths, key=len, reverse=True)  # a longer path before its parent
+    out: list[tuple[str, Path | bytes]] = []
+    removed: dict[str, int] = {}
+    for path, local in plan:
+        if not path.endswith((".json", ".md", ".yaml")) or not ordered:
+            out.append((path, local))
+            continue
+        text = local.read_text(encoding="utf-8")
+        count = sum(text.count(p) for p in ordered)
+        for p in ordered:
+            text = text.replace(p, LOCAL_PATH)
+        out.append((path, text.encode("utf-8") if count else local))
+        if count:
+            removed[path] = count
+    return out, removed
 
 
 def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
@@ -117,6 +176,7 @@ def publish_results(
 
     check_repo_id(repo_id)
     plan, configs = results_plan(folder)
+    files, _ = publishable(plan)
     require_online(repo_id)
     api = HfApi(token=token)
     try:
@@ -126,7 +186,10 @@ def publish_results(
             card = existing.read_text(encoding="utf-8")
         except EntryNotFoundError:
             card = ""
-        operations = [CommitOperationAdd(path, str(local)) for path, local in plan]
+        operations = [
+            CommitOperationAdd(path, local if isinstance(local, bytes) else str(local))
+            for path, local in files
+        ]
         operations.append(CommitOperationAdd("README.md", dataset_card(configs, card).encode()))
         info = api.create_commit(
             repo_id,

@@ -1942,3 +1942,32 @@ def test_report_summary_says_each_reason_and_fails_when_nothing_ran(
         assert "error: nothing ran, so the report holds no score" in said.err
     else:
         assert "nothing ran" not in said.err
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["evaluate", "tf_efficientnet_lite0"], "The prediction cache at {root}/predictions"),
+        (
+            ["evaluate", "tf_efficientnet_lite0", "--no-cache", "--decode-cache"],
+            "The decoded-image cache at {root}/decoded",
+        ),
+        (["challenge", "tf_efficientnet_lite0"], "The challenge cache at {root}/challenge"),
+    ],
+    ids=["prediction-cache", "decoded-image-cache", "challenge-cache"],
+)
+def test_a_cache_root_that_is_a_file_is_refused_before_any_work(
+    argv, said, tmp_path, monkeypatch, capsys
+):
+    """HF_BGBENCH_CACHE naming a file: refused at start, naming the cache, the variable and
+    the fixes (it used to fail after a variant was scored, with a bare "[Errno 20]")."""
+    root = tmp_path / "a_file"
+    root.write_text("not a folder")
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(root))
+    data = _release(tmp_path)
+    argv = [*argv, "--data", str(data), "--output", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said.format(root=root) in err and f"{root} is a file" in err
+    assert "Set HF_BGBENCH_CACHE to a writable folder" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -152,6 +152,20 @@ def test_a_damaged_text_embedding_cache_is_made_again(
     assert third.zero_shot.cached  # rewritten whole
 
 
+def test_a_text_head_whose_cache_cannot_be_written_is_used_anyway(
+    open_clip_folder, tmp_path, monkeypatch, caplog
+):
+    """The cache root is a file: the head is computed and used (not thrown away after the
+    text step), and the run says it could not be kept."""
+    root = tmp_path / "a_file"
+    root.write_text("not a folder")
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(root))
+    with caplog.at_level("WARNING"):
+        clf = load_classifier(str(open_clip_folder), templates="simple", progress=False)
+    assert clf.zero_shot is not None and not clf.zero_shot.cached
+    assert "text-embedding cache " in caplog.text and "the head is used, not kept" in caplog.text
+
+
 def test_open_clip_hub_repo_recognised_by_its_files(open_clip_folder, tmp_path, monkeypatch):
     """A Hub repo in open_clip's layout, read offline from the local Hub cache: recognised as
     open_clip by its files (no prefix), the same weights as the folder, the commit recorded."""

@@ -260,8 +260,6 @@ def class_embeddings(
     """(D, C) float32 class embeddings (CPU) by open_clip's ``build_zero_shot_classifier``
     and whether they came from the cache."""
     from open_clip import build_zero_shot_classifier
-    from safetensors.torch import save_file
-
     check_tokenizer(tower, prompts)
     key = text_cache_key(tower, prompts)
     path = _cache_path(key)
@@ -315,11 +313,30 @@ def class_embeddings(
         )
     weights = weights.detach().float().cpu().contiguous()
     if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        save_file({"class_embeddings": weights}, str(tmp), {"sha256": tensor_digest(weights)})
-        os.replace(tmp, path)  # atomic: a second process never reads half a file
+        _keep(weights, path)
     return weights, False
+
+
+def _keep(weights: torch.Tensor, path: Path) -> None:
+    """Write the embeddings to the cache, atomically (a second process never reads half a
+    file); a cache that cannot be written costs the next run the text step, never this one
+    its head: said, and the run goes on."""
+    from safetensors.torch import save_file
+
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_file({"class_embeddings": weights}, str(tmp), {"sha256": tensor_digest(weights)})
+        os.replace(tmp, path)
+    except OSError as e:
+        log.warning(
+            "text-embedding cache %s cannot be written (%s): the head is used, not kept; set "
+            "HF_BGBENCH_CACHE to a writable folder to keep it",
+            path,
+            e,
+        )
+        if tmp.parent.is_dir():  # a half-written file is not left behind
+            tmp.unlink(missing_ok=True)
 
 
 def _cached_embeddings(path: Path) -> torch.Tensor | None:

@@ -18,6 +18,7 @@ batching, device, progress); the task's own fields come first on the command lin
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -109,6 +110,31 @@ def check_folder(path: Any, option_flag: str, error: type[ValueError] = ValueErr
                     "folder (created when missing)."
                 )
             return
+
+
+def check_cache_folder(
+    folder: Path, what: str, avoid: str, error: type[ValueError] = ValueError
+) -> None:
+    """Refuse, before any work, a ``what`` cache at ``folder`` that cannot be written (a
+    file on its way, or a folder without write permission): the run would otherwise fail
+    after scoring, with a bare "[Errno 20]". The message names the cache, its path, the
+    variable that placed it and the fixes (``avoid``: the flag that does without it)."""
+    from hf_bgbench.cache import cache_root
+
+    folder = Path(folder).expanduser()
+    step = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if step is None:
+        return
+    if not step.is_dir():
+        why = f"{step} is a file"
+    elif not os.access(step, os.W_OK | os.X_OK):
+        why = f"{step} cannot be written"
+    else:
+        return
+    raise error(
+        f"The {what} at {folder} cannot be used: {why}. Set HF_BGBENCH_CACHE to a writable "
+        f"folder (the cache root is now {cache_root()}), or {avoid}."
+    )
 
 
 def default_spec() -> BenchmarkSpec:

@@ -11,6 +11,7 @@ from pathlib import Path
 from hf_bgbench.builders.arguments import positive_int
 from hf_bgbench.tasks.options import (
     RunOptions,
+    check_cache_folder,
     option,
     output_option,
 )
@@ -82,6 +83,11 @@ class ChallengeOptions(RunOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.use_cache:
+            from hf_bgbench.tasks.challenge.cache import default_challenge_cache_dir
+
+            where = Path(self.cache_dir) if self.cache_dir else default_challenge_cache_dir()
+            check_cache_folder(where, "challenge cache", "run with --no-cache", self.Error)
         if self.max_device_backgrounds is not None and self.max_device_backgrounds < 1:
             raise ValueError(
                 f"--max-device-backgrounds must be >= 1, got {self.max_device_backgrounds}."

@@ -12,6 +12,7 @@ from pathlib import Path
 from hf_bgbench.builders.arguments import positive_int
 from hf_bgbench.tasks.options import (
     RunOptions,
+    check_cache_folder,
     default_spec,
     option,
     output_option,
@@ -74,3 +75,16 @@ class EvaluateOptions(RunOptions):
         space_cap_shared=True,
     )
     seed: int = option(0, "seed of the subset and the bootstrap intervals (recorded)", parse=int)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from hf_bgbench.data.decoded_cache import default_decoded_dir
+        from hf_bgbench.inference.engine import default_cache_dir
+
+        if self.use_cache:
+            where = Path(self.cache_dir) if self.cache_dir else default_cache_dir()
+            check_cache_folder(where, "prediction cache", "run with --no-cache", self.Error)
+        if self.decode_cache:
+            check_cache_folder(
+                default_decoded_dir(), "decoded-image cache", "leave out --decode-cache", self.Error
+            )

@@ -297,3 +297,16 @@ def test_evaluate_a_clip_prints_bg_gap_and_records_its_head(
             feats = model.encode_image(batch, normalize=True)
         by_id = dict(zip(ds["id"], (feats @ weights).argmax(1).tolist(), strict=True))
         assert table["pred_model"].tolist() == [by_id[i] for i in table["id"]]
+
+
+def test_a_template_file_saved_with_a_bom_gives_the_templates_without_it(tmp_path):
+    from hf_bgbench.models.vlm import read_prompt
+    from hf_bgbench.models.zero_shot import prompts_for
+
+    (tmp_path / "t.txt").write_text("\ufeffa photo of a {}.\nart of the {}.\n", encoding="utf-8")
+    assert prompts_for(["dog"], str(tmp_path / "t.txt")).templates == (
+        "a photo of a {}.",
+        "art of the {}.",
+    )
+    (tmp_path / "q.txt").write_text("\ufeffWhat is it?\n", encoding="utf-8")
+    assert read_prompt(str(tmp_path / "q.txt"))[0] == "What is it?"

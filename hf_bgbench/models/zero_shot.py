@@ -85,7 +85,8 @@ def read_templates(templates: str | Sequence[str]) -> tuple[tuple[str, ...], str
             source = "simple (open_clip.SIMPLE_IMAGENET_TEMPLATES)"
         elif os.path.isfile(name):
             try:
-                lines = Path(name).read_text(encoding="utf-8").splitlines()
+                # utf-8-sig: a BOM (a Windows editor's) is no part of the first template
+                lines = Path(name).read_text(encoding="utf-8-sig").splitlines()
             except (OSError, UnicodeDecodeError) as e:
                 raise ZeroShotError(
                     f"--templates {name}: cannot read it as UTF-8 text ({e})."
@@ -260,6 +261,7 @@ def class_embeddings(
     """(D, C) float32 class embeddings (CPU) by open_clip's ``build_zero_shot_classifier``
     and whether they came from the cache."""
     from open_clip import build_zero_shot_classifier
+
     check_tokenizer(tower, prompts)
     key = text_cache_key(tower, prompts)
     path = _cache_path(key)

@@ -86,7 +86,7 @@ def read_prompt(path: str | None) -> tuple[str | None, str]:
     if path is None:
         return None, "default"
     try:
-        text = Path(path).read_text(encoding="utf-8").strip()
+        text = Path(path).read_text(encoding="utf-8-sig").strip()  # without a BOM
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"--vlm-prompt {path}: cannot read it ({e}).") from e
     if not text:

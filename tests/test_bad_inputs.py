@@ -1971,3 +1971,36 @@ def test_a_cache_root_that_is_a_file_is_refused_before_any_work(
     assert said.format(root=root) in err and f"{root} is a file" in err
     assert "Set HF_BGBENCH_CACHE to a writable folder" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_decode_limit_below_every_image_says_so(tmp_path, monkeypatch, capsys):
+    """BGBENCH_MAX_IMAGE_PIXELS under 224 x 224: the refusal says the images are above the
+    limit and names the variable (it said only "none of the first images can be read")."""
+    monkeypatch.setenv("BGBENCH_MAX_IMAGE_PIXELS", "40000")
+    data = _release(tmp_path)
+    argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(data), "--no-cache"]
+    assert main([*argv, "--output", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "none of the first 8 images of the data can be read; the first: " in err
+    assert "50,176 pixels, more than the 40,000 bgbench decodes" in err
+    assert "BGBENCH_MAX_IMAGE_PIXELS" in err and "Traceback" not in err
+
+
+def test_a_decode_limit_other_than_the_default_is_recorded(in9_release, tmp_path, monkeypatch):
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    def run(out):
+        return evaluate_model(
+            ColourRuleClassifier(),
+            data=in9_release,
+            variants=["original"],
+            output_dir=out,
+            use_cache=False,
+            num_workers=0,
+            progress=False,
+        )
+
+    assert "decode_settings" not in run(tmp_path / "default")
+    monkeypatch.setenv("BGBENCH_MAX_IMAGE_PIXELS", "100000")
+    assert run(tmp_path / "set")["decode_settings"] == {"max_image_pixels": 100000}

@@ -60,12 +60,17 @@ def input_geometry(
 
 
 def first_image_size(ds: Any) -> tuple[int, int]:
-    """(H, W) of the first readable image of ``ds`` (the benchmark's working size)."""
+    """(H, W) of the first readable image of ``ds`` (the benchmark's working size); when
+    none of the first 8 can be read, the error says why the first could not (e.g. every
+    image above the decode limit), so the user knows what to change."""
+    errors = []
     for i in range(min(len(ds), 8)):
         item = DecodedRows(ds, [i])[0]
         if item["error"] is None:
             return tuple(item["image"].shape[-2:])
-    raise DataSourceError("none of the first images of the data can be read.")
+        errors.append(str(item["error"]))
+    first = f"; the first: {errors[0]}" if errors else " (the data has no rows)"
+    raise DataSourceError(f"none of the first {len(errors)} images of the data can be read{first}")
 
 
 def precropped(spec: BenchmarkSpec, reader: Reader) -> bool:

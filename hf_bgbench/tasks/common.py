@@ -14,6 +14,7 @@ import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
+from hf_bgbench.files import decode_settings
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.labels import imagenet_classes
@@ -376,6 +377,9 @@ def run_header(
         "label_protocol": mapper.protocol,
         "data": reader.describe(),
     }
+    decoding = decode_settings()
+    if decoding:  # a decode limit other than the default decides which images are scored
+        header["decode_settings"] = decoding
     assumptions = list(getattr(reader, "assumptions", ()))
     record = getattr(classifier, "probe_record", None)
     if record is not None:  # a linear probe on frozen features (the benchmark's protocol)

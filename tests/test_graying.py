@@ -109,7 +109,7 @@ def no_decode_workers(monkeypatch):
     """The heads' decode loops in this process (no worker start-ups on a shared CPU)."""
     import hf_bgbench.probe.features as features
 
-    monkeypatch.setattr(features, "default_num_workers", lambda: 0)
+    monkeypatch.setattr(features, "default_num_workers", lambda device=None: 0)
 
 
 def test_rival10_head_refitted_on_grey_backgrounds_scores_the_grayed_images(

@@ -125,3 +125,25 @@ def test_padded_batches_run_at_one_shape_and_give_each_image_its_own_logits():
         torch.testing.assert_close(out, alone.logits(x), rtol=1e-4, atol=1e-4)
     step.logits(torch.zeros(12, 3, 32, 32, dtype=torch.uint8))  # a larger batch runs as it is
     assert shapes[-1] == 12 and step.largest_batch == 12
+
+
+@pytest.mark.parametrize(
+    "cores, threads, device, workers",
+    [
+        (2, 2, "cpu", 0),  # the forward's threads hold every core: decode in the main process
+        (8, 2, "cpu", 4),  # free cores get workers, at most 4
+        (4, 1, None, 3),
+        (2, 2, "cuda", 2),  # on an accelerator the CPU is free for decoding
+        (16, 16, "cuda", 4),
+    ],
+)
+def test_decode_workers_take_only_the_cores_the_forward_leaves(
+    monkeypatch, cores, threads, device, workers
+):
+    import os
+
+    from hf_bgbench.inference.engine import default_num_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
+    assert default_num_workers(device) == workers

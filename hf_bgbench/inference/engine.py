@@ -38,10 +38,19 @@ log = logging.getLogger(__name__)
 PREDICTION_COLUMNS = ["id", "label", "pred", "pred_model", "prob_true"]
 
 
-def default_num_workers() -> int:
-    # Measured on 2 cores (bench/engine_throughput.py): two decode workers beside the model's
-    # threads beat one; more than 4 gains nothing for one model.
-    return max(1, min(4, os.cpu_count() or 2))
+def default_num_workers(device: torch.device | str | None = None) -> int:
+    """Decode worker processes for a model on ``device`` (None: the CPU). On a CPU the
+    forward's threads (one per core, torch's default) already use every core, and a worker
+    takes its CPU from them: on 2 cores, tf_efficientnet_lite0, evaluate ran at 0.92 of the
+    raw forward with no worker and 0.745 with two on release images, 0.68 and 0.57 on photos
+    (bench/engine_throughput.py --workers default 0, 3 alternating rounds, 2026-11-27; a
+    decode thread beside the forward did no better, 0.71). So on a CPU only the cores the
+    forward leaves free get a worker; on an accelerator the CPU is free for decoding: one
+    per core. More than 4 gains nothing for one model."""
+    cores = os.cpu_count() or 2
+    if device is None or torch.device(device).type == "cpu":
+        return max(0, min(4, cores - torch.get_num_threads()))
+    return max(1, min(4, cores))
 
 
 def default_cache_dir() -> Path:
@@ -153,7 +162,7 @@ def predict(
     decode_cache = "off" if decoded is None else "unwritten"
     filling = False
     if todo:
-        workers = default_num_workers() if num_workers is None else num_workers
+        workers = default_num_workers(step.device) if num_workers is None else num_workers
         todo_rows = [positions[k] for k in todo]
         index = decoded.matches(all_ids) if decoded is not None else None
         if index is not None:

@@ -223,7 +223,7 @@ def probed_classifier(
     step = ModelStep(backbone, device=device)
     if batch_size is None:
         batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
-    workers = default_num_workers() if num_workers is None else num_workers
+    workers = default_num_workers(step.device) if num_workers is None else num_workers
     if recipe == PROBE_RECIPE["name"]:
         transform, applied = train_input(step, spec, reader, train)
     else:  # the photos are augmented per epoch; the key needs only what is fixed
@@ -512,7 +512,7 @@ def extract_features(
         progress=progress,
         image_transform=transform,
         batch_size=batch_size,
-        num_workers=default_num_workers() if num_workers is None else num_workers,
+        num_workers=default_num_workers(step.device) if num_workers is None else num_workers,
         pin_memory=step.device.type == "cuda",
     ):
         feats.append(step.features(batch.images))

@@ -49,7 +49,10 @@ LABEL_MAP_TEXT = {
     "probe": "a linear probe on frozen features",
 }
 REQUIRED = inspect.Parameter.empty  # a leading parameter of an entry point without default
-WORKERS_TEXT = "(0: none, work in the main process; default: one per CPU, at most 4)"
+WORKERS_TEXT = (
+    "(0: none, work in the main process; default: on a GPU one per CPU core, at most 4; on "
+    "a CPU only the cores the model's threads leave free, so none by default)"
+)
 
 
 def output_option(folder: str) -> Any:

@@ -502,7 +502,8 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
         "explore": tab_explore.one_explore_per_client(model, "in9-local", "in9", "x"),
         "report": tab_report.one_report_per_client(model),
     }
-    for name, (first, *_) in checks.items():
+    for name, check in checks.items():
+        first = check[0] if isinstance(check, list) else check  # one input: the dict itself
         assert first["is_valid"] is False, name
         assert first["message"].endswith(MODEL_HINT), name
     assert jobs.click_status(model, jobs.JOB_GROUP, None).startswith("**Stopped:** ")
@@ -530,6 +531,27 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
     for name in ("score", "explore", "flips", "report_card", "compare_models"):
         (dep,) = [d for d in config if d["id"] == by_fn[name][0]._id]
         assert dep["trigger_after"] in gates and dep["trigger_only_on_success"], name
+
+
+@pytest.mark.parametrize("model", ["../x", "https://h/x"])
+def test_every_validator_refuses_through_gradio_as_it_is_called(space, model):
+    """Each job button's validator, its value passed through Gradio's own post-processing
+    and reading of a validation (a one-input validator's list was wrapped in another list
+    and read as valid: the report card queued "../x" and any number of cards per client)."""
+    import asyncio
+
+    from gradio.queueing import create_validator_fn, process_validation_response
+
+    demo = build_demo()
+    validated = [fn for fn in demo.fns.values() if fn.validator is not None]
+    assert {fn.name for fn in validated} >= {"report_card", "score", "explore"}
+    for fn in validated:
+        check = create_validator_fn(fn)
+        value = fn.validator(model, *[None] * (len(fn.inputs) - 1))
+        data = asyncio.run(demo.postprocess_data(check, value, None))
+        valid, said = process_validation_response(data, check)
+        assert valid is False, fn.name
+        assert any("paths and links" in x.get("message", "") for x in said), fn.name
 
 
 def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch):

@@ -254,26 +254,27 @@ class Attention:
 
 def refusal(
     group: str, what: str, request: gr.Request | None, inputs: int, model_text: Any = None
-) -> list[Any]:
+) -> list[Any] | dict[str, Any]:
     """One ``gr.validate`` per input, checked before the job is queued (Gradio runs the
     validator outside the queue, so nobody waits behind other jobs to hear it): the first
     (the model) refuses an id the checks refuse (:func:`check_model_id`: a path, a link,
     shell characters), then a client that already holds ``JOBS_PER_CLIENT`` jobs of
-    ``group``, queued or running."""
+    ``group``, queued or running. For one input, the ``gr.validate`` itself: Gradio wraps a
+    one-output function's value in a list, and a list inside it reads as valid."""
     fine = [gr.validate(True, "") for _ in range(inputs)]
     if model_text is not None:
         try:
             check_model_id(str(model_text))
         except SpaceRefusal as err:
             fine[0] = gr.validate(False, str(err))
-            return fine
-    if JOBS_PER_CLIENT > 0 and jobs_of(client_key(request), group) >= JOBS_PER_CLIENT:
-        fine[0] = gr.validate(
-            False,
-            f"You already have {what} waiting or running; wait for it to finish, or stop "
-            "it, before starting another.",
-        )
-    return fine
+    if fine[0]["is_valid"] and JOBS_PER_CLIENT > 0:
+        if jobs_of(client_key(request), group) >= JOBS_PER_CLIENT:
+            fine[0] = gr.validate(
+                False,
+                f"You already have {what} waiting or running; wait for it to finish, or stop "
+                "it, before starting another.",
+            )
+    return fine[0] if inputs == 1 else fine
 
 
 def click_status(model_text: str, group: str | None, request: gr.Request | None) -> Any:

@@ -51,8 +51,9 @@ def report_seconds(offered: list[AllowedDataset] | None = None) -> float:
 def one_report_per_client(
     model_text: Any,
     request: gr.Request = None,  # type: ignore[assignment]
-) -> list[Any]:
-    """The report button's validator: it shares the scoring jobs' per-client limit."""
+) -> Any:
+    """The report button's validator: it shares the scoring jobs' per-client limit (one
+    input, so one ``gr.validate``, not a list: see :func:`jobs.refusal`)."""
     return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 1, model_text)
 
 

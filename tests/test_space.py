@@ -911,3 +911,28 @@ def test_the_report_card_offers_the_files_the_report_wrote(space, tmp_path):
     text = Path(files[0]).read_text()
     assert "in9/evaluate/" not in text and "`eval_results_in9.yaml`" in text
     assert "`report.json`" in text and "- `x/`: kept" in text  # other sections untouched
+
+
+def test_a_step_whose_first_batches_are_slow_is_not_stopped_when_its_pace_fits():
+    """A step's first 8 images take 30 s (workers start, the model warms up), then it
+    scores 8 images a second: from the start its pace says ~15 min for 992 images; its
+    steady pace says ~2 min, which fits the 3 minutes left. A step slow all along is
+    stopped, once it has run long enough to trust."""
+    from hf_bgbench.space.progress import JobStatus
+
+    now = [0.0]
+    status = JobStatus("score", 600, clock=lambda: now[0])
+    status.bar("in9/original", 0, 1000)
+    for n in range(8, 72, 8):  # 8 at 30 s, then 8 a second
+        now[0] = 30.0 + (n - 8) / 8
+        status.bar("in9/original", n, 1000)
+    assert status.eta() > 180 * 2  # the pace from the start: far over the limit
+    assert status.steady_eta() == pytest.approx((1000 - 64) / 8)
+    assert status.cannot_finish(180, settle=30) == ""
+    slow = JobStatus("score", 600, clock=lambda: now[0])
+    now[0] = 0.0
+    slow.bar("in9/original", 0, 1000)
+    for n in range(1, 10):  # one image every 4 s, all along
+        now[0] = 4.0 * n
+        slow.bar("in9/original", n, 1000)
+    assert slow.cannot_finish(180, settle=30).startswith("The job was stopped early")

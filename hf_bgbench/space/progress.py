@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -122,6 +123,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {(seconds % 3600) // 60:02d} min"
 
 
+RECENT_UPDATES = 8
+"""Progress updates a step's recent pace is read from (the early stop waits for them)."""
+
+
 class JobStatus:
     """What a visitor sees while a job runs, in one Markdown block: what runs, its current
     stage, the progress bar of the step it is in (count, share, an estimate of the time the
@@ -136,6 +141,7 @@ class JobStatus:
         self.current = "starting"
         self.step: tuple[str, int, int | None] | None = None
         self._first: dict[str, tuple[float, int]] = {}  # bar -> (time, count) first seen
+        self._recent: dict[str, deque[tuple[float, int]]] = {}  # bar -> its last updates
         self.steps_done = 0
 
     def stage(self, text: str) -> None:
@@ -147,6 +153,8 @@ class JobStatus:
             if self.step is not None and self.step[0] != desc:
                 self.steps_done += 1
             self._first[desc] = (self.clock(), n)
+            self._recent[desc] = deque(maxlen=RECENT_UPDATES)
+        self._recent[desc].append((self.clock(), n))
         self.current, self.step = "running", (desc, n, total)
 
     def eta(self) -> float | None:
@@ -160,15 +168,31 @@ class JobStatus:
             return None
         return (total - n) * spent / (n - n0)
 
+    def steady_eta(self) -> float | None:
+        """Seconds the current step still needs at its recent pace: the rate over the
+        second half of its last :data:`RECENT_UPDATES` updates, once it has that many (None
+        before: a step's first batches are slow -- workers start, a model warms up -- and
+        its pace from the start would overstate what is left)."""
+        if self.step is None:
+            return None
+        desc, n, total = self.step
+        recent = self._recent[desc]
+        if not total or len(recent) < RECENT_UPDATES:
+            return None
+        (t0, n0), (t1, n1) = recent[len(recent) // 2], recent[-1]
+        if n1 <= n0 or t1 <= t0:
+            return None
+        return (total - n) * (t1 - t0) / (n1 - n0)
+
     def cannot_finish(self, left: float, settle: float) -> str:
         """Why the job cannot finish in the ``left`` seconds it has ("" while it may): the
-        step it is in has run ``settle`` seconds at least (a steady rate), and that step
-        alone still needs more -- a lower bound on the work left, so stopping now only
-        spares the wait."""
-        eta = self.eta()
-        if eta is None or self.step is None:
+        step it is in has run ``settle`` seconds at least and has a recent pace, and even
+        the more hopeful of its two estimates (from the start; recent) says that step alone
+        needs more -- a lower bound on the work left, so stopping now only spares the wait."""
+        estimates = [e for e in (self.eta(), self.steady_eta()) if e is not None]
+        if len(estimates) < 2 or self.step is None:
             return ""
-        desc = self.step[0]
+        eta, desc = min(estimates), self.step[0]
         if self.clock() - self._first[desc][0] < settle or eta <= left:
             return ""
         return (

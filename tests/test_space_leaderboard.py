@@ -302,3 +302,18 @@ def test_runs_on_a_local_sample_are_never_ranked_with_the_published_benchmark(tm
     old = {k: v for k, v in rows[1].items() if k != "scored"}
     _, values = table([old], benchmark="in9", task="evaluate", scope="benchmark", published=False)
     assert values == []
+
+
+def test_a_number_is_rounded_once_as_the_report_rounds_it(tmp_path):
+    """74.049 % is 74.0 in the report; stored to two decimals first (74.05) it became 74.1 on
+    the board."""
+    from hf_bgbench.formatting import interval, number
+
+    doc = _doc()
+    original = doc["report"]["scores"][1]
+    original["value"], original["ci95"] = 0.80749, [0.74049, 0.86049]
+    append_result(tmp_path, doc, "in9-local")
+    row = next(r for r in _board(tmp_path) if "m/x" in map(str, r.values()))
+    cell = next(v for k, v in row.items() if k.startswith("original"))
+    assert cell == f"{number(0.80749, '%')} {interval([0.74049, 0.86049], '%')}"
+    assert cell == "80.7 [74.0, 86.0]"

@@ -159,7 +159,8 @@ def _display(score: Mapping[str, Any]) -> float | None:
     value = score.get("value")
     if value is None:
         return None
-    return round(float(value) * DISPLAY_SCALE.get(score.get("unit"), 1.0), 2)
+    # kept to 6 decimals and rounded once, when shown (two roundings moved 74.049 to 74.1)
+    return round(float(value) * DISPLAY_SCALE.get(score.get("unit"), 1.0), 6)
 
 
 def protocol_label(doc: Mapping[str, Any]) -> str:
@@ -258,7 +259,7 @@ def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
         units[label] = s.get("unit", "")
         if s.get("ci95"):
             k = DISPLAY_SCALE.get(s.get("unit"), 1.0)
-            intervals[label] = [round(float(b) * k, 2) for b in s["ci95"]]
+            intervals[label] = [round(float(b) * k, 6) for b in s["ci95"]]
     return values, intervals, units
 
 

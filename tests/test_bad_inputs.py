@@ -831,7 +831,8 @@ WHOLE_ARGV_CASES = [
         _hand_written_run,
         ["publish-results", "{data}", "--repo-id", "results"],
         2,
-        "--repo-id 'results' must look like 'owner/name'.",
+        "--repo-id 'results': it must be OWNER/NAME, with exactly one '/' and both parts "
+        "given (e.g. someone/bgbench-results).",
     ),
     (
         "imagenet-e-labels-line-malformed",
@@ -983,7 +984,22 @@ WHOLE_ARGV_CASES = [
         _hand_written_run,
         ["publish-results", "{data}", "--dry-run", "--repo-id", "not a repo id"],
         2,
-        "--repo-id 'not a repo id' must look like 'owner/name'.",
+        "--repo-id 'not a repo id': it must be OWNER/NAME, with exactly one '/'",
+    ),
+    *(  # each refusal names the rule the id breaks (the Hub's check names several at once)
+        (
+            f"publish-results-repo-id-{name}",
+            _hand_written_run,
+            ["publish-results", "{data}", "--dry-run", "--repo-id", repo_id],
+            2,
+            said,
+        )
+        for name, repo_id, said in (
+            ("dashes", "someone/c--d", "the name 'c--d' holds '--' or '..'"),
+            ("leading-dash", "someone/-cd", "the name '-cd' starts or ends with '-' or '.'"),
+            ("space", "some one/x", "the owner 'some one' has ' '; use letters, digits"),
+            ("too-long", "someone/" + "a" * 100, "the name is 100 characters; the Hub takes"),
+        )
     ),
     (  # fixed: "README.md has no YAML 'configs:'", and there is no README.md
         "validate-a-photo-folder",

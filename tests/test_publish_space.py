@@ -176,7 +176,7 @@ def test_offline_hub_gives_the_clear_error(staged, tmp_path, capsys, monkeypatch
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--repo-id", "nope"], "must look like 'owner/name'"),
+        (["--repo-id", "nope"], "'nope': it must be OWNER/NAME"),
         (["--wheel", "missing.whl"], "not an hf_bgbench wheel"),
     ],
 )

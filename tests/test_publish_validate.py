@@ -162,7 +162,7 @@ def test_card_problems_stop_publishing(copy, tmp_path):
     assert any("only_fg" in p for p in check_card(copy, "dataset"))
     with pytest.raises(CardError, match="only_fg"):
         publish(copy, "bgbench/in9", dry_run=True)
-    with pytest.raises(ValueError, match="owner/name"):
+    with pytest.raises(ValueError, match="it must be OWNER/NAME"):
         publish(copy, "in9", dry_run=True)
     space = tmp_path / "space"
     space.mkdir()

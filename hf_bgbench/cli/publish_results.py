@@ -28,9 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hf_bgbench.hub.repo_ids import check_repo_id
     from hf_bgbench.report.results_dataset import (
         LOCAL_PATH,
-        check_repo_id,
         publish_results,
         publishable,
         results_plan,

@@ -20,6 +20,7 @@ from typing import Any
 
 from hf_bgbench.hub.card import read_card_metadata
 from hf_bgbench.hub.errors import HubUnreachableError, http_status, is_hub_unreachable
+from hf_bgbench.hub.repo_ids import check_repo_id
 
 REPO_TYPES = ("dataset", "space", "model")
 IGNORE_PATTERNS = [
@@ -188,8 +189,7 @@ def publish_folder(
         raise FileNotFoundError(f"{folder}: no such folder to publish.")
     if repo_type not in REPO_TYPES:
         raise ValueError(f"repo_type must be one of {', '.join(REPO_TYPES)}, not {repo_type!r}.")
-    if repo_id.count("/") != 1:
-        raise ValueError(f"repo id {repo_id!r} must look like 'owner/name'.")
+    check_repo_id(repo_id, "repo id")
     problems = check_card(folder, repo_type)
     if problems:
         raise CardError(f"{folder} is not ready to publish:\n  - " + "\n  - ".join(problems))

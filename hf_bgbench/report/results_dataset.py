@@ -23,6 +23,7 @@ import yaml
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
+from hf_bgbench.hub.repo_ids import check_repo_id
 from hf_bgbench.report.paired import CompareError, load_run, per_image_files
 
 HF_PREFIX = "hf://datasets/"
@@ -146,25 +147,6 @@ def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
         "`runs/<model>/<benchmark>/<task>/`. Compare two runs image by image with "
         "`bgbench compare hf://datasets/<repo>/runs/<model>/<benchmark>/<task> ...`.\n"
     )
-
-
-def check_repo_id(repo_id: str) -> None:
-    """Refuse a ``--repo-id`` the Hub would refuse (checked offline, so a dry run refuses
-    exactly what the real run does)."""
-    from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
-
-    valid = repo_id.count("/") == 1
-    if valid:
-        try:
-            validate_repo_id(repo_id)
-        except HFValidationError:
-            valid = False
-    if not valid:
-        raise ValueError(
-            f"--repo-id {repo_id!r} must look like 'owner/name'. Each part: letters, digits, "
-            "'-', '_' or '.' (no spaces), e.g. someone/bgbench-results."
-        )
 
 
 def publish_results(

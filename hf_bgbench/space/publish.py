@@ -160,9 +160,9 @@ def stage_space(
     """Write the Space folder into ``out_dir`` (emptied first): card, app, requirements and
     the wheel (``wheel``, or one built from the checkout)."""
     from hf_bgbench.hub.publish import check_card, upload_plan
+    from hf_bgbench.hub.repo_ids import check_repo_id
 
-    if repo_id.count("/") != 1:
-        raise ValueError(f"--repo-id {repo_id!r} must look like 'owner/name'.")
+    check_repo_id(repo_id)
     out = Path(out_dir)
     if out.exists():
         if any(out.iterdir()) and not (out / "app.py").is_file():

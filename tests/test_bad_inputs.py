@@ -2020,3 +2020,13 @@ def test_a_decode_limit_other_than_the_default_is_recorded(in9_release, tmp_path
     assert "decode_settings" not in run(tmp_path / "default")
     monkeypatch.setenv("BGBENCH_MAX_IMAGE_PIXELS", "100000")
     assert run(tmp_path / "set")["decode_settings"] == {"max_image_pixels": 100000}
+
+
+def test_a_benchmark_not_run_is_said_once(tmp_path, capsys):
+    """A report with progress on named a benchmark without data twice: as it ran, and in
+    the summary; the summary's line, with the command that fetches the data, is the one."""
+    argv = ["report", "tf_efficientnet_lite0", "--benchmarks", "rival10"]
+    assert main([*argv, "--output", str(tmp_path / "card")]) == 2  # nothing ran
+    said = capsys.readouterr()
+    assert (said.out + said.err).count("RIVAL10: not run") == 1
+    assert "Fetch it: bgbench download rival10" in said.out

@@ -255,8 +255,8 @@ def _run_benchmark(
     try:
         reader = open_data(data, spec, choose=f"--data {{name}}={given}")
     except (DataSourceError, ValueError, OSError) as err:
+        # said once, by the summary, with the command that fetches the data
         entry.update(status="not run", reason=str(err), command=_fetch_command(spec))
-        _say(progress, f"{spec.short_name}: not run -- {_first_sentence(str(err))}")
         return entry
     location = str(reader.location)
     entry["data"] = {

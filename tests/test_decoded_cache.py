@@ -206,3 +206,19 @@ def test_a_cache_damaged_at_its_size_is_never_read_as_pixels(
         )
     third = score(in9_release, tmp_path / "third", decode_cache=True)
     assert third["preprocessing"]["decode_cache"] == dict.fromkeys(VARIANTS, "read")
+
+
+def test_each_images_file_is_hashed_once_per_run(in9_release, tmp_path, cache_root, monkeypatch):
+    """Written: hashed as it is written, not again to be read back in the same run; read:
+    hashed once before it is read."""
+    import hf_bgbench.data.decoded_cache as decoded_cache
+
+    hashed = []
+    real = decoded_cache.file_sha256
+    monkeypatch.setattr(decoded_cache, "file_sha256", lambda p: hashed.append(p) or real(p))
+    score(in9_release, tmp_path / "first", decode_cache=True)
+    assert len(hashed) == len(VARIANTS)
+    hashed.clear()
+    second = score(in9_release, tmp_path / "second", decode_cache=True)
+    assert second["preprocessing"]["decode_cache"] == dict.fromkeys(VARIANTS, "read")
+    assert len(hashed) == len(VARIANTS)

@@ -153,7 +153,9 @@ class DecodedImages:
             for batch in batches:
                 writer.put(batch)
                 yield batch
-            writer.finish(skipped)
+            placed = writer.finish(skipped)
+            if placed is not None:  # hashed as it was written: not hashed again to be read
+                self.checked = placed
         finally:
             writer.discard()
 
@@ -188,14 +190,16 @@ class _Writer:
         self.images[rows] = images
         self.written.update(rows)
 
-    def finish(self, skipped: list[dict[str, Any]]) -> None:
+    def finish(self, skipped: list[dict[str, Any]]) -> tuple[int, int] | None:
+        """Complete the cache and rename it into place; the (size, mtime) of the images file
+        it placed (None: none placed -- rows missing, or another process's copy won)."""
         for entry in skipped:
             k = self.row.get(str(entry["id"]))
             if k is not None:
                 self.skipped[str(k)] = str(entry["reason"])
                 self.written.add(k)
         if self.dead or self.images is None or len(self.written) != len(self.ids):
-            return
+            return None
         self.images.flush()
         size = (self.tmp / IMAGES).stat().st_size
         digest = file_sha256(self.tmp / IMAGES)
@@ -216,8 +220,10 @@ class _Writer:
         try:
             os.replace(self.tmp, self.folder)  # another process's complete copy wins
         except OSError:
-            return
+            return None
         log.info("decoded images kept for the next run: %s (%.1f MB)", self.folder, size / 1e6)
+        placed = (self.folder / IMAGES).stat()
+        return placed.st_size, placed.st_mtime_ns
 
     def discard(self) -> None:
         self.images = None

@@ -309,11 +309,6 @@ def _deviations(task: str, results: Mapping[str, Any], sampled: int | None) -> l
     return found
 
 
-def _first_sentence(text: str) -> str:
-    head, sep, _ = text.partition(". ")
-    return head + ("." if sep else "")
-
-
 def _say(progress: bool, line: str) -> None:
     if progress:
         print(line, file=sys.stderr, flush=True)

@@ -179,11 +179,12 @@ class VlmHead(torch.nn.Module):
             scores[:, order] = letters  # letter i is class order[i]
             per_rotation.append(scores)
             picks.append(scores.argmax(1))
-        self.extras.setdefault("rotation_choices", []).extend(torch.stack(picks, 1).tolist())
+        chosen = torch.stack(picks, 1)  # (images, rotations): each rotation's class
+        self.extras.setdefault("rotation_choices", []).extend(chosen.tolist())
         mean = torch.stack(per_rotation).mean(0)
         if self.settings.circular == 1:
             return mean
-        agreed = torch.stack(picks, 1).eq(picks[0].unsqueeze(1)).all(1)
+        agreed = chosen.eq(chosen[:, :1]).all(1)
         return _with_no_answer(mean, agreed)
 
     # ------------------------------------------------------------------ open

@@ -104,15 +104,19 @@ def check_folder(path: Any, option_flag: str, error: type[ValueError] = ValueErr
     """``path`` can be a folder: it is one, or it does not exist yet and nothing on its way
     is a file (it is created when needed). The error names ``option_flag``."""
     folder = Path(path).expanduser()
-    for step in (folder, *folder.parents):
-        if step.exists():
-            if not step.is_dir():
-                where = "it is" if step == folder else f"{step} is"
-                raise error(
-                    f"{option_flag} {path}: {where} a file, not a folder; give {option_flag} a "
-                    "folder (created when missing)."
-                )
-            return
+    step = nearest_existing(folder)
+    if step is not None and not step.is_dir():
+        where = "it is" if step == folder else f"{step} is"
+        raise error(
+            f"{option_flag} {path}: {where} a file, not a folder; give {option_flag} a "
+            "folder (created when missing)."
+        )
+
+
+def nearest_existing(folder: Path) -> Path | None:
+    """``folder`` or the nearest of its parents that exists (None: none does): what decides
+    whether the folder can be made there."""
+    return next((p for p in (folder, *folder.parents) if p.exists()), None)
 
 
 def check_cache_folder(
@@ -125,7 +129,7 @@ def check_cache_folder(
     from hf_bgbench.cache import cache_root
 
     folder = Path(folder).expanduser()
-    step = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    step = nearest_existing(folder)
     if step is None:
         return
     if not step.is_dir():

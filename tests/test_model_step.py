@@ -128,17 +128,19 @@ def test_padded_batches_run_at_one_shape_and_give_each_image_its_own_logits():
 
 
 @pytest.mark.parametrize(
-    "cores, threads, device, workers",
+    "cores, threads, device, processes, workers",
     [
-        (2, 2, "cpu", 0),  # the forward's threads hold every core: decode in the main process
-        (8, 2, "cpu", 4),  # free cores get workers, at most 4
-        (4, 1, None, 3),
-        (2, 2, "cuda", 2),  # on an accelerator the CPU is free for decoding
-        (16, 16, "cuda", 4),
+        (2, 2, "cpu", 1, 0),  # the forward's threads hold every core: decode in the main process
+        (8, 2, "cpu", 1, 4),  # free cores get workers, at most 4
+        (4, 1, None, 1, 3),
+        (2, 1, "cpu", 2, 0),  # two processes of one thread each hold both cores
+        (8, 1, "cpu", 2, 3),  # ... of 8: 3 free per process
+        (2, 2, "cuda", 1, 2),  # on an accelerator the CPU is free for decoding
+        (16, 16, "cuda", 1, 4),
     ],
 )
 def test_decode_workers_take_only_the_cores_the_forward_leaves(
-    monkeypatch, cores, threads, device, workers
+    monkeypatch, cores, threads, device, processes, workers
 ):
     import os
 
@@ -146,4 +148,4 @@ def test_decode_workers_take_only_the_cores_the_forward_leaves(
 
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
-    assert default_num_workers(device) == workers
+    assert default_num_workers(device, processes) == workers

@@ -38,18 +38,19 @@ log = logging.getLogger(__name__)
 PREDICTION_COLUMNS = ["id", "label", "pred", "pred_model", "prob_true"]
 
 
-def default_num_workers(device: torch.device | str | None = None) -> int:
+def default_num_workers(device: torch.device | str | None = None, processes: int = 1) -> int:
     """Decode worker processes for a model on ``device`` (None: the CPU). On a CPU the
     forward's threads (one per core, torch's default) already use every core, and a worker
     takes its CPU from them: on 2 cores, tf_efficientnet_lite0, evaluate ran at 0.92 of the
     raw forward with no worker and 0.745 with two on release images, 0.68 and 0.57 on photos
     (bench/engine_throughput.py --workers default 0, 3 alternating rounds, 2026-11-27; a
     decode thread beside the forward did no better, 0.71). So on a CPU only the cores the
-    forward leaves free get a worker; on an accelerator the CPU is free for decoding: one
-    per core. More than 4 gains nothing for one model."""
+    forward leaves free get a worker -- counting the forward threads of every one of the
+    run's ``processes`` (``accelerate launch``), which share the cores; on an accelerator
+    the CPU is free for decoding: one per core. More than 4 gains nothing for one model."""
     cores = os.cpu_count() or 2
     if device is None or torch.device(device).type == "cpu":
-        return max(0, min(4, cores - torch.get_num_threads()))
+        return max(0, min(4, cores // max(1, processes) - torch.get_num_threads()))
     return max(1, min(4, cores))
 
 

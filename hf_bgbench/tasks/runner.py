@@ -417,7 +417,9 @@ def _execute(task: Task, model: Any, options: Any, spec, protocol, started: floa
         device,
         batch_size=options.batch_size or default_batch_size(device, task.gpu_batch_size),
         workers=(
-            default_num_workers(device) if options.num_workers is None else options.num_workers
+            default_num_workers(device, procs.num)
+            if options.num_workers is None
+            else options.num_workers
         ),
         progress=options.progress and procs.is_main,  # one set of bars, the main process's
         started=started,

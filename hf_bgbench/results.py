@@ -343,8 +343,7 @@ def vlm_line(record: Mapping[str, Any]) -> str:
     extra = {
         "likelihood": f", {record.get('score')} over the tokens",
         "choice": f", {record.get('rotations')} rotation(s)",
-        "open": "",
-    }[record["protocol"]]
+    }.get(record["protocol"], "")
     return (
         f"generative VLM, {record['protocol']} rule ({record['rule']}{extra}) over "
         f"{len(record['choices'])} class strings ({record['classes_source']})"

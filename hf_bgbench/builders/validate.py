@@ -441,9 +441,12 @@ def validate_dataset(
             if is_variant:
                 if layout is not None:
                     _check_backgrounds(name, scanned, spec, layout, where, result)
-                by_split[split][name] = scanned
+                if name in spec.aligned_variants:  # the same images, compared below
+                    by_split[split][name] = scanned
 
     for split, variants in by_split.items():
+        if not variants:
+            continue
         ref_name = next(iter(variants))
         ref = variants[ref_name]
         ref_masks = dict(zip(ref.ids, ref.mask_hashes, strict=True))

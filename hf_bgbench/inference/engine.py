@@ -289,7 +289,7 @@ def merge_runs(shares: Sequence[PredictionRun]) -> PredictionRun:
 
 def prediction_rows(step: ModelStep, batch) -> dict[str, np.ndarray]:
     """The PREDICTION_COLUMNS values of one batch (but ``id``), column by column."""
-    out = step.predict(batch.images, batch.labels)
+    out = step.predict(batch.images, batch.labels, batch.ids)
     return {
         "label": batch.labels.numpy(),
         "pred": out.pred,

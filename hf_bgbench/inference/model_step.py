@@ -137,16 +137,22 @@ class ModelStep:
             x = self.prepare(x)
             return self.classifier.logits(self._padded(x))[: len(x)]
 
-    def predict(self, x: torch.Tensor, labels: torch.Tensor | int) -> Predictions:
-        """Benchmark predictions for ``x`` whose true benchmark labels are ``labels``."""
+    def predict(
+        self, x: torch.Tensor, labels: torch.Tensor | int, ids: Sequence[str] | None = None
+    ) -> Predictions:
+        """Benchmark predictions for ``x`` whose true benchmark labels are ``labels``
+        (``ids``: the images' ids, for a model that asks each image its own question)."""
         if self.mapper is None:
             raise ValueError("ModelStep.predict needs a LabelMapper (pass mapper=...).")
         take = getattr(self.classifier, "take_extras", None)
         if take is not None:
             take()  # records of other calls (a probe of the input size) are not this batch's
-        logits = self.logits(x)
         if not isinstance(labels, torch.Tensor):
-            labels = torch.full((len(logits),), int(labels), dtype=torch.long)
+            labels = torch.full((len(x),), int(labels), dtype=torch.long)
+        see = getattr(self.classifier, "see_rows", None)
+        if see is not None:
+            see(ids, labels.tolist())
+        logits = self.logits(x)
         pred, pred_model, prob = self.mapper(logits, labels.to(logits.device))
         # the first rows: a batch padded on a GPU has its padding last
         extras = {k: v[: len(pred)] for k, v in take().items()} if take is not None else {}

@@ -4,6 +4,7 @@ folder. (The input geometry is :mod:`hf_bgbench.inference.geometry`, shared with
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,10 +22,12 @@ from hf_bgbench.labels import imagenet_classes
 from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
+from hf_bgbench.models.vlm.settings import PAIR
 from hf_bgbench.models.zero_shot import ClassNames
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
-from hf_bgbench.tasks.options import LABEL_MAPS
+from hf_bgbench.spec import Protocol
+from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS
 from hf_bgbench.tasks.protocol_settings import Normalisation, PaperValues
 
 __all__ = [
@@ -190,9 +193,51 @@ def load_model(
     )
 
 
-def vlm_settings(options: Any, spec: BenchmarkSpec) -> VlmSettings:
-    """How a generative VLM is scored on ``spec``, from a task's options (``--vlm-*``,
-    ``--circular``): its classes resolved, and for ``open`` the synonyms of each class."""
+def options_fixed_by(
+    protocol: Protocol, spec: BenchmarkSpec, options: Any, names: Sequence[str], what: str
+) -> None:
+    """Refuse options in ``names`` given other values than their defaults when ``protocol``
+    fixes ``what`` they choose (they would be ignored): the message names the benchmark's
+    other recipes of the task."""
+    defaults = {f.name: f.default for f in dataclasses.fields(type(options))}
+    given = [n for n in names if getattr(options, n) != defaults[n]]
+    if not given:
+        return
+    others = [p.name for ps in spec.protocols.values() for p in ps if p.name != protocol.name]
+    flags = ", ".join("--" + n.replace("_", "-") for n in given)
+    raise ValueError(
+        f"{flags}: {spec.short_name}'s protocol {protocol.name!r} fixes {what}, so the "
+        "option would be ignored. Leave it out, or choose the rule yourself under "
+        + (f"--protocol {' / '.join(others)}." if others else "another protocol.")
+    )
+
+
+def zero_shot_head(options: Any, spec: BenchmarkSpec, protocol: Protocol) -> tuple[str, Any]:
+    """(classes, templates) of a zero-shot head: the protocol's when it fixes them, else the
+    options' (``--zero-shot-classes``, ``--templates``)."""
+    fixed = getattr(protocol.settings, "zero_shot", None)
+    if fixed is None:
+        return options.zero_shot_classes, options.templates
+    names = ("zero_shot_classes", "templates")
+    options_fixed_by(protocol, spec, options, names, "the zero-shot head")
+    return fixed.classes, list(fixed.templates)
+
+
+def vlm_settings(
+    options: Any, spec: BenchmarkSpec, protocol: Protocol | None = None
+) -> VlmSettings:
+    """How a generative VLM is scored on ``spec``: the protocol's two-way question when it
+    sets one, else from a task's options (``--vlm-*``, ``--circular``): its classes
+    resolved, and for ``open`` the synonyms of each class."""
+    question = getattr(protocol.settings, "vlm_question", None) if protocol else None
+    if question is not None:
+        options_fixed_by(protocol, spec, options, VLM_OPTIONS, "how a VLM is scored")
+        return VlmSettings(
+            protocol=PAIR,
+            classes=zero_shot_classnames("benchmark", spec),
+            question=question,
+            rule_source=f"protocol {protocol.name}",
+        )
     prompt, source = read_prompt(options.vlm_prompt)
     classes = zero_shot_classnames(options.vlm_classes, spec)
     synonyms = synonyms_source = None

@@ -43,6 +43,7 @@ __all__ = [
     "check_protocols",
     "typed_protocol",
     "typed_settings",
+    "ZeroShotHead",
 ]
 
 T = TypeVar("T")
@@ -84,6 +85,20 @@ class Normalisation:
     mean: tuple[float, float, float]
     std: tuple[float, float, float]
     source: str
+
+
+@dataclass(frozen=True)
+class ZeroShotHead:
+    """The zero-shot head a protocol fixes for CLIP-family models: the ``classes`` its text
+    side covers (``benchmark``: the benchmark's own class names; ``imagenet``: ImageNet's
+    1000, then the benchmark's map) and its prompt ``templates`` (each with ``{}``)."""
+
+    classes: Literal["benchmark", "imagenet"]
+    templates: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.templates or any("{}" not in t for t in self.templates):
+            raise ValueError("setting 'zero_shot.templates' needs templates, each with {}.")
 
 
 def check_stretch(stretch: tuple[int, int] | None) -> None:

@@ -154,6 +154,7 @@ class Run:
         o = self.options
         head = self.protocol.settings.head  # the protocol's head recipe (None: none)
         probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
+        classes, templates = common.zero_shot_head(o, self.spec, self.protocol)
         self.classifier, self.mapper, self.step = common.model_step_for(
             self.model,
             self.spec,
@@ -163,12 +164,14 @@ class Run:
             checkpoint=o.checkpoint,
             device=self.device,
             progress=self.progress,
-            zero_shot_classes=o.zero_shot_classes,
-            templates=o.templates,
-            vlm=common.vlm_settings(o, self.spec),
+            zero_shot_classes=classes,
+            templates=templates,
+            vlm=common.vlm_settings(o, self.spec, self.protocol),
             **probe_options,
         )
         self._check_vlm_options()
+        vlm = getattr(self.classifier, "vlm", None) or {}
+        self.deviations += [d for d in vlm.get("deviations", ()) if d not in self.deviations]
         record = getattr(self.classifier, "probe_record", None)
         if record is not None:  # how the head departs from the authors' recipe, named
             self.deviations += [d for d in record.get("deviations", ()) if d not in self.deviations]
@@ -210,7 +213,8 @@ class Run:
                 "argmax restricted to the benchmark's classes (--restrict-to-benchmark-classes)"
             )
         vlm = getattr(self.classifier, "vlm", None)
-        if vlm is not None:  # no published protocol scores a generative model's answers
+        # a VLM's rule is published only where the benchmark's protocol sets it
+        if vlm is not None and not vlm.get("rule_source", "").startswith("protocol"):
             self.departures.append(f"a {vlm_line(vlm)}")
         if getattr(self.classifier, "zero_shot", None) is not None:
             defaults = {f.name: f.default for f in fields(type(o))}

@@ -4,7 +4,7 @@ class's phrases as whole words; naming no class or two is no answer (counted, ne
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -72,3 +72,36 @@ def synonym_table(
             phrases += [x for x in lemmas.get(wnid, ()) if x not in phrases]
         table.append(tuple(phrases))
     return tuple(table)
+
+
+PAIR_VERDICTS = ("true", "false", "both", "neither")
+"""What a two-way answer says: the true class, the negative, both or neither (the last two
+are left out of the accuracy and counted)."""
+
+
+def names_class(answer: str, name: str, words: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the lower-cased ``answer`` holds ``name`` or one of its other ``words`` as a
+    substring (the authors' test: ``"cat"`` is found in ``"category"``)."""
+    text = answer.lower()
+    return any(w in text for w in (name, *words.get(name, ())))
+
+
+def pair_verdict(
+    answer: str,
+    true_name: str,
+    negative: str,
+    words: Mapping[str, Sequence[str]],
+    outer_first: Collection[tuple[str, str]] = (),
+) -> str:
+    """The verdict of a two-way answer (:data:`PAIR_VERDICTS`). Where one name holds the
+    other (``outer_first``: (inner, outer)), the outer one is tested first and the inner
+    counts only without it; otherwise an answer naming both is ``both``."""
+    said_true = names_class(answer, true_name, words)
+    said_negative = names_class(answer, negative, words)
+    if (true_name, negative) in outer_first:  # the negative's name holds the true one
+        return "false" if said_negative else "true" if said_true else "neither"
+    if (negative, true_name) in outer_first:
+        return "true" if said_true else "false" if said_negative else "neither"
+    if said_true and said_negative:
+        return "both"
+    return "true" if said_true else "false" if said_negative else "neither"

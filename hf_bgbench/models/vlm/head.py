@@ -5,7 +5,10 @@ class string, the continuations batched; a class's score is the mean (or sum) of
 log-probabilities. ``choice``: the next-token log-probabilities of the option letters,
 renormalised over the letters; with rotations an image gets a class only if every rotation
 picks it. ``open``: a greedy answer matched to the classes' phrases; 0 for the class named,
--inf elsewhere. Rules that may give no class have a last :data:`NO_ANSWER` column."""
+-inf elsewhere. ``pair``: each image's own two-way question (its true class and hard
+negative, told by :meth:`VlmHead.see_rows`), the greedy answer judged by
+:func:`~hf_bgbench.models.vlm.answers.pair_verdict`. Rules that may give no class have a last
+:data:`NO_ANSWER` column."""
 
 from __future__ import annotations
 
@@ -16,9 +19,9 @@ from typing import Any
 
 import torch
 
-from hf_bgbench.models.vlm.answers import match_answer
+from hf_bgbench.models.vlm.answers import match_answer, pair_verdict
 from hf_bgbench.models.vlm.prompts import options_text, render, template_of
-from hf_bgbench.models.vlm.settings import VlmSettings
+from hf_bgbench.models.vlm.settings import PAIR, VlmSettings
 
 IMAGES_PER_PASS = 8
 """Images whose prompts run in one forward, whatever the task's batch size (a VLM's prompt
@@ -54,10 +57,15 @@ class VlmHead(torch.nn.Module):
         names = inspect.signature(model.forward).parameters
         self.cache_arg = "cache" if "cache" in names else "past_key_values"
         self.extras: dict[str, list[Any]] = {}
+        self.negatives: dict[str, int] | None = None  # pair: image id -> its hard negative
+        self.batch_pairs: list[tuple[int, int]] = []  # pair: the next batch's (true, negative)
 
     def _prompts(self) -> list[str]:
-        """The prompts, one per rotation (one for likelihood and open)."""
+        """The prompts, one per rotation (one for likelihood and open; for pair, the question
+        with its class slots unfilled)."""
         s = self.settings
+        if s.protocol == PAIR:
+            return [render(self.processor, s.user_text(pair=("{first}", "{second}")))]
         if s.protocol != "choice":
             return [render(self.processor, s.user_text())]
         return [
@@ -95,14 +103,13 @@ class VlmHead(torch.nn.Module):
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
         rule = {"likelihood": self._likelihood, "choice": self._choice, "open": self._open}
-        score = rule[self.settings.protocol]
         with torch.autocast(pixels.device.type, enabled=False), torch.inference_mode():
-            scores = torch.cat(
-                [
-                    score(pixels[i : i + IMAGES_PER_PASS])
-                    for i in range(0, len(pixels), IMAGES_PER_PASS)
-                ]
-            )
+            if self.settings.protocol == PAIR:
+                scores = self._pairs(pixels)
+            else:
+                score = rule[self.settings.protocol]
+                chunks = range(0, len(pixels), IMAGES_PER_PASS)
+                scores = torch.cat([score(pixels[i : i + IMAGES_PER_PASS]) for i in chunks])
         self.extras.setdefault("class_scores", []).extend(
             [round(float(v), 6) for v in row] for row in scores
         )
@@ -190,12 +197,10 @@ class VlmHead(torch.nn.Module):
     # ------------------------------------------------------------------ open
 
     def _open(self, pixels: torch.Tensor) -> torch.Tensor:
-        inputs = self.inputs(pixels, self.prompts[0])
-        if _padded(inputs, len(pixels)):
+        try:
+            texts = self._generate(pixels, self.prompts[0])
+        except _Unequal:
             return torch.cat([self._open(pixels[i : i + 1]) for i in range(len(pixels))])
-        out = self.model.generate(**inputs, **generation_settings(self.settings))
-        new = out[:, inputs["input_ids"].shape[1] :]
-        texts = self.processor.batch_decode(new, skip_special_tokens=True)
         found = [match_answer(t, self.settings.synonyms) for t in texts]
         self.extras.setdefault("answer", []).extend(t.strip() for t in texts)
         scores = torch.full((len(texts), len(self.choices)), float("-inf"))
@@ -204,6 +209,61 @@ class VlmHead(torch.nn.Module):
                 scores[i, k] = 0.0
         answered = torch.tensor([k is not None for k in found])
         return _with_no_answer(scores.to(pixels.device), answered.to(pixels.device))
+
+    # ------------------------------------------------------------------ pair
+
+    def set_negatives(self, negatives: dict[str, int]) -> None:
+        """Image id -> its hard negative class, for the images about to be scored."""
+        self.negatives = negatives
+
+    def see_rows(self, ids: Sequence[str] | None, labels: Sequence[int]) -> None:
+        """The next batch's images (ids and true classes): their two-way questions."""
+        if self.settings.protocol != PAIR:
+            return
+        if self.negatives is None or ids is None:
+            raise ValueError(
+                "The two-way question rule asks each image about its own hard negative, which "
+                "only the evaluate task reads from the data; score this model with evaluate, "
+                "or under another --protocol."
+            )
+        unknown = [i for i in ids if i not in self.negatives]
+        if unknown:
+            raise ValueError(f"Image {unknown[0]!r} has no hard negative in the data.")
+        self.batch_pairs = [(int(y), self.negatives[i]) for i, y in zip(ids, labels, strict=True)]
+
+    def _pairs(self, pixels: torch.Tensor) -> torch.Tensor:
+        """Each image's question, one image a pass (the questions differ in length); rows
+        past the batch's own (a GPU's padding) give no answer."""
+        pairs, self.batch_pairs = self.batch_pairs, []
+        c = len(self.choices)
+        out = torch.full((len(pixels), c + 1), float("-inf"), device=pixels.device)
+        out[len(pairs) :, c] = 0.0
+        for i, (truth, negative) in enumerate(pairs):
+            question = self.settings.question
+            text = self.settings.user_text(pair=(self.choices[truth], self.choices[negative]))
+            answer = self._generate(pixels[i : i + 1], render(self.processor, text))[0]
+            verdict = pair_verdict(
+                answer,
+                self.choices[truth],
+                self.choices[negative],
+                question.answer_words,
+                question.outer_first,
+            )
+            self.extras.setdefault("answer", []).append(answer.strip())
+            self.extras.setdefault("verdict", []).append(verdict)
+            out[i, {"true": truth, "false": negative}.get(verdict, c)] = 0.0
+        self.extras.setdefault("verdict", []).extend([None] * (len(pixels) - len(pairs)))
+        self.extras.setdefault("answer", []).extend([None] * (len(pixels) - len(pairs)))
+        return out
+
+    def _generate(self, pixels: torch.Tensor, prompt: str) -> list[str]:
+        """The greedy answers to ``prompt`` about each image, decoded without special tokens."""
+        inputs = self.inputs(pixels, prompt)
+        if _padded(inputs, len(pixels)):
+            raise _Unequal
+        out = self.model.generate(**inputs, **generation_settings(self.settings))
+        new = out[:, inputs["input_ids"].shape[1] :]
+        return self.processor.batch_decode(new, skip_special_tokens=True)
 
 
 def text_kwargs(processor: Any, prompt: str) -> dict[str, Any]:
@@ -228,11 +288,13 @@ class _Unequal(Exception):
 
 
 def generation_settings(settings: VlmSettings) -> dict[str, Any]:
-    """Greedy decoding, recorded: no sampling, one beam, ``max_new_tokens``."""
+    """Greedy decoding, recorded: no sampling, one beam, ``max_new_tokens`` (the question's,
+    for a two-way question)."""
+    question = settings.question
     return {
         "do_sample": False,
         "num_beams": 1,
-        "max_new_tokens": settings.max_new_tokens,
+        "max_new_tokens": question.max_new_tokens if question else settings.max_new_tokens,
         "temperature": None,
         "top_p": None,
         "top_k": None,

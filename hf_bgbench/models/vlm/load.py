@@ -19,7 +19,13 @@ from hf_bgbench.models.preprocessing import Preprocessing, interpolation_name
 from hf_bgbench.models.vlm.answers import synonym_table
 from hf_bgbench.models.vlm.head import VlmHead, generation_settings
 from hf_bgbench.models.vlm.prompts import answer_tokens, letter_tokens, template_sha256
-from hf_bgbench.models.vlm.settings import NO_ANSWER, PROTOCOL_SUMMARY, VlmSettings, class_string
+from hf_bgbench.models.vlm.settings import (
+    NO_ANSWER,
+    PAIR,
+    PROTOCOL_SUMMARY,
+    VlmSettings,
+    class_string,
+)
 from hf_bgbench.models.zero_shot import ClassNames, prompts_for
 
 DYNAMIC_CANVAS = 448
@@ -51,6 +57,19 @@ class VlmClassifier(Classifier):
 
     def take_extras(self) -> dict[str, list[Any]]:
         return self.model.take_extras()
+
+    @property
+    def row_columns(self) -> tuple[str, ...]:
+        """The data columns its rule asks each image about (a two-way question's negative)."""
+        question = self.model.settings.question
+        return (question.column,) if question is not None else ()
+
+    def set_row_data(self, values: dict[str, int]) -> None:
+        """Image id -> the :attr:`row_columns` value of the images about to be scored."""
+        self.model.set_negatives(values)
+
+    def see_rows(self, ids: Any, labels: Any) -> None:
+        self.model.see_rows(ids, labels)
 
     def describe(self) -> dict:
         return {**super().describe(), "head": "vlm", "vlm": self.vlm}
@@ -104,6 +123,8 @@ def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: to
         "rule": PROTOCOL_SUMMARY[s.protocol],
         "prompt": head.prompts[0],
         "prompt_source": s.prompt_source,
+        "rule_source": s.rule_source,
+        "drops_unanswered": s.protocol == PAIR,
         "add_special_tokens": head.text_kwargs.get("add_special_tokens", True),
         "choices": list(head.choices),
         "classes_source": classes.source,
@@ -120,6 +141,19 @@ def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: to
             rotations=s.circular,
             rotation_orders=head.rotations(),
             prompts=head.prompts,
+        )
+    if s.protocol == PAIR:
+        q = s.question
+        record.update(
+            generation={k: v for k, v in generation_settings(s).items() if v is not None},
+            question=q.prompt,
+            negative_column=q.column,
+            answer_words={k: list(v) for k, v in q.answer_words.items()},
+            outer_first=[list(x) for x in q.outer_first],
+            matching="substring of the lower-cased answer (the authors' compute_accuracy.py)",
+            unanswered="left out of the accuracy (answers naming both classes or neither)",
+            question_source=q.source,
+            deviations=list(q.deviations),
         )
     if s.protocol == "open":
         record.update(
@@ -149,7 +183,12 @@ def vlm_head(model: Any, processor: Any, settings: VlmSettings, dtype: torch.dty
             "The processor has no tokenizer, so no answer can be scored. Save the model's "
             "processor (tokenizer included) beside it."
         )
-    choices = [class_string(n) for n in classes.names]
+    # a two-way question names the classes as the benchmark's protocol writes them
+    choices = (
+        list(classes.names)
+        if settings.protocol == PAIR
+        else [class_string(n) for n in classes.names]
+    )
     answer_ids = answer_tokens(tokenizer, choices) if settings.protocol == "likelihood" else None
     letter_ids = letter_tokens(tokenizer, len(choices)) if settings.protocol == "choice" else None
     head = VlmHead(

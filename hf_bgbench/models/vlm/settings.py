@@ -4,12 +4,16 @@ by points with the answer format alone), so every field here is recorded with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_bgbench.models.zero_shot import ClassNames
 
 VLM_PROTOCOLS = ("likelihood", "choice", "open")
+PAIR = "pair"
+"""The rule a benchmark's protocol may set (never an option): each image's own two-way
+question, its true class and the data's hard negative (:class:`PairQuestion`)."""
 VLM_SCORES = ("mean", "sum")
 VLM_CLASS_SETS = ("benchmark", "imagenet")
 NO_ANSWER = "(no answer)"
@@ -26,7 +30,34 @@ PROTOCOL_SUMMARY = {
     "likelihood": "the log-probability of each class string as the answer's start",
     "choice": "lettered multiple choice, read from the next-token logits of the option letters",
     "open": "a greedy answer matched to the class names and their WordNet synonyms",
+    PAIR: "a two-way question per image (its true class, then its hard negative), the greedy "
+    "answer matched to both by substring; an answer naming both or neither is left out",
 }
+
+
+@dataclass(frozen=True)
+class PairQuestion:
+    """A benchmark's two-way question (:data:`PAIR`): ``prompt`` holds ``{first}`` (the true
+    class) and ``{second}`` (the image's hard negative, the data's ``negative`` column);
+    ``answer_words``: class name -> other words an answer may use for it; ``outer_first``:
+    (inner, outer) name pairs where the outer name holds the inner one, tested first;
+    ``column``: the data column of each image's hard negative; ``deviations``: how asking
+    it here differs from its authors' code (recorded by every VLM run that asks it)."""
+
+    prompt: str
+    answer_words: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    outer_first: tuple[tuple[str, str], ...] = ()
+    max_new_tokens: int = 512
+    source: str = ""
+    column: str = "negative"
+    deviations: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for slot in ("{first}", "{second}"):
+            if slot not in self.prompt:
+                raise ValueError(f"a two-way question's prompt must hold {slot}.")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}.")
 
 
 @dataclass(frozen=True)
@@ -44,9 +75,13 @@ class VlmSettings:
     max_new_tokens: int = 16
     synonyms: tuple[tuple[str, ...], ...] | None = None
     synonyms_source: str | None = None
+    question: PairQuestion | None = None
+    rule_source: str = "options"  # where the rule comes from: the options, or a protocol
 
     def __post_init__(self) -> None:
-        if self.protocol not in VLM_PROTOCOLS:
+        if (self.protocol == PAIR) != (self.question is not None):
+            raise ValueError("the pair rule needs its question, and only it takes one.")
+        if self.protocol not in (*VLM_PROTOCOLS, PAIR):
             raise ValueError(
                 f"--vlm-protocol {self.protocol!r}: choose one of {', '.join(VLM_PROTOCOLS)}."
             )
@@ -71,10 +106,15 @@ class VlmSettings:
     @property
     def may_abstain(self) -> bool:
         """Whether the rule may give no class (then :data:`NO_ANSWER` is a column)."""
-        return self.protocol == "open" or (self.protocol == "choice" and self.circular > 1)
+        if self.protocol in ("open", PAIR):
+            return True
+        return self.protocol == "choice" and self.circular > 1
 
-    def user_text(self, options: str = "") -> str:
-        """The text given with the image: the question, and for ``choice`` the options."""
+    def user_text(self, options: str = "", pair: tuple[str, str] = ("", "")) -> str:
+        """The text given with the image: the question, for ``choice`` with the options, for
+        ``pair`` with the image's two classes."""
+        if self.question is not None:
+            return self.question.prompt.format(first=pair[0], second=pair[1])
         if self.protocol == "choice":
             template = self.prompt or f"{QUESTION}\n{CHOICES_SLOT}\n{LETTER_ANSWER}"
             return template.replace(CHOICES_SLOT, options)

@@ -30,6 +30,7 @@ from hf_bgbench.tasks.evaluate.options import EvaluateOptions
 from hf_bgbench.tasks.evaluate.paired import paired_values, per_image_files
 from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
 from hf_bgbench.tasks.evaluate.summary import (
+    answered_only,
     pool_runs,
     protocol_note,
     rotation_accuracies,
@@ -148,6 +149,7 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     for name, datasets in (work.runs or {"": work.datasets}).items():
         out[name] = {}
         for variant, ds in datasets.items():
+            _tell_row_data(run, run.reader.runs().get(name, run.reader), variant)
             try:
                 out[name][variant] = run.predict(
                     ds,
@@ -173,18 +175,32 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     return out
 
 
+def _tell_row_data(run: Run, reader: Any, variant: str) -> None:
+    """Hand a model that asks each image its own question (a VLM's two-way question) the
+    data column it asks about, image id -> value, before it scores ``variant``."""
+    columns = getattr(run.classifier, "row_columns", ())
+    if not columns:
+        return
+    rows = reader.load(variant, columns=columns).select_columns(["id", columns[0]])
+    run.classifier.set_row_data(dict(zip(rows["id"], rows[columns[0]], strict=True)))
+
+
 def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -> Summary:
     by_run = {name: {v: r.predictions for v, r in runs.items()} for name, runs in out.items()}
     skipped = {name: {v: list(r.skipped) for v, r in rs.items()} for name, rs in out.items()}
     for variant, skips in skipped.get("", {}).items():  # and what the listing left out
         for reason, files in run.reader.skipped_files(variant).items():
             skips += [{"id": f, "label": None, "reason": reason} for f in files]
+    space = run.classifier.label_space
+    unanswered = unanswered_counts(space, pool_runs(by_run) if work.runs else by_run[""])
+    left_out = bool((getattr(run.classifier, "vlm", None) or {}).get("drops_unanswered"))
+    scored = {k: answered_only(space, v) for k, v in by_run.items()} if left_out else by_run
     if work.runs:
-        numbers, report = summarize_runs(run.spec, by_run, skipped, seed=run.options.seed)
+        numbers, report = summarize_runs(run.spec, scored, skipped, seed=run.options.seed)
         predictions = pool_runs(by_run)
     else:
         predictions = by_run[""]
-        numbers, report = summarize(run.spec, predictions, skipped[""], seed=run.options.seed)
+        numbers, report = summarize(run.spec, scored[""], skipped[""], seed=run.options.seed)
     decoders = sorted({r.decoder for rs in out.values() for r in rs.values()})
     preprocessing = {
         **run.classifier.preprocessing.to_dict(),
@@ -199,9 +215,8 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         },
     }
     run.deviations += partial_average_deviations(run.spec.metrics, predictions)
-    unanswered = unanswered_counts(run.classifier.label_space, predictions)
     if unanswered:
-        report.notes.append(unanswered_note(unanswered))
+        report.notes.append(unanswered_note(unanswered, left_out))
     rotations = rotation_accuracies(run.mapper.table, predictions)
     if rotations:
         report.notes.append(rotation_note(rotations))

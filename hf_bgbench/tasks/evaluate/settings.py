@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hf_bgbench.models.vlm.settings import PairQuestion
 from hf_bgbench.tasks.protocol_settings import (
     HeadSettings,
     Normalisation,
+    ZeroShotHead,
     check_stretch,
 )
 
@@ -18,12 +20,17 @@ class EvaluateProtocolSettings:
     model's own eval transform); ``head``: the linear head the probe label map fits (None:
     the model's own classes); ``authors_normalisation``: the fixed mean/std the authors'
     code normalises every model with (None: none), recorded as a deviation where the
-    model's own differs. No ``aggregation``: evaluate counts over the images it scores, the
-    only way it counts, so a recipe naming another would record one it did not follow."""
+    model's own differs; ``zero_shot``: the head CLIP-family models get (None: the
+    ``--zero-shot-classes`` / ``--templates`` options); ``vlm_question``: the two-way question
+    a generative VLM is asked about each image (None: the ``--vlm-*`` rules). No
+    ``aggregation``: evaluate counts over the images it scores, the only way it counts, so a
+    recipe naming another would record one it did not follow."""
 
     stretch: tuple[int, int] | None = None
     head: HeadSettings | None = None
     authors_normalisation: Normalisation | None = None
+    zero_shot: ZeroShotHead | None = None
+    vlm_question: PairQuestion | None = None
 
     def __post_init__(self) -> None:
         check_stretch(self.stretch)

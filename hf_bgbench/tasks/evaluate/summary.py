@@ -297,9 +297,32 @@ def unanswered_counts(label_space: Any, predictions: Mapping[str, pd.DataFrame])
     }
 
 
-def unanswered_note(counts: Mapping[str, Mapping[str, int]]) -> str:
-    """The report's sentence on the images that got no answer (counted as wrong)."""
+def answered_only(label_space: Any, predictions: Mapping[str, pd.DataFrame]) -> dict:
+    """The predictions without the images that got no answer (a rule that leaves them out
+    of the accuracy, as a two-way question's authors do); a variant where no image got one
+    has no accuracy, and is refused by name."""
+    index = len(label_space.names) - 1
+    out = {v: f[f["pred_model"] != index].reset_index(drop=True) for v, f in predictions.items()}
+    empty = [f"{v} ({len(predictions[v])} images)" for v, f in out.items() if f.empty]
+    if empty:
+        raise ValueError(
+            f"No answer named exactly one of its question's two classes on {', '.join(empty)}, "
+            "so there is no accuracy to report (such answers are left out of it). The answers "
+            "are in the prediction cache; a model that does not follow the question cannot be "
+            "scored by this protocol -- try another --protocol."
+        )
+    return out
+
+
+def unanswered_note(counts: Mapping[str, Mapping[str, int]], left_out: bool = False) -> str:
+    """The report's sentence on the images that got no answer (counted as wrong, or left
+    out of the accuracy when the rule says so)."""
     parts = ", ".join(f"{v} {c['unanswered']} of {c['n']}" for v, c in counts.items())
+    if left_out:
+        return (
+            f"No answer (left out of the accuracy, as the protocol's authors do): {parts} -- "
+            "an answer naming both classes of its two-way question, or neither."
+        )
     return (
         f"No answer (counted as wrong, never guessed): {parts} -- an open answer naming no "
         "class or two, or rotations of the options that disagree."

@@ -251,6 +251,47 @@ def _vlm_and_full_release(tmp: Path) -> Path:
 
 
 ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
+IMAGENET_D = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "imagenet-d", "--data", "{data}"]
+IMAGENET_D_VLM = ["evaluate", "{tmp}/model", "--benchmark", "imagenet-d", "--data", "{data}"]
+
+
+def _imagenet_d(edit=None, *, vlm: bool = False) -> callable:
+    """A builder: the tiny ImageNet-D release (tests/imagenet_d_fixture.py), changed by
+    ``edit(release)``; with ``vlm``, the tiny LLaVA as {tmp}/model."""
+
+    def build(tmp: Path) -> Path:
+        from tests.imagenet_d_fixture import write_imagenet_d
+
+        release = write_imagenet_d(tmp / "data")
+        if edit is not None:
+            edit(release)
+        if vlm:
+            _llava(tmp / "model")
+        return release
+
+    return build
+
+
+def _edit_questions(subset: str, change) -> callable:
+    """An edit of ``questions/<subset>.csv``: ``change(rows)`` on its data rows."""
+
+    def edit(release: Path) -> None:
+        path = release / "questions" / f"{subset}.csv"
+        header, *rows = [line.split("\t") for line in path.read_text().splitlines()]
+        rows = change(rows)
+        path.write_text("\n".join("\t".join(r) for r in [header, *rows]) + "\n")
+
+    return edit
+
+
+def _swap_truth(rows: list) -> list:
+    rows[0][1] = "banana"  # the image is in alarm_clock/
+    return rows
+
+
+def _unknown_guess(rows: list) -> list:
+    rows[0][2] = "kitten"
+    return rows
 
 
 def _text_checkpoint(tmp: Path) -> Path:
@@ -261,6 +302,64 @@ def _text_checkpoint(tmp: Path) -> Path:
 
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
+    (  # ImageNet-D's release layout
+        "imagenet-d-class-folder-not-among-the-113",
+        _imagenet_d(
+            lambda r: shutil.copytree(r / "background" / "pen", r / "background" / "kitten")
+        ),
+        IMAGENET_D,
+        2,
+        "1 class folder(s) are not ImageNet-D classes: kitten",
+    ),
+    (
+        "imagenet-d-missing-subset",
+        _imagenet_d(lambda r: shutil.rmtree(r / "material")),
+        [*IMAGENET_D, "--variants", "material"],
+        2,
+        "does not provide variant(s) ['material']",
+    ),
+    (
+        "imagenet-d-questions-ground-truth-is-not-the-folder",
+        _imagenet_d(_edit_questions("background", _swap_truth)),
+        IMAGENET_D,
+        2,
+        "its ground truth 'banana' is not the class of the image's folder",
+    ),
+    (
+        "imagenet-d-questions-name-no-class",
+        _imagenet_d(_edit_questions("background", _unknown_guess)),
+        IMAGENET_D,
+        2,
+        "'kitten' is not an ImageNet-D class name",
+    ),
+    (
+        "imagenet-d-questions-without-an-image's-row",
+        _imagenet_d(_edit_questions("texture", lambda rows: rows[1:])),
+        IMAGENET_D,
+        2,
+        "1 of 2 image(s) have no row, e.g. texture/backpack/backpack_0.png",
+    ),
+    (
+        "imagenet-d-vlm-without-questions",
+        _imagenet_d(lambda r: shutil.rmtree(r / "questions"), vlm=True),
+        IMAGENET_D_VLM,
+        2,
+        "questions/background.csv is missing: each image's question",
+    ),
+    (
+        "imagenet-d-vlm-rule-under-the-authors-protocol",
+        _imagenet_d(vlm=True),
+        [*IMAGENET_D_VLM, "--vlm-protocol", "choice"],
+        2,
+        "--vlm-protocol: ImageNet-D's protocol 'imagenet-d' fixes how a VLM is scored",
+    ),
+    (
+        "imagenet-d-zero-shot-templates-under-the-authors-protocol",
+        _imagenet_d(),
+        [*IMAGENET_D, "--templates", "simple"],
+        2,
+        "--protocol imagenet-d-bgbench",
+    ),
     (  # zero-shot models and their prompts
         "zero-shot-template-without-braces",
         _zero_shot(_open_clip),

@@ -74,6 +74,9 @@ class Reader:
     # False for raw photos, which get the model's own resize + centre crop.
     precropped: ClassVar[bool] = True
     layout_hint: ClassVar[str] = ""  # one line describing the layout, for error messages
+    # Hub dataset ids whose files are this layout (not configs ``load_dataset`` reads): such
+    # an id is read by this reader from its snapshot, also where only Hub ids are taken.
+    hub_repos: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, location: str, variants: Sequence[str], spec: BenchmarkSpec):
         self.location = location

@@ -88,6 +88,9 @@ def _hub_dataset(repo_id: str, spec: BenchmarkSpec) -> Reader:
             f"{repo_id!r} is not a Hub dataset id: owner/name (letters, digits, '.', '_', '-')"
             + (f", e.g. {spec.hub_repo!r}." if spec.hub_published else ".")
         )
+    for reader in readers_for(spec):  # a Hub dataset in a benchmark's own release layout
+        if repo_id.lower() in (r.lower() for r in reader.hub_repos):
+            return reader.detect(repo_id, spec)
     return HubDataset(repo_id, spec.variants, spec)
 
 

@@ -59,7 +59,7 @@ from hf_bgbench.models.transformers_models import (
     read_local_config,
 )
 from hf_bgbench.models.vlm import VlmSettings, is_vlm_config, load_vlm
-from hf_bgbench.models.zero_shot import ClassNames, Prompts, prompts_for
+from hf_bgbench.models.zero_shot import ClassNames, Prompts, ProtocolTemplates, prompts_for
 
 logger = logging.getLogger(__name__)
 
@@ -503,6 +503,7 @@ def load_classifier(
     clf = _load(model_id, checkpoint, ref)
     own_head = clf.zero_shot is None and clf.label_space.kind != HEADLESS
     own_head = own_head and getattr(clf, "vlm", None) is None
+    own_head = own_head and not isinstance(templates, ProtocolTemplates)  # not the user's
     if own_head and (classnames not in ("imagenet", None) or templates != "openai"):
         raise ModelLoadError(
             f"{model_id!r} is a classifier with a trained head ({clf.source}); class names and "

@@ -64,6 +64,19 @@ class Prompts:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+class ProtocolTemplates(tuple):
+    """Prompt templates a benchmark's protocol fixes (not the user's ``--templates``), with
+    where they come from (recorded). A model with a trained head has no use for them and
+    is scored as it is, where a user's templates for it would be refused."""
+
+    source: str
+
+    def __new__(cls, templates: Sequence[str], source: str) -> ProtocolTemplates:
+        made = super().__new__(cls, templates)
+        made.source = source
+        return made
+
+
 def _template_text(template: Any) -> str:
     # open_clip's built-in templates are lambdas; their format string is what they make of "{}"
     return template("{}") if callable(template) else str(template)
@@ -99,7 +112,8 @@ def read_templates(templates: str | Sequence[str]) -> tuple[tuple[str, ...], str
                 "an existing file of templates (one a line, each with {} for the class name)."
             )
     else:
-        items, source = [str(t) for t in templates], "given"
+        items = [str(t) for t in templates]
+        source = templates.source if isinstance(templates, ProtocolTemplates) else "given"
     if not items:
         raise ZeroShotError(f"--templates ({source}) holds no template; give at least one line.")
     for t in items:

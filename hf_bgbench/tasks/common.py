@@ -23,7 +23,7 @@ from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
 from hf_bgbench.models.vlm.settings import PAIR
-from hf_bgbench.models.zero_shot import ClassNames
+from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
 from hf_bgbench.spec import Protocol
@@ -220,7 +220,7 @@ def zero_shot_head(options: Any, spec: BenchmarkSpec, protocol: Protocol) -> tup
         return options.zero_shot_classes, options.templates
     names = ("zero_shot_classes", "templates")
     options_fixed_by(protocol, spec, options, names, "the zero-shot head")
-    return fixed.classes, list(fixed.templates)
+    return fixed.classes, ProtocolTemplates(fixed.templates, f"protocol {protocol.name}")
 
 
 def vlm_settings(

@@ -21,11 +21,13 @@ from pathlib import Path
 
 import datasets
 
+from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot, snapshot_commit
 from hf_bgbench.benchmarks.imagenet_d.facts import (
     NEGATIVE,
     QUESTION_COLUMNS,
     QUESTIONS_DIRNAME,
     RELEASE_DIRNAME,
+    SOURCE_REPO,
     SUBSETS,
 )
 from hf_bgbench.benchmarks.imagenet_d.labels import folder_labels, name_labels
@@ -138,14 +140,21 @@ class ImageNetDRelease(Reader):
     kind = "imagenet-d-release"
     precropped = False  # generated PNGs at their own size: the model's own eval transform
     layout_hint = LAYOUT_TEXT
+    hub_repos = (SOURCE_REPO,)
 
     @classmethod
     def detect(cls, data: str, spec: BenchmarkSpec) -> Reader | None:
+        if str(data).lower() == SOURCE_REPO.lower():  # the Hub dataset, in its own layout
+            data = str(imagenet_d_snapshot())
         root = find_release_root(data)
         if root is None or not Path(data).is_dir():
             return None
         present = tuple(s for s in SUBSETS if _class_dirs(root / s))
         return cls(str(root.resolve()), present, spec)
+
+    def revision(self) -> str | None:
+        """The Hub commit, when the folder is a snapshot in the Hugging Face cache."""
+        return snapshot_commit(self.location)
 
     def questions_path(self, subset: str) -> Path:
         return Path(self.location) / QUESTIONS_DIRNAME / f"{subset}.csv"

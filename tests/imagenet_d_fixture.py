@@ -11,6 +11,7 @@ from :data:`CASES` and the authors' map (:data:`AUTHORS_MAP`, their lists for th
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +88,16 @@ def write_imagenet_d(root: Path, *, questions: bool = True) -> Path:
                 writer.writerow(["image_dir", "gt_category", "top1_pred_cate", "top2_pred_cate"])
                 writer.writerows(rows)
     return release
+
+
+def as_hub_cache(release: Path, cache: Path, commit: str = "c" * 40) -> Path:
+    """``release`` as the Hugging Face cache keeps the dataset zcs15/ImageNet-D (its snapshot
+    returned), so an offline ``snapshot_download`` finds it."""
+    repo = cache / "datasets--zcs15--ImageNet-D"
+    shutil.copytree(release, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return repo / "snapshots" / commit
 
 
 def authors_classifier_accuracy(subset: str) -> float:

@@ -34,6 +34,7 @@ from tests.imagenet_d_fixture import (
     AUTHORS_NAME,
     CASES,
     IndexColourClassifier,
+    as_hub_cache,
     authors_classifier_accuracy,
     hard_negative,
     image_dir,
@@ -266,20 +267,11 @@ def test_convert_validate_and_score_the_converted_copy(release, tmp_path, capsys
         assert doc["variants"][subset]["accuracy"] == authors_classifier_accuracy(subset)
 
 
-def _hub_cache(release: Path, cache: Path, commit: str = "c" * 40) -> Path:
-    """``release`` as the Hugging Face cache keeps the dataset zcs15/ImageNet-D."""
-    repo = cache / "datasets--zcs15--ImageNet-D"
-    shutil.copytree(release, repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    return repo / "snapshots" / commit
-
-
 def test_the_hub_dataset_is_read_from_the_cache_offline(release, tmp_path, monkeypatch):
     import huggingface_hub.constants as hub_constants
 
     cache = tmp_path / "hub"
-    _hub_cache(release, cache)
+    as_hub_cache(release, cache)
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(cache))
     assert cached_imagenet_d() is not None
     # --data names the repo; no --data: the cached download

@@ -837,6 +837,42 @@ def colour_rule_report(model_id, allowed, output_dir):
     )
 
 
+def test_imagenet_d_from_its_hub_dataset_is_scored(tmp_path, monkeypatch):
+    """An allow-list entry naming the authors' Hub dataset (its own release layout, not
+    configs) is read from its snapshot by ImageNet-D's reader: accuracy per subset."""
+    import huggingface_hub.constants as hub_constants
+
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.imagenet_d_fixture import (
+        IndexColourClassifier,
+        as_hub_cache,
+        authors_classifier_accuracy,
+        write_imagenet_d,
+    )
+
+    as_hub_cache(write_imagenet_d(tmp_path / "src"), tmp_path / "hub")
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    allow_list = "imagenet-d=zcs15/ImageNet-D"
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", allow_list)
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    _app_for(allow_list)
+
+    def run(task, model_id, options):
+        return evaluate_model(IndexColourClassifier(), **options | {"use_cache": False})
+
+    _job(monkeypatch, run)
+    subsets = ["background", "texture", "material"]
+    out = _scored(
+        "tf_efficientnet_lite0", "imagenet-d", subsets, False, "imagenet-d", progress=_quiet
+    )
+    files = {Path(f).name: Path(f) for f in out["files"]}
+    results = json.loads(files["results.json"].read_text())
+    for subset in subsets:
+        assert results["variants"][subset]["accuracy"] == authors_classifier_accuracy(subset)
+        assert f"| {subset} |" in out["report"]
+    assert results["data"]["kind"] == "imagenet-d-release" and "Done in" in out["status"]
+
+
 def test_space_report_card_renders_the_report_section(in9_release, tmp_path, monkeypatch):
     from hf_bgbench.space.safety import ThreadJob
     from tests.in9_fixture import EXPECTED_BG_GAP

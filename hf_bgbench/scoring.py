@@ -27,6 +27,7 @@ import pandas as pd
 
 from hf_bgbench.formatting import pct
 from hf_bgbench.metrics import (
+    newcombe_interval,
     prediction_categories,
     wilson_interval,
 )
@@ -112,6 +113,55 @@ class PairedGap:
         )
         values = {self.name: value, f"{self.name}_ci95": interval}
         return MetricOutput(values | ({WITHHELD: {self.name: gap}} if gap else {}), Report([score]))
+
+
+@dataclass(frozen=True)
+class UnpairedGap:
+    """``name`` = acc(``minuend``) − acc(``subtrahend``) where the two variants hold
+    different images (ImageNet-D's clean photos against a generated subset). With
+    ``same_classes`` the minuend counts only the images of classes the subtrahend holds, so
+    a class mix does not pass for a drop. 95% interval: Newcombe's hybrid score interval of
+    two independent proportions (``<name>_ci95``); ``<name>_n`` the images on each side."""
+
+    name: str
+    minuend: str
+    subtrahend: str
+    label: str
+    short: str = ""
+    description: str = ""
+    same_classes: bool = True
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (self.minuend, self.subtrahend)
+
+    def missing(self) -> dict[str, Any]:
+        return {self.name: None, f"{self.name}_ci95": None, f"{self.name}_n": None}
+
+    def compute(self, frames: Frames, ctx: ScoringContext) -> MetricOutput:
+        first, second = frames[self.minuend], frames[self.subtrahend]
+        if self.same_classes:
+            first = first[first["label"].isin(set(second["label"]))]
+        if first.empty or second.empty:
+            return MetricOutput(self.missing())
+        right = [int((f["pred"] == f["label"]).sum()) for f in (first, second)]
+        value = right[0] / len(first) - right[1] / len(second)
+        interval = list(newcombe_interval(right[0], len(first), right[1], len(second)))
+        score = Score(
+            key=self.name,
+            label=self.label,
+            value=value,
+            unit="pts",
+            ci95=interval,
+            n=len(second),
+            description=f"{self.description} Images: {self.minuend} {len(first)}, "
+            f"{self.subtrahend} {len(second)}.".strip(),
+            short=self.short,
+            latex=False,
+        )
+        counts = {self.minuend: len(first), self.subtrahend: len(second)}
+        values = {self.name: value, f"{self.name}_ci95": interval, f"{self.name}_n": counts}
+        return MetricOutput(values, Report([score]))
 
 
 def shared_ids(first: pd.DataFrame, second: pd.DataFrame) -> set:

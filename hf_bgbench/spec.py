@@ -184,6 +184,7 @@ class Headline:
     description: str = ""
     config: str = ""
     split: str = "test"
+    needs: str = ""  # what a run lacks when its results hold no such number, said then
 
     def __post_init__(self) -> None:
         if self.reliance not in RELIANCE_DIRECTIONS:

@@ -39,6 +39,14 @@ CASES = {
         ("tie", 906, "necklace", "tie"),  # tie's second index: right
     ],
 }
+CLEAN_CASES = [  # (the ImageNet class of a clean photo, the index the model predicts)
+    (409, 409),  # alarm clock: right
+    (530, 0),  # digital clock, which counts as alarm clock: wrong
+    (423, 765),  # barber chair predicted rocking chair: both chair, right
+    (414, 414),  # backpack: right
+    (906, 457),  # Windsor tie predicted bow tie: both tie, right
+    (1, 1),  # goldfish: no ImageNet-D class, skipped and counted
+]
 AUTHORS_MAP = {  # preprocessing/imgnet_d2imgnet_id.txt, these classes' entries
     "alarm_clock": [409, 530],
     "chair": [423, 559, 765],
@@ -69,9 +77,25 @@ def image_dir(subset: str, folder: str) -> str:
     return f"{subset}/{folder}/{folder}_0.png"
 
 
-def write_imagenet_d(root: Path, *, questions: bool = True) -> Path:
-    """The release under ``root/ImageNet-D`` (returned)."""
+def write_clean(folder: Path) -> Path:
+    """:data:`CLEAN_CASES` as ImageNet photos in wnid class folders."""
+    from hf_bgbench.labels import imagenet_classes
+
+    wnids = imagenet_classes()[0]
+    for n, (truth, index) in enumerate(CLEAN_CASES):
+        path = folder / wnids[truth] / f"{wnids[truth]}_{n}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pixels = np.zeros((SIZE, SIZE, 3), np.uint8) + np.array(colour_of(index), np.uint8)
+        Image.fromarray(pixels).save(path)
+    return folder
+
+
+def write_imagenet_d(root: Path, *, questions: bool = True, clean: bool = False) -> Path:
+    """The release under ``root/ImageNet-D`` (returned); with ``clean``, clean photos in its
+    ``clean/`` folder."""
     release = root / "ImageNet-D"
+    if clean:
+        write_clean(release / "clean")
     for subset, cases in CASES.items():
         rows = []
         for folder, index, top1, top2 in cases:

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from hf_bgbench.cli import main
+from tests.imagenet_d_fixture import write_clean, write_imagenet_d
 from tests.in9_fixture import VARIANTS, write_release
 from tests.test_table import evaluate_doc
 
@@ -260,8 +261,6 @@ def _imagenet_d(edit=None, *, vlm: bool = False) -> callable:
     ``edit(release)``; with ``vlm``, the tiny LLaVA as {tmp}/model."""
 
     def build(tmp: Path) -> Path:
-        from tests.imagenet_d_fixture import write_imagenet_d
-
         release = write_imagenet_d(tmp / "data")
         if edit is not None:
             edit(release)
@@ -345,6 +344,13 @@ CASES = [
         IMAGENET_D_VLM,
         2,
         "questions/background.csv is missing: each image's question",
+    ),
+    (  # the clean photos have no question to ask a VLM
+        "imagenet-d-vlm-on-the-clean-photos",
+        _imagenet_d(lambda r: write_clean(r / "clean"), vlm=True),
+        IMAGENET_D_VLM,
+        2,
+        "score the variants that have it (--variants background texture material)",
     ),
     (
         "imagenet-d-vlm-rule-under-the-authors-protocol",

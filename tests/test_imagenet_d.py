@@ -147,6 +147,30 @@ def test_clip_is_scored_over_the_113_names_with_the_authors_prompt(
         assert doc["variants"][subset]["accuracy"] == pytest.approx(accuracy)
 
 
+def test_drop_against_clean_photos_of_the_same_classes(tmp_path):
+    release = write_imagenet_d(tmp_path, clean=True)
+    doc = evaluate_model(
+        IndexColourClassifier(), benchmark="imagenet-d", data=str(release), **QUIET
+    )
+    assert doc["variants"]["clean"]["n"] == 5  # the goldfish skipped, and counted
+    assert doc["data"]["skipped"]["clean/test"]["outside_benchmark_classes"]["count"] == 1
+    # background holds alarm clock, chair, pen, wok: of their clean photos 2 of 3 are right
+    assert doc["drop/background"] == pytest.approx(2 / 3 - 1 / 2)
+    assert doc["drop/background_n"] == {"clean": 3, "background": 4}
+    assert doc["drop/texture"] == pytest.approx(1 - 1 / 2)  # backpack's one photo
+    assert doc["drop/material"] == pytest.approx(0.0)  # tie's one photo, and material's 100%
+    lo, hi = doc["drop/background_ci95"]
+    assert lo < doc["drop/background"] < hi
+
+
+def test_newcombe_interval_equals_the_published_examples():
+    from hf_bgbench.metrics import newcombe_interval
+
+    # Newcombe (1998), Stat. Med. 17:873, Table II, method 10
+    assert newcombe_interval(56, 70, 48, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    assert newcombe_interval(9, 10, 3, 10) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+
+
 # --------------------------------------------------------------------------- the VQA rule
 
 WORDS = {"t shirt": ("t-shirt", "shirt"), "alarm clock": ("clock",)}
@@ -256,8 +280,12 @@ def test_vlm_that_never_names_one_class_is_refused_plainly(release, tmp_path, mo
 
 
 def test_convert_validate_and_score_the_converted_copy(release, tmp_path, capsys):
-    out = tmp_path / "converted"
-    assert main(["convert", "imagenet-d", str(release.parent), str(out), "--quiet"]) == 0
+    from tests.imagenet_d_fixture import write_clean
+
+    out, clean = tmp_path / "converted", write_clean(tmp_path / "clean")
+    argv = ["convert", "imagenet-d", str(release.parent), str(out), "--clean", str(clean)]
+    assert main([*argv, "--quiet"]) == 0
+    assert "skipped 1 file(s) of clean: outside_benchmark_classes" in capsys.readouterr().out
     assert main(["validate", str(out)]) == 0
     assert "valid imagenet-d dataset" in capsys.readouterr().out
     card = (out / "README.md").read_text()
@@ -265,6 +293,11 @@ def test_convert_validate_and_score_the_converted_copy(release, tmp_path, capsys
     doc = evaluate_model(IndexColourClassifier(), benchmark="imagenet-d", data=str(out), **QUIET)
     for subset in SUBSETS:
         assert doc["variants"][subset]["accuracy"] == authors_classifier_accuracy(subset)
+    assert doc["drop/background"] == pytest.approx(2 / 3 - 1 / 2)
+    from_release = evaluate_model(
+        IndexColourClassifier(), benchmark="imagenet-d", data=str(release), **QUIET
+    )
+    assert doc["data"]["fingerprint"] != from_release["data"]["fingerprint"]
 
 
 def test_the_hub_dataset_is_read_from_the_cache_offline(release, tmp_path, monkeypatch):
@@ -298,3 +331,53 @@ def test_the_hub_dataset_not_cached_offline_says_how_to_get_it(tmp_path, monkeyp
 def test_listed(capsys):
     assert main(["list"]) == 0
     assert "imagenet-d" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- report, table, compare
+
+
+def test_report_table_and_compare(tmp_path, capsys):
+    release = write_imagenet_d(tmp_path / "data", clean=True)
+    folders = {}
+    for name, model in (("index", IndexColourClassifier()), ("lite0", "tf_efficientnet_lite0")):
+        folders[name] = tmp_path / name
+        evaluate_model(
+            model, benchmark="imagenet-d", data=str(release), output_dir=folders[name], **QUIET
+        )
+    report = tmp_path / "report"
+    argv = ["report", "tf_efficientnet_lite0", "--benchmarks", "imagenet-d", "--data"]
+    assert main([*argv, f"imagenet-d={release}", "--output", str(report), "--quiet"]) == 0
+    doc = json.loads((report / "report.json").read_text())
+    rows = {h["key"]: h for h in doc["headlines"]}
+    lite0 = json.loads((folders["lite0"] / "results.json").read_text())
+    drops = {s: lite0[f"drop/{s}"] for s in SUBSETS}
+    worst = max(drops, key=drops.get)
+    assert rows["drop/"]["which"] == worst and rows["drop/"]["reliance"] == 1
+    assert rows["drop/"]["value"] == pytest.approx(100 * drops[worst])
+    for subset in SUBSETS:
+        assert rows[f"accuracy/{subset}"]["value"] == pytest.approx(
+            100 * lite0["variants"][subset]["accuracy"]
+        )
+    assert (
+        main(
+            ["table", str(folders["index"]), str(folders["lite0"]), "--output", str(tmp_path / "t")]
+        )
+        == 0
+    )
+    table = (tmp_path / "t" / "table.md").read_text()
+    assert "| index-colour | 50.0 [" in table  # background, by the authors' rule: 2 of 4
+    assert (
+        main(
+            [
+                "compare",
+                str(folders["index"]),
+                str(folders["lite0"]),
+                "--output",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
+    compared = json.loads((tmp_path / "c" / "compare.json").read_text())
+    row = next(r for r in compared["rows"] if r["key"] == "accuracy/background")
+    assert row["a"] == pytest.approx(50.0) and row["n"] == 4

@@ -33,7 +33,11 @@ from hf_bgbench.metrics.edits import (
     dropped_accuracy_report,
     mean_dropped_accuracy,
 )
-from hf_bgbench.metrics.intervals import paired_bootstrap_difference, wilson_interval
+from hf_bgbench.metrics.intervals import (
+    newcombe_interval,
+    paired_bootstrap_difference,
+    wilson_interval,
+)
 from hf_bgbench.metrics.noise import (
     instance_rfs,
     irfs,
@@ -82,6 +86,7 @@ __all__ = [
     "saliency_alignment",
     "saliency_fraction_inside",
     "wilson_interval",
+    "newcombe_interval",
     "saliency_iou",
     "vulnerable_foregrounds",
 ]

@@ -56,6 +56,22 @@ def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[flo
     return lo, hi
 
 
+def newcombe_interval(
+    correct_a: int, n_a: int, correct_b: int, n_b: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (1998, method 10) of the difference of two
+    independent proportions ``correct_a / n_a − correct_b / n_b``: each proportion's Wilson
+    interval combined, so it keeps Wilson's coverage at 0% and 100% where a Wald or
+    bootstrap interval collapses to zero width. For accuracies on different images."""
+    p_a, p_b = correct_a / max(n_a, 1), correct_b / max(n_b, 1)
+    lo_a, hi_a = wilson_interval(correct_a, n_a, confidence)
+    lo_b, hi_b = wilson_interval(correct_b, n_b, confidence)
+    diff = p_a - p_b
+    lower = diff - math.sqrt((p_a - lo_a) ** 2 + (hi_b - p_b) ** 2)
+    upper = diff + math.sqrt((hi_a - p_a) ** 2 + (p_b - lo_b) ** 2)
+    return max(-1.0, lower), min(1.0, upper)
+
+
 def _check_resamples(n_resamples: int) -> None:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise ValueError(f"`n_resamples` must be an int, got {n_resamples!r}.")

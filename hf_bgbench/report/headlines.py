@@ -85,7 +85,7 @@ def headline_rows(
             try:
                 score, which = pick_score(h, doc)
             except KeyError:
-                row["status"] = "not in results"
+                row["status"] = "not in results" + (f" (needs {h.needs})" if h.needs else "")
             else:
                 ci = score.get("ci95")
                 row.update(

@@ -24,12 +24,16 @@ SUBSET_TEXT = {
     "background": "the object generated against a new background",
     "texture": "the object generated with a new texture",
     "material": "the object generated in a new material",
+    "clean": "real ImageNet photos of the same classes (the reference of each drop)",
 }
 COLUMNS = [
     ["`image`", "the generated image (the release's PNG bytes, unchanged)"],
     ["`label`", "the ImageNet-D class (ClassLabel, 113 names as the authors' code writes them)"],
     ["`id`", "the image's path in the release (`background/alarm_clock/<name>.png`)"],
-    ["`negative`", "the image's hard negative for the VQA question (questions/<subset>.csv)"],
+    [
+        "`negative`",
+        "the image's hard negative for the VQA question (questions/<subset>.csv; not in `clean`)",
+    ],
 ]
 
 

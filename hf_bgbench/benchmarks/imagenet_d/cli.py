@@ -27,6 +27,12 @@ class ImageNetDConvert:
 
     src: Path = release_folder("ImageNet-D, or its parent")
     output: Path = output_argument()
+    clean: Path | None = option(
+        None,
+        "real ImageNet photos of the classes (ImageNet val in wnid class folders; other "
+        "classes skipped and counted), written as the 'clean' config: the reference of each "
+        "subset's accuracy drop (default: the release's clean/ folder, when it has one)",
+    )
     overwrite: bool = option(False, "replace data/ in the output")
     progress: bool = progress_option()
 

@@ -16,7 +16,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hf_bgbench.benchmarks.imagenet_d.card import write_imagenet_d_card
-from hf_bgbench.benchmarks.imagenet_d.facts import NEGATIVE, SPLIT
+from hf_bgbench.benchmarks.imagenet_d.facts import CLEAN, NEGATIVE, SPLIT
 from hf_bgbench.benchmarks.imagenet_d.release import LAYOUT_TEXT, ImageNetDRelease
 from hf_bgbench.builders.report import REPORT_FORMAT, REPORT_NAME, prepare_repo_folder, write_json
 from hf_bgbench.data import hub
@@ -29,18 +29,20 @@ def convert_imagenet_d(
     output: str | Path,
     *,
     spec: BenchmarkSpec,
+    clean: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Write the release at ``src`` as a Hub repo folder at ``output``; returns the report."""
-    reader = ImageNetDRelease.detect(str(src), spec)
+    """Write the release at ``src`` (with the clean photos at ``clean``, when given) as a
+    Hub repo folder at ``output``; returns the report."""
+    reader = ImageNetDRelease.detect(str(src), spec, clean=clean)
     if reader is None:
         raise DataSourceError(f"{src} is not the ImageNet-D release: expected {LAYOUT_TEXT}.")
     output = Path(output)
     prepare_repo_folder(output, overwrite)
     subsets: dict[str, dict[str, Any]] = {}
     for subset in tqdm(reader.variants, desc=spec.name, unit="subset", disable=not progress):
-        ds = reader.load(subset, columns=(NEGATIVE,))
+        ds = reader.load(subset, columns=() if subset == CLEAN else (NEGATIVE,))
         with quiet_datasets():
             shards = hub.write_parquet_shards(ds, output, subset, SPLIT)
         per_class = Counter(spec.classes[y] for y in ds["label"])

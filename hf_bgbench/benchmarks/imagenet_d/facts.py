@@ -5,7 +5,12 @@ authors' CLIP prompt and VQA question (chenshuang-zhang/imagenet_d: ``evaluate_v
 from __future__ import annotations
 
 SUBSETS = ("background", "texture", "material")
-"""The three nuisances, one generated subset each: the benchmark's variants."""
+"""The three nuisances, one generated subset each."""
+CLEAN = "clean"
+"""The optional fourth variant: real ImageNet photos of the same classes (a ``clean/`` folder
+of wnid class folders beside the subsets, or ``bgbench convert imagenet-d --clean``), the
+reference of each subset's accuracy drop."""
+VARIANTS = (*SUBSETS, CLEAN)
 RELEASE_DIRNAME = "ImageNet-D"
 """The folder the Hub dataset (``zcs15/ImageNet-D``) and the authors' tarball unpack to."""
 QUESTIONS_DIRNAME = "questions"

@@ -19,16 +19,29 @@ IMAGENET_D_CITATION = """@inproceedings{zhang2024imagenet_d,
   url={https://arxiv.org/abs/2403.18775}
 }"""
 
-IMAGENET_D_REPORT = tuple(
+IMAGENET_D_REPORT = (
+    *(
+        Headline(
+            "evaluate",
+            f"accuracy/{subset}",
+            f"{subset} accuracy",
+            "%",
+            0,
+            description=f"top-1 accuracy on the {subset} subset",
+        )
+        for subset in SUBSETS
+    ),
     Headline(
         "evaluate",
-        f"accuracy/{subset}",
-        f"{subset} accuracy",
-        "%",
-        0,
-        description=f"top-1 accuracy on the {subset} subset",
-    )
-    for subset in SUBSETS
+        "drop/",
+        "Worst nuisance drop",
+        "pts",
+        1,
+        worst=True,
+        description="clean − subset accuracy (same classes), the nuisance that costs most",
+        needs="the clean photos: a clean/ folder of ImageNet wnid class folders beside the "
+        "subsets, or convert --clean",
+    ),
 )
 
 IMAGENET_D_LEADERBOARD = tuple(

@@ -23,14 +23,17 @@ import datasets
 
 from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot, snapshot_commit
 from hf_bgbench.benchmarks.imagenet_d.facts import (
+    CLEAN,
     NEGATIVE,
     QUESTION_COLUMNS,
     QUESTIONS_DIRNAME,
     RELEASE_DIRNAME,
     SOURCE_REPO,
+    SPLIT,
     SUBSETS,
 )
 from hf_bgbench.benchmarks.imagenet_d.labels import folder_labels, name_labels
+from hf_bgbench.data.imagefolder import OUTSIDE_CLASSES, is_image_folder, labelled_files
 from hf_bgbench.data.reader import DataSourceError, Reader, files_signature
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
 from hf_bgbench.files import IMAGE_SUFFIXES
@@ -138,19 +141,29 @@ class ImageNetDRelease(Reader):
     """The release's own folders (see the module docstring)."""
 
     kind = "imagenet-d-release"
+    clean_folder: Path
     precropped = False  # generated PNGs at their own size: the model's own eval transform
     layout_hint = LAYOUT_TEXT
     hub_repos = (SOURCE_REPO,)
 
     @classmethod
-    def detect(cls, data: str, spec: BenchmarkSpec) -> Reader | None:
+    def detect(
+        cls, data: str, spec: BenchmarkSpec, clean: str | Path | None = None
+    ) -> Reader | None:
+        """A reader of the release at ``data`` (or the Hub id); ``clean``: the folder of clean
+        ImageNet photos (default: ``clean/`` beside the subsets, when there)."""
         if str(data).lower() == SOURCE_REPO.lower():  # the Hub dataset, in its own layout
             data = str(imagenet_d_snapshot())
         root = find_release_root(data)
         if root is None or not Path(data).is_dir():
             return None
+        clean = Path(clean).expanduser() if clean is not None else root / CLEAN
+        if clean.exists() and not (clean.is_dir() and is_image_folder(clean)):
+            raise ImageNetDLayoutError(f"{clean} holds no photo (ImageNet wnid class folders).")
         present = tuple(s for s in SUBSETS if _class_dirs(root / s))
-        return cls(str(root.resolve()), present, spec)
+        reader = cls(str(root.resolve()), present + ((CLEAN,) if clean.is_dir() else ()), spec)
+        reader.clean_folder = clean
+        return reader
 
     def revision(self) -> str | None:
         """The Hub commit, when the folder is a snapshot in the Hugging Face cache."""
@@ -161,6 +174,8 @@ class ImageNetDRelease(Reader):
 
     def _load(self, variant: str, columns: Sequence[str], split: str) -> datasets.Dataset:
         self._test_split_only(split)
+        if variant == CLEAN:
+            return self._clean(columns)
         files, others = subset_files(Path(self.location), variant)
         self.note_skipped(variant, split, {NOT_IMAGES: others})
         data = {
@@ -174,6 +189,24 @@ class ImageNetDRelease(Reader):
             extra[NEGATIVE] = datasets.ClassLabel(names=list(self.spec.classes))
         features = benchmark_features(self.spec.classes, extra=extra)
         return datasets.Dataset.from_dict(data, features=features)
+
+    def _clean(self, columns: Sequence[str]) -> datasets.Dataset:
+        """The clean photos, labelled by their wnid folders through the 113 -> 125 map (photos
+        of other classes skipped and counted); they have no question to ask."""
+        if NEGATIVE in columns:
+            raise ImageNetDLayoutError(
+                f"The {CLEAN} photos have no two-way question (no hard negative): score them "
+                "with a classifier or a zero-shot model, or leave them out with --variants."
+            )
+        folder = self.clean_folder
+        files, outside = labelled_files(folder, self.spec)
+        self.note_skipped(CLEAN, SPLIT, {OUTSIDE_CLASSES: outside})
+        data = {
+            IMAGE: [str(p) for p, _ in files],
+            LABEL: [y for _, y in files],
+            ID: [f"{CLEAN}/{p.relative_to(folder).as_posix()}" for p, _ in files],
+        }
+        return datasets.Dataset.from_dict(data, features=benchmark_features(self.spec.classes))
 
     def _negatives(self, subset: str, labels: dict[str, int]) -> list[int]:
         path = self.questions_path(subset)
@@ -203,4 +236,8 @@ class ImageNetDRelease(Reader):
         return h.hexdigest()
 
     def _missing_variant_hint(self) -> str:
-        return f" The release has the subsets {', '.join(SUBSETS)}."
+        return (
+            f" The release has the subsets {', '.join(SUBSETS)}; the {CLEAN} photos (real "
+            f"ImageNet photos of its classes) go in a {CLEAN}/ folder of wnid class folders "
+            "beside them."
+        )

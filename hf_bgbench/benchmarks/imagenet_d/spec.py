@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from hf_bgbench.benchmarks.imagenet_d.facts import (
     AUTHORS_MAX_NEW_TOKENS,
+    CLEAN,
     CLIP_TEMPLATE,
     NEGATIVE,
     OUTER_FIRST,
     PAIR_QUESTION,
     SPLIT,
     SUBSETS,
+    VARIANTS,
 )
 from hf_bgbench.benchmarks.imagenet_d.labels import (
     answer_words,
@@ -37,6 +39,7 @@ from hf_bgbench.benchmarks.imagenet_d.references import (
     IMAGENET_D_LEADERBOARD,
     IMAGENET_D_REPORT,
 )
+from hf_bgbench.scoring import UnpairedGap
 from hf_bgbench.spec import BenchmarkSpec, BuiltLayout, Protocol
 
 SOURCES = (
@@ -94,11 +97,27 @@ BGBENCH = Protocol(
     sources=SOURCES,
 )
 
+IMAGENET_D_METRICS = tuple(
+    UnpairedGap(
+        f"drop/{subset}",
+        CLEAN,
+        subset,
+        label=f"drop: {CLEAN} − {subset} (the classes {subset} holds)",
+        description=(
+            f"(accuracy on real ImageNet photos of the classes the {subset} subset holds minus "
+            f"accuracy on {subset}; different images, so Newcombe's interval of two "
+            "independent proportions; higher means the nuisance costs the model more)."
+        ),
+    )
+    for subset in SUBSETS
+)
+
 IMAGENET_D_LAYOUT = BuiltLayout(
     image_size=None,  # generated images at their own size
     balanced=False,  # the subsets hold as many images per class as generation kept
     splits=(SPLIT,),
     masks_shared=False,
+    required_variants=SUBSETS,  # the clean photos are optional
     row_checks="hf_bgbench.benchmarks.imagenet_d.validate:check_imagenet_d_split",
     checks="imagenet-d: every hard negative is an ImageNet-D class other than the image's own",
 )
@@ -107,8 +126,9 @@ IMAGENET_D = BenchmarkSpec(
     name="imagenet-d",
     title="ImageNet-D: objects generated against new backgrounds, textures and materials",
     label_space=imagenet_d_label_space(),
-    variants=SUBSETS,
+    variants=VARIANTS,
     reference_variant=SUBSETS[0],
+    metrics=IMAGENET_D_METRICS,
     hub_repo="bgbench/imagenet-d",
     download_command="bgbench download imagenet-d",
     build_commands=("bgbench convert imagenet-d",),

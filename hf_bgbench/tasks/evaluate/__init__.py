@@ -65,6 +65,8 @@ class _Work:
     mismatch: dict[str, Any] | None  # what --allow-mismatched-ids dropped (per run: by run)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> variant -> rows
     image_ids: list[str] | None = None  # the ids --max-images drew (None: no cap given)
+    # (run, variant) -> image id -> what the model asks each image about (a VLM's question)
+    row_data: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def _load_variants(spec, reader, chosen: list[str], allow: bool):
@@ -85,7 +87,9 @@ def _load_variants(spec, reader, chosen: list[str], allow: bool):
     return datasets, mismatch
 
 
-def prepare(run: Run) -> _Work:
+def _chosen_variants(run: Run) -> list[str]:
+    """The variants to score: ``--variants``, else every one the data holds (configs the
+    benchmark does not define are said and left out); one the data lacks is refused."""
     o, spec, reader = run.options, run.spec, run.reader
     if o.variants:
         chosen = spec.check_variants(list(o.variants))
@@ -106,6 +110,12 @@ def prepare(run: Run) -> _Work:
             f"{reader.location} does not provide variant(s) {missing}; it offers "
             f"{', '.join(reader.variants)}."
         )
+    return chosen
+
+
+def prepare(run: Run) -> _Work:
+    o, spec, reader = run.options, run.spec, run.reader
+    chosen = _chosen_variants(run)
     runs: dict[str, dict[str, Any]] = {}
     mismatches: dict[str, Any] = {}
     for name, each in reader.runs().items():  # repeated seeded builds: every one scored
@@ -139,7 +149,9 @@ def prepare(run: Run) -> _Work:
     run.deviations += normalisation_deviations(
         run.protocol.settings.authors_normalisation, run.classifier
     )
-    return _Work(datasets, transform, applied, mismatch, runs, image_ids)
+    work = _Work(datasets, transform, applied, mismatch, runs, image_ids)
+    work.row_data = _all_row_data(run, work)
+    return work
 
 
 def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
@@ -149,7 +161,8 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     for name, datasets in (work.runs or {"": work.datasets}).items():
         out[name] = {}
         for variant, ds in datasets.items():
-            _tell_row_data(run, run.reader.runs().get(name, run.reader), variant)
+            if work.row_data:
+                run.classifier.set_row_data(work.row_data[(name, variant)])
             try:
                 out[name][variant] = run.predict(
                     ds,
@@ -175,14 +188,51 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     return out
 
 
-def _tell_row_data(run: Run, reader: Any, variant: str) -> None:
-    """Hand a model that asks each image its own question (a VLM's two-way question) the
-    data column it asks about, image id -> value, before it scores ``variant``."""
+def _row_data(run: Run, reader: Any, variant: str) -> dict[str, Any] | None:
+    """What a model that asks each image its own question (a VLM's two-way question) asks
+    about: the data column it names, image id -> value (None: it asks nothing)."""
     columns = getattr(run.classifier, "row_columns", ())
     if not columns:
-        return
-    rows = reader.load(variant, columns=columns).select_columns(["id", columns[0]])
-    run.classifier.set_row_data(dict(zip(rows["id"], rows[columns[0]], strict=True)))
+        return None
+    try:
+        rows = reader.load(variant, columns=columns).select_columns(["id", columns[0]])
+    except DataSourceError as err:
+        others = [v for v in run.reader.variants if v != variant]
+        raise DataSourceError(
+            f"{err} The model's rule asks each image about its {columns[0]!r}, which "
+            f"{variant!r} lacks; score the variants that have it"
+            + (f" (--variants {' '.join(others)})." if others else ".")
+        ) from None
+    return dict(zip(rows["id"], rows[columns[0]], strict=True))
+
+
+def _all_row_data(run: Run, work: _Work) -> dict[tuple[str, str], dict[str, Any]]:
+    """(run, variant) -> :func:`_row_data`, read before any image is scored, so a variant
+    without what the model asks about is refused before the work starts."""
+    row_data = {
+        (name, v): _row_data(run, run.reader.runs().get(name, run.reader), v)
+        for name, each in (work.runs or {"": work.datasets}).items()
+        for v in each
+    }
+    return {k: v for k, v in row_data.items() if v is not None}
+
+
+def _preprocessing(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -> dict:
+    """The results' ``preprocessing``: the model's, what was applied, how images were
+    decoded and, per variant, what the decoded-image cache did."""
+    decoders = sorted({r.decoder for rs in out.values() for r in rs.values()})
+    return {
+        **run.classifier.preprocessing.to_dict(),
+        "applied": work.applied,
+        "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
+        # per variant: read (from the decoded-image cache), written, unwritten,
+        # unsupported transform or off (PredictionRun.decode_cache)
+        "decode_cache": {
+            f"{name}/{v}" if name else v: r.decode_cache
+            for name, rs in out.items()
+            for v, r in rs.items()
+        },
+    }
 
 
 def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -> Summary:
@@ -201,19 +251,7 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
     else:
         predictions = by_run[""]
         numbers, report = summarize(run.spec, scored[""], skipped[""], seed=run.options.seed)
-    decoders = sorted({r.decoder for rs in out.values() for r in rs.values()})
-    preprocessing = {
-        **run.classifier.preprocessing.to_dict(),
-        "applied": work.applied,
-        "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
-        # per variant: read (from the decoded-image cache), written, unwritten,
-        # unsupported transform or off (PredictionRun.decode_cache)
-        "decode_cache": {
-            f"{name}/{v}" if name else v: r.decode_cache
-            for name, rs in out.items()
-            for v, r in rs.items()
-        },
-    }
+    preprocessing = _preprocessing(run, work, out)
     run.deviations += partial_average_deviations(run.spec.metrics, predictions)
     if unanswered:
         report.notes.append(unanswered_note(unanswered, left_out))

@@ -381,3 +381,17 @@ def test_report_table_and_compare(tmp_path, capsys):
     compared = json.loads((tmp_path / "c" / "compare.json").read_text())
     row = next(r for r in compared["rows"] if r["key"] == "accuracy/background")
     assert row["a"] == pytest.approx(50.0) and row["n"] == 4
+
+
+def test_dataset_script_converts_and_publish_checks_it(release, tmp_path, capsys):
+    import runpy
+
+    script = Path(__file__).parents[1] / "dataset_scripts" / "imagenet_d.py"
+    convert = runpy.run_path(str(script))["main"]
+    assert convert([str(release), str(tmp_path / "out"), "--quiet"]) == 0
+    argv = ["publish", str(tmp_path / "out"), "--repo-id", "bgbench/imagenet-d", "--dry-run"]
+    assert main([*argv, "--eval-yaml"]) == 0
+    said = capsys.readouterr().out
+    assert "`bgbench validate` passes (imagenet-d)" in said and "eval.yaml" in said
+    tasks = (tmp_path / "out" / "eval.yaml").read_text()
+    assert all(f"id: accuracy_{s}" in tasks for s in SUBSETS)

@@ -219,21 +219,27 @@ SCRIPT = {  # image -> the answer the scripted model gives
 }
 
 
-def test_vlm_is_asked_the_authors_two_way_question(release, tmp_path, monkeypatch):
+@pytest.mark.parametrize("layout", ["release", "converted"])
+def test_vlm_is_asked_the_authors_two_way_question(release, layout, tmp_path, monkeypatch):
     from tests.vlm_fixtures import write_llava
 
     asked: list[str] = []
+    script = dict(SCRIPT)
 
     def scripted(self, pixels, prompt):
         asked.append(prompt)
-        key = next(k for k in SCRIPT if f"list: {AUTHORS_NAME[k.split('/')[1]]}," in prompt)
-        return [SCRIPT.pop(key)]
+        key = next(k for k in script if f"list: {AUTHORS_NAME[k.split('/')[1]]}," in prompt)
+        return [script.pop(key)]
 
     monkeypatch.setattr(VlmHead, "_generate", scripted)
+    data = release
+    if layout == "converted":
+        data = tmp_path / "converted"
+        assert main(["convert", "imagenet-d", str(release), str(data), "--quiet"]) == 0
     out = tmp_path / "out"
     llava = write_llava(tmp_path / "llava")
     doc = evaluate_model(
-        str(llava), benchmark="imagenet-d", data=str(release), output_dir=out, **QUIET
+        str(llava), benchmark="imagenet-d", data=str(data), output_dir=out, **QUIET
     )
     for subset, cases in CASES.items():
         verdicts = []
@@ -260,6 +266,23 @@ def test_vlm_is_asked_the_authors_two_way_question(release, tmp_path, monkeypatc
     assert any("greedily" in d for d in doc["protocol"]["deviations"])
     report = (out / "results.md").read_text()
     assert "left out of the accuracy, as the protocol's authors do): background 0 of 4" in report
+
+
+def test_vlm_under_bgbench_protocol_is_scored_by_the_vlm_options(release, tmp_path):
+    from tests.vlm_fixtures import write_llava
+
+    doc = evaluate_model(
+        str(write_llava(tmp_path / "llava")),
+        benchmark="imagenet-d",
+        data=str(release),
+        variants=["material"],
+        protocol="imagenet-d-bgbench",
+        **QUIET,
+    )
+    assert doc["vlm"]["protocol"] == "likelihood" and len(doc["vlm"]["choices"]) == 113
+    assert doc["vlm"]["rule_source"] == "options"
+    assert any("likelihood rule" in d for d in doc["protocol"]["departures"])
+    assert not any("greedily" in d for d in doc["protocol"]["deviations"])
 
 
 def test_vlm_that_never_names_one_class_is_refused_plainly(release, tmp_path, monkeypatch):

@@ -322,6 +322,29 @@ def test_task_knowledge_stays_in_its_folder():
     assert not problems, "task knowledge outside its folder:\n" + "\n".join(problems)
 
 
+MODEL_SETUP = {  # what sets a model up for scoring outside the runner
+    f"{PACKAGE}.tasks.common": {"classifier_and_mapper", "model_step_for", "load_model"},
+    f"{PACKAGE}.inference.model_step": {"ModelStep"},
+    f"{PACKAGE}.models": {"load_classifier"},
+    f"{PACKAGE}.models.loader": {"load_classifier"},
+}
+
+
+def test_the_space_scores_a_model_only_through_the_runner():
+    """Every tab scores a model as its task does: through the task runner (``run_task``,
+    ``open_run``), never by loading the model and its head itself, where the protocol's head
+    and geometry could silently differ from the Score tab's."""
+    problems = []
+    for module, path in modules().items():
+        if not _inside(module, f"{PACKAGE}.space"):
+            continue
+        for node in ast.walk(parsed(path)):
+            if isinstance(node, ast.ImportFrom) and node.module in MODEL_SETUP:
+                named = {a.name for a in node.names} & MODEL_SETUP[node.module]
+                problems += [f"{where(module, node.lineno)} imports {n}" for n in sorted(named)]
+    assert not problems, "the Space sets a model up outside the runner:\n" + "\n".join(problems)
+
+
 def test_the_task_allow_list_is_still_needed():
     """Each exemption above still matches a string of its module (a stale one is removed)."""
     found = {

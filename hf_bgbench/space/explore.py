@@ -2,11 +2,10 @@
 model's prediction and confidence on each, a few images per variant after a scoring run, and
 the report with its paste-ready extras set apart.
 
-Built on the public library only: the readers (:mod:`hf_bgbench.data.sources`), the model
-and label mapping of every task (:func:`hf_bgbench.tasks.common.classifier_and_mapper`), the
-geometry of the noise and saliency tasks (:func:`~hf_bgbench.inference.geometry.masked_geometry`:
-benchmark images at their own size, raw photos through the model's resize and crop) and the
-model step (:class:`hf_bgbench.inference.model_step.ModelStep`).
+Built on the public library only: the readers (:mod:`hf_bgbench.data.sources`) and the task
+runner (:func:`hf_bgbench.tasks.runner.open_run`): an explored image is scored as the
+benchmark's first task -- what the Score tab runs -- scores it, with the same protocol, head,
+label map and input geometry (:func:`~hf_bgbench.inference.geometry.image_transform`).
 
 * :func:`image_choices` -- the images a visitor can pick (the reference variant's);
 * :func:`explore_image` -- run in the Space's job process: that image in every variant that
@@ -96,14 +95,12 @@ def explore_image(
     device: str | None = None,
 ) -> list[VariantPrediction]:
     """The image ``image_id`` in each of ``variants`` (default: all the data offers) that
-    holds it, with ``model``'s prediction and confidence, the benchmark's protocol applied
-    (label mapping, input geometry). A DataSourceError if no variant holds the image."""
+    holds it, with ``model``'s prediction and confidence, scored as the benchmark's first
+    task scores it (:func:`explored_run`). A DataSourceError if no variant holds the image."""
     import torch
 
     from hf_bgbench.data.loader import DecodedRows
-    from hf_bgbench.inference.geometry import masked_geometry
-    from hf_bgbench.inference.model_step import ModelStep
-    from hf_bgbench.tasks.common import classifier_and_mapper
+    from hf_bgbench.inference.geometry import image_transform
 
     spec = get_benchmark(benchmark)
     reader = open_reader(data, spec)
@@ -116,16 +113,14 @@ def explore_image(
             found[variant] = (ds, index)
     if not found:
         raise DataSourceError(f"No variant of the data holds an image with id {image_id!r}.")
-    classifier, mapper = classifier_and_mapper(
-        model, spec, reader, restrict_to_benchmark=restrict_to_benchmark, device=device
-    )
-    step = ModelStep(classifier, mapper, device)
+    run = explored_run(model, benchmark, reader, restrict_to_benchmark, device)
+    step, mapper, classifier = run.step, run.mapper, run.classifier
     first_ds = next(iter(found.values()))[0]
-    geometry, _ = masked_geometry(step, spec, reader, first_ds, False)
+    transform, _, _ = image_transform(step, spec, reader, first_ds, False, stretch=run.stretch)
     names = list(getattr(classifier.label_space, "names", ()))
     out = []
     for variant, (ds, index) in found.items():
-        item = DecodedRows(ds, [index], geometry=geometry)[0]
+        item = DecodedRows(ds, [index], image_transform=transform)[0]
         if item["error"] is not None:
             raise DataSourceError(f"{variant} image {image_id!r} cannot be read: {item['error']}")
         image, label = item[IMAGE], int(item[LABEL])
@@ -148,6 +143,27 @@ def explore_image(
             )
         )
     return out
+
+
+def explored_run(
+    model: Any, benchmark: str, reader: Reader, restrict: bool, device: str | None
+) -> Any:
+    """The run that scores an explored image: the benchmark's first task (what the Score tab
+    runs by default) set up by the runner, its published protocol's head and geometry."""
+    from hf_bgbench.tasks import get_task
+    from hf_bgbench.tasks.runner import open_run
+
+    task = get_task(get_benchmark(benchmark).tasks[0])
+    return open_run(
+        task,
+        model,
+        benchmark=benchmark,
+        data=reader,
+        restrict_to_benchmark=restrict,
+        device=device,
+        progress=False,
+        num_workers=0,
+    )
 
 
 def explore_summary(shown: Sequence[VariantPrediction], model_id: str, image_id: str) -> str:

@@ -376,12 +376,9 @@ def plain_geometry(geometry: Geometry | None) -> dict[str, Any] | None:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(geometry).items()}
 
 
-def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
-    """Run ``task`` for ``model`` (a model id or a loaded classifier) with the options
-    ``kwargs`` (the fields of ``task.options``); the results document (also written to
-    ``output_dir`` when given, by the main process)."""
-    options = task.options(**kwargs)
-    started = time.perf_counter()
+def _protocols(task: Task, options: Any) -> tuple[BenchmarkSpec, Protocol, Protocol]:
+    """(the benchmark, the run's protocol typed by the task -- ``--protocol``, else the
+    published one --, the published one) of ``options``."""
     spec = get_benchmark(options.benchmark or default_benchmark())
     spec.check_task(task.name)
     try:
@@ -389,7 +386,29 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
     except ValueError as err:
         raise options.Error(str(err)) from None
     protocol = typed_protocol(spec, task, protocol)  # its settings as the task's dataclass
-    published = spec.protocol_for(task.name)
+    return spec, protocol, spec.protocol_for(task.name)
+
+
+def open_run(task: Task, model: Any, **kwargs: Any) -> Run:
+    """A run of ``task`` set up as :func:`execute` sets one up -- its options checked, the
+    benchmark's protocol typed, the data opened, the model started with the protocol's head
+    and label map -- with nothing computed: for a caller that scores images one at a time
+    (the Space's Explore) exactly as the task scores them. One process only."""
+    options = task.options(**kwargs)
+    spec, protocol, published = _protocols(task, options)
+    run = _new_run(task, model, options, spec, protocol, time.perf_counter(), published)
+    run.reader = common.open_data(options.data, spec)
+    run.start_model(batch_size=run.batch_size, num_workers=options.num_workers)
+    return run
+
+
+def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
+    """Run ``task`` for ``model`` (a model id or a loaded classifier) with the options
+    ``kwargs`` (the fields of ``task.options``); the results document (also written to
+    ``output_dir`` when given, by the main process)."""
+    options = task.options(**kwargs)
+    started = time.perf_counter()
+    spec, protocol, published = _protocols(task, options)
     created = options.output_dir is not None and not Path(options.output_dir).exists()
     if options.output_dir is not None:
         check_writable(options.output_dir, "--output")
@@ -409,6 +428,15 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
+    run = _new_run(task, model, options, spec, protocol, started, published)
+    # one run per output folder: the main process holds it until the folder is written
+    hold = options.output_dir is not None and run.procs.is_main
+    with output_lock(options.output_dir) if hold else nullcontext():
+        return _run(run)
+
+
+def _new_run(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
+    """The :class:`Run` of ``options``: this process's device, batch size and workers."""
     keep_freed_memory()  # a forward's activations reused, not page-faulted anew per batch
     procs = processes(options.device)
     device = procs.device(options.device)
@@ -431,10 +459,7 @@ def _execute(task: Task, model: Any, options: Any, spec, protocol, started: floa
     )
     if protocol.name != published.name:
         run.departures.append(f"the {protocol.name} protocol, not the published {published.name}")
-    # one run per output folder: the main process holds it until the folder is written
-    hold = options.output_dir is not None and procs.is_main
-    with output_lock(options.output_dir) if hold else nullcontext():
-        return _run(run)
+    return run
 
 
 def _run(run: Run) -> dict[str, Any]:

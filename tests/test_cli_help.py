@@ -20,10 +20,25 @@ def _options():
 
 
 def test_version(capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(["--version"])
+    assert main(["--version"]) == 0  # answered before the parser is built
+    assert capsys.readouterr().out.strip() == f"bgbench {__version__}"
+    with pytest.raises(SystemExit) as stop:  # the parser's own, with other words
+        main(["--version", "list"])
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"bgbench {__version__}"
+
+
+def test_version_loads_no_model_stack():
+    """`bgbench --version` answers without importing torch (2 s and 800 MB otherwise)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from hf_bgbench.cli import main; main(['--version']); "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["bgbench", __version__, "False"]
 
 
 def test_every_option_has_help():

@@ -111,3 +111,32 @@ def test_loader_uses_the_shared_device_picker():
     assert loader.resolve_device is resolve_device
     with pytest.raises(RuntimeError):
         resolve_device("not-a-device")
+
+
+def test_an_unreachable_hub_is_asked_once_then_the_cache_only(monkeypatch, caplog, capsys):
+    """Without HF_HUB_OFFLINE and without a network, the first Hub id is met by one quick
+    probe: offline mode from then on, said once, instead of a minute of retries per file."""
+    import socket
+
+    import huggingface_hub.constants as hub_constants
+
+    from hf_bgbench.cli import main
+    from hf_bgbench.hub import reachable
+
+    probes = []
+
+    def no_network(address, timeout=None):
+        probes.append(address)
+        raise OSError("[Errno -2] Name or service not known")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(reachable, "_reachable", None)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    argv = ["evaluate", "someone/unknown-model", "--benchmark", "in9", "--data", "nowhere/x"]
+    assert main([*argv, "--quiet"]) == 2
+    assert main([*argv, "--quiet"]) == 2  # the same process: not asked again
+    assert len(probes) == 1 and hub_constants.HF_HUB_OFFLINE
+    said = [r.getMessage() for r in caplog.records if "cannot be reached" in r.getMessage()]
+    assert len(said) == 1 and "working offline" in said[0]
+    assert "not in the local Hugging Face cache" in capsys.readouterr().err

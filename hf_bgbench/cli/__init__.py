@@ -71,6 +71,12 @@ def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # answered before the parser is built: that imports every task, and torch with them
+        from hf_bgbench import __version__
+
+        print(f"bgbench {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     from hf_bgbench.cli.environment import check_environment, explain_torch_error

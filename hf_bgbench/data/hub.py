@@ -20,6 +20,7 @@ from datasets.table import embed_table_storage
 from hf_bgbench.data.reader import DataSourceError, Reader
 from hf_bgbench.hub.card import card_configs, configs_yaml, read_card_metadata, render_card
 from hf_bgbench.hub.published import recorded_revision
+from hf_bgbench.hub.reachable import check_hub
 from hf_bgbench.hub.snapshots import cached_commit
 
 __all__ = [
@@ -207,6 +208,7 @@ class HubDataset(Reader):
         (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE) the local Hub cache is used as is."""
         if getattr(self, "_available", False):
             return
+        check_hub()  # once: an unreachable Hub means the local cache only, said once
         if _offline():
             from huggingface_hub import try_to_load_from_cache
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.reachable import check_hub
 from hf_bgbench.models.bundled import bundled_variant, hub_variant, load_bundled, package_name
 from hf_bgbench.models.classifier import HEADLESS, Classifier
 from hf_bgbench.models.devices import resolve_device
@@ -366,6 +367,7 @@ def _folder_ref(ref: ModelRef, folder: str, what: str) -> ModelRef:
 
 
 def _hub_ref(ref: ModelRef, repo_id: str) -> ModelRef:
+    check_hub()  # once: an unreachable Hub means the local cache only, said once
     return replace(ref, target=repo_id, files=RepoFiles(ref.model_id, repo_id=repo_id))
 
 

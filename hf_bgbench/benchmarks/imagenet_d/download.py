@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hf_bgbench.benchmarks.imagenet_d.facts import SOURCE_REPO
 from hf_bgbench.data.reader import DataSourceError
+from hf_bgbench.hub.reachable import check_hub
 
 
 def imagenet_d_snapshot(
@@ -19,6 +20,8 @@ def imagenet_d_snapshot(
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    if not local_only:
+        check_hub()  # once: an unreachable Hub means the local cache only, said once
     try:
         folder = snapshot_download(
             SOURCE_REPO,

@@ -271,10 +271,15 @@ ALLOWED_TASK_NAMES = {
 
 
 def task_homes() -> dict[str, str]:
-    """Registered task name -> its folder, the package its hooks are defined in."""
+    """Registered task name -> its folder, the package its hooks are defined in (the
+    package itself, or the one holding its ``hooks`` module)."""
     from hf_bgbench.tasks import all_tasks
 
-    return {task.name: task.prepare.__module__ for task in all_tasks()}
+    def home(module: str) -> str:
+        path = modules().get(module)
+        return module if path is None or path.name == "__init__.py" else module.rpartition(".")[0]
+
+    return {task.name: home(task.prepare.__module__) for task in all_tasks()}
 
 
 @cache

@@ -37,7 +37,7 @@ def noise_passes_per_image() -> int:
     """Forward passes of one image at noise's defaults: the clean one, then every level x
     both regions (object, background) x the trials."""
     from hf_bgbench.tasks import get_task
-    from hf_bgbench.tasks.noise.draw import DEFAULT_LEVELS
+    from hf_bgbench.tasks.noise.levels import DEFAULT_LEVELS
 
     defaults = get_task("noise").options()
     return 1 + len(DEFAULT_LEVELS[defaults.norm]) * 2 * defaults.trials

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
 from hf_bgbench.cli._common import DEFAULT_MODEL, MODEL_HELP
-from hf_bgbench.models.zero_shot import CLASS_SETS
+from hf_bgbench.models.heads import CLASS_SETS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

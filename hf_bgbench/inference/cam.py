@@ -33,13 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
-METHODS = {
-    "gradcam": "GradCAM",
-    "gradcam++": "GradCAMPlusPlus",
-    "hirescam": "HiResCAM",
-    "xgradcam": "XGradCAM",
-    "layercam": "LayerCAM",
-}
+from hf_bgbench.inference.cam_methods import METHODS
+
 # a ViT block's first norm: timm, transformers ViT, open_clip, transformers CLIP / SigLIP
 TOKEN_NORMS = ("norm1", "layernorm_before", "ln_1", "layer_norm1")
 

@@ -1,12 +1,19 @@
-"""The one place that picks a torch device when the user names none."""
+"""The one place that picks a torch device when the user names none. torch is imported
+when a device is asked for, not with the module: the command line reads
+:data:`CPU_BATCH_SIZE` for its help without loading torch."""
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 
 def default_device() -> torch.device:
     """The best available device: CUDA, then Apple MPS, then the CPU."""
+    import torch
+
     if torch.cuda.is_available():
         return torch.device("cuda")
     mps = getattr(torch.backends, "mps", None)
@@ -17,6 +24,8 @@ def default_device() -> torch.device:
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``device`` as a ``torch.device``; ``None`` or ``"auto"`` means :func:`default_device`."""
+    import torch
+
     if device is None or str(device) == "auto":
         return default_device()
     return torch.device(device)

@@ -30,6 +30,7 @@ import torch
 
 from hf_bgbench.cache import cache_root, intact
 from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.models.heads import PROMPTS_STEP, TEMPLATE_SETS, ClassNames
 from hf_bgbench.results import head_line
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,6 @@ RECIPE = (
     "re-normalised; logits = logit_scale * <normalised image embedding, class embedding> "
     "(+ logit_bias for SigLIP); prediction = argmax"
 )
-TEMPLATE_SETS = ("openai", "simple")
-CLASS_SETS = ("imagenet", "benchmark")  # --zero-shot-classes: the published head, or a named one
-PROMPTS_STEP = "embedding the class prompts"  # the text step's progress bar (also the Space's)
 CLASSES_PER_BATCH = 10  # open_clip's default: 10 classes x 80 templates = 800 prompts a batch
 
 
@@ -163,14 +161,6 @@ def duplicate_names(names: Sequence[str]) -> dict[str, list[int]]:
     for i, n in enumerate(names):
         where.setdefault(n.lower(), []).append(i)
     return {n: ix for n, ix in where.items() if len(ix) > 1}
-
-
-@dataclass(frozen=True)
-class ClassNames:
-    """Class names with where they come from (recorded), e.g. a benchmark's own classes."""
-
-    names: tuple[str, ...]
-    source: str
 
 
 def prompts_for(

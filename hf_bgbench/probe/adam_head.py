@@ -69,6 +69,7 @@ from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.geometry import accepts_size
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.fit import ProbeError, ProbeHead, holdout_split
+from hf_bgbench.probe.recipes import ADAM_RECIPE, AUTHORS_SIZE
 
 __all__ = [
     "ADAM_RECIPE",
@@ -81,46 +82,6 @@ __all__ = [
     "train_head",
     "with_gray_background",
 ]
-
-AUTHORS_SIZE = (224, 224)  # transforms.Resize((224, 224)) in the authors' dataset
-
-ADAM_RECIPE: dict[str, Any] = {
-    "name": "adam-augmented-v1",
-    "follows": "the head training of Moayeri et al. 2022's finetuner.py (FineTuner with "
-    "fix_ftrs=True) and the train transform of its dataset loader",
-    "features": "frozen penultimate features (ModelStep.features), backbone in eval mode",
-    "augmentation": {
-        "crop": "RandomResizedCrop.get_params, cut from the original photo",
-        "scale": [0.8, 1.0],
-        "ratio": [0.75, 1.25],
-        "hflip_probability": 0.5,
-        "resize": "stretch the crop to the size (no crop after), PIL bilinear",
-        "size": list(AUTHORS_SIZE),
-        "pixels": "[0, 1] (ToTensor)",
-        "randomness": "per (seed, epoch, image id): a sha256-derived seed",
-    },
-    "heldout_input": "the whole photo stretched to the size, no crop or flip",
-    "head": "nn.Linear(num_features, num_classes), PyTorch's default init (uniform, "
-    "bound 1/sqrt(num_features)) from a torch.Generator seeded from the seed",
-    "loss": "mean cross-entropy",
-    "optimiser": {
-        "name": "Adam",
-        "lr": 1e-5,
-        "betas": [0.9, 0.999],
-        "eps": 1e-8,
-        "weight_decay": 1e-4,
-        "parameters": "the head's weight and bias (torch.optim.Adam's L2 term on both)",
-    },
-    "batch_size": 32,
-    "last_batch": "kept (smaller)",
-    "shuffle": "a new permutation every epoch from a torch.Generator seeded from the seed",
-    "epochs": 10,
-    "holdout_fraction": 0.1,
-    "holdout": "per class: round(fraction * n_c) images (at least 1 when n_c >= 2), chosen "
-    "by a torch.Generator permutation seeded with the seed",
-    "selection": "the epoch with the best held-out accuracy; ties go to the earliest",
-    "refit": "none: the selected epoch's head, trained on the other 90% of train, is kept",
-}
 
 # The keys a recipe of this head holds: ADAM_RECIPE's, and the grey background that
 # with_gray_background adds. Checked before a fit, so that no key is misread as absent.

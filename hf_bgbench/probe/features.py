@@ -65,15 +65,15 @@ from hf_bgbench.labels import LabelSpace
 from hf_bgbench.models.classifier import Classifier
 from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.models.preprocessing import Preprocessing
-from hf_bgbench.probe.adam_head import ADAM_RECIPE, fit_adam_probe, with_gray_background
+from hf_bgbench.probe.adam_head import fit_adam_probe, with_gray_background
 from hf_bgbench.probe.fit import (
-    PROBE_RECIPE,
     ProbeError,
     ProbeHead,
     fit_probe,
     load_cached_head,
     save_head,
 )
+from hf_bgbench.probe.recipes import ADAM_RECIPE, PROBE_RECIPE, RECIPES, recipe_settings
 from hf_bgbench.spec import BenchmarkSpec
 
 __all__ = [
@@ -89,8 +89,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
-# The head recipes by name, the default first.
-RECIPES: dict[str, dict[str, Any]] = {r["name"]: r for r in (PROBE_RECIPE, ADAM_RECIPE)}
 # Whether the backbone gets the model's normalisation when ``normalise`` is not given: the
 # authors of the second recipe feed [0, 1] pixels (ToTensor, no Normalize).
 NORMALISE_BY_DEFAULT = {PROBE_RECIPE["name"]: True, ADAM_RECIPE["name"]: False}
@@ -333,16 +331,6 @@ def head_settings(
             raise ValueError(f"the head needs a whole number of epochs >= 1, not {epochs!r}.")
         settings = {**settings, "epochs": int(epochs)}
     return settings
-
-
-def recipe_settings(recipe: str) -> dict[str, Any]:
-    """The settings of the head recipe named ``recipe``, or a ValueError listing them."""
-    if recipe not in RECIPES:
-        raise ValueError(
-            f"unknown probe recipe {recipe!r}; choose one of {', '.join(RECIPES)} "
-            f"(default {PROBE_RECIPE['name']})."
-        )
-    return RECIPES[recipe]
 
 
 def with_preprocessing(classifier: Any, preprocessing: Preprocessing) -> Any:

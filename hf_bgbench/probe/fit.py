@@ -23,32 +23,10 @@ from safetensors.torch import save_file
 
 from hf_bgbench.cache import intact
 from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.probe.recipes import PROBE_RECIPE
 
 log = logging.getLogger(__name__)
 
-PROBE_RECIPE: dict[str, Any] = {
-    "name": "linear-probe-v1",
-    "features": "frozen penultimate features (ModelStep.features), evaluate's preprocessing",
-    "standardise": "per-dimension mean/std of the fitting set, std floored at 1e-6",
-    "head": "multinomial logistic regression (softmax cross-entropy), bias not penalised",
-    "l2_grid": [1.0, 1e-1, 1e-2, 1e-3, 1e-4],
-    "objective": "mean cross-entropy + l2/2 * ||W||^2",
-    "holdout_fraction": 0.1,
-    "holdout": "per class: round(fraction * n_c) images (at least 1 when n_c >= 2), chosen "
-    "by a torch.Generator permutation seeded with the seed",
-    "selection": "highest held-out accuracy; ties go to the stronger l2",
-    "optimiser": {
-        "name": "L-BFGS (full batch)",
-        "line_search": "strong_wolfe",
-        "max_iter": 500,
-        "history_size": 20,
-        "tolerance_grad": 1e-6,
-        "tolerance_change": 1e-9,
-        "init": "zeros, then warm start along the l2 grid",
-        "dtype": "float32",
-    },
-    "refit": "all train images with the chosen l2, standardisation recomputed",
-}
 PROBE_FILES = ("head.safetensors", "probe.json")
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_in_data, output_lock
-from hf_bgbench.models.vlm import VlmSettings
+from hf_bgbench.models.vlm.settings import VlmSettings
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
 from hf_bgbench.report.markdown import report_markdown

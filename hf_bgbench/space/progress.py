@@ -11,7 +11,7 @@ numeric ``unit_scale`` is scaled by it. The Space's job process sends these thro
 description or count.
 
 The text side of a zero-shot model (CLIP, SigLIP, open_clip) draws its own bar,
-:data:`~hf_bgbench.models.zero_shot.PROMPTS_STEP`, counted in classes (:data:`UNITS`).
+:data:`~hf_bgbench.models.heads.PROMPTS_STEP`, counted in classes (:data:`UNITS`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hf_bgbench.models.zero_shot import PROMPTS_STEP
+from hf_bgbench.models.heads import PROMPTS_STEP
 
 ProgressReport = Callable[[str, int, "int | None"], None]
 MIN_INTERVAL = 0.5  # seconds between two reports of one bar (the last one always goes)

@@ -1,6 +1,6 @@
 """Tasks: the protocols that run a model over a benchmark, as a registry.
 
-A task is a :class:`~hf_bgbench.tasks.runner.Task`: a typed options class
+A task is a :class:`~hf_bgbench.tasks.task.Task`: a typed options class
 (:mod:`hf_bgbench.tasks.options`) and three hooks -- prepare its data and the model step,
 compute over the data, summarise into numbers and a report -- run by the one runner
 (:func:`hf_bgbench.tasks.runner.execute`), which owns the rest: device, processes, batching,
@@ -24,7 +24,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, add_spec_check, get_benchmark
 from hf_bgbench.tasks.options import default_benchmark
 from hf_bgbench.tasks.protocol_settings import check_protocols, check_settings_class
-from hf_bgbench.tasks.runner import Task, execute
+from hf_bgbench.tasks.task import Task
 
 __all__ = ["BUILTIN", "Task", "all_tasks", "get_task", "list_tasks", "register_task", "run_task"]
 
@@ -83,6 +83,8 @@ def tasks_for(spec: BenchmarkSpec | str) -> list[Task]:
 def run_task(name: str, model: Any, *, benchmark: str | None = None, **options: Any) -> dict:
     """Run task ``name`` of ``benchmark`` (default: the first registered; checked against its
     spec) with ``options`` (the fields of the task's options class)."""
+    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
+
     get_benchmark(benchmark or default_benchmark()).check_task(name)
     return execute(get_task(name), model, benchmark=benchmark, **options)
 

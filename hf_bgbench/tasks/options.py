@@ -30,8 +30,8 @@ from hf_bgbench.builders.arguments import Option, flag, non_negative_int, option
 from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE
-from hf_bgbench.models.vlm import VLM_CLASS_SETS, VLM_PROTOCOLS, VLM_SCORES, VlmSettings
-from hf_bgbench.models.zero_shot import CLASS_SETS
+from hf_bgbench.models.heads import CLASS_SETS
+from hf_bgbench.models.vlm.settings import VLM_CLASS_SETS, VLM_PROTOCOLS, VLM_SCORES, VlmSettings
 
 LABEL_MAPS = ("auto", "model", "imagenet", "probe")
 VLM_OPTIONS = (

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
-from hf_bgbench.probe.features import recipe_settings
+from hf_bgbench.probe.recipes import recipe_settings
 from hf_bgbench.spec import BenchmarkSpec, Protocol
 
 __all__ = [

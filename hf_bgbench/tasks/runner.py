@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -51,71 +51,16 @@ from hf_bgbench.inference.geometry import is_resize_deviation, masked_geometry
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.devices import default_batch_size
-from hf_bgbench.results import Report, check_writable, make_document, vlm_line
+from hf_bgbench.results import check_writable, make_document, vlm_line
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
-from hf_bgbench.tasks.options import VLM_OPTIONS, RunOptions, default_benchmark
+from hf_bgbench.tasks.options import VLM_OPTIONS, default_benchmark
 from hf_bgbench.tasks.protocol_settings import typed_protocol
+from hf_bgbench.tasks.task import Summary, Task, Writers
+
+__all__ = ["Run", "Summary", "Task", "Writers", "execute", "open_run"]
 
 log = logging.getLogger(__name__)
-Writers = Mapping[str, Callable[[Path], None]]
-
-
-@dataclass
-class Summary:
-    """What a task's ``summarise`` hook returns: the results ``body`` (:meth:`Run.body`), its
-    ``report``, the keys a reader wants first (``head``) and, called only when a run folder
-    is written, the writers of the task's own files (besides <stem>.json/.md/.yaml and the
-    report's figures)."""
-
-    body: dict[str, Any]
-    report: Report
-    head: Sequence[str] = ()
-    files: Callable[[], Writers] | None = None
-
-
-@dataclass(frozen=True)
-class Task:
-    """A protocol as hooks over the runner (see the module docstring).
-
-    ``options``: its options class (a :class:`~hf_bgbench.tasks.options.RunOptions` with the
-    task's own fields, ``data``, ``output_dir`` and ``seed`` among them); ``prepare(run)``
-    -> work, ``compute(run, work)`` -> out, ``summarise(run, work, out)`` -> :class:`Summary`;
-    ``stem`` names its files; ``outputs`` lists every file it may write (stale ones of an
-    earlier run are removed; those a run wrote, in this order, are what ``bgbench <name>``
-    says it wrote); ``gpu_batch_size`` is its batch size on a GPU when none is given,
-    ``batch_note`` why, if that needs saying (``--batch-size``'s help).
-
-    What the code around the tasks knows of one, declared here so that it names no task:
-    ``command_help``, its line in ``bgbench --help`` (default: ``description``);
-    ``per_image(doc)``, split name -> the run folder's per-image file (relative path) of a
-    results document, the splits ``bgbench publish-results`` declares (None: it has none);
-    ``paired(doc, folder)``, score key -> per-image values (a float Series indexed by image
-    id) that ``bgbench compare`` resamples (None: its runs are not compared), with
-    ``paired_scores``, (key, label, unit, reliance) of each compared key that is neither a
-    headline nor one of the document's scores; ``sample_option``, the option ``bgbench
-    report --challenge-foregrounds N`` sets to N, and ``sample_deviation(doc)``, what a run
-    so sampled records that it is."""
-
-    name: str
-    description: str
-    options: type[RunOptions]
-    prepare: Callable[[Run], Any]
-    compute: Callable[[Run, Any], Any]
-    summarise: Callable[[Run, Any, Any], Summary]
-    stem: str
-    outputs: tuple[str, ...]
-    gpu_batch_size: int
-    # its protocols' settings: a frozen dataclass (tasks/<task>/settings.py), which every
-    # benchmark's protocols for the task are checked against when it registers
-    settings: type
-    batch_note: str = ""
-    command_help: str = ""
-    per_image: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
-    paired: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None
-    paired_scores: tuple[tuple[str, str, str, int], ...] = ()
-    sample_option: str = ""
-    sample_deviation: Callable[[Mapping[str, Any]], str] | None = None
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hf_bgbench.models.zero_shot import ClassNames
+from hf_bgbench.models.heads import ClassNames
 
 VLM_PROTOCOLS = ("likelihood", "choice", "open")
 PAIR = "pair"

@@ -13,6 +13,16 @@ from pathlib import Path
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
 from hf_bgbench.tasks.options import RunOptions, option, output_option
 
+GALLERY_FILE = "attribution_gallery.png"
+OUTPUTS = (
+    "attribution.json",
+    "attribution.md",
+    "attribution_model_index.yaml",
+    "attribution.png",
+    GALLERY_FILE,
+)
+"""What the task writes in its run folder."""
+
 
 class AttributionError(ValueError):
     """Neural-feature attribution cannot run as asked (message meant for a person)."""

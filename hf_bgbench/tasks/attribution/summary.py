@@ -14,16 +14,9 @@ import numpy as np
 from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
+from hf_bgbench.tasks.attribution.options import GALLERY_FILE
 
 STEM = "attribution"
-GALLERY_FILE = "attribution_gallery.png"
-OUTPUTS = (
-    "attribution.json",
-    "attribution.md",
-    "attribution_model_index.yaml",
-    "attribution.png",
-    GALLERY_FILE,
-)
 RESULT_KEYS = [
     "top_k",
     "tau",

@@ -25,27 +25,17 @@ classes has no head to re-fit. Either way the result says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from hf_bgbench.data.loader import DataError, Geometry
-from hf_bgbench.data.masks import ATTRIBUTE_MASKS, MASK_THRESHOLD, attribute_masks
-from hf_bgbench.data.sources import DataSourceError
-from hf_bgbench.inference.model_step import ModelStep
-from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
-from hf_bgbench.probe.features import probe_note
-from hf_bgbench.tasks import common
-from hf_bgbench.tasks.graying.options import GrayingError, GrayingOptions
+from hf_bgbench.tasks.graying.options import PER_IMAGE_FILE, GrayingOptions
 from hf_bgbench.tasks.graying.settings import GrayingProtocolSettings
-from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.options import REQUIRED, entry_signature
-from hf_bgbench.tasks.runner import Run, Summary, Task, execute, plain_geometry
+from hf_bgbench.tasks.task import Hook, Task
 
 ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
+
+
 GRAYING_OUTPUTS = (
     "graying.json",
     "graying.md",
@@ -55,201 +45,13 @@ GRAYING_OUTPUTS = (
 )
 
 
-@dataclass
-class _Work:
-    ds: Any
-    rows: list[int]
-    geometry: Geometry | None
-    columns: tuple[str, ...]  # the mask column, and the attribute masks when the data has them
-    gray_step: ModelStep | None  # the head re-fitted on grey-background train images
-    refit: dict[str, Any]  # whether it was fitted (its probe record) or why not
-
-
-def _load(run: Run) -> Any:
-    """The mask variant's test split with its object masks and, when it has them, its
-    attribute masks (each attribute is then grayed alone as well)."""
-    spec = run.spec
-    try:
-        return run.reader.load(
-            spec.mask_variant, columns=(spec.mask_column, ATTRIBUTE_MASKS), split="test"
-        )
-    except DataSourceError as err:
-        if ATTRIBUTE_MASKS not in str(err):
-            raise
-    return run.reader.load(spec.mask_variant, columns=(spec.mask_column,), split="test")
-
-
-def prepare(run: Run) -> _Work:
-    spec = run.spec
-    try:
-        ds = _load(run)
-    except (ValueError, FileNotFoundError) as err:
-        raise GrayingError(
-            f"Graying keeps the object and greys the rest, so it needs {spec.mask_variant!r} "
-            f"with its {spec.mask_column!r} column: {err}"
-        ) from None
-    rows = run.subset(len(ds), run.options.max_images, what="images")
-    run.start_model()
-    run.deviations += common.paper_value_deviations(run.protocol.settings.paper_values, run.options)
-    columns = tuple(c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names)
-    geometry = run.masked_geometry(ds)
-    gray_step, refit = _gray_head(run)
-    return _Work(ds, rows, geometry, columns, gray_step, refit)
-
-
-def _skip_reason(run: Run) -> str | None:
-    """Why no head is re-fitted on grey-background train images (None: one is)."""
-    o = run.options
-    record = getattr(run.classifier, "probe_record", None)
-    if not o.refit_head:
-        return "--no-refit-head was given"
-    if record is None:
-        return (
-            f"the model is scored through its own classes (--label-map {o.label_map}), not "
-            "through a linear head on frozen features, so there is no head to re-fit"
-        )
-    if record["recipe"]["name"] != ADAM_RECIPE["name"]:
-        return (
-            f"the re-fitted head follows the authors' finetuner.py ({ADAM_RECIPE['name']}, "
-            f"the paper protocol's head); this run's head is {record['recipe']['name']}"
-        )
-    return None
-
-
-def _gray_head(run: Run) -> tuple[ModelStep | None, dict[str, Any]]:
-    """(the model step of the head re-fitted on grey-background train images, its record):
-    the scoring head's recipe, seed, normalisation and cache folder, with every train and
-    held-out photo grayed outside its object mask at ``--gray`` (the probe machinery fits
-    or reuses it; see :func:`hf_bgbench.probe.features.probed_classifier`)."""
-    reason = _skip_reason(run)
-    if reason is not None:
-        run.deviations.append(
-            "Only the first number of Fig. 8 (the scoring head's accuracy on grayed images): "
-            f"the head re-fitted on grey-background train images is not computed ({reason})."
-        )
-        return None, {"fitted": False, "reason": reason}
-    o, record = run.options, run.classifier.probe_record
-    _, mapper, step = common.model_step_for(
-        run.classifier.base,
-        run.spec,
-        run.reader,
-        label_map="probe",
-        restrict_to_benchmark=o.restrict_to_benchmark,
-        device=run.device,
-        progress=run.progress,
-        recipe=record["recipe"]["name"],
-        normalise=record.get("normalise", True),  # heads cached before the option: True
-        seed=record["seed"],
-        cache_dir=Path(record["cache_path"]).parent,
-        gray_background=float(o.gray),
-    )
-    if mapper.protocol != run.mapper.protocol:  # both heads speak the benchmark's classes
-        raise GrayingError(f"the re-fitted head maps labels as {mapper.protocol!r}.")
-    step.resize_to = run.step.resize_to  # the geometry the scoring head's step was given
-    gray_record = step.classifier.probe_record
-    run.deviations += [d for d in gray_record.get("deviations", ()) if d not in run.deviations]
-    return step, {"fitted": True, "probe": {**gray_record, "note": probe_note(gray_record)}}
-
-
-def _grayed_attributes(
-    run: Run, x: torch.Tensor, label: torch.Tensor, entries: Any, geometry: Geometry | None
-) -> dict[str, tuple[int, float]]:
-    """{attribute: (prediction, true-class probability)} with that attribute's mask grayed
-    (Moayeri et al.'s attr_importance.py: x (1 - m_a) + 0.5 m_a)."""
-    names, masks = attribute_masks(entries, geometry)
-    if not names:
-        return {}
-    if masks.shape[1:] != tuple(x.shape[-2:]):
-        raise DataError(
-            f"attribute masks are {masks.shape[1]}x{masks.shape[2]} but the image is "
-            f"{x.shape[-2]}x{x.shape[-1]}; attribute masks must have their image's size."
-        )
-    m = torch.from_numpy(masks).to(x.device).float().unsqueeze(1)  # (k, 1, H, W)
-    ablated = x.unsqueeze(0) * (1 - m) + float(run.options.gray) * m
-    out = run.step.predict(ablated, label.repeat(len(names)))
-    return {n: (int(p), float(q)) for n, p, q in zip(names, out.pred, out.prob_true, strict=True)}
-
-
-def compute(run: Run, work: _Work) -> dict[str, Any]:
-    skipped: list[dict[str, Any]] = []
-    ids, labels, pred, prob, attributes = [], [], [], [], []
-    gray = float(run.options.gray)
-    batches = run.batches(
-        work.ds,
-        work.rows,
-        skipped=skipped,
-        desc="graying",
-        columns=work.columns,
-        geometry=work.geometry,
-    )
-    try:
-        for batch in batches:
-            x = batch.images.to(run.step.device).float().div_(255)
-            grayed = gray_background(x, batch.columns[run.spec.mask_column], gray)
-            out = run.step.predict(torch.cat([x, grayed]), torch.cat([batch.labels] * 2))
-            k = len(batch)
-            preds, probs = [out.pred[:k], out.pred[k:]], [out.prob_true[:k], out.prob_true[k:]]
-            if work.gray_step is not None:  # the grayed copies through the re-fitted head
-                refit = work.gray_step.predict(grayed, batch.labels)
-                preds.append(refit.pred)
-                probs.append(refit.prob_true)
-            ids += batch.ids
-            labels.append(batch.labels.numpy())
-            pred.append(np.stack(preds, axis=1))
-            prob.append(np.stack(probs, axis=1))
-            for i, entries in enumerate(batch.columns.get(ATTRIBUTE_MASKS, [None] * k)):
-                attributes.append(
-                    _grayed_attributes(run, x[i], batch.labels[i : i + 1], entries, work.geometry)
-                )
-    except DataError as err:
-        raise GrayingError(f"Graying cannot use the data: {err}") from None
-    finally:
-        batches.close()
-    if not ids:
-        raise GrayingError(f"{run.reader.location} [{run.spec.mask_variant}]: no readable image.")
-    return {
-        "ids": ids,
-        "labels": np.concatenate(labels).astype(np.int64),
-        "pred": np.concatenate(pred),  # (n, 2): clean, grayed (, grayed by the re-fitted head)
-        "prob": np.concatenate(prob).astype(np.float64),
-        "attributes": attributes if ATTRIBUTE_MASKS in work.columns else None,
-        "skipped": skipped,
-    }
-
-
-def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
-    o = run.options
-    aggregation = run.protocol.settings.aggregation
-    numbers, report, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
-    body = run.body(
-        numbers,
-        variant=run.spec.mask_variant,
-        mask_column=run.spec.mask_column,
-        refit_head=work.refit,
-        max_images=o.max_images,
-        image_ids=out["ids"] if o.max_images is not None else None,
-        skipped=out["skipped"],
-        settings=run.settings(
-            resized_to=run.resized_to(),
-            geometry=plain_geometry(work.geometry),
-            mask_threshold=MASK_THRESHOLD,
-        ),
-        timing={
-            "graying_seconds": round(run.seconds, 3),
-            "total_seconds": round(run.total_seconds(), 3),
-        },
-    )
-    files = {PER_IMAGE_FILE: lambda path: frame.to_parquet(path, index=False)}
-    return Summary(body, report(body), RESULT_KEYS, lambda: files)
-
-
 TASK = Task(
     name="graying",
     description="Background ablation: accuracy with every background pixel set to grey",
     options=GrayingOptions,
-    prepare=prepare,
-    compute=compute,
-    summarise=summarise,
+    prepare=Hook("hf_bgbench.tasks.graying.hooks:prepare"),
+    compute=Hook("hf_bgbench.tasks.graying.hooks:compute"),
+    summarise=Hook("hf_bgbench.tasks.graying.hooks:summarise"),
     stem="graying",
     outputs=GRAYING_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
@@ -264,6 +66,9 @@ def run_graying(model: Any, data: str | Path | None = None, **options: Any) -> d
     images and the drop, per class and overall. Returns the results document; with
     ``output_dir`` also writes graying.json, graying.md, graying_model_index.yaml and
     graying_images.parquet."""
+
+    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
+
     return execute(TASK, model, data=data, **options)
 
 

@@ -26,6 +26,10 @@ def _gray_level(text: str) -> float:
     return value
 
 
+PER_IMAGE_FILE = "graying_images.parquet"
+"""The per-image file the task writes in its run folder."""
+
+
 class GrayingError(ValueError):
     """The graying ablation cannot run as asked (message meant for a person)."""
 

@@ -16,6 +16,7 @@ from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
 from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
+from hf_bgbench.tasks.graying.options import PER_IMAGE_FILE
 
 RESULT_KEYS = [
     "aggregation",
@@ -31,7 +32,6 @@ RESULT_KEYS = [
     "n_images",
     "per_class",
 ]
-PER_IMAGE_FILE = "graying_images.parquet"
 CLEAN, GRAYED, REFIT = 0, 1, 2  # REFIT: grayed, through the head re-fitted on grayed train
 
 

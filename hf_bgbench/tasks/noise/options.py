@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import positive_int
-from hf_bgbench.tasks.noise.draw import (
+from hf_bgbench.tasks.noise.levels import (
     NORMS,
     NoiseError,
     NoiseSettings,
@@ -21,6 +21,9 @@ from hf_bgbench.tasks.options import (
     output_option,
     paragraph,
 )
+
+PER_IMAGE_FILE = "noise_images.parquet"
+"""The per-image file the task writes in its run folder."""
 
 
 @dataclass

@@ -15,7 +15,6 @@ from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE
 from hf_bgbench.tasks.per_image import read_per_image
 
 # (key, label, unit, reliance): a higher iRFS means the model leans less on the background
-PAIRED_SCORES = (("irfs", "mean iRFS (RFS per image)", "", -1),)
 
 
 def per_image_files(doc: Mapping[str, Any]) -> dict[str, str]:

@@ -24,7 +24,8 @@ from hf_bgbench.metrics.noise import (
 )
 from hf_bgbench.results import WITHHELD
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
-from hf_bgbench.tasks.noise.draw import BG, FG
+from hf_bgbench.tasks.noise.levels import BG, FG
+from hf_bgbench.tasks.noise.options import PER_IMAGE_FILE
 
 RESULT_KEYS = [
     "norm",
@@ -46,7 +47,6 @@ RESULT_KEYS = [
     "levels",
     "per_class",
 ]
-PER_IMAGE_FILE = "noise_images.parquet"
 IRFS_BIN_EDGES = np.linspace(-1.0, 1.0, 21)  # iRFS histograms: 20 bins of width 0.1
 
 

@@ -26,7 +26,6 @@ from hf_bgbench.metrics.saliency import (
 )
 from hf_bgbench.tasks.saliency.summary import attribute_shares
 
-TARGETS = ("predicted", "true")
 PER_IMAGE = (
     "labels",
     "target_class",

@@ -9,13 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int, positive_int
-from hf_bgbench.inference.cam import METHODS
+from hf_bgbench.inference.cam_methods import METHODS
 from hf_bgbench.tasks.options import (
     RunOptions,
     option,
     output_option,
 )
-from hf_bgbench.tasks.saliency.maps import TARGETS
+
+TARGETS = ("predicted", "true")
+"""Which class a saliency map explains: the predicted one, or the true one."""
+PER_IMAGE_FILE = "saliency_per_image.parquet"
+"""The per-image file the task writes in its run folder."""
 
 
 @dataclass

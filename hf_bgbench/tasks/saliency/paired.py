@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 
 from hf_bgbench.tasks.per_image import read_per_image
+from hf_bgbench.tasks.saliency.options import PER_IMAGE_FILE
 
-PER_IMAGE_FILE = "saliency_per_image.parquet"
 PAIRED_KEYS = ("delta_density", "saliency_fraction_inside", "saliency_iou")
 
 

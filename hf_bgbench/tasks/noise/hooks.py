@@ -1,0 +1,148 @@
+"""The noise task's hooks over the runner (see :mod:`hf_bgbench.tasks.noise`),
+imported at their first call: the task registry and the command line load no torch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
+from hf_bgbench.tasks.noise.draw import MASK_THRESHOLD, decode_chunk, noisy_predictions
+from hf_bgbench.tasks.noise.levels import DEFAULT_LEVELS, NoiseError, NoiseSettings
+from hf_bgbench.tasks.noise.report import noise_report_section
+from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
+from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
+from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
+
+ATTRIBUTE_NOISE = (
+    "Attribute-level noise (--attributes): the paper's abstract promises sensitivity to "
+    "attributes and its authors ablate attributes by graying (attr_importance.py; the graying "
+    "task); they release no attribute-noise code, so bgbench adds the main analysis's noise "
+    "(the same draw as the object copy) on each attribute's mask alone and reports the "
+    "accuracy per attribute, pooled over the images that have it."
+)
+
+
+@dataclass
+class _Work:
+    ds: Any  # the mask variant's test images
+    rows: list[int]
+    geometry: Geometry | None
+    noise: NoiseSettings
+    columns: tuple[str, ...]  # the mask column (and the attribute masks with --attributes)
+
+
+def setting_deviations(settings: NoiseProtocolSettings, noise: NoiseSettings) -> list[str]:
+    """The sentences about the levels and trials this run used, generated from their values
+    (``noise``) so they can never contradict them: the levels where they are not the
+    published ones, and the trials against the paper's text and the authors' script where
+    the protocol names them (``settings.noise_trials``)."""
+    out = []
+    published = [float(v) for v in DEFAULT_LEVELS[noise.norm]]
+    if list(noise.levels) != published:
+        what = "σ x 255" if noise.norm == "linf" else "ε (ℓ2 norm)"
+        out.append(
+            f"Noise levels {_levels(noise.levels)} ({what}, --levels), not the published "
+            f"{_levels(published)}."
+        )
+    trials = settings.noise_trials
+    if trials is not None:
+        n, paper, code = noise.trials, trials.paper, trials.authors_code
+        said = (
+            ", as the paper's text says"
+            if n == paper
+            else f" (--trials); the paper's text says {paper}"
+        )
+        out.append(
+            f"{n} noise trial{'' if n == 1 else 's'} per image and level{said}; the authors' "
+            f"released script runs {code}."
+        )
+    return out
+
+
+def _levels(levels: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in levels)
+
+
+def prepare(run: Run) -> _Work:
+    spec = run.spec
+    if not spec.mask_variant:
+        raise NoiseError(f"{spec.name} declares no variant with object masks (mask_variant).")
+    columns = (spec.mask_column, ATTRIBUTE_MASKS) if run.options.attributes else (spec.mask_column,)
+    try:
+        ds = run.reader.load(spec.mask_variant, columns=columns, split="test")
+    except (ValueError, FileNotFoundError) as err:  # no such variant, no masks, ...
+        raise NoiseError(
+            "The noise analysis adds noise inside and outside each object's mask"
+            + (" and on each attribute's mask (--attributes)" if run.options.attributes else "")
+            + f", so it needs {spec.mask_variant!r} with its {', '.join(map(repr, columns))} "
+            f"column(s): {err}"
+        ) from None
+    rows = run.subset(len(ds), run.options.max_images, what="images")
+    run.start_model()
+    if run.options.attributes:
+        run.deviations.append(ATTRIBUTE_NOISE)
+    run.deviations += setting_deviations(run.protocol.settings, run.options.noise())
+    return _Work(ds, rows, run.masked_geometry(ds), run.options.noise(), columns)
+
+
+def compute(run: Run, work: _Work) -> dict[str, Any]:
+    skipped: list[dict[str, Any]] = []
+    mask = run.spec.mask_column
+    batches = run.batches(
+        work.ds,
+        work.rows,
+        skipped=skipped,
+        desc="noise",
+        columns=work.columns,
+        geometry=work.geometry,
+        batch_size=decode_chunk(run.batch_size, work.noise.trials),
+    )
+    try:
+        out = noisy_predictions(
+            batches,
+            len(work.rows),
+            run.step,
+            work.noise,
+            run.batch_size,
+            mask,
+            skipped,
+            attributes=ATTRIBUTE_MASKS if ATTRIBUTE_MASKS in work.columns else None,
+            geometry=work.geometry,
+        )
+    except DataError as err:
+        raise NoiseError(f"The noise analysis cannot use the data: {err}") from None
+    if not out["ids"]:
+        raise NoiseError(f"{run.reader.location} [{run.spec.mask_variant}]: no readable image.")
+    return out
+
+
+def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
+    o, levels = run.options, list(work.noise.levels)
+    aggregation = run.protocol.settings.aggregation
+    numbers, frame = summarize(run.spec, out, levels, o.norm, o.trials, o.seed, aggregation)
+    noisy = len(out["ids"]) * len(levels) * 2 * o.trials
+    body = run.body(
+        numbers,
+        variant=run.spec.mask_variant,
+        mask_column=run.spec.mask_column,
+        max_images=o.max_images,
+        image_ids=out["ids"] if o.max_images is not None else None,
+        skipped=out["skipped"],
+        settings=run.settings(
+            amp=run.step.cuda,
+            resized_to=run.resized_to(),
+            geometry=plain_geometry(work.geometry),
+            mask_threshold=MASK_THRESHOLD,
+        ),
+        timing={
+            "noise_seconds": round(run.seconds, 3),
+            "total_seconds": round(run.total_seconds(), 3),
+            "noisy_images": noisy,
+            "noisy_images_per_second": round(noisy / max(run.seconds, 1e-9), 2),
+        },
+    )
+    files = {PER_IMAGE_FILE: lambda path: frame.to_parquet(path, index=False)}
+    return Summary(body, noise_report_section(body), RESULT_KEYS, lambda: files)

@@ -1,0 +1,123 @@
+"""The saliency task's hooks over the runner (see :mod:`hf_bgbench.tasks.saliency`),
+imported at their first call: the task registry and the command line load no torch."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS
+from hf_bgbench.data.sources import DataSourceError
+from hf_bgbench.tasks.common import paper_value_deviations
+from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
+from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
+from hf_bgbench.tasks.saliency.summary import (
+    RESULT_KEYS,
+    saliency_report_section,
+    summarize,
+    write_saliency_files,
+)
+
+log = logging.getLogger(__name__)
+
+
+MAPS = (
+    "grad-cam: ReLU, per-image min-max scaled to [0, 1], bilinear to the input size (= the "
+    "mask's size)"
+)
+
+
+@dataclass
+class _Work:
+    ds: Any
+    rows: list[int]
+    columns: list[str]  # the mask column, and the attribute masks when the data has them
+    geometry: Geometry | None
+
+
+def _load_masked(run: Run) -> Any:
+    """The mask variant with its object masks, and its attribute masks when it has them."""
+    variant, mask = run.spec.mask_variant, run.spec.mask_column
+    try:
+        return run.reader.load(variant, columns=(mask, ATTRIBUTE_MASKS))
+    except DataSourceError as err:
+        if ATTRIBUTE_MASKS not in str(err):
+            raise
+        log.info("%s; per-attribute shares are left out.", err)
+        return run.reader.load(variant, columns=(mask,))
+
+
+def prepare(run: Run) -> _Work:
+    ds = _load_masked(run)
+    rows = run.subset(len(ds), run.options.max_images, what="images")
+    run.start_model().check_gradients()  # before any pass: a VLM has no gradient map
+    run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
+    columns = [c for c in (run.spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]
+    return _Work(ds, rows, columns, run.masked_geometry(ds))
+
+
+def compute(run: Run, work: _Work) -> dict[str, Any]:
+    o, where = run.options, f"{run.reader.location} [{run.spec.mask_variant}]"
+    maps = SaliencyMaps(
+        run.step, run.spec.mask_column, o.target, o.target_layer, o.method, work.geometry, o.gallery
+    )
+    skipped = maps.out["skipped"]
+    batches = run.batches(
+        work.ds,
+        work.rows,
+        skipped=skipped,
+        desc="saliency",
+        columns=work.columns,
+        geometry=work.geometry,
+    )
+    try:
+        for batch in batches:
+            maps.add(batch)
+    except DataError as err:
+        raise DataSourceError(f"{where}: {err}") from None
+    finally:
+        batches.close()
+        maps.close()
+    if skipped:
+        log.warning("%d image(s) could not be read and were skipped.", len(skipped))
+    if not maps.out["ids"]:
+        raise DataSourceError(f"{where}: no readable image.")
+    return maps.out
+
+
+def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
+    o, spec = run.options, run.spec
+    aggregation = run.protocol.settings.aggregation
+    numbers = summarize(
+        spec, out, seed=o.seed, resamples=o.bootstrap_resamples, aggregation=aggregation
+    )
+    subset_ids = out["ids"] if o.max_images is not None else None
+    body = run.body(
+        numbers,
+        variant=spec.mask_variant,
+        mask_column=spec.mask_column,
+        target=o.target,
+        method=o.method,
+        target_layer=out["layer"].describe(),
+        seed=o.seed,
+        subset={"seed": o.seed, "max_images": o.max_images, "ids": subset_ids},
+        skipped=out["skipped"],
+        settings=run.settings(
+            target_rule=target_rule(o.target, run.mapper.restrict),
+            maps=MAPS,
+            resized_to=run.resized_to(),
+            geometry=plain_geometry(work.geometry),
+            bootstrap={"resamples": o.bootstrap_resamples, "seed": o.seed},
+        ),
+        timing={
+            "saliency_seconds": round(run.seconds, 3),
+            "total_seconds": round(run.total_seconds(), 3),
+            "images_per_second": round(len(out["ids"]) / max(run.seconds, 1e-9), 2),
+        },
+    )
+    report = saliency_report_section(body, out["delta"])
+    return Summary(
+        body, report, RESULT_KEYS, lambda: write_saliency_files(out, spec, run.classifier, body)
+    )

@@ -78,6 +78,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             f"{s['label']:<40}{number(s['value'], s['unit']):>8}{unit}  95% CI "
             f"{interval(s['ci95'], s['unit'])}"
             + (f"  n={s['n']}" if s.get("n") is not None else "")
+            + (f" ({s['left_out']})" if s.get("left_out") else "")
         )
     lines += _withheld(doc)
     for table in report["tables"]:
@@ -127,7 +128,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         unit = " points" if s["unit"] == "pts" else ("%" if s["unit"] == "%" else "")
         out += [
             f"**{s.get('short') or s['label']} = {number(s['value'], s['unit'])}{unit}** "
-            f"(95% CI {interval(s['ci95'], s['unit'])})"
+            f"(95% CI {interval(s['ci95'], s['unit'])}"
+            + (f"; n = {s['n']}, {s['left_out']}" if s.get("left_out") else "")
+            + ")"
             + (f" {s['description']}" if s.get("description") else ""),
             "",
         ]

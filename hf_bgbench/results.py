@@ -67,6 +67,7 @@ class Score:
     description: str = ""
     short: str = ""  # column name in the LaTeX row (default: the label)
     latex: bool = True  # part of the LaTeX row
+    left_out: str = ""  # which images ``n`` leaves out and why, said beside it
 
 
 @dataclass

@@ -445,6 +445,10 @@ def test_cli_end_to_end_with_the_bundled_model(release, tmp_path, capsys):
     assert saved["target_layer"] == {"name": "bn2", "layout": "NCHW", "auto": True}
     assert saved["n_images"] == 4 and saved["model"] == "tf_efficientnet_lite0"
     assert len(saved["gallery_ids"]) == 2
+    # the headline's n is of the images of a benchmark class as predicted: the rest are said
+    outside = saved["n_predicted_outside_benchmark"]
+    left_out = f"({outside} of 4 images left out: predicted outside the benchmark's classes)"
+    assert (left_out in printed) == (outside > 0)
     code = main([*argv, "--max-images", "2", "--target-layer", "blocks.9", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "blocks has no submodule '9'" in err and "Traceback" not in err

@@ -214,6 +214,12 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
     n = body["n_images"]
     config = body["variant"]
     class_mean = body["aggregation"] == "class-mean"
+    outside = body["n_predicted_outside_benchmark"]
+    left_out = (
+        f"{outside} of {n} images left out: predicted outside the benchmark's classes"
+        if class_mean and outside
+        else ""
+    )
     scores = []
     for key in MAIN_SCORES:
         label, short, unit = LABELS[key]
@@ -230,6 +236,7 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
                 headline=bool(description),
                 short=short,
                 description=description,
+                left_out=left_out,
             )
         )
     header, cells = ["Model"], [str(body["model"])]
@@ -239,7 +246,6 @@ def saliency_report_section(body: Mapping[str, Any], deltas: Sequence[float]) ->
         cells += [number(body[key], unit), interval(body[f"{key}_ci95"], unit)]
     header += ["classes", "n"]
     cells += [str(body["n_predicted_classes"]), str(n)]
-    outside = body["n_predicted_outside_benchmark"]
     summary = Table(
         "saliency",
         f"Saliency alignment ({HEADINGS[body['aggregation']]}):",

@@ -862,7 +862,44 @@ EDIT = ["edit", "--image", "{data}/a.png", "--mask", "{data}/a_mask.png", "--out
 
 
 # Commands whose arguments are given whole ({data}: the built input, {out}: a fresh folder).
+def _a_full_run_and_a_subset(tmp: Path) -> Path:
+    """Two evaluate runs of one release: A on all of it, B on a seeded subset."""
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    release = _release(tmp)
+    for name, cap in (("a", None), ("b", 5)):
+        model = ColourRuleClassifier()
+        model.model_id = model.resolved = f"colour-rule-{name}"  # two models: two table rows
+        evaluate_model(
+            model,
+            data=str(release),
+            output_dir=tmp / name,
+            max_images=cap,
+            progress=False,
+            num_workers=0,
+            use_cache=False,
+        )
+    return tmp
+
+
+SUBSET_SAID = "A scored all of its data; B scored a seeded subset: at most 5 images per variant"
+
 WHOLE_ARGV_CASES = [
+    (  # fixed: "differ in data fingerprint" alone, the subset unsaid
+        "compare-a-full-run-with-a-subset-says-which-is-the-subset",
+        _a_full_run_and_a_subset,
+        ["compare", "{data}/a", "{data}/b", "--output", "{out}"],
+        2,
+        SUBSET_SAID,
+    ),
+    (
+        "table-of-a-full-run-and-a-subset-says-which-is-the-subset",
+        _a_full_run_and_a_subset,
+        ["table", "{data}/a", "{data}/b", "--output", "{out}"],
+        2,
+        SUBSET_SAID,
+    ),
     (  # fixed: "cannot identify image file <_io.BytesIO object at 0x...>", no file or row
         "validate-names-the-undecodable-image",
         _image_not_an_image,

@@ -25,6 +25,7 @@ from hf_bgbench.report.paired import (
     load_run,
     per_image_values,
     scored_variants,
+    subset_difference,
 )
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import model_head_line, write_json, write_run_folder
@@ -104,9 +105,10 @@ def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     ]
     for what, x, y in checks:
         if x != y:
+            subset = subset_difference(a, b) if what == "data fingerprint" else ""
             raise CompareError(
-                f"The two runs differ in {what}: {x!r} (A) vs {y!r} (B). A paired comparison "
-                f"needs the same {what}; re-run one of them on the other's."
+                f"The two runs differ in {what}: {x!r} (A) vs {y!r} (B).{subset} A paired "
+                f"comparison needs the same {what}; re-run one of them on the other's."
             )
     return notes
 

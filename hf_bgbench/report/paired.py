@@ -25,6 +25,8 @@ __all__ = [
     "per_image_files",
     "per_image_values",
     "scored_variants",
+    "subset_difference",
+    "subset_of",
 ]
 
 
@@ -33,6 +35,26 @@ def scored_variants(doc: Mapping[str, Any]) -> list[str]:
     variant (the results format); [] for a task without variants."""
     variants = doc.get("variants")
     return list(variants) if isinstance(variants, Mapping) else []
+
+
+def subset_of(doc: Mapping[str, Any]) -> str:
+    """How a run is a seeded subset of its data (the departure it recorded: "a seeded
+    subset: ... (--max-images)"), or "" for a run over all of its data."""
+    departures = (doc.get("protocol") or {}).get("departures") or []
+    return next((d for d in departures if "seeded subset" in d), "")
+
+
+def subset_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """A sentence for a refusal between runs whose data differ because one (or each) is a
+    seeded subset of other images; "" when neither is."""
+    sub_a, sub_b = subset_of(a), subset_of(b)
+    if not (sub_a or sub_b) or sub_a == sub_b:
+        return ""
+    said = f"A scored {sub_a or 'all of its data'}; B scored {sub_b or 'all of its data'}"
+    return (
+        f" {said}: a subset holds other images than the full run (or another subset). "
+        "Re-run them the same way: the same --max-* and --seed, or neither."
+    )
 
 
 def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:

@@ -25,7 +25,12 @@ from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.formatting import latex_text
 from hf_bgbench.report.headlines import headline_rows, protocol_of
 from hf_bgbench.report.markdown import WARNED, display_number
-from hf_bgbench.report.paired import CompareError, load_run, scored_variants
+from hf_bgbench.report.paired import (
+    CompareError,
+    load_run,
+    scored_variants,
+    subset_difference,
+)
 from hf_bgbench.report.results_dataset import fetch_run
 from hf_bgbench.results import model_head_line, vlm_tag, write_json, write_run_folder
 
@@ -84,6 +89,8 @@ def _same_measurement(first: tuple[str, Mapping, str], other: tuple[str, Mapping
                 f"{', '.join(variants_b)}), and the fingerprint covers the variants scored: "
                 "re-run one with the other's --variants."
                 if what == "data fingerprint" and variants_a != variants_b
+                else subset_difference(a, b)
+                if what == "data fingerprint"
                 else ""
             )
             raise TableError(

@@ -8,6 +8,7 @@ and what the user reads. The metric modules' bad inputs are in test_metric_modul
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -1290,6 +1291,34 @@ def test_ctrl_c_says_what_is_cached_and_exits_130(tmp_path, monkeypatch, capsys)
     assert code == 130
     assert "interrupted; 4 image(s) cached, re-run the same command to resume" in err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_during_the_text_step_says_what_is_kept_and_what_restarts(
+    tmp_path, monkeypatch, capsys
+):
+    """A zero-shot head's text step stopped half way: nothing of it is kept (the embeddings
+    are cached only when complete) and the message says so, with how far it got."""
+    from hf_bgbench.models import zero_shot
+
+    _open_clip(tmp_path / "model")
+    release = _release(tmp_path)
+    calls = {"n": 0}
+    real = zero_shot.TextTower.encode_text
+
+    def interrupt_on_second_batch(self, tokens, normalize=False):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(self, tokens, normalize=normalize)
+
+    monkeypatch.setattr(zero_shot.TextTower, "encode_text", interrupt_on_second_batch)
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "cache"))
+    argv = ["evaluate", str(tmp_path / "model"), "--data", str(release), "--quiet"]
+    assert main([*argv, "--output", str(tmp_path / "out"), "--workers", "0"]) == 130
+    err = capsys.readouterr().err
+    said = re.search(r"interrupted while embedding the class prompts \((\d+) of 1000 classes", err)
+    assert said and int(said.group(1)) < 1000, err
+    assert "embeds them again" in err and "Traceback" not in err
 
 
 def test_ctrl_c_before_the_cache_is_read_counts_what_earlier_variants_cached(

@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         # other command (a build, a conversion, a download: each resumes on its own terms)
         # or a run stopped before it looked at its cache says nothing it does not know
         cached = getattr(stop, "cached", None)
-        if cached:
+        if getattr(stop, "said", None):  # a step that says what it keeps (the text step)
+            done = f" {stop.said}"
+        elif cached:
             done = f"; {cached} image(s) cached, re-run the same command to resume"
         elif cached == 0:
             done = "; nothing was cached yet"

@@ -44,6 +44,19 @@ RECIPE = (
 CLASSES_PER_BATCH = 10  # open_clip's default: 10 classes x 80 templates = 800 prompts a batch
 
 
+class TextStepInterrupted(KeyboardInterrupt):
+    """Ctrl-C while the class prompts were embedded: ``said`` tells what is kept (nothing:
+    the embeddings are cached only when complete) and what a re-run does again."""
+
+    def __init__(self, done: int, total: int):
+        self.said = (
+            f"while embedding the class prompts ({done} of {total} classes done); the text "
+            "embeddings are cached only when complete, so the same command embeds them again, "
+            "and no image had been scored yet"
+        )
+        super().__init__(self.said)
+
+
 class ZeroShotError(ModelLoadError):
     """Class names or templates that cannot make a zero-shot head (the message says why)."""
 
@@ -308,15 +321,18 @@ def class_embeddings(
                 bar.update(len(out) // per_class)
                 return out
 
-        weights = build_zero_shot_classifier(
-            Counted,
-            tower.tokenize,
-            list(prompts.classnames),
-            list(prompts.templates),
-            num_classes_per_batch=CLASSES_PER_BATCH,
-            device=device,
-            use_tqdm=False,
-        )
+        try:
+            weights = build_zero_shot_classifier(
+                Counted,
+                tower.tokenize,
+                list(prompts.classnames),
+                list(prompts.templates),
+                num_classes_per_batch=CLASSES_PER_BATCH,
+                device=device,
+                use_tqdm=False,
+            )
+        except KeyboardInterrupt:
+            raise TextStepInterrupted(bar.n, len(prompts.classnames)) from None
     weights = weights.detach().float().cpu().contiguous()
     if use_cache:
         _keep(weights, path)

@@ -55,6 +55,9 @@ VLM_DEVIATIONS = (
     "The VLM sees the image as its processor prepares it (transformers' AutoProcessor and chat "
     "template), not through LLaVA's own conversation templates; the question is the authors' "
     "word for word.",
+    "A non-square image is centre-cropped to the processor's square, where LLaVA-1.5's own "
+    "process_images pads it to a square (image_aspect_ratio 'pad'); for square images the two "
+    "are the same.",
 )
 
 AUTHORS = Protocol(

@@ -10,6 +10,7 @@ its folder (``hf_bgbench/benchmarks/<name>/card.py``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,38 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def variant_card_metadata(
+    spec: BenchmarkSpec, folder: str | Path, licence: Mapping[str, str], tags: list[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """(the card's front matter, the variants it holds) of a folder whose configs are the
+    benchmark's variants (the reference one the default): ``licence`` is its ``license``
+    (and ``license_name`` / ``license_link``) entries; features and sizes read back from the
+    shards (:func:`folder_dataset_info`)."""
+    from hf_bgbench.data import hub
+
+    info = folder_dataset_info(folder)
+    names = [v for v in spec.variants if v in info]
+    metadata = {
+        "pretty_name": spec.title,
+        **licence,
+        "task_categories": ["image-classification"],
+        "tags": tags,
+        "size_categories": [size_category(largest_config(info))],
+        "configs": hub.configs_yaml(
+            {n: list(info[n]["splits"]) for n in names}, spec.reference_variant
+        ),
+        "dataset_info": dataset_info_entries(info, names),
+    }
+    return metadata, names
+
+
+def write_card(folder: str | Path, text: str) -> Path:
+    """``folder/README.md`` holding ``text`` (UTF-8)."""
+    path = Path(folder) / "README.md"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def citation_lines(spec: BenchmarkSpec) -> list[str]:

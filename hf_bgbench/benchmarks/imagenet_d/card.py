@@ -10,11 +10,9 @@ from typing import Any
 from hf_bgbench.benchmarks.imagenet_d.facts import SOURCE_REPO
 from hf_bgbench.builders.card import (
     citation_lines,
-    dataset_info_entries,
-    folder_dataset_info,
-    largest_config,
     markdown_table,
-    size_category,
+    variant_card_metadata,
+    write_card,
 )
 from hf_bgbench.data import hub
 from hf_bgbench.spec import BenchmarkSpec
@@ -38,19 +36,7 @@ COLUMNS = [
 
 
 def render_imagenet_d_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | Path) -> str:
-    info = folder_dataset_info(folder)
-    names = [v for v in spec.variants if v in info]
-    metadata = {
-        "pretty_name": spec.title,
-        "license": "mit",
-        "task_categories": ["image-classification"],
-        "tags": TAGS,
-        "size_categories": [size_category(largest_config(info))],
-        "configs": hub.configs_yaml(
-            {n: list(info[n]["splits"]) for n in names}, spec.reference_variant
-        ),
-        "dataset_info": dataset_info_entries(info, names),
-    }
+    metadata, names = variant_card_metadata(spec, folder, {"license": "mit"}, TAGS)
     subsets = report.get("subsets", {})
     rows = [[f"`{n}`", SUBSET_TEXT[n], subsets[n]["rows"], subsets[n]["classes"]] for n in names]
     body = [
@@ -85,6 +71,4 @@ def render_imagenet_d_card(spec: BenchmarkSpec, report: dict[str, Any], folder: 
 
 
 def write_imagenet_d_card(folder: str | Path, spec: BenchmarkSpec, report: dict[str, Any]) -> Path:
-    path = Path(folder) / "README.md"
-    path.write_text(render_imagenet_d_card(spec, report, folder), encoding="utf-8")
-    return path
+    return write_card(folder, render_imagenet_d_card(spec, report, folder))

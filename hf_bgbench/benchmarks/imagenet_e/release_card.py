@@ -15,11 +15,9 @@ from typing import Any
 
 from hf_bgbench.builders.card import (
     citation_lines,
-    dataset_info_entries,
-    folder_dataset_info,
-    largest_config,
     markdown_table,
-    size_category,
+    variant_card_metadata,
+    write_card,
 )
 from hf_bgbench.data import hub
 from hf_bgbench.spec import BenchmarkSpec
@@ -56,26 +54,17 @@ COLUMNS = [
 def render_release_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | Path) -> str:
     """The card; ``report`` has ``edits`` (edit -> {"rows", "folder"}) and ``skipped``
     (reason -> files)."""
-    info = folder_dataset_info(folder)
-    names = [v for v in spec.variants if v in info]
-    metadata = {
-        "pretty_name": spec.title,
+    licence = {
         "license": "other",
         "license_name": "imagenet-terms-of-access",
         "license_link": "https://image-net.org/download",
-        "task_categories": ["image-classification"],
-        "tags": TAGS,
-        "size_categories": [size_category(largest_config(info))],
-        "configs": hub.configs_yaml(
-            {n: list(info[n]["splits"]) for n in names}, spec.reference_variant
-        ),
-        "dataset_info": dataset_info_entries(info, names),
     }
+    metadata, names = variant_card_metadata(spec, folder, licence, TAGS)
     edits = report.get("edits", {})
     rows = [
         [f"`{n}`", EDIT_TEXT.get(n, ""), edits[n]["rows"], f"`{edits[n]['folder']}`"] for n in names
     ]
-    absent = [v for v in spec.variants if v not in info]
+    absent = [v for v in spec.variants if v not in names]
     body = [
         f"# {spec.title}",
         "",
@@ -110,6 +99,4 @@ def render_release_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str
 
 
 def write_release_card(folder: str | Path, spec: BenchmarkSpec, report: dict[str, Any]) -> Path:
-    path = Path(folder) / "README.md"
-    path.write_text(render_release_card(spec, report, folder), encoding="utf-8")
-    return path
+    return write_card(folder, render_release_card(spec, report, folder))

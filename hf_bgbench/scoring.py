@@ -67,10 +67,9 @@ class BenchmarkMetric(Protocol):
 
 
 @dataclass(frozen=True)
-class PairedGap:
-    """``name`` = acc(``minuend``) − acc(``subtrahend``) over the images both variants
-    scored (an image skipped in one is left out of both; the score's ``n`` is their number);
-    95% interval by a seeded paired bootstrap over the same images (``<name>_ci95``)."""
+class AccuracyGap:
+    """What a gap between two variants' accuracies declares: ``name`` = acc(``minuend``) −
+    acc(``subtrahend``), its ``label``, LaTeX column (``short``) and ``description``."""
 
     name: str
     minuend: str
@@ -78,11 +77,19 @@ class PairedGap:
     label: str
     short: str = ""
     description: str = ""
-    headline: bool = False
 
     @property
     def variants(self) -> tuple[str, ...]:
         return (self.minuend, self.subtrahend)
+
+
+@dataclass(frozen=True)
+class PairedGap(AccuracyGap):
+    """An :class:`AccuracyGap` over the images both variants scored (an image skipped in
+    one is left out of both; the score's ``n`` is their number); 95% interval by a seeded
+    paired bootstrap over the same images (``<name>_ci95``)."""
+
+    headline: bool = False
 
     def missing(self) -> dict[str, Any]:
         return {self.name: None, f"{self.name}_ci95": None}
@@ -116,24 +123,14 @@ class PairedGap:
 
 
 @dataclass(frozen=True)
-class UnpairedGap:
-    """``name`` = acc(``minuend``) − acc(``subtrahend``) where the two variants hold
-    different images (ImageNet-D's clean photos against a generated subset). With
+class UnpairedGap(AccuracyGap):
+    """An :class:`AccuracyGap` where the two variants hold different images (ImageNet-D's
+    clean photos against a generated subset). With
     ``same_classes`` the minuend counts only the images of classes the subtrahend holds, so
     a class mix does not pass for a drop. 95% interval: Newcombe's hybrid score interval of
     two independent proportions (``<name>_ci95``); ``<name>_n`` the images on each side."""
 
-    name: str
-    minuend: str
-    subtrahend: str
-    label: str
-    short: str = ""
-    description: str = ""
     same_classes: bool = True
-
-    @property
-    def variants(self) -> tuple[str, ...]:
-        return (self.minuend, self.subtrahend)
 
     def missing(self) -> dict[str, Any]:
         return {self.name: None, f"{self.name}_ci95": None, f"{self.name}_n": None}

@@ -47,6 +47,9 @@ def test_version_and_help_load_no_model_stack():
     hooks, imported at their first call (2 s and 800 MB each otherwise; bench/startup.py)."""
     assert _loads("from hf_bgbench.cli import main; main(['--version'])") == []
     assert _loads("from hf_bgbench.cli import build_parser; build_parser()") == []
+    # a --data that can be nothing is refused before the model stack loads
+    nowhere = "main(['evaluate', 'tf_efficientnet_lite0', '--data', '/nowhere/x/y', '--quiet'])"
+    assert _loads(f"from hf_bgbench.cli import main; assert {nowhere} == 2") == []
 
 
 def test_every_option_has_help():

@@ -60,11 +60,19 @@ def task_options(args: argparse.Namespace) -> dict[str, Any]:
 def run_task_command(args: argparse.Namespace, task: Any) -> dict[str, Any] | None:
     """Run ``task`` as the command line asks; the results document on the main process
     (which wrote the outputs), None on the others of an ``accelerate launch`` run."""
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.data.sources import check_data_argument
+    from hf_bgbench.tasks.options import default_benchmark
+
+    options = task_options(args)  # a --data that can be nothing: refused before torch loads
+    spec = get_benchmark(options.get("benchmark") or default_benchmark())
+    check_data_argument(options.get("data"), spec)
+
     from hf_bgbench.inference.distributed import processes
     from hf_bgbench.tasks.runner import execute
 
     main_process = processes(args.device).is_main  # under `accelerate launch`: one of several
     level = logging.WARNING if main_process else logging.ERROR  # warnings once, not per process
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
-    results = execute(task, args.model, **task_options(args))
+    results = execute(task, args.model, **options)
     return results if main_process else None

@@ -98,7 +98,8 @@ def is_hub_layout(folder: str | Path) -> bool:
 # --------------------------------------------------------------------------- readers
 
 
-def _looks_like_repo_id(data: str) -> bool:
+def looks_like_repo_id(data: str) -> bool:
+    """Whether ``data`` has the form of a Hub dataset id (OWNER/NAME, not a relative path)."""
     parts = data.split("/")
     return len(parts) == 2 and all(parts) and not data.startswith((".", "/", "~"))
 
@@ -194,7 +195,7 @@ class HubDataset(Reader):
 
     @classmethod
     def detect(cls, data: str, spec) -> Reader | None:
-        if Path(data).expanduser().exists() or not _looks_like_repo_id(data):
+        if Path(data).expanduser().exists() or not looks_like_repo_id(data):
             return None
         return cls(data, spec.variants, spec)
 

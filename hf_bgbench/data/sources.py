@@ -21,7 +21,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_bgbench.data.hub import HubDataset, HubFolder
+from hf_bgbench.data.hub import HubDataset, HubFolder, looks_like_repo_id
 from hf_bgbench.data.imagefolder import PhotoFolder
 from hf_bgbench.data.reader import DataSourceError, Reader, quiet_datasets
 from hf_bgbench.data.schema import MASK
@@ -69,7 +69,21 @@ def resolve_source(data: str | Path, spec: BenchmarkSpec, *, hub_only: bool = Fa
             f"--data {data}: the folder is none of the layouts bgbench reads for {spec.name}: "
             f"{layouts}."
         )
-    raise DataSourceError(
+    raise _nowhere(data, spec)
+
+
+def check_data_argument(data: str | Path | None, spec: BenchmarkSpec) -> None:
+    """Refuse at once a ``--data`` that can be nothing: no such path, and not of the form of
+    a Hub dataset id (what :func:`resolve_source` would find only after the model and data
+    stack were loaded)."""
+    if data is None or isinstance(data, Reader) or Path(data).expanduser().exists():
+        return
+    if not looks_like_repo_id(str(data)):
+        raise _nowhere(data, spec)
+
+
+def _nowhere(data: str | Path, spec: BenchmarkSpec) -> DataSourceError:
+    return DataSourceError(
         f"--data {data}: no such folder, and not a Hub dataset id of the form 'owner/name'. "
         f"For {spec.short_name}: {spec.where_data_comes_from()}."
     )

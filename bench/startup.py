@@ -1,6 +1,7 @@
 """Start-up cost of the ``bgbench`` command: wall time and peak memory of commands that load
 no model -- ``--version``, ``--help``, a sub-command's ``--help``, a misspelt flag -- and of
-an unknown model id refused on a machine without a network (the Hub probed once, then the
+a --data that is neither a path nor a Hub id, and an unknown model id refused on a
+machine without a network (the Hub probed once, then the
 local cache only). Each command run ``--rounds`` times in a fresh process; the median.
 
     python bench/startup.py [--rounds 3]
@@ -20,6 +21,7 @@ COMMANDS = {
     "--help": ["--help"],
     "evaluate --help": ["evaluate", "--help"],
     "a misspelt flag": ["evaluate", "--batchsize", "8"],
+    "a --data that can be nothing": ["evaluate", "--data", "/nowhere/x/y", "--quiet"],
     "unknown model id, no network": [
         "evaluate",
         "someone/unknown-model",

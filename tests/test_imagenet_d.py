@@ -259,13 +259,20 @@ def test_vlm_is_asked_the_authors_two_way_question(release, layout, tmp_path, mo
         kept = [v for v in verdicts if v in ("true", "false")]
         assert doc["variants"][subset]["accuracy"] == pytest.approx(kept.count("true") / len(kept))
         assert doc["variants"][subset]["n"] == len(kept)
-        assert doc["unanswered"][subset] == {"unanswered": len(cases) - len(kept), "n": len(cases)}
+        both, neither = verdicts.count("both"), verdicts.count("neither")
+        assert doc["unanswered"][subset] == {
+            "unanswered": len(cases) - len(kept),
+            "n": len(cases),
+            "both": both,
+            "neither": neither,
+        }
     assert (doc["variants"]["background"]["accuracy"], doc["variants"]["material"]["n"]) == (0.5, 1)
     assert doc["vlm"]["protocol"] == "pair" and doc["vlm"]["rule_source"] == "protocol imagenet-d"
     assert doc["protocol"]["departures"] == []
     assert any("greedily" in d for d in doc["protocol"]["deviations"])
     report = (out / "results.md").read_text()
-    assert "left out of the accuracy, as the protocol's authors do): background 0 of 4" in report
+    said = "left out of the accuracy, as the protocol's authors do): background 0 of 4 (both 0, "
+    assert said in report and "material 1 of 2 (both 1, neither 0)" in report
 
 
 def test_vlm_under_bgbench_protocol_is_scored_by_the_vlm_options(release, tmp_path):

@@ -291,10 +291,14 @@ def unanswered_counts(label_space: Any, predictions: Mapping[str, pd.DataFrame])
     if not names or names[-1] != NO_ANSWER:
         return {}
     index = len(names) - 1
-    return {
+    counts = {
         v: {"unanswered": int((f["pred_model"] == index).sum()), "n": len(f)}
         for v, f in predictions.items()
     }
+    for v, f in predictions.items():  # a two-way question's: which of both or neither
+        if "verdict" in f:
+            counts[v] |= {k: int((f["verdict"] == k).sum()) for k in ("both", "neither")}
+    return counts
 
 
 def answered_only(label_space: Any, predictions: Mapping[str, pd.DataFrame]) -> dict:
@@ -317,7 +321,11 @@ def answered_only(label_space: Any, predictions: Mapping[str, pd.DataFrame]) -> 
 def unanswered_note(counts: Mapping[str, Mapping[str, int]], left_out: bool = False) -> str:
     """The report's sentence on the images that got no answer (counted as wrong, or left
     out of the accuracy when the rule says so)."""
-    parts = ", ".join(f"{v} {c['unanswered']} of {c['n']}" for v, c in counts.items())
+    parts = ", ".join(
+        f"{v} {c['unanswered']} of {c['n']}"
+        + (f" (both {c['both']}, neither {c['neither']})" if "both" in c else "")
+        for v, c in counts.items()
+    )
     if left_out:
         return (
             f"No answer (left out of the accuracy, as the protocol's authors do): {parts} -- "

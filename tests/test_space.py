@@ -972,3 +972,24 @@ def test_a_step_whose_first_batches_are_slow_is_not_stopped_when_its_pace_fits()
         now[0] = 4.0 * n
         slow.bar("in9/original", n, 1000)
     assert slow.cannot_finish(180, settle=30).startswith("The job was stopped early")
+
+
+@pytest.mark.parametrize(
+    "allow_list, offered, first",
+    [
+        ("in9-local=/srv/in9", ["in9"], "in9"),
+        ("imagenet-d=zcs15/ImageNet-D", ["imagenet-d"], "imagenet-d"),
+        ("in9=bgbench/in9,rival10=bgbench/rival10", ["in9", "rival10"], "in9"),
+    ],
+)
+def test_the_benchmark_menus_offer_what_the_allow_list_holds(
+    allow_list, offered, first, monkeypatch
+):
+    """A benchmark the operator listed no dataset for is not offered (its menu would lead
+    only to "no data"); the page starts on the default benchmark when it is offered."""
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", allow_list)
+    demo = build_demo()
+    menus = [b for b in demo.blocks.values() if getattr(b, "label", None) == "Benchmark"]
+    held = [m for m in menus if [v for _, v in m.choices] == offered]
+    assert len(held) == 3  # Score, Explore, Compare (the leaderboard lists every benchmark)
+    assert all(m.value == first for m in held)

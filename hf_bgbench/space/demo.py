@@ -15,13 +15,12 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.space import jobs
 from hf_bgbench.space.inputs import offer_datasets
 from hf_bgbench.space.safety import datasets_for
-from hf_bgbench.space.settings import CONCURRENCY, QUEUE_SIZE, allowed
+from hf_bgbench.space.settings import CONCURRENCY, QUEUE_SIZE, allowed, start_benchmark
 from hf_bgbench.space.tab_compare import build_compare_tab, offer_compare_tasks
 from hf_bgbench.space.tab_explore import build_explore_tab, explore_job, images_of, offer_pairs
 from hf_bgbench.space.tab_leaderboard import build_leaderboard_tab, leaderboard, offer_board_tasks
 from hf_bgbench.space.tab_report import build_report_tab, report_job
 from hf_bgbench.space.tab_score import SCORE_IDLE, build_score_tab, on_benchmark, score_job
-from hf_bgbench.tasks.options import default_benchmark
 
 CSS = """
 #job-status { min-height: 3.2em; padding: 0.4em 0.8em; border-radius: 6px;
@@ -49,7 +48,7 @@ CSS = """
 def build_demo() -> gr.Blocks:
     """The Space's ``gr.Blocks``, queued (``CONCURRENCY`` jobs at a time, ``QUEUE_SIZE``
     waiting), not launched; the checks read its queue (:func:`hf_bgbench.space.jobs.serve`)."""
-    start = get_benchmark(default_benchmark())
+    start = get_benchmark(start_benchmark())
     names = datasets_for(allowed(), start.name)
     first = names[0] if names else None
     every_name = list(allowed())  # the API's choices; the page shows those of its benchmark

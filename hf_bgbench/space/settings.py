@@ -66,6 +66,25 @@ def allowed() -> dict[str, AllowedDataset]:
     )
 
 
+def offered_benchmarks() -> list[str]:
+    """The benchmarks the page offers: those with an allow-listed dataset (every registered
+    one when none has: the page then says there is no data, instead of showing nothing)."""
+    from hf_bgbench.space.safety import datasets_for
+
+    names = list_benchmarks()
+    listed = allowed()
+    return [b for b in names if datasets_for(listed, b)] or names
+
+
+def start_benchmark() -> str:
+    """The benchmark the page shows first: the default one when offered, else the first."""
+    offered = offered_benchmarks()
+    from hf_bgbench.tasks.options import default_benchmark
+
+    preferred = default_benchmark()
+    return preferred if preferred in offered else offered[0]
+
+
 def leaderboard_dir() -> Path:
     """The folder of the leaderboard's ``rows.jsonl``."""
     return Path(os.environ.get(LEADERBOARD_DIR_ENV) or cache_root() / "space_leaderboard")

@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.report.paired import comparable_tasks
 from hf_bgbench.space import jobs
 from hf_bgbench.space.compare import compare_folders, run_folders
@@ -27,7 +27,7 @@ from hf_bgbench.space.inputs import (
 from hf_bgbench.space.progress import JobStatus
 from hf_bgbench.space.reproduce import data_argument, reproduce_markdown, task_command
 from hf_bgbench.space.safety import SpaceRefusal, check_model_id, visitor_message
-from hf_bgbench.space.settings import job_seconds, run_output_dir
+from hf_bgbench.space.settings import job_seconds, offered_benchmarks, run_output_dir
 from hf_bgbench.spec import BenchmarkSpec
 
 COMPARE_IDLE, COMPARE_BUSY = "Compare", "Comparing…"
@@ -163,7 +163,7 @@ def build_compare_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
                 label="Model B", value="tf_efficientnet_lite1", elem_id="compare-model-b"
             )
         with gr.Row():
-            benchmark = gr.Dropdown(list_benchmarks(), value=start.name, label="Benchmark")
+            benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
             data = gr.Dropdown(every_name, value=first, label="Dataset")
             task = gr.Radio(every_task(comparable=True), value=start.tasks[0], label="Task")
         with gr.Row():

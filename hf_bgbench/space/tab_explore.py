@@ -31,7 +31,12 @@ from hf_bgbench.space.safety import (
     resolve_dataset,
     visitor_message,
 )
-from hf_bgbench.space.settings import EXPLORE_CONCURRENCY, JOB_SECONDS, allowed
+from hf_bgbench.space.settings import (
+    EXPLORE_CONCURRENCY,
+    JOB_SECONDS,
+    allowed,
+    offered_benchmarks,
+)
 from hf_bgbench.spec import BenchmarkSpec
 
 FLIPS_IDLE = "Show the images behind the gap"
@@ -211,7 +216,7 @@ def build_explore_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
             model = gr.Textbox(
                 label=MODEL_LABEL, value="tf_efficientnet_lite0", elem_id="explore-model"
             )
-            benchmark = gr.Dropdown(list_benchmarks(), value=start.name, label="Benchmark")
+            benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
             data = gr.Dropdown(every_name, value=first, label="Dataset")
         with gr.Row(equal_height=True):
             # any id is accepted (and checked by the job): the API's callers name theirs

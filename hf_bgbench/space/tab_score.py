@@ -49,6 +49,7 @@ from hf_bgbench.space.settings import (
     allowed,
     job_seconds,
     leaderboard_dir,
+    offered_benchmarks,
     run_output_dir,
     takes_variants,
     task_options,
@@ -221,7 +222,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             )
             dataset = gr.Dropdown(every_name, value=first, label="Dataset")
         with gr.Row():
-            benchmark = gr.Dropdown(list_benchmarks(), value=start.name, label="Benchmark")
+            benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
             task = gr.Radio(every_task(), value=start.tasks[0], label="Task")
         variants = gr.CheckboxGroup(
             _every_variant(),

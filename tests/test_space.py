@@ -993,3 +993,18 @@ def test_the_benchmark_menus_offer_what_the_allow_list_holds(
     held = [m for m in menus if [v for _, v in m.choices] == offered]
     assert len(held) == 3  # Score, Explore, Compare (the leaderboard lists every benchmark)
     assert all(m.value == first for m in held)
+
+
+def test_the_api_lists_what_a_visitor_calls_with_defaults_that_belong_together(space):
+    """The "Use via API" page lists the six visitor endpoints, not the page's own callbacks
+    (menus, checks, the status line), and each one's defaults name one benchmark's things."""
+    from hf_bgbench.space.demo import PUBLIC_ENDPOINTS
+    from hf_bgbench.space.flips import flip_pairs
+
+    info = build_demo().get_api_info()["named_endpoints"]
+    assert sorted(info) == sorted(f"/{name}" for name in PUBLIC_ENDPOINTS)
+    defaults = {
+        p["parameter_name"]: p.get("parameter_default") for p in info["/flips"]["parameters"]
+    }
+    pairs = [p.name for p in flip_pairs(get_benchmark(defaults["benchmark"]))]
+    assert defaults["pair_name"] in pairs

@@ -83,6 +83,19 @@ def build_demo() -> gr.Blocks:
         scoring.then(leaderboard, board.filters, board.boards, queue=False)
         jobs.stop_button(score.stop, scoring, score.status, score.run, SCORE_IDLE)
         report_job(report)
+    document_only_what_visitors_call(demo)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     jobs.serve(demo)
     return demo
+
+
+PUBLIC_ENDPOINTS = ("score", "explore", "flips", "compare_models", "report_card", "leaderboard")
+"""The API a visitor's script calls (the Space's "Use via API" page lists these alone); the
+page's own callbacks (menus, checks, the status line) stay callable by the page, undocumented."""
+
+
+def document_only_what_visitors_call(demo: gr.Blocks) -> None:
+    """Every event but :data:`PUBLIC_ENDPOINTS` undocumented in the API."""
+    for fn in demo.fns.values():
+        if fn.api_name not in PUBLIC_ENDPOINTS:
+            fn.api_visibility = "undocumented"

@@ -239,7 +239,14 @@ def build_explore_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
             "background's source photo when the dataset records it."
         )
         with gr.Row(equal_height=True):
-            pair = gr.Dropdown(_every_pair(), label="Gap", scale=4, elem_id="flip-pair")
+            shown = flip_pairs(start)  # the start benchmark's first, as its menus show
+            pair = gr.Dropdown(
+                _every_pair(),
+                value=shown[0].name if shown else None,
+                label="Gap",
+                scale=4,
+                elem_id="flip-pair",
+            )
             pair_run = gr.Button(FLIPS_IDLE, variant="primary", scale=1, elem_id="flip-button")
         pair_summary = gr.Markdown(elem_id="flips-summary")
         pair_images = gr.HTML(elem_id="flips")

@@ -328,6 +328,16 @@ def phone_layout_problems(page, where: str) -> list[str]:
             .map(t => t.id || t.className || t.tagName)"""
     )
     problems += [f"{where}: cut off: {c}" for c in cut]
+    behind = page.evaluate(
+        "() => [...document.querySelectorAll('.overflow-dropdown button')].map(b => b.innerText)"
+    )
+    problems += [f"{where}: tab behind the 'more' menu: {t!r}" for t in behind]
+    clipped = page.evaluate(
+        """() => [...document.querySelectorAll('#explore-gallery .caption-label')]
+            .filter(c => c.offsetParent && c.scrollWidth > c.clientWidth + 1)
+            .map(c => c.innerText)"""
+    )
+    problems += [f"{where}: caption cut: {c!r}" for c in clipped]
     return problems
 
 

@@ -152,7 +152,8 @@ def test_score_the_bundled_model_in_a_browser(reports_server, browser):
 
 def test_compare_flips_and_a_phone(reports_server, browser):
     """The Compare tab pairs two models (a run this Space finished is reused; the other is
-    scored); Explore shows the images behind BG-GAP; each at 1280 and 390 px wide."""
+    scored); Explore shows an image in every variant and the images behind BG-GAP; each at
+    1280 and 390 px wide."""
     from playwright.sync_api import expect
 
     server, shots = reports_server, reports_server.folder
@@ -176,6 +177,13 @@ def test_compare_flips_and_a_phone(reports_server, browser):
     at_width(page, WIDTH)
 
     page.get_by_role("tab", name="Explore").click()
+    page.get_by_role("button", name="Show every variant").click()
+    expect(page.locator("#explore-gallery img")).to_have_count(8, timeout=LONG)
+    shot(page, shots, "space_explore_1280.png")
+    at_width(page, PHONE)  # two tiles a row, whole captions, every tab on the bar
+    problems += phone_layout_problems(page, "explore")
+    shot(page, shots, "space_explore_390.png")
+    at_width(page, WIDTH)
     page.get_by_role("button", name="Show the images behind the gap").click()
     summary = page.locator("#flips-summary")
     expect(summary).to_contain_text("points over 18 images", timeout=LONG)

@@ -34,6 +34,11 @@ CSS = """
   max-width: 100%; }
 #report th { overflow-wrap: anywhere; }
 .bgbench-scroll { overflow-x: auto; max-width: 100%; }
+/* Explore's tiles: every row shown (no box of fixed height to scroll in), each caption --
+   the mark, the class, the confidence -- whole, on as many lines as it takes */
+#explore-gallery .grid-wrap { height: auto !important; max-height: none !important; }
+#explore-gallery .caption-label { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; max-width: none !important; }
 /* a phone: a table keeps its columns readable and scrolls sideways (a header squeezed to
    one character per line reads as nothing); the boards keep a width their columns fit */
 @media (max-width: 640px) {
@@ -41,6 +46,11 @@ CSS = """
     overflow-wrap: normal; white-space: nowrap; }
   #leaderboard .table-container, #leaderboard-other .table-container { overflow-x: auto; }
   #leaderboard .table-wrap, #leaderboard-other .table-wrap { min-width: 960px; }
+  /* two tiles a row, wide enough for their captions */
+  #explore-gallery .grid-container { grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }
+  /* every tab's name on the bar, none behind a "more" menu: Gradio moves a tab there when
+     the bar's buttons, measured with these same styles, do not fit */
+  .tab-wrapper .tab-container button { padding: 0.3em 0.45em; font-size: 0.8em; }
 }
 """
 

@@ -338,6 +338,12 @@ def phone_layout_problems(page, where: str) -> list[str]:
             .map(c => c.innerText)"""
     )
     problems += [f"{where}: caption cut: {c!r}" for c in clipped]
+    names = page.evaluate(
+        """() => [...document.querySelectorAll('.filename .stem')]
+            .filter(s => s.offsetParent && s.scrollWidth > s.clientWidth + 1)
+            .map(s => s.innerText)"""
+    )
+    problems += [f"{where}: download name cut: {n!r}" for n in names]
     return problems
 
 

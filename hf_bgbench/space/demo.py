@@ -39,6 +39,11 @@ CSS = """
 #explore-gallery .grid-wrap { height: auto !important; max-height: none !important; }
 #explore-gallery .caption-label { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; max-width: none !important; }
+/* a download's whole name, on two lines if it must (Gradio cuts the middle of a long one:
+   mixed_same.parquet and mixed_rand.parquet both read "mixed… .parquet") */
+.filename { flex-wrap: wrap !important; overflow: visible !important; }
+.filename .stem { white-space: normal !important; overflow: visible !important;
+  overflow-wrap: anywhere; min-width: 0; }
 /* a phone: a table keeps its columns readable and scrolls sideways (a header squeezed to
    one character per line reads as nothing); the boards keep a width their columns fit */
 @media (max-width: 640px) {

@@ -90,7 +90,7 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
     assert gap["verdict"].startswith("A relies on backgrounds less than B: BG-GAP")
     assert gap["verdict"] in out["report"] and "<img " in out["plot"]
     # the same numbers as the command line's `bgbench compare` over the same two runs
-    options = settings.task_options("evaluate", inputs.variants_of("in9-local", "in9"), False)
+    options = settings.task_options("evaluate", inputs.default_variants("in9-local", "in9"), False)
     options["benchmark"] = "in9"
     a, b = (jobs.FINISHED.find("evaluate", m, "in9-local", options) for m in RULES)
     assert main(["compare", str(a.folder), str(b.folder), "--output", str(tmp_path / "c")]) == 0
@@ -112,20 +112,18 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
 
 
 def test_compare_reuses_the_runs_this_space_finished(space):
-    from tests.in9_fixture import VARIANTS
-
+    """Score's default run (the variants the headline reads) serves Compare, which scores
+    those same variants and says so, instead of every variant the dataset holds."""
+    ticked = inputs.default_variants("in9-local", "in9")
+    assert ticked == ["original", "mixed_same", "mixed_rand"]
     score = tab_score.score(
-        "tf_efficientnet_lite0",
-        "in9-local",
-        list(VARIANTS),
-        False,
-        "in9",
-        "evaluate",
-        progress=_quiet,
+        "tf_efficientnet_lite0", "in9-local", ticked, False, "in9", "evaluate", progress=_quiet
     )
     _final(score)
     assert len(space.job_calls) == 1
-    _compared()
+    out = _compared()
+    assert "Done in" in out["status"], out["status"]
+    assert space.job_calls[-1] == ("evaluate", "tf_efficientnet_lite1", sorted(ticked))
     assert [m for _, m, _ in space.job_calls] == ["tf_efficientnet_lite0", "tf_efficientnet_lite1"]
     _compared()  # both runs known now: nothing is scored again
     assert len(space.job_calls) == 2

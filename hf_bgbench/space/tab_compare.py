@@ -18,11 +18,11 @@ from hf_bgbench.space.display import figures_html
 from hf_bgbench.space.inputs import (
     checked_inputs,
     default_task,
+    default_variants,
     every_task,
     hidden_paths,
     offer_datasets,
     task_choices,
-    variants_of,
 )
 from hf_bgbench.space.progress import JobStatus
 from hf_bgbench.space.reproduce import data_argument, reproduce_markdown, task_command
@@ -92,10 +92,12 @@ def compare_models(
         b, _, note_b = checked_inputs(model_b, dataset, benchmark)
         if a.model_id == b.model_id:
             raise SpaceRefusal("Enter two different models to compare.")
-        held = variants_of(dataset, benchmark)
+        # the variants a Score run ticks by default (the headline's): one that run scored
+        # is reused, not scored again on every variant the dataset holds
+        held = default_variants(dataset, benchmark)
         runs = []
         for side, model in (("A", a), ("B", b)):
-            status.stage(f"scoring {side}: {model.model_id} ({task})")
+            status.stage(f"scoring {side}: {model.model_id} ({task} on {', '.join(held)})")
             progress(0.05, desc=f"scoring {model.model_id}")
             yield update()
             got = yield from jobs.finished_run(
@@ -153,7 +155,9 @@ def build_compare_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
             "Model A against model B on the same images (the `bgbench compare` "
             "command): each score's difference A − B with a paired 95% bootstrap "
             "interval over the images both scored, a verdict in words and a forest "
-            "plot. A model's run is reused when this Space has scored it already."
+            "plot. The variants are those the Score tab ticks by default (the ones the "
+            "benchmark's headline reads, e.g. IN-9's original, mixed_same and mixed_rand), so "
+            "a model this Space has scored there is not scored again; the report names them."
         )
         with gr.Row():
             model_a = gr.Textbox(

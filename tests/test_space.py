@@ -307,10 +307,16 @@ def test_a_client_that_reads_no_update_loses_its_job(process_jobs, monkeypatch):
 
 
 def test_space_reports_errors_to_the_user(space):
+    """A job that cannot go on says so in its tab's status line, and its error (what an API
+    caller gets) shows no toast: on a phone one covered the other tabs' names."""
     import gradio as gr
 
-    with pytest.raises(gr.Error, match="Pick at least one variant"):
-        _final(tab_score.score("tf_efficientnet_lite0", "in9-local", [], False, progress=_quiet))
+    shown = []
+    with pytest.raises(gr.Error, match="Pick at least one variant") as info:
+        for update in tab_score.score("tf_efficientnet_lite0", "in9-local", [], False):
+            shown.append(update[0])
+    assert shown[-1].startswith("**Stopped:** Pick at least one variant")
+    assert info.value.visible is False
     assert isinstance(build_demo(), gr.Blocks)
 
 
@@ -802,8 +808,9 @@ def test_explore_refuses_what_it_must(space, monkeypatch, model, dataset, image,
     import gradio as gr
 
     _explore_in_process(monkeypatch)
-    with pytest.raises(gr.Error, match=said):
+    with pytest.raises(gr.Error, match=said) as info:
         _final(tab_explore.explore(model, dataset, "in9", image, progress=_quiet))
+    assert info.value.visible is False  # said on the tab's own line, no toast
 
 
 def test_a_hub_id_in_the_allow_list_is_never_read_as_a_folder(tmp_path, monkeypatch):

@@ -145,9 +145,10 @@ def test_compare_reuses_the_runs_this_space_finished(space):
 def test_compare_refuses_what_it_must(space, a, b, said):
     import gradio as gr
 
-    with pytest.raises(gr.Error, match=said):
+    with pytest.raises(gr.Error, match=said) as info:
         _compared(a, b)
     assert space.job_calls == []
+    assert info.value.visible is False  # said on the tab's status line, no toast
 
 
 def test_the_flips_are_the_images_behind_bg_gap(space):

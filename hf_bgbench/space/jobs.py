@@ -83,6 +83,14 @@ def use_zero_gpu(gpu: Callable[..., Any]) -> None:
     ZERO_GPU = True
 
 
+def stopped(message: str) -> gr.Error:
+    """The error a tab's job ends with when it cannot go on: the message is already the
+    tab's own status line ("Stopped: ..."), so it shows no toast -- on a phone a toast
+    covers the other tabs' names, and it outlives the tab it belongs to; an API caller
+    still gets the error."""
+    return gr.Error(message, duration=None, visible=False, print_exception=False)
+
+
 def time_limit_hint(task: str, options: dict[str, Any] | None = None) -> str:
     """What a visitor can change when ``task`` runs out of time (with its ``options``: a
     benchmark whose protocol trains a head for each model gets the label map that needs

@@ -114,7 +114,7 @@ def compare_models(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, idle)
-        raise gr.Error(message, duration=None, print_exception=False) from None
+        raise jobs.stopped(message) from None
     folders = run_folders(task)
     data, data_note = data_argument(entry)
     commands = [

@@ -109,7 +109,7 @@ def explore(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield gr.skip(), f"**Stopped:** {message}"
-        raise gr.Error(message, duration=None, print_exception=False) from None
+        raise jobs.stopped(message) from None
     yield [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
 
 
@@ -174,7 +174,7 @@ def flips(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield f"**Stopped:** {message}", skip
-        raise gr.Error(message, duration=None, print_exception=False) from None
+        raise jobs.stopped(message) from None
     summary += "".join(f"\n\n> {n}" for n in [note] if n)
     summary += "\n\n" + reproduce_section(task, model.model_id, entry, options)
     yield summary, f'<div class="bgbench-scroll">{shown}</div>'

@@ -97,7 +97,7 @@ def report_card(
     except Exception as err:
         message = visitor_message(err, hidden)
         yield (f"**Stopped:** {message}", skip, skip, skip, idle)
-        raise gr.Error(message, duration=None, print_exception=False) from None
+        raise jobs.stopped(message) from None
     section = report_section(out, hidden)
     covered = {e.benchmark for e in offered}
     missing = [

@@ -150,7 +150,7 @@ def score(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
-        raise gr.Error(message, duration=None, print_exception=False) from None
+        raise jobs.stopped(message) from None
     stem = get_task(task).stem
     notes = [n for n in (note, record_run(results, entry.name)) if n]
     public = public_document(results, hidden_paths(entry))

@@ -1015,3 +1015,39 @@ def test_the_api_lists_what_a_visitor_calls_with_defaults_that_belong_together(s
     }
     pairs = [p.name for p in flip_pairs(get_benchmark(defaults["benchmark"]))]
     assert defaults["pair_name"] in pairs
+
+
+def test_the_status_clock_ticks_while_the_model_is_checked(space, monkeypatch):
+    """A slow check (a model's size read from the Hub) keeps redrawing the status line, its
+    clock moving, instead of freezing it until the check returns."""
+    import threading
+
+    import gradio as gr
+
+    from hf_bgbench.space.safety import SpaceRefusal
+
+    release = threading.Event()
+    clock = iter(range(1000))
+
+    def slow_check(*args):
+        release.wait(30)
+        raise SpaceRefusal("checked")
+
+    monkeypatch.setattr(tab_score, "checked_inputs", slow_check)
+    monkeypatch.setattr(jobs, "TICK_SECONDS", 0.01)
+
+    class Counted(tab_score.JobStatus):  # a clock that moves a second each time it is read
+        def __init__(self, title, limit):
+            super().__init__(title, limit, clock=lambda: float(next(clock)))
+
+    monkeypatch.setattr(tab_score, "JobStatus", Counted)
+    seen = []
+    with pytest.raises(gr.Error, match="checked"):
+        for update in tab_score.score("tf_efficientnet_lite0", "in9-local", ["original"], False):
+            seen.append(update[0])
+            if len(seen) == 4:
+                release.set()  # three redraws while the check ran: let it end
+    checking = [s for s in seen[:4] if "Now: checking the model and the dataset" in s]
+    assert len(checking) == 4
+    times = [s.split("\n\n")[2] for s in checking]
+    assert len(set(times)) == 4  # a different time on each redraw

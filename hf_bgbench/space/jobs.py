@@ -18,8 +18,9 @@ runs, is queued, is refused and is followed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+import threading
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, TypeVar
 
 import gradio as gr
 
@@ -51,6 +52,8 @@ from hf_bgbench.space.settings import (
 )
 from hf_bgbench.tasks import run_task
 
+T = TypeVar("T")
+
 TICK = 1.0  # seconds between two status updates of a running job
 JOB_GROUP, EXPLORE_GROUP = "score-job", "explore-job"
 UNREAD_MESSAGES = 5  # updates a client leaves unread before it counts as not listening
@@ -81,6 +84,32 @@ def use_zero_gpu(gpu: Callable[..., Any]) -> None:
     run_job = gpu(duration=JOB_SECONDS)(run_job)
     run_explore = gpu(duration=EXPLORE_SECONDS)(run_explore)
     ZERO_GPU = True
+
+
+TICK_SECONDS = 1.0  # how often the status line is redrawn while a check runs
+
+
+def ticking(work: Callable[[], T], update: Callable[[], Any]) -> Generator[Any, None, T]:
+    """``work()`` run in a thread while the caller's generator yields ``update()`` every
+    :data:`TICK_SECONDS`: the status line's clock keeps moving through a slow check (a
+    model's size read from the Hub); ``work``'s result, or its exception raised here."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as err:  # raised in the caller's thread, as it was
+            box["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(TICK_SECONDS)
+        if thread.is_alive():
+            yield update()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def stopped(message: str) -> gr.Error:

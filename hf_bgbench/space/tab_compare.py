@@ -88,8 +88,12 @@ def compare_models(
                 f"Compare pairs the tasks {', '.join(comparable_tasks())} image by image; "
                 f"{task} has no per-image scores."
             )
-        a, entry, note_a = checked_inputs(model_a, dataset, benchmark)
-        b, _, note_b = checked_inputs(model_b, dataset, benchmark)
+        a, entry, note_a = yield from jobs.ticking(
+            lambda: checked_inputs(model_a, dataset, benchmark), update
+        )
+        b, _, note_b = yield from jobs.ticking(
+            lambda: checked_inputs(model_b, dataset, benchmark), update
+        )
         if a.model_id == b.model_id:
             raise SpaceRefusal("Enter two different models to compare.")
         # the variants a Score run ticks by default (the headline's): one that run scored

@@ -119,7 +119,9 @@ def score(
         if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
             raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
         progress(0, desc="checking the model and the dataset")
-        model, entry, note = checked_inputs(model_text, dataset, benchmark)
+        model, entry, note = yield from jobs.ticking(
+            lambda: checked_inputs(model_text, dataset, benchmark), update
+        )
         data = allowed_data(entry, spec)
         out = run_output_dir()
         # the benchmark's order, as every table and grid of the report shows them

@@ -747,6 +747,34 @@ def test_a_vlm_hub_model_is_scored_by_the_default_rule(space, tmp_path, monkeypa
     results = json.loads(files["results.json"].read_text())
     assert results["vlm"]["protocol"] == "likelihood"
     assert results["model_resolved"] == f"transformers:someone/tiny-vlm@{'a' * 40}"
+    # the visitor's rule (Score tab, or the API's vlm_rule) reaches the task and the command
+    outputs = list(
+        tab_score.score(
+            "someone/tiny-vlm",
+            "in9-local",
+            ["mixed_same"],
+            False,
+            vlm_rule="open",
+            progress=lambda *a, **k: None,
+        )
+    )
+    out = dict(zip(SCORE_OUTPUTS, outputs[-1], strict=True))
+    files = {Path(f).name: Path(f) for f in out["files"]}
+    assert json.loads(files["results.json"].read_text())["vlm"]["protocol"] == "open"
+    assert "--vlm-protocol open" in out["report"] and "open rule" in out["report"]
+    # ... and a model that is no VLM is told the rule is not its own
+    _colour_rule(monkeypatch)
+    with pytest.raises(gr.Error, match="the VLM rule applies only to generative"):
+        _final(
+            tab_score.score(
+                "tf_efficientnet_lite0",
+                "in9-local",
+                ["original"],
+                False,
+                vlm_rule="choice",
+                progress=_quiet,
+            )
+        )
 
 
 def test_the_space_takes_no_zero_shot_classes_or_templates_from_a_visitor(space):

@@ -45,11 +45,29 @@ def busy_server(launch, in9_release):
 
 
 def _noise(dataset: str = "in9-local") -> list:
-    return ["tf_efficientnet_lite0", dataset, ["original"], False, "in9", "noise", "auto"]
+    return [
+        "tf_efficientnet_lite0",
+        dataset,
+        ["original"],
+        False,
+        "in9",
+        "noise",
+        "auto",
+        "likelihood",
+    ]
 
 
 def _evaluate() -> list:
-    return ["tf_efficientnet_lite0", "in9-local", ["original"], False, "in9", "evaluate", "auto"]
+    return [
+        "tf_efficientnet_lite0",
+        "in9-local",
+        ["original"],
+        False,
+        "in9",
+        "evaluate",
+        "auto",
+        "likelihood",
+    ]
 
 
 def _running_job(server, workers: bool = True) -> tuple[int, set[int]]:
@@ -140,7 +158,7 @@ def test_one_job_per_client_and_a_full_queue_still_loads_the_page(busy_server, b
         assert status == 422, (forged, body)
         assert "You already have a scoring job waiting or running" in json.dumps(body)
     # a model id the checks refuse is refused at once, before the queue, while a job runs
-    bad = ["/etc/passwd", "in9-local", ["original"], False, "in9", "evaluate", "auto"]
+    bad = ["/etc/passwd", "in9-local", ["original"], False, "in9", "evaluate", "auto", "likelihood"]
     status, body = busy_server.join("score", bad, "127.0.0.13", "bad-id")
     assert status == 422 and "paths and links are refused" in json.dumps(body), body
     assert len(busy_server.jobs()) == 1

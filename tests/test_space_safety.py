@@ -183,7 +183,8 @@ def test_cli_advice_becomes_plain_words():
     )
     message = visitor_message(err)
     assert "--" not in message and "`" not in message and "bgbench download" not in message
-    assert "with the dataset" in message and "a label map (not available in this Space)" in message
+    # the Score tab offers a label map (and a VLM rule): named as its control
+    assert "with the dataset" in message and "with the label map" in message
     assert message.endswith("Try again.")
 
 

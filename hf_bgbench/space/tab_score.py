@@ -12,6 +12,7 @@ from typing import Any
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.models.vlm.settings import VLM_PROTOCOLS
 from hf_bgbench.render import render_markdown
 from hf_bgbench.space import jobs
 from hf_bgbench.space.display import (
@@ -60,6 +61,7 @@ from hf_bgbench.tasks.options import LABEL_MAPS, default_benchmark
 
 SAMPLES = 6  # images per variant shown after a run
 SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
+VLM_DEFAULT_RULE = VLM_PROTOCOLS[0]  # likelihood, the library's default
 
 
 def one_score_per_client(
@@ -70,10 +72,12 @@ def one_score_per_client(
     benchmark: Any,
     task: Any,
     label_map: Any = None,
+    vlm_rule: Any = None,
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
-    """The Score button's validator (Gradio runs it before the job is queued)."""
-    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 7, model_text)
+    """The Score button's validator (Gradio runs it before the job is queued): one
+    verdict per input of :func:`score`."""
+    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 8, model_text)
 
 
 def score(
@@ -84,11 +88,13 @@ def score(
     benchmark: str | None = None,
     task: str | None = None,
     label_map: str = "auto",
+    vlm_rule: str = VLM_DEFAULT_RULE,
     request: gr.Request = None,  # type: ignore[assignment]
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
 ) -> Iterator[tuple[Any, ...]]:
     """Check the inputs, run ``task`` (None: the benchmark's first) of ``benchmark`` on the
-    allow-listed ``dataset`` (``label_map``: how the model's outputs become the benchmark's
+    allow-listed ``dataset`` (``vlm_rule``: how a generative VLM's answer becomes class
+    scores, ``--vlm-protocol``; ``label_map``: how the model's outputs become the benchmark's
     labels, ``--label-map``), add a full run to the leaderboard. A generator: it first yields
     the job's status (within a second of the click), then every second while the job runs,
     and last (status, Markdown report, plots, files to download, an HTML grid of a few images
@@ -118,6 +124,8 @@ def score(
             spec.check_variants(list(variants))
         if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
             raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
+        if vlm_rule not in VLM_PROTOCOLS:
+            raise SpaceRefusal(f"Pick a VLM rule among {', '.join(VLM_PROTOCOLS)}.")
         progress(0, desc="checking the model and the dataset")
         model, entry, note = yield from jobs.ticking(
             lambda: checked_inputs(model_text, dataset, benchmark), update
@@ -130,6 +138,8 @@ def score(
         options.update(benchmark=benchmark, data=data, output_dir=str(out))
         if label_map != "auto":
             options["label_map"] = label_map
+        if vlm_rule != VLM_DEFAULT_RULE:  # (refused by the task for a model that is no VLM)
+            options["vlm_protocol"] = vlm_rule
         status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
@@ -251,6 +261,19 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             ),
             elem_id="label-map",
         )
+        vlm_rule = gr.Radio(
+            list(VLM_PROTOCOLS),
+            value=VLM_DEFAULT_RULE,
+            label="Generative VLMs (LLaVA, Qwen2-VL, SmolVLM, ...): how an answer becomes "
+            "class scores",
+            info=(
+                "likelihood: each class name's log-probability as the answer; choice: lettered "
+                "options, read from the letters' logits; open: a free answer matched to the "
+                "class names (no class or two: no answer, counted). Recorded with the "
+                "results; other models leave it at likelihood."
+            ),
+            elem_id="vlm-rule",
+        )
         benchmark.change(on_benchmark, benchmark, [task, variants, dataset], queue=False)
         dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
         task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
@@ -278,6 +301,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
         variants=variants,
         restrict=restrict,
         label_map=label_map,
+        vlm_rule=vlm_rule,
         run=run,
         stop=stop,
         status=status,
@@ -302,6 +326,7 @@ def score_job(tab: Any) -> Any:
             tab.benchmark,
             tab.task,
             tab.label_map,
+            tab.vlm_rule,
         ],
         [tab.status, tab.report, tab.plots, tab.raw, tab.samples, tab.extras, tab.run],
         # Gradio's progress bar (the task's own bars, via gr.Progress) right under the

@@ -302,6 +302,13 @@ def _text_checkpoint(tmp: Path) -> Path:
 
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
+    (  # refused before the model stack loads (tests/test_cli_help.py: no torch imported)
+        "model-id-no-form-can-hold",
+        _release,
+        ["evaluate", "resnet 50!", "--data", "{data}"],
+        2,
+        "Unknown model 'resnet 50!': it holds ' ', '!', which no timm name, Hub repo id",
+    ),
     (  # ImageNet-D's release layout
         "imagenet-d-class-folder-not-among-the-113",
         _imagenet_d(

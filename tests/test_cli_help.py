@@ -50,6 +50,9 @@ def test_version_and_help_load_no_model_stack():
     # a --data that can be nothing is refused before the model stack loads
     nowhere = "main(['evaluate', 'tf_efficientnet_lite0', '--data', '/nowhere/x/y', '--quiet'])"
     assert _loads(f"from hf_bgbench.cli import main; assert {nowhere} == 2") == []
+    # ... and so is a model id no accepted form can hold
+    malformed = "main(['evaluate', 'resnet 50!', '--quiet'])"
+    assert _loads(f"from hf_bgbench.cli import main; assert {malformed} == 2") == []
 
 
 def test_every_option_has_help():

@@ -62,11 +62,16 @@ def run_task_command(args: argparse.Namespace, task: Any) -> dict[str, Any] | No
     (which wrote the outputs), None on the others of an ``accelerate launch`` run."""
     from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.data.sources import check_data_argument
+    from hf_bgbench.models.errors import malformed_model_id
     from hf_bgbench.tasks.options import default_benchmark
 
-    options = task_options(args)  # a --data that can be nothing: refused before torch loads
+    # a --data or a model id that can be nothing: refused before the model stack loads
+    options = task_options(args)
     spec = get_benchmark(options.get("benchmark") or default_benchmark())
     check_data_argument(options.get("data"), spec)
+    malformed = malformed_model_id(args.model)
+    if malformed is not None:
+        raise malformed
 
     from hf_bgbench.inference.distributed import processes
     from hf_bgbench.tasks.runner import execute

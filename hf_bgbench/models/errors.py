@@ -8,6 +8,9 @@ is the package-wide :class:`hf_bgbench.hub.errors.HubUnreachableError` (a ``Valu
 
 from __future__ import annotations
 
+import os
+import re
+
 from hf_bgbench.hub.errors import HubUnreachableError, error_chain
 
 HUB_OFFLINE_HINT = (
@@ -72,4 +75,28 @@ def unsafe_checkpoint(path: str, exc: BaseException | None = None) -> UnsafeChec
         "(torch.load(weights_only=True) or safetensors). Re-save it as a state dict, "
         "`torch.save(model.state_dict(), 'weights.pth')`, or convert it to safetensors: "
         "`safetensors.torch.save_file(model.state_dict(), 'weights.safetensors')`."
+    )
+
+
+_MODEL_ID_CHARACTERS = re.compile(r"[A-Za-z0-9_.\-/:@+]")
+
+
+def malformed_model_id(model_id: str) -> UnknownModelError | None:
+    """The error for a model id that no accepted form can hold -- a character outside timm
+    names, Hub repo ids and the ``hf-hub:`` / ``local-dir:`` prefixes, and no such path --
+    said before any library loads (None: it may be a model)."""
+    if not isinstance(model_id, str) or model_id.startswith("local-dir:"):
+        return None  # a folder, whatever its name: the loader says whether it is there
+    if os.path.exists(os.path.expanduser(model_id)):
+        return None
+    bad = sorted({c for c in model_id if not _MODEL_ID_CHARACTERS.fullmatch(c)})
+    if not bad and model_id.strip():
+        return None
+    shown = ", ".join(repr(c) for c in bad) if bad else "nothing"
+    return UnknownModelError(
+        f"Unknown model {model_id!r}: it holds {shown}, which no timm name, Hub repo id "
+        "('org/name') or model folder here holds. Accepted forms: a timm name "
+        "('resnet50.a1_in1k'), 'hf-hub:timm/<name>' or 'timm/<name>', a transformers Hub id "
+        "('microsoft/resnet-50'), a local folder (save_for_hf / save_pretrained; or "
+        "'local-dir:<folder>'), or a timm architecture plus --checkpoint <weights>."
     )

@@ -1,6 +1,6 @@
 """Start-up cost of the ``bgbench`` command: wall time and peak memory of commands that load
 no model -- ``--version``, ``--help``, a sub-command's ``--help``, a misspelt flag, a
-``--data`` that is neither a path nor a Hub id -- and of an unknown model id refused on a
+``--data`` that is neither a path nor a Hub id, a model id no accepted form can hold -- and of an unknown model id refused on a
 machine without a network (the Hub probed once, then the local cache only). Each command run
 ``--rounds`` times in a fresh process; the median.
 
@@ -22,6 +22,7 @@ COMMANDS = {
     "evaluate --help": ["evaluate", "--help"],
     "a misspelt flag": ["evaluate", "--batchsize", "8"],
     "a --data that can be nothing": ["evaluate", "--data", "/nowhere/x/y", "--quiet"],
+    "a model id no form can hold": ["evaluate", "resnet 50!", "--quiet"],
     "unknown model id, no network": [
         "evaluate",
         "someone/unknown-model",

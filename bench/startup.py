@@ -1,8 +1,8 @@
 """Start-up cost of the ``bgbench`` command: wall time and peak memory of commands that load
 no model -- ``--version``, ``--help``, a sub-command's ``--help``, a misspelt flag, a
-``--data`` that is neither a path nor a Hub id, a model id no accepted form can hold -- and of an unknown model id refused on a
-machine without a network (the Hub probed once, then the local cache only). Each command run
-``--rounds`` times in a fresh process; the median.
+``--data`` that is neither a path nor a Hub id, a model id no accepted form can hold -- and
+of an unknown model id refused on a machine without a network (the Hub probed once, then the
+local cache only). Each command run ``--rounds`` times in a fresh process; the median.
 
     python bench/startup.py [--rounds 3]
 """

@@ -101,7 +101,7 @@ def _job(monkeypatch, run, calls=None):
     """Jobs run ``run(task, model_id, options)`` in a thread of the test process."""
     from hf_bgbench.space.safety import ThreadJob
 
-    def job_for(task, model_id, options, command=""):
+    def job_for(task, model_id, options, command="", **how):
         if calls is not None:
             calls.append((task, model_id, options))
         return ThreadJob(run, (task, model_id, options), seconds=300)
@@ -225,7 +225,7 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
             bar.update(1)
         return {}
 
-    def job_for(task, model_id, options, command=""):
+    def job_for(task, model_id, options, command="", **how):
         return ThreadJob(slow, (task, model_id, options), seconds=20, hint=f"Try less. {command}")
 
     monkeypatch.setattr(jobs, "job_for", job_for)
@@ -265,7 +265,7 @@ def test_a_visitor_who_leaves_stops_the_job(process_jobs, monkeypatch):
 
     started: list = []
 
-    def job_for(task, model_id, options, command=""):
+    def job_for(task, model_id, options, command="", **how):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
@@ -291,7 +291,7 @@ def test_a_client_that_reads_no_update_loses_its_job(process_jobs, monkeypatch):
 
     started: list = []
 
-    def job_for(task, model_id, options, command=""):
+    def job_for(task, model_id, options, command="", **how):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
@@ -635,6 +635,15 @@ def test_time_limits_fit_the_task(space, monkeypatch):
         "`bgbench noise m/n`"
     )
     assert "variants" not in jobs.time_limit_hint("noise")
+    # the bundled model is the smallest: no "smaller model" for it, and where the tab offers
+    # nothing else to change, the command alone
+    assert jobs.time_limit_hint("noise", {}, "tf_efficientnet_lite0") == ""
+    job = jobs.job_for("noise", "tf_efficientnet_lite0", {"benchmark": "in9"}, "bgbench noise x")
+    assert job.hint == "Run it on your own machine, where no time limit applies: `bgbench noise x`"
+    assert jobs.time_limit_hint("evaluate", {}, "tf_efficientnet_lite0") == "Try fewer variants."
+    # Compare offers no variants: none are suggested
+    offered = jobs.time_limit_hint("evaluate", {}, "m/n", variants_offered=False)
+    assert offered == "Try a smaller model."
 
 
 def test_old_run_folders_are_deleted_so_a_long_lived_space_keeps_its_disk():

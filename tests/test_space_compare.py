@@ -59,16 +59,18 @@ def space(in9_release, tmp_path, monkeypatch):
     monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
     _app_for(allow_list)
     calls: list = []
+    hints: list = []  # (command, how) of each job: what a stop for time says
 
-    def job_for(task, model_id, options, command=""):
+    def job_for(task, model_id, options, command="", **how):
         from hf_bgbench.space.safety import ThreadJob
 
         calls.append((task, model_id, sorted(options.get("variants") or [])))
+        hints.append((command, how))
         return ThreadJob(rule_run, (task, model_id, options), seconds=300)
 
     monkeypatch.setattr(jobs, "job_for", job_for)
     monkeypatch.setattr(jobs, "FINISHED", FinishedRuns())  # a fresh Space: no run to reuse
-    return SimpleNamespace(job_calls=calls)
+    return SimpleNamespace(job_calls=calls, job_hints=hints)
 
 
 def _compared(a="tf_efficientnet_lite0", b="tf_efficientnet_lite1") -> dict:
@@ -81,6 +83,10 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
 
     out = _compared()
     assert "Done in" in out["status"], out["status"]
+    # a stop for time would name each run's command; Compare offers no variants to drop
+    for (command, how), model in zip(space.job_hints, RULES, strict=True):
+        assert command.startswith(f"bgbench evaluate {model} --benchmark in9")
+        assert how == {"variants_offered": False}
     files = {Path(f).name: Path(f) for f in out["files"]}
     assert set(files) == {"compare.json", "compare.md", "compare.png"}
     doc = json.loads(files["compare.json"].read_text())

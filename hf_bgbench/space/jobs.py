@@ -27,6 +27,7 @@ import gradio as gr
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.space.explore import explore_image
 from hf_bgbench.space.progress import JobStatus, JobTimes, page_progress, queue_message
+from hf_bgbench.space.reproduce import data_argument, task_command
 from hf_bgbench.space.runs import FinishedRun, FinishedRuns
 from hf_bgbench.space.safety import (
     AllowedDataset,
@@ -120,13 +121,23 @@ def stopped(message: str) -> gr.Error:
     return gr.Error(message, duration=None, visible=False, print_exception=False)
 
 
-def time_limit_hint(task: str, options: dict[str, Any] | None = None) -> str:
-    """What a visitor can change when ``task`` runs out of time (with its ``options``: a
-    benchmark whose protocol trains a head for each model gets the label map that needs
-    none)."""
-    hint = (
-        "Try a smaller model or fewer variants." if takes_variants(task) else "Try a smaller model."
-    )
+SMALLEST_MODEL = "tf_efficientnet_lite0"  # the bundled model: there is none smaller to try
+
+
+def time_limit_hint(
+    task: str,
+    options: dict[str, Any] | None = None,
+    model_id: str = "",
+    variants_offered: bool = True,
+) -> str:
+    """What a visitor can change when ``task`` runs out of time: a smaller model (unless it
+    is the smallest already), fewer variants (where the tab offers them), and, with its
+    ``options``, for a benchmark whose protocol trains a head for each model, the label map
+    that needs none. "" when the page offers nothing to change (the command then does)."""
+    changes = [] if model_id == SMALLEST_MODEL else ["a smaller model"]
+    if variants_offered and takes_variants(task):
+        changes.append("fewer variants")
+    hint = f"Try {' or '.join(changes)}." if changes else ""
     options = options or {}
     try:
         trains = get_benchmark(options.get("benchmark", "")).default_label_map == "probe"
@@ -138,18 +149,28 @@ def time_limit_hint(task: str, options: dict[str, Any] | None = None) -> str:
             "map 'imagenet' scores a 1000-class model through its own classes instead, with "
             "no training (not the published protocol; recorded)."
         )
-    return hint
+    return hint.strip()
 
 
-def job_for(task: str, model_id: str, options: dict[str, Any], command: str = "") -> Job:
+def job_for(
+    task: str,
+    model_id: str,
+    options: dict[str, Any],
+    command: str = "",
+    variants_offered: bool = True,
+) -> Job:
     """The job that runs ``task``: on ZeroGPU in this process under ``spaces.GPU(duration=
     ...)`` (which enforces the limit); elsewhere in a separate process, killed at the task's
     time limit or when its visitor leaves. Its progress bars reach the status line. A job
-    stopped for time says what the visitor can change, and ``command`` (the ``bgbench``
-    command of this run) as the way to run it where no time limit applies."""
-    seconds, hint = job_seconds(task), time_limit_hint(task, options)
+    stopped for time says what the visitor can change (:func:`time_limit_hint`; fewer
+    variants only where the tab offers them), and ``command`` (the ``bgbench`` command of
+    this run) as the way to run it where no time limit applies."""
+    seconds = job_seconds(task)
+    hint = time_limit_hint(task, options, model_id, variants_offered)
     if command:
-        hint += f" Or run it on your own machine, where no time limit applies: `{command}`"
+        lead = "Or run it" if hint else "Run it"
+        hint += f" {lead} on your own machine, where no time limit applies: `{command}`"
+        hint = hint.strip()
     if ZERO_GPU:
         return ThreadJob(run_job, (task, model_id, options), seconds=seconds, hint=hint)
     kwargs = dict(options)
@@ -187,7 +208,9 @@ def finished_run(
         return found, options
     out = run_output_dir()
     options.update(data=allowed_data(entry, spec), output_dir=str(out))
-    with job_for(task, model_id, options) as job:
+    data, _ = data_argument(entry)
+    command = task_command(task, model_id, benchmark, data, options)
+    with job_for(task, model_id, options, command, variants_offered=False) as job:
         if not (yield from follow_job(job)):
             return None
         results = job.result()

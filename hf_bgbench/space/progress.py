@@ -135,8 +135,15 @@ class JobStatus:
     ``stage(text)`` names a stage of the Space's own (checking, loading, drawing);
     ``bar(desc, n, total)`` takes a task's progress bar (:data:`ProgressReport`)."""
 
-    def __init__(self, title: str, limit: float, clock: Callable[[], float] = time.monotonic):
-        self.title, self.limit, self.clock = title, limit, clock
+    def __init__(
+        self,
+        title: str,
+        limit: float,
+        clock: Callable[[], float] = time.monotonic,
+        limited: str = "a job",
+    ):
+        # ``limited``: what the limit applies to ("each model's run" for a comparison)
+        self.title, self.limit, self.clock, self.limited = title, limit, clock, limited
         self.started = clock()
         self.current = "starting"
         self.step: tuple[str, int, int | None] | None = None
@@ -218,7 +225,7 @@ class JobStatus:
                 text += f", about {_duration(max(eta, 1))} left in this step"
             lines.append(text)
         lines.append(
-            f"{_duration(elapsed)} since the start; this Space stops a job after "
+            f"{_duration(elapsed)} since the start; this Space stops {self.limited} after "
             f"{_duration(self.limit)}."
         )
         return "\n\n".join(lines)

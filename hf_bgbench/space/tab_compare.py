@@ -67,7 +67,7 @@ def compare_models(
     entry = None
     task = default_task(benchmark) if task is None else task
     title = f"compare · {(model_a or '?').strip()[:60]} vs {(model_b or '?').strip()[:60]}"
-    status = JobStatus(title, 2 * job_seconds(task))
+    status = JobStatus(title, job_seconds(task), limited="each model's run")
     skip = gr.skip()
     busy = gr.update(value=COMPARE_BUSY, interactive=False)
     idle = gr.update(value=COMPARE_IDLE, interactive=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -305,6 +306,42 @@ def test_a_job_is_killed_when_its_caller_stops_waiting():
         assert next(updates) is None  # a tick without news: the caller may look around
         assert job._proc.is_alive()
     assert not job._proc.is_alive()  # leaving the block (a closed generator too) kills it
+
+
+def test_a_job_ends_when_the_space_that_started_it_is_gone(tmp_path):
+    """A job's process watches the process that started it: when the Space stops (here, a
+    process that starts a job and exits without any cleanup), the job ends at once instead
+    of running on, re-parented, into its next task."""
+    import subprocess
+    import sys
+
+    from tests.space_pages import wait_for
+
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import os, time\n"
+        "from hf_bgbench.space.safety import Job\n"
+        "if __name__ == '__main__':\n"
+        "    with Job(time.sleep, (120,), seconds=300, track=False) as job:\n"
+        "        print(job._proc.pid, flush=True)\n"
+        "        time.sleep(1)\n"
+        "        os._exit(0)  # the app gone: no block left, no atexit\n"
+    )
+    printed = tmp_path / "pid.txt"  # a file: the job server and the job hold no pipe of ours
+    with printed.open("w") as sink:
+        subprocess.run([sys.executable, str(script)], stdout=sink, stderr=subprocess.DEVNULL)
+    pid = int(printed.read_text().split()[0])
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a zombie not yet reaped by init counts as gone
+        state = Path(f"/proc/{pid}/stat")
+        return state.is_file() and state.read_text().split(")")[-1].split()[0] == "Z"
+
+    wait_for(gone, 30, f"the job's process {pid} ends after its app is gone")
 
 
 def start_method() -> str:

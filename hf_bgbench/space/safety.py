@@ -36,6 +36,7 @@ import os
 import pickle
 import re
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -485,6 +486,35 @@ def client_address(
     return socket_host
 
 
+PARENT_POLL_SECONDS = 1.0
+
+
+def watch_caller(caller: int, poll: float = PARENT_POLL_SECONDS) -> threading.Thread:
+    """End this job's whole process group as soon as ``caller`` (the Space's process that
+    asked for it; the job itself is forked from the job server, which outlives the Space
+    for a while) is gone -- the Space stopped or restarted -- instead of running on into
+    its next task with nobody to read it. A daemon thread that checks every ``poll``
+    seconds."""
+
+    def alive() -> bool:
+        try:
+            os.kill(caller, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # there, under another user
+            return True
+        return True
+
+    def watch() -> None:
+        while alive():
+            time.sleep(poll)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, name="bgbench-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
 def _child(
     conn: Any,
     fn: Callable[..., Any],
@@ -492,11 +522,13 @@ def _child(
     kwargs: dict,
     track: bool,
     variables: dict[str, str | None],
+    caller: int,
 ) -> None:
     take_variables(variables)  # the caller's, where the server's may be older
     # a session (and process group) of its own: stopping the job ends every process it started
     # (data-loader workers included), which would otherwise outlive it, re-parented
     os.setsid()
+    watch_caller(caller)
     # Started by forkserver (or spawn), this process would start its own children that way
     # too (it makes itself the default start method): every data-loader worker would import
     # the whole stack again, the Space's app included -- about 8 CPU-seconds a worker, per
@@ -560,7 +592,15 @@ class Job:
         # not a daemon: the job may start data-loader workers of its own
         self._proc = ctx.Process(
             target=_child,
-            args=(child, self.fn, self.args, self.kwargs, self.track, handed_variables()),
+            args=(
+                child,
+                self.fn,
+                self.args,
+                self.kwargs,
+                self.track,
+                handed_variables(),
+                os.getpid(),
+            ),
             daemon=False,
         )
         self._proc.start()

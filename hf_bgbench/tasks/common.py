@@ -4,7 +4,6 @@ folder. (The input geometry is :mod:`hf_bgbench.inference.geometry`, shared with
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
 from hf_bgbench.spec import Protocol
-from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS
+from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS, changed_options
 from hf_bgbench.tasks.protocol_settings import Normalisation, PaperValues
 
 __all__ = [
@@ -199,12 +198,11 @@ def options_fixed_by(
     """Refuse options in ``names`` given other values than their defaults when ``protocol``
     fixes ``what`` they choose (they would be ignored): the message names the benchmark's
     other recipes of the task."""
-    defaults = {f.name: f.default for f in dataclasses.fields(type(options))}
-    given = [n for n in names if getattr(options, n) != defaults[n]]
+    given = changed_options(options, names)
     if not given:
         return
     others = [p.name for ps in spec.protocols.values() for p in ps if p.name != protocol.name]
-    flags = ", ".join("--" + n.replace("_", "-") for n in given)
+    flags = ", ".join(given.values())
     raise ValueError(
         f"{flags}: {spec.short_name}'s protocol {protocol.name!r} fixes {what}, so the "
         "option would be ignored. Leave it out, or choose the rule yourself under "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -67,6 +68,17 @@ def described(cls: type) -> list[tuple[str, Option, Any]]:
     ordered = [f for f in fields(cls) if f.name not in shared]
     ordered += [f for f in fields(cls) if f.name in shared]
     return [(f.name, f.metadata["option"], f.default) for f in ordered]
+
+
+def changed_options(options: Any, names: Sequence[str]) -> dict[str, str]:
+    """The options among ``names`` that ``options`` sets to another value than their
+    default, each with its command-line flag (how a message names it), in ``names``' order."""
+    declared = {name: (opt, default) for name, opt, default in described(type(options))}
+    return {
+        name: flag(name, declared[name][0])
+        for name in names
+        if getattr(options, name) != declared[name][1]
+    }
 
 
 def entry_signature(cls: type, **leading: Any) -> inspect.Signature:

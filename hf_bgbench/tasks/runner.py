@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.results import check_writable, make_document, vlm_line
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
-from hf_bgbench.tasks.options import VLM_OPTIONS, default_benchmark
+from hf_bgbench.tasks.options import VLM_OPTIONS, changed_options, default_benchmark
 from hf_bgbench.tasks.protocol_settings import typed_protocol
 from hf_bgbench.tasks.task import Summary, Task, Writers
 
@@ -135,10 +135,9 @@ class Run:
         be silently ignored)."""
         if getattr(self.classifier, "vlm", None) is not None:
             return
-        o, defaults = self.options, {f.name: f.default for f in fields(type(self.options))}
-        named = [n for n in VLM_OPTIONS if getattr(o, n) != defaults[n]]
+        named = changed_options(self.options, VLM_OPTIONS)
         if named:
-            flags = ", ".join("--" + n.replace("_", "-") for n in named)
+            flags = ", ".join(named.values())
             raise ValueError(
                 f"{flags} appl{'ies' if len(named) == 1 else 'y'} only to generative "
                 f"vision-language models; {self.classifier.model_id!r} is not one. Leave "
@@ -162,11 +161,8 @@ class Run:
         if vlm is not None and not vlm.get("rule_source", "").startswith("protocol"):
             self.departures.append(f"a {vlm_line(vlm)}")
         if getattr(self.classifier, "zero_shot", None) is not None:
-            defaults = {f.name: f.default for f in fields(type(o))}
-            for name in ("zero_shot_classes", "templates"):
-                if getattr(o, name) != defaults[name]:
-                    flag = "--" + name.replace("_", "-")
-                    self.departures.append(f"a zero-shot head with {flag} {getattr(o, name)}")
+            for name, flag in changed_options(o, ("zero_shot_classes", "templates")).items():
+                self.departures.append(f"a zero-shot head with {flag} {getattr(o, name)}")
 
     def subset(self, n: int, limit: int | None, *, what: str, stream: int = 0) -> list[int]:
         """All ``n`` rows, or ``limit`` of them drawn with the run's seed (``--max-<what>``)."""

@@ -235,11 +235,10 @@ class VlmHead(torch.nn.Module):
         """Each image's question, one image a pass (the questions differ in length); rows
         past the batch's own (a GPU's padding) give no answer."""
         pairs, self.batch_pairs = self.batch_pairs, []
-        c = len(self.choices)
+        question, c = self.settings.question, len(self.choices)
         out = torch.full((len(pixels), c + 1), float("-inf"), device=pixels.device)
         out[len(pairs) :, c] = 0.0
         for i, (truth, negative) in enumerate(pairs):
-            question = self.settings.question
             text = self.settings.user_text(pair=(self.choices[truth], self.choices[negative]))
             answer = self._generate(pixels[i : i + 1], render(self.processor, text))[0]
             verdict = pair_verdict(

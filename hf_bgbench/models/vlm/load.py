@@ -142,10 +142,12 @@ def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: to
             rotation_orders=head.rotations(),
             prompts=head.prompts,
         )
+    if s.protocol in (PAIR, "open"):  # the rules that generate an answer
+        settings = generation_settings(s).items()
+        record["generation"] = {k: v for k, v in settings if v is not None}
     if s.protocol == PAIR:
         q = s.question
         record.update(
-            generation={k: v for k, v in generation_settings(s).items() if v is not None},
             question=q.prompt,
             negative_column=q.column,
             answer_words={k: list(v) for k, v in q.answer_words.items()},
@@ -157,7 +159,6 @@ def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: to
         )
     if s.protocol == "open":
         record.update(
-            generation={k: v for k, v in generation_settings(s).items() if v is not None},
             synonyms=[list(x) for x in s.synonyms],
             synonyms_source=s.synonyms_source,
         )

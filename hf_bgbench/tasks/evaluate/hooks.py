@@ -161,31 +161,36 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     return out
 
 
-def _row_data(run: Run, reader: Any, variant: str) -> dict[str, Any] | None:
+def _row_data(run: Run, reader: Any, variant: str, ds: Any) -> dict[str, Any] | None:
     """What a model that asks each image its own question (a VLM's two-way question) asks
-    about: the data column it names, image id -> value (None: it asks nothing)."""
+    about: the data column it names, image id -> value over the rows ``ds`` to be scored
+    (read again with that column only when they lack it; None: the model asks nothing)."""
     columns = getattr(run.classifier, "row_columns", ())
     if not columns:
         return None
-    try:
-        rows = reader.load(variant, columns=columns).select_columns(["id", columns[0]])
-    except DataSourceError as err:
-        others = [v for v in run.reader.variants if v != variant]
-        raise DataSourceError(
-            f"{err} The model's rule asks each image about its {columns[0]!r}, which "
-            f"{variant!r} lacks; score the variants that have it"
-            + (f" (--variants {' '.join(others)})." if others else ".")
-        ) from None
-    return dict(zip(rows["id"], rows[columns[0]], strict=True))
+    column = columns[0]
+    if column not in ds.column_names:
+        try:
+            ds = reader.load(variant, columns=columns)
+        except DataSourceError as err:
+            others = [v for v in run.reader.variants if v != variant]
+            raise DataSourceError(
+                f"{err} The model's rule asks each image about its {column!r}, which "
+                f"{variant!r} lacks; score the variants that have it"
+                + (f" (--variants {' '.join(others)})." if others else ".")
+            ) from None
+    rows = ds.select_columns(["id", column])
+    return dict(zip(rows["id"], rows[column], strict=True))
 
 
 def _all_row_data(run: Run, work: _Work) -> dict[tuple[str, str], dict[str, Any]]:
     """(run, variant) -> :func:`_row_data`, read before any image is scored, so a variant
     without what the model asks about is refused before the work starts."""
+    readers = run.reader.runs()
     row_data = {
-        (name, v): _row_data(run, run.reader.runs().get(name, run.reader), v)
+        (name, v): _row_data(run, readers.get(name, run.reader), v, ds)
         for name, each in (work.runs or {"": work.datasets}).items()
-        for v in each
+        for v, ds in each.items()
     }
     return {k: v for k, v in row_data.items() if v is not None}
 

@@ -339,6 +339,13 @@ CASES = [
         2,
         "'kitten' is not an ImageNet-D class name",
     ),
+    (  # fixed: a traceback ('NoneType' object has no attribute 'strip')
+        "imagenet-d-questions-row-cut-short",
+        _imagenet_d(_edit_questions("background", lambda rows: [rows[0][:2], *rows[1:]])),
+        IMAGENET_D,
+        2,
+        "line 2 (background/alarm_clock/alarm_clock_0.png): '' is not an ImageNet-D class name",
+    ),
     (
         "imagenet-d-questions-without-an-image's-row",
         _imagenet_d(_edit_questions("texture", lambda rows: rows[1:])),

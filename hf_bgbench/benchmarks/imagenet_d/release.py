@@ -101,8 +101,8 @@ def read_questions(path: Path, subset: str, labels: dict[str, int]) -> dict[str,
     rows of images not in the folder are left out (a partial copy of the release)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f, delimiter="\t"))
-            header = rows[0].keys() if rows else []
+            table = csv.DictReader(f, delimiter="\t")
+            header, rows = table.fieldnames or [], list(table)
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ImageNetDLayoutError(
             f"{path}: cannot read it as a questions table ({err})."
@@ -116,11 +116,11 @@ def read_questions(path: Path, subset: str, labels: dict[str, int]) -> dict[str,
     names = name_labels()
     out: dict[str, int] = {}
     for n, row in enumerate(rows, start=2):
-        image_id = row["image_dir"].strip()
+        image_id = (row["image_dir"] or "").strip()  # a short row's missing cells: None
         if image_id not in labels:
             continue
         where = f"{path}, line {n} ({image_id})"
-        said = [row[c].strip() for c in QUESTION_COLUMNS[1:]]
+        said = [(row[c] or "").strip() for c in QUESTION_COLUMNS[1:]]
         unknown = [s for s in said if s not in names]
         if unknown:
             raise ImageNetDLayoutError(f"{where}: {unknown[0]!r} is not an ImageNet-D class name.")

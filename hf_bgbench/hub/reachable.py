@@ -27,12 +27,12 @@ def hub_offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
-def check_hub() -> bool:
-    """True when the Hub answers (or offline mode was chosen, then nothing is asked); else
-    offline mode is switched on, said once, and False. Asked once per process."""
+def check_hub() -> None:
+    """Ask, once per process, whether the Hub answers; where it does not, offline mode is
+    switched on and said once. Nothing is asked in offline mode (``HF_HUB_OFFLINE``)."""
     global _reachable
     if _reachable is not None or hub_offline():
-        return bool(_reachable) or hub_offline()
+        return
     from huggingface_hub import constants
 
     url = urlparse(constants.ENDPOINT)
@@ -43,7 +43,6 @@ def check_hub() -> bool:
     except OSError as err:
         _reachable = False
         go_offline(f"{host}:{port}: {err}")
-    return _reachable
 
 
 def go_offline(why: str) -> None:

@@ -150,10 +150,11 @@ def explored_run(
 ) -> Any:
     """The run that scores an explored image: the benchmark's first task (what the Score tab
     runs by default) set up by the runner, its published protocol's head and geometry."""
+    from hf_bgbench.space.inputs import default_task
     from hf_bgbench.tasks import get_task
     from hf_bgbench.tasks.runner import open_run
 
-    task = get_task(get_benchmark(benchmark).tasks[0])
+    task = get_task(default_task(benchmark))
     return open_run(
         task,
         model,

@@ -19,7 +19,12 @@ from typing import Any
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.cache import cache_root
 from hf_bgbench.space.leaderboard import LEADERBOARD_DIR_ENV
-from hf_bgbench.space.safety import DATASETS_ENV, AllowedDataset, parse_allowlist
+from hf_bgbench.space.safety import (
+    DATASETS_ENV,
+    AllowedDataset,
+    datasets_for,
+    parse_allowlist,
+)
 
 
 def int_env(name: str, default: int) -> int:
@@ -69,8 +74,6 @@ def allowed() -> dict[str, AllowedDataset]:
 def offered_benchmarks() -> list[str]:
     """The benchmarks the page offers: those with an allow-listed dataset (every registered
     one when none has: the page then says there is no data, instead of showing nothing)."""
-    from hf_bgbench.space.safety import datasets_for
-
     names = list_benchmarks()
     listed = allowed()
     return [b for b in names if datasets_for(listed, b)] or names

@@ -26,8 +26,8 @@ import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.space.explore import explore_image
+from hf_bgbench.space.inputs import run_command
 from hf_bgbench.space.progress import JobStatus, JobTimes, page_progress, queue_message
-from hf_bgbench.space.reproduce import data_argument, task_command
 from hf_bgbench.space.runs import FinishedRun, FinishedRuns
 from hf_bgbench.space.safety import (
     AllowedDataset,
@@ -208,8 +208,7 @@ def finished_run(
         return found, options
     out = run_output_dir()
     options.update(data=allowed_data(entry, spec), output_dir=str(out))
-    data, _ = data_argument(entry)
-    command = task_command(task, model_id, benchmark, data, options)
+    command = run_command(task, model_id, entry, options)
     with job_for(task, model_id, options, command, variants_offered=False) as job:
         if not (yield from follow_job(job)):
             return None

@@ -425,3 +425,21 @@ def test_dataset_script_converts_and_publish_checks_it(release, tmp_path, capsys
     assert "`bgbench validate` passes (imagenet-d)" in said and "eval.yaml" in said
     tasks = (tmp_path / "out" / "eval.yaml").read_text()
     assert all(f"id: accuracy_{s}" in tasks for s in SUBSETS)
+
+
+def test_validate_names_a_row_whose_hard_negative_is_its_own_class(release, tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "converted"
+    assert main(["convert", "imagenet-d", str(release), str(out), "--quiet"]) == 0
+    shard = next((out / "data" / "texture").glob("*.parquet"))
+    table = pq.read_table(shard)
+    own = pa.array(table.column("label").to_pylist(), type=table.schema.field("negative").type)
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("negative"), "negative", own), shard
+    )
+    capsys.readouterr()
+    assert main(["validate", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert "texture/test: 2 row(s) have no valid hard negative" in said

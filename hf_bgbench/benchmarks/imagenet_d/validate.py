@@ -11,9 +11,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from hf_bgbench.benchmarks.imagenet_d.facts import CLEAN, NEGATIVE
+from hf_bgbench.benchmarks.imagenet_d.labels import imagenet_d_classes
 
 EXAMPLES = 3
-CLASSES = 113
 
 
 def check_imagenet_d_split(files: Sequence[Path], where: str, result: Any) -> None:
@@ -21,24 +21,20 @@ def check_imagenet_d_split(files: Sequence[Path], where: str, result: Any) -> No
     clean photos have no question)."""
     if where.partition("/")[0] == CLEAN:
         return
+    classes = len(imagenet_d_classes())
     bad: list[str] = []
     for path in files:
-        table = pq.read_table(path, columns=["id", "label", NEGATIVE]) if _has(path) else None
-        if table is None:
+        if NEGATIVE not in pq.read_schema(path).names:
             result.problems.append(f"{where}: {Path(path).name} has no '{NEGATIVE}' column.")
             return
-        rows = table.to_pydict()
+        rows = pq.read_table(path, columns=["id", "label", NEGATIVE]).to_pydict()
         for image_id, label, negative in zip(
             rows["id"], rows["label"], rows[NEGATIVE], strict=True
         ):
-            if negative is None or not 0 <= negative < CLASSES or negative == label:
+            if negative is None or not 0 <= negative < classes or negative == label:
                 bad.append(image_id)
     if bad:
         result.problems.append(
             f"{where}: {len(bad)} row(s) have no valid hard negative (another ImageNet-D class), "
             f"e.g. {', '.join(bad[:EXAMPLES])}. Convert the release again with its questions/."
         )
-
-
-def _has(path: Path) -> bool:
-    return NEGATIVE in pq.read_schema(path).names

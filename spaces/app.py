@@ -1,22 +1,31 @@
 """bgbench Space: score a Hub image classifier on the background-reliance benchmarks.
 
-A thin shell over the library: the page is :func:`hf_bgbench.space.demo.build_demo`, each tab
-a module of :mod:`hf_bgbench.space` (its controls and callbacks), the jobs' machinery
-:mod:`hf_bgbench.space.jobs`. Tabs: *Score a model* (a task of a benchmark on an allow-listed
-dataset: live status, report, plots, files to download, the predictions on a few images per
-variant: ``tab_score``), *Explore* (one image in every variant with the model's prediction and
-confidence; the images behind a paired gap: ``tab_explore``, :mod:`hf_bgbench.space.flips`),
-*Compare* (two models on the same images, ``bgbench compare``: ``tab_compare``,
-:mod:`hf_bgbench.space.compare`; runs this process finished are reused,
-:mod:`hf_bgbench.space.runs`), *Report card* (every benchmark's headline numbers for one
-model, beside the published models: ``tab_report``, :mod:`hf_bgbench.space.report_card`),
-*Leaderboard* (``tab_leaderboard``). Every result shows the command that reproduces it
-(:mod:`hf_bgbench.space.reproduce`). Benchmarks and tasks come from the registries, the
-numbers from the tasks, the report from the one renderer, the checks on what a visitor enters
-from :mod:`hf_bgbench.space.safety`, the galleries from :mod:`hf_bgbench.space.explore`, the
-status from :mod:`hf_bgbench.space.progress`, the rows from
-:mod:`hf_bgbench.space.leaderboard`, what a finished run shows from
-:mod:`hf_bgbench.space.display`.
+A thin shell over the library, whose Space side is :mod:`hf_bgbench.space`, in four folders:
+
+* ``page/`` -- the page: :func:`hf_bgbench.space.page.demo.build_demo` lays out the tabs,
+  each a module of its own (its controls and callbacks): *Score a model* (a task of a
+  benchmark on an allow-listed dataset: live status, report, plots, files to download, the
+  predictions on a few images per variant: ``tab_score``), *Explore* (one image in every
+  variant with the model's prediction and confidence; the images behind a paired gap:
+  ``tab_explore``), *Compare* (two models on the same images, ``bgbench compare``:
+  ``tab_compare``; runs this process finished are reused), *Report card* (every benchmark's
+  headline numbers for one model, beside the published models: ``tab_report``),
+  *Leaderboard* (``tab_leaderboard``); the style sheet is ``page/style.py``;
+* ``jobs/`` -- how a job runs, is queued, is refused and is followed: processes and their
+  groups (``process``), the job server they fork from (``forkserver``), the queue and the
+  per-client limits (``queueing``, ``clients``), the status line (``status``,
+  ``progress``), the runs reused (``finished_runs``);
+* ``views/`` -- what a result looks like: a finished run (``display``), Explore's images
+  (``explore``, ``samples``, ``flips``), a comparison, a report card, the leaderboard's rows,
+  and the command that reproduces every result (``reproduce``);
+* ``checks/`` -- what a visitor may ask: a model id (``model_id``), its weights
+  (``model_weights``), the operator's allow-list of datasets (``allowlist``), the other
+  picks (``inputs``), and what a refused visitor is told (``messages``).
+
+The operator's settings (environment variables, listed in this folder's README.md) are
+:mod:`hf_bgbench.space.settings`. Benchmarks and tasks come from the registries, the numbers
+from the tasks -- every tab runs a task through the task runner -- and the report from the
+one renderer.
 
 Under real visitors:
 
@@ -26,24 +35,24 @@ Under real visitors:
   reads its updates is stopped after ``BGBENCH_SPACE_UNREAD_SECONDS``;
 * Score jobs and Explore requests have a concurrency group each (one of each at a time by
   default), and each client -- known by what it cannot forge
-  (:func:`~hf_bgbench.space.jobs.client_key`) -- may hold one of each, queued or running (a
-  ``validator`` refuses more before anything is queued); page loads and UI events bypass the
-  queue (``queue=False``), so a full queue never blanks the page;
+  (:func:`~hf_bgbench.space.jobs.clients.client_key`) -- may hold one of each, queued or
+  running (a ``validator`` refuses more before anything is queued); page loads and UI events
+  bypass the queue (``queue=False``), so a full queue never blanks the page;
 * a model id the checks refuse is refused at the click, outside the queue
-  (:func:`~hf_bgbench.space.jobs.checked_click`), and by the job's validator for API callers;
+  (:func:`~hf_bgbench.space.jobs.queueing.checked_click`), and by the job's validator for
+  API callers;
 * a job runs in a session of its own: stopping it ends every process it started;
 * uploads are refused (``max_file_size``): the Space takes none.
-
-Operator settings (environment variables) are listed in this folder's README.md.
 """
 
 from __future__ import annotations
 
 import os
 
-from hf_bgbench.space.demo import CSS, build_demo
-from hf_bgbench.space.forkserver import start_job_server
-from hf_bgbench.space.jobs import use_zero_gpu
+from hf_bgbench.space.jobs.forkserver import start_job_server
+from hf_bgbench.space.jobs.running import use_zero_gpu
+from hf_bgbench.space.page.demo import build_demo
+from hf_bgbench.space.page.style import CSS
 from hf_bgbench.space.settings import MAX_UPLOAD_BYTES
 
 try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from hf_bgbench.space.leaderboard import subset_reason
 from hf_bgbench.space.settings import task_options
+from hf_bgbench.space.views.leaderboard import subset_reason
 from hf_bgbench.tasks.evaluate import evaluate_model
 from tests.in9_fixture import VARIANTS, ColourRuleClassifier
 

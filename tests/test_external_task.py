@@ -181,9 +181,9 @@ def test_a_benchmark_that_does_not_offer_it_refuses_it(first_look, toy_run, caps
 def test_the_space_runs_it(first_look, toy_run, tmp_path, monkeypatch):
     """What the Space's score job does: the task's options at the Space's caps (its
     ``space_cap``), ``run_task``, then the run's leaderboard row."""
-    from hf_bgbench.space.leaderboard import append_result, read_rows
-    from hf_bgbench.space.report_card import report_caps
     from hf_bgbench.space.settings import takes_variants, task_options
+    from hf_bgbench.space.views.leaderboard import append_result, read_rows
+    from hf_bgbench.space.views.report_card import report_caps
     from hf_bgbench.tasks import run_task
 
     monkeypatch.delenv(CAP_ENV, raising=False)

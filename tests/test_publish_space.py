@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from hf_bgbench.cli import main
-from hf_bgbench.space.publish import WHEELS_DIR, publish_space, wheel_url
+from hf_bgbench.cli.publish_space_folder import WHEELS_DIR, publish_space, wheel_url
 
 REPO = "acme/bgbench"
 
@@ -68,7 +68,7 @@ def test_requirements_name_the_bundled_wheel_not_pypi(staged):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert (
-        "hf_bgbench/space/safety.py" in names
+        "hf_bgbench/space/checks/model_id.py" in names
         and "hf_bgbench/benchmarks/in9/resources/in_to_in9.json" in names
     )
     assert not any(n.startswith("tests/") or "__pycache__" in n for n in names)
@@ -125,7 +125,7 @@ def test_the_requirements_install_from_the_bundled_wheel_in_a_fresh_venv(staged,
     )
     assert install.returncode == 0, install.stdout + install.stderr
     assert "Successfully installed hf-bgbench-" in install.stdout
-    code = "import hf_bgbench, hf_bgbench.space.safety; print(hf_bgbench.__file__)"
+    code = "import hf_bgbench, hf_bgbench.space.checks.model_id; print(hf_bgbench.__file__)"
     probe = subprocess.run(
         [str(python), "-c", code],
         capture_output=True,

@@ -503,8 +503,8 @@ def test_a_number_through_a_head_that_did_not_learn_is_flagged():
 
 
 def test_space_report_reads_the_allow_list_at_the_space_caps(tmp_path):
-    from hf_bgbench.space.report_card import report_caps, report_data
-    from hf_bgbench.space.safety import AllowedDataset
+    from hf_bgbench.space.checks.allowlist import AllowedDataset
+    from hf_bgbench.space.views.report_card import report_caps, report_data
 
     allowed = [
         AllowedDataset("in9-local", str(tmp_path), "in9"),
@@ -517,7 +517,7 @@ def test_space_report_reads_the_allow_list_at_the_space_caps(tmp_path):
 
 
 def test_the_space_leaderboard_reads_a_results_dataset_by_id(in9_report, tmp_path, monkeypatch):
-    from hf_bgbench.space.leaderboard import results_repo_rows, table
+    from hf_bgbench.space.views.leaderboard import results_repo_rows, table
 
     _published_in_the_hub_cache(in9_report[1], tmp_path, monkeypatch)
     monkeypatch.setenv("BGBENCH_RESULTS_REPOS", "someone/bgbench-results")

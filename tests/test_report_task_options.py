@@ -61,15 +61,15 @@ def test_the_command_line_task_options_give_the_python_apis_report(in9_release, 
 
 
 def _space_allow_list(benchmarks):
-    from hf_bgbench.space.safety import AllowedDataset
+    from hf_bgbench.space.checks.allowlist import AllowedDataset
 
     return {name: AllowedDataset(f"{name}-local", f"/srv/{name}", name) for name in benchmarks}
 
 
 @pytest.mark.parametrize("covered", ["every", "in9"])
 def test_the_space_report_command_reads_back_to_the_space_caps(covered):
-    from hf_bgbench.space.report_card import report_caps
-    from hf_bgbench.space.reproduce import report_command
+    from hf_bgbench.space.views.report_card import report_caps
+    from hf_bgbench.space.views.reproduce import report_command
 
     every = [s.name for s in all_specs() if s.report]
     allowed = _space_allow_list(every if covered == "every" else [covered])
@@ -88,7 +88,7 @@ def test_the_space_report_command_reads_back_to_the_space_caps(covered):
 
 
 def test_a_cap_at_the_commands_default_is_left_out():
-    from hf_bgbench.space.reproduce import report_command
+    from hf_bgbench.space.views.reproduce import report_command
 
     allowed = _space_allow_list(["in9"])
     caps = {"evaluate": {}, "challenge": {"max_foregrounds": 100, "full_matrix": False}}

@@ -18,12 +18,11 @@ pytest.importorskip("gradio")
 import gradio as gr  # noqa: E402
 
 from hf_bgbench.benchmarks import get_benchmark  # noqa: E402
-from hf_bgbench.space import jobs, tab_explore, tab_report, tab_score  # noqa: E402
-from hf_bgbench.space.demo import build_demo  # noqa: E402
-from hf_bgbench.space.explore import read_predictions  # noqa: E402
-from hf_bgbench.space.leaderboard import read_rows, table  # noqa: E402
-from hf_bgbench.space.progress import JobTimes  # noqa: E402
-from hf_bgbench.space.runs import FinishedRuns  # noqa: E402
+from hf_bgbench.space.jobs import clients, queueing, running  # noqa: E402
+from hf_bgbench.space.jobs.finished_runs import FinishedRuns  # noqa: E402
+from hf_bgbench.space.jobs.status import JobTimes  # noqa: E402
+from hf_bgbench.space.page import tab_explore, tab_report, tab_score  # noqa: E402
+from hf_bgbench.space.page.demo import build_demo  # noqa: E402
 from hf_bgbench.space.settings import (  # noqa: E402
     CONCURRENCY,
     JOB_SECONDS,
@@ -32,6 +31,8 @@ from hf_bgbench.space.settings import (  # noqa: E402
     takes_variants,
     task_options,
 )
+from hf_bgbench.space.views.leaderboard import read_rows, table  # noqa: E402
+from hf_bgbench.space.views.samples import read_predictions  # noqa: E402
 
 
 def _load_app():
@@ -93,20 +94,20 @@ def space(in9_release, tmp_path, monkeypatch):
 @pytest.fixture(autouse=True)
 def fresh_space(monkeypatch):
     """Each test's Space is a fresh process: no job time, no finished run to reuse."""
-    monkeypatch.setattr(jobs, "JOB_TIMES", JobTimes())
-    monkeypatch.setattr(jobs, "FINISHED", FinishedRuns())
+    monkeypatch.setattr(queueing, "JOB_TIMES", JobTimes())
+    monkeypatch.setattr(running, "FINISHED", FinishedRuns())
 
 
 def _job(monkeypatch, run, calls=None):
     """Jobs run ``run(task, model_id, options)`` in a thread of the test process."""
-    from hf_bgbench.space.safety import ThreadJob
+    from hf_bgbench.space.jobs.process import ThreadJob
 
     def job_for(task, model_id, options, command="", **how):
         if calls is not None:
             calls.append((task, model_id, options))
         return ThreadJob(run, (task, model_id, options), seconds=300)
 
-    monkeypatch.setattr(jobs, "job_for", job_for)
+    monkeypatch.setattr(running, "job_for", job_for)
 
 
 def _colour_rule(monkeypatch, calls=None):
@@ -212,7 +213,7 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
 
     from tqdm.auto import tqdm
 
-    from hf_bgbench.space.safety import ThreadJob
+    from hf_bgbench.space.jobs.process import ThreadJob
 
     done = threading.Event()  # a thread cannot be killed: it is told to end with the test,
     # or it would go on reporting progress into the next test's job
@@ -228,8 +229,8 @@ def test_a_job_that_cannot_finish_in_time_is_stopped_early(space, monkeypatch):
     def job_for(task, model_id, options, command="", **how):
         return ThreadJob(slow, (task, model_id, options), seconds=20, hint=f"Try less. {command}")
 
-    monkeypatch.setattr(jobs, "job_for", job_for)
-    monkeypatch.setattr(jobs, "SETTLE_SECONDS", 2)
+    monkeypatch.setattr(running, "job_for", job_for)
+    monkeypatch.setattr(running, "SETTLE_SECONDS", 2)
     seen = []
     try:
         with pytest.raises(gr.Error) as info:
@@ -261,7 +262,7 @@ def process_jobs(space, monkeypatch, tmp_path_factory):
 def test_a_visitor_who_leaves_stops_the_job(process_jobs, monkeypatch):
     """Gradio closes a job's generator when its visitor leaves (or presses Stop): the job's
     process is killed at once."""
-    from hf_bgbench.space.safety import Job
+    from hf_bgbench.space.jobs.process import Job
 
     started: list = []
 
@@ -269,7 +270,7 @@ def test_a_visitor_who_leaves_stops_the_job(process_jobs, monkeypatch):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
-    monkeypatch.setattr(jobs, "job_for", job_for)
+    monkeypatch.setattr(running, "job_for", job_for)
     updates = tab_score.score(
         "tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet
     )
@@ -287,7 +288,7 @@ def test_a_visitor_who_leaves_stops_the_job(process_jobs, monkeypatch):
 
 def test_a_client_that_reads_no_update_loses_its_job(process_jobs, monkeypatch):
     """A client that never reads its updates (queued by a script, page gone) is stopped."""
-    from hf_bgbench.space.safety import Job
+    from hf_bgbench.space.jobs.process import Job
 
     started: list = []
 
@@ -295,9 +296,9 @@ def test_a_client_that_reads_no_update_loses_its_job(process_jobs, monkeypatch):
         started.append(Job(slow_job, (task, model_id, options), seconds=300))
         return started[-1]
 
-    monkeypatch.setattr(jobs, "job_for", job_for)
-    monkeypatch.setattr(jobs, "listening", lambda request: False)
-    monkeypatch.setattr(jobs, "UNREAD_SECONDS", 2)
+    monkeypatch.setattr(running, "job_for", job_for)
+    monkeypatch.setattr(clients, "listening", lambda request: False)
+    monkeypatch.setattr(clients, "UNREAD_SECONDS", 2)
     outputs = list(
         tab_score.score("tf_efficientnet_lite0", "in9-local", ["original"], False, progress=_quiet)
     )
@@ -339,7 +340,7 @@ def test_space_refuses_paths_before_anything_loads(space, monkeypatch, model, da
     def never(*args, **kwargs):
         raise AssertionError("nothing may load for a refused input")
 
-    monkeypatch.setattr(jobs, "job_for", never)
+    monkeypatch.setattr(running, "job_for", never)
     updates = tab_score.score(model, dataset, ["original"], False, progress=_quiet)
     with pytest.raises(gr.Error, match="(?s)" + said.replace("(", r"\(")):
         _final(updates)
@@ -437,16 +438,16 @@ def test_jobs_have_their_own_concurrency_groups_and_page_events_skip_the_queue(s
     assert demo._queue.default_concurrency_limit == CONCURRENCY == 1
     assert JOB_SECONDS > 0
     by_name = {fn.name: fn for fn in demo.fns.values()}
-    assert by_name["score"].concurrency_id == jobs.JOB_GROUP
-    assert by_name["explore"].concurrency_id == jobs.EXPLORE_GROUP
+    assert by_name["score"].concurrency_id == queueing.JOB_GROUP
+    assert by_name["explore"].concurrency_id == queueing.EXPLORE_GROUP
     assert by_name["score"].concurrency_limit == by_name["explore"].concurrency_limit == 1
     assert by_name["score"].validator is not None and by_name["explore"].validator is not None
     # the report card is a scoring job: same group, same per-client limit
-    assert by_name["report_card"].concurrency_id == jobs.JOB_GROUP
+    assert by_name["report_card"].concurrency_id == queueing.JOB_GROUP
     assert by_name["report_card"].validator is not None
     # so are a comparison and the flips (each may score a model)
     for name in ("compare_models", "flips"):
-        assert by_name[name].concurrency_id == jobs.JOB_GROUP, name
+        assert by_name[name].concurrency_id == queueing.JOB_GROUP, name
         assert by_name[name].validator is not None, name
     # page loads, dropdowns, the leaderboard and Stop never wait behind a job
     job_fns = ("score", "explore", "report_card", "compare_models", "flips")
@@ -482,14 +483,14 @@ def test_a_client_cannot_forge_its_key(space, monkeypatch):
     """The one-job-per-client limit keys on what the client cannot write: without a trusted
     proxy the connection's address (X-Forwarded-For unread); behind one, the entry it
     appended -- whatever the client put before it."""
-    monkeypatch.setattr(jobs, "TRUSTED_PROXIES", 0)
-    assert jobs.client_key(_request("10.1.1.1", "6.6.6.6")) == "10.1.1.1"
-    assert jobs.client_key(_request("10.1.1.1", "7.7.7.7")) == "10.1.1.1"
-    monkeypatch.setattr(jobs, "TRUSTED_PROXIES", 1)
+    monkeypatch.setattr(clients, "TRUSTED_PROXIES", 0)
+    assert clients.client_key(_request("10.1.1.1", "6.6.6.6")) == "10.1.1.1"
+    assert clients.client_key(_request("10.1.1.1", "7.7.7.7")) == "10.1.1.1"
+    monkeypatch.setattr(clients, "TRUSTED_PROXIES", 1)
     forged = [_request("10.0.0.9", f"{fake}, 203.0.113.5") for fake in ("6.6.6.6", "7.7.7.7")]
-    assert {jobs.client_key(r) for r in forged} == {"203.0.113.5"}
-    assert jobs.client_key(_request("10.0.0.9", "6.6.6.6", "203.0.113.5")) == "203.0.113.5"
-    assert jobs.client_key(_request("10.0.0.9")) == "10.0.0.9"
+    assert {clients.client_key(r) for r in forged} == {"203.0.113.5"}
+    assert clients.client_key(_request("10.0.0.9", "6.6.6.6", "203.0.113.5")) == "203.0.113.5"
+    assert clients.client_key(_request("10.0.0.9")) == "10.0.0.9"
     # uvicorn's own reading of the header (it trusts 127.0.0.1 by default) is off
     assert os.environ["FORWARDED_ALLOW_IPS"] == ""
 
@@ -499,7 +500,7 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
     """Every job button's validator -- which Gradio runs before it queues the job, so the
     visitor never waits behind the queue to hear it -- refuses a model id the checks refuse,
     and the click's status line (outside the queue) says why at once."""
-    from hf_bgbench.space.safety import MODEL_HINT
+    from hf_bgbench.space.checks.model_id import MODEL_HINT
 
     checks = {
         "score": tab_score.one_score_per_client(
@@ -512,15 +513,15 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
         first = check[0] if isinstance(check, list) else check  # one input: the dict itself
         assert first["is_valid"] is False, name
         assert first["message"].endswith(MODEL_HINT), name
-    assert jobs.click_status(model, jobs.JOB_GROUP, None).startswith("**Stopped:** ")
+    assert queueing.click_status(model, queueing.JOB_GROUP, None).startswith("**Stopped:** ")
     fine = tab_score.one_score_per_client(
         "timm/resnet50.a1_in1k", "in9-local", [], False, "in9", "x"
     )
     assert all(v["is_valid"] for v in fine)
-    assert jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None) == gr.skip()
+    assert queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None) == gr.skip()
     with pytest.raises(gr.Error, match="paths and links|only letters"):
-        jobs.model_gate(model)
-    jobs.model_gate("timm/resnet50.a1_in1k")
+        queueing.model_gate(model)
+    queueing.model_gate("timm/resnet50.a1_in1k")
     # on the page, each job's button first checks the id outside the queue; the job is
     # queued only when that succeeded
     demo = build_demo()
@@ -566,32 +567,32 @@ def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch
     job cannot be queued is told why, in the status line."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(jobs, "JOB_TIMES", JobTimes())
-    job = SimpleNamespace(concurrency_id=jobs.JOB_GROUP, alive=True, request=None)
+    monkeypatch.setattr(queueing, "JOB_TIMES", JobTimes())
+    job = SimpleNamespace(concurrency_id=queueing.JOB_GROUP, alive=True, request=None)
     queue = SimpleNamespace(
-        event_queue_per_concurrency_id={jobs.JOB_GROUP: SimpleNamespace(queue=[job, job])},
+        event_queue_per_concurrency_id={queueing.JOB_GROUP: SimpleNamespace(queue=[job, job])},
         active_jobs=[[job]],
     )
-    monkeypatch.setattr(jobs, "_queue", lambda: queue)
-    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
+    monkeypatch.setattr(clients, "_queue", lambda: queue)
+    said = queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None)
     assert said.startswith("**Queued:** your job is number 3 in line, behind 1 running and 2")
     assert "No estimate yet: no job has finished since this Space started" in said
     for seconds in (100, 140, 120):
-        jobs.JOB_TIMES.add(seconds)
-    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
+        queueing.JOB_TIMES.add(seconds)
+    said = queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None)
     # three jobs ahead, 2 min each at the median of this Space's last three
     assert "start in about 6 min 00 s (this Space's last 3 jobs took 2 min 00 s" in said
-    monkeypatch.setattr(jobs, "QUEUE_SIZE", 2)
-    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
+    monkeypatch.setattr(queueing, "QUEUE_SIZE", 2)
+    said = queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None)
     assert said.startswith("**Not queued:** the queue is full (2 jobs waiting)")
-    monkeypatch.setattr(jobs, "jobs_of", lambda key, group: 1)
-    said = jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None)
+    monkeypatch.setattr(queueing, "jobs_of", lambda key, group: 1)
+    said = queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None)
     assert said.startswith("**Not queued:** you already have a job waiting or running")
     # a free slot: nothing to say, the job's own first update follows at once
-    queue.event_queue_per_concurrency_id[jobs.JOB_GROUP].queue = []
+    queue.event_queue_per_concurrency_id[queueing.JOB_GROUP].queue = []
     queue.active_jobs = []
-    monkeypatch.setattr(jobs, "jobs_of", lambda key, group: 0)
-    assert jobs.click_status("timm/resnet50.a1_in1k", jobs.JOB_GROUP, None) == gr.skip()
+    monkeypatch.setattr(queueing, "jobs_of", lambda key, group: 0)
+    assert queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None) == gr.skip()
 
 
 def test_the_label_map_reaches_the_task_and_its_command(space, monkeypatch):
@@ -619,30 +620,30 @@ def test_the_label_map_reaches_the_task_and_its_command(space, monkeypatch):
 def test_a_protocol_that_trains_a_head_is_told_the_label_map_that_needs_none():
     """RIVAL10's published protocol trains a linear head for every new model (about 1 h 30
     min on 2 vCPU): its time-limit hint names the label map that needs no training."""
-    trains = jobs.time_limit_hint("evaluate", {"benchmark": "rival10"})
+    trains = running.time_limit_hint("evaluate", {"benchmark": "rival10"})
     assert "the label map 'imagenet' scores a 1000-class model through its own classes" in trains
     for options in ({"benchmark": "rival10", "label_map": "imagenet"}, {"benchmark": "in9"}, {}):
-        assert "label map" not in jobs.time_limit_hint("evaluate", options), options
+        assert "label map" not in running.time_limit_hint("evaluate", options), options
 
 
 def test_time_limits_fit_the_task(space, monkeypatch):
     monkeypatch.setenv("BGBENCH_SPACE_JOB_SECONDS_NOISE", "3000")
     assert job_seconds("noise") == 3000 and job_seconds("evaluate") == JOB_SECONDS
-    assert "fewer variants" in jobs.time_limit_hint("evaluate")
-    job = jobs.job_for("noise", "m/n", {"benchmark": "in9"}, "bgbench noise m/n")
+    assert "fewer variants" in running.time_limit_hint("evaluate")
+    job = running.job_for("noise", "m/n", {"benchmark": "in9"}, "bgbench noise m/n")
     assert job.hint == (
         "Try a smaller model. Or run it on your own machine, where no time limit applies: "
         "`bgbench noise m/n`"
     )
-    assert "variants" not in jobs.time_limit_hint("noise")
+    assert "variants" not in running.time_limit_hint("noise")
     # the bundled model is the smallest: no "smaller model" for it, and where the tab offers
     # nothing else to change, the command alone
-    assert jobs.time_limit_hint("noise", {}, "tf_efficientnet_lite0") == ""
-    job = jobs.job_for("noise", "tf_efficientnet_lite0", {"benchmark": "in9"}, "bgbench noise x")
+    assert running.time_limit_hint("noise", {}, "tf_efficientnet_lite0") == ""
+    job = running.job_for("noise", "tf_efficientnet_lite0", {"benchmark": "in9"}, "bgbench noise x")
     assert job.hint == "Run it on your own machine, where no time limit applies: `bgbench noise x`"
-    assert jobs.time_limit_hint("evaluate", {}, "tf_efficientnet_lite0") == "Try fewer variants."
+    assert running.time_limit_hint("evaluate", {}, "tf_efficientnet_lite0") == "Try fewer variants."
     # Compare offers no variants: none are suggested
-    offered = jobs.time_limit_hint("evaluate", {}, "m/n", variants_offered=False)
+    offered = running.time_limit_hint("evaluate", {}, "m/n", variants_offered=False)
     assert offered == "Try a smaller model."
 
 
@@ -699,7 +700,7 @@ def test_a_clip_hub_model_is_scored_and_its_text_step_shown(space, tmp_path, mon
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "cache"))  # the text step runs
     # the Space's templates (OpenAI's set) cut to one: the same step, 80 times fewer prompts
     monkeypatch.setattr(open_clip, "OPENAI_IMAGENET_TEMPLATES", ("a photo of a {}.",))
-    _job(monkeypatch, jobs.run_job)  # the Space's job function, in a thread
+    _job(monkeypatch, running.run_job)  # the Space's job function, in a thread
     shown: list = []
     outputs = list(
         tab_score.score(
@@ -739,7 +740,7 @@ def test_a_vlm_hub_model_is_scored_by_the_default_rule(space, tmp_path, monkeypa
     as_hub_cache(write_qwen2_vl(tmp_path / "model"), cache, "someone/tiny-vlm")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    _job(monkeypatch, jobs.run_job)  # the Space's job function, in a thread
+    _job(monkeypatch, running.run_job)  # the Space's job function, in a thread
     outputs = list(
         tab_score.score(
             "someone/tiny-vlm",
@@ -799,19 +800,19 @@ def test_the_space_takes_no_zero_shot_classes_or_templates_from_a_visitor(space)
 
 
 def colour_rule_explore(model_id, options):
-    from hf_bgbench.space.explore import explore_image
+    from hf_bgbench.space.views.explore import explore_image
     from tests.in9_fixture import ColourRuleClassifier
 
     return explore_image(ColourRuleClassifier(), **options)
 
 
 def _explore_in_process(monkeypatch):
-    from hf_bgbench.space.safety import ThreadJob
+    from hf_bgbench.space.jobs.process import ThreadJob
 
     def job(model_id, options):
         return ThreadJob(colour_rule_explore, (model_id, options), seconds=300, track=False)
 
-    monkeypatch.setattr(jobs, "explore_job_for", job)
+    monkeypatch.setattr(running, "explore_job_for", job)
 
 
 def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeypatch):
@@ -872,7 +873,7 @@ def colour_rule_report(model_id, allowed, output_dir):
     """What the report job runs in these tests: the colour-rule classifier's report over the
     allow-listed datasets (the library's report, as the Space calls it)."""
     from hf_bgbench.report.card import run_report
-    from hf_bgbench.space.report_card import report_data
+    from hf_bgbench.space.views.report_card import report_data
     from tests.in9_fixture import ColourRuleClassifier
 
     data = report_data(allowed)
@@ -918,7 +919,7 @@ def test_imagenet_d_from_its_hub_dataset_is_scored(tmp_path, monkeypatch):
 
 
 def test_space_report_card_renders_the_report_section(in9_release, tmp_path, monkeypatch):
-    from hf_bgbench.space.safety import ThreadJob
+    from hf_bgbench.space.jobs.process import ThreadJob
     from tests.in9_fixture import EXPECTED_BG_GAP
 
     monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
@@ -939,7 +940,7 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert "This Space offers no data for ImageNet-D, ImageNet-E, RIVAL10" in section
     # the `bgbench report` command that makes the same card, the caps as the
     # tasks' own flags, the server folder by its allow-list name
-    from hf_bgbench.space.report_card import report_caps
+    from hf_bgbench.space.views.report_card import report_caps
 
     caps = report_caps(["in9"])["challenge"]
     reproduce = section.split("### Reproduce this", 1)[1]
@@ -998,7 +999,7 @@ def test_a_step_whose_first_batches_are_slow_is_not_stopped_when_its_pace_fits()
     scores 8 images a second: from the start its pace says ~15 min for 992 images; its
     steady pace says ~2 min, which fits the 3 minutes left. A step slow all along is
     stopped, once it has run long enough to trust."""
-    from hf_bgbench.space.progress import JobStatus
+    from hf_bgbench.space.jobs.status import JobStatus
 
     now = [0.0]
     status = JobStatus("score", 600, clock=lambda: now[0])
@@ -1042,8 +1043,8 @@ def test_the_benchmark_menus_offer_what_the_allow_list_holds(
 def test_the_api_lists_what_a_visitor_calls_with_defaults_that_belong_together(space):
     """The "Use via API" page lists the six visitor endpoints, not the page's own callbacks
     (menus, checks, the status line), and each one's defaults name one benchmark's things."""
-    from hf_bgbench.space.demo import PUBLIC_ENDPOINTS
-    from hf_bgbench.space.flips import flip_pairs
+    from hf_bgbench.space.page.demo import PUBLIC_ENDPOINTS
+    from hf_bgbench.space.views.flips import flip_pairs
 
     info = build_demo().get_api_info()["named_endpoints"]
     assert sorted(info) == sorted(f"/{name}" for name in PUBLIC_ENDPOINTS)
@@ -1061,7 +1062,7 @@ def test_the_status_clock_ticks_while_the_model_is_checked(space, monkeypatch):
 
     import gradio as gr
 
-    from hf_bgbench.space.safety import SpaceRefusal
+    from hf_bgbench.space.checks.messages import SpaceRefusal
 
     release = threading.Event()
     clock = iter(range(1000))
@@ -1071,7 +1072,7 @@ def test_the_status_clock_ticks_while_the_model_is_checked(space, monkeypatch):
         raise SpaceRefusal("checked")
 
     monkeypatch.setattr(tab_score, "checked_inputs", slow_check)
-    monkeypatch.setattr(jobs, "TICK_SECONDS", 0.01)
+    monkeypatch.setattr(running, "TICK_SECONDS", 0.01)
 
     class Counted(tab_score.JobStatus):  # a clock that moves a second each time it is read
         def __init__(self, title, limit):

@@ -18,9 +18,13 @@ from tests.test_space import _app_for, _final, _quiet
 
 pytest.importorskip("gradio")
 
-from hf_bgbench.space import inputs, jobs, settings, tab_compare, tab_explore, tab_score  # noqa: E402
-from hf_bgbench.space.demo import build_demo  # noqa: E402
-from hf_bgbench.space.runs import FinishedRuns  # noqa: E402
+from hf_bgbench.space import settings  # noqa: E402
+from hf_bgbench.space.checks import inputs  # noqa: E402
+from hf_bgbench.space.jobs import running  # noqa: E402
+from hf_bgbench.space.jobs.finished_runs import FinishedRuns  # noqa: E402
+from hf_bgbench.space.page import tab_compare, tab_explore, tab_score  # noqa: E402
+from hf_bgbench.space.page.demo import build_demo  # noqa: E402
+from hf_bgbench.space.views import reproduce  # noqa: E402
 
 COMPARE_OUTPUTS = ("status", "report", "plot", "files", "button")
 
@@ -62,14 +66,14 @@ def space(in9_release, tmp_path, monkeypatch):
     hints: list = []  # (command, how) of each job: what a stop for time says
 
     def job_for(task, model_id, options, command="", **how):
-        from hf_bgbench.space.safety import ThreadJob
+        from hf_bgbench.space.jobs.process import ThreadJob
 
         calls.append((task, model_id, sorted(options.get("variants") or [])))
         hints.append((command, how))
         return ThreadJob(rule_run, (task, model_id, options), seconds=300)
 
-    monkeypatch.setattr(jobs, "job_for", job_for)
-    monkeypatch.setattr(jobs, "FINISHED", FinishedRuns())  # a fresh Space: no run to reuse
+    monkeypatch.setattr(running, "job_for", job_for)
+    monkeypatch.setattr(running, "FINISHED", FinishedRuns())  # a fresh Space: no run to reuse
     return SimpleNamespace(job_calls=calls, job_hints=hints)
 
 
@@ -98,7 +102,7 @@ def test_compare_is_bgbench_compare_over_the_two_runs(space, tmp_path):
     # the same numbers as the command line's `bgbench compare` over the same two runs
     options = settings.task_options("evaluate", inputs.default_variants("in9-local", "in9"), False)
     options["benchmark"] = "in9"
-    a, b = (jobs.FINISHED.find("evaluate", m, "in9-local", options) for m in RULES)
+    a, b = (running.FINISHED.find("evaluate", m, "in9-local", options) for m in RULES)
     assert main(["compare", str(a.folder), str(b.folder), "--output", str(tmp_path / "c")]) == 0
     cli = json.loads((tmp_path / "c" / "compare.json").read_text())
     assert [(r["key"], r["difference"], r["ci95"]) for r in cli["rows"]] == [
@@ -192,7 +196,7 @@ def test_a_flip_shows_the_background_the_data_records(in9_release, tmp_path):
 
     from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.data.sources import resolve_source
-    from hf_bgbench.space.flips import flip_rows, pair_named
+    from hf_bgbench.space.views.flips import flip_rows, pair_named
 
     spec = get_benchmark("in9")
     reader = resolve_source(str(in9_release), spec)
@@ -225,7 +229,7 @@ def test_the_reproduce_command_gives_the_same_results(space, in9_release, tmp_pa
     """The Space's command, run through ``bgbench``, writes the same numbers (the real
     bundled model on both sides, each with a prediction cache of its own)."""
     from hf_bgbench.cli import main
-    from hf_bgbench.space.safety import ThreadJob
+    from hf_bgbench.space.jobs.process import ThreadJob
     from hf_bgbench.tasks import run_task
 
     def real_job(task, model_id, options, command=""):
@@ -233,7 +237,7 @@ def test_the_reproduce_command_gives_the_same_results(space, in9_release, tmp_pa
             lambda t, m, o: run_task(t, m, **o), (task, model_id, options), seconds=600
         )
 
-    monkeypatch.setattr(jobs, "job_for", real_job)
+    monkeypatch.setattr(running, "job_for", real_job)
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "space_cache"))
     out = dict(
         zip(
@@ -280,7 +284,7 @@ def test_the_command_carries_the_space_caps(space, monkeypatch):
     options the Space passed."""
     from hf_bgbench.cli import build_parser
     from hf_bgbench.cli._common import task_options
-    from hf_bgbench.space.safety import AllowedDataset
+    from hf_bgbench.space.checks.allowlist import AllowedDataset
     from hf_bgbench.tasks import get_task
 
     monkeypatch.setenv("BGBENCH_SPACE_MAX_IMAGES", "4")
@@ -288,7 +292,7 @@ def test_the_command_carries_the_space_caps(space, monkeypatch):
         options = settings.task_options(task, ["mixed_same"], True)
         options["benchmark"] = "in9"
         entry = AllowedDataset("in9", "bgbench/in9", "in9")
-        section = inputs.reproduce_section(task, "timm/resnet50.a1_in1k", entry, options)
+        section = reproduce.reproduce_section(task, "timm/resnet50.a1_in1k", entry, options)
         (command,) = re.search(r"```bash\n(.*?)\n```", section, re.S).group(1).splitlines()
         args = build_parser().parse_args(shlex.split(command)[1:])
         parsed = task_options(args)

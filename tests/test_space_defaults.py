@@ -9,7 +9,7 @@ import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_e.edit_names import CONTROL_EDIT, PAPER_ATTRIBUTE_EDITS
-from hf_bgbench.space.inputs import default_variants
+from hf_bgbench.space.checks.inputs import default_variants
 from hf_bgbench.space.settings import task_options
 
 
@@ -25,7 +25,7 @@ def test_imagenet_e_ticks_every_paper_edit_and_not_the_control():
 
 
 def test_a_dataset_without_the_headline_variants_ticks_all_it_holds(monkeypatch):
-    from hf_bgbench.space import inputs
+    from hf_bgbench.space.checks import inputs
 
     monkeypatch.setattr(inputs, "variants_of", lambda dataset, benchmark: ["only_fg", "no_fg"])
     assert default_variants("x", "in9") == ["only_fg", "no_fg"]

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from hf_bgbench.benchmarks import get_benchmark
-from hf_bgbench.space.explore import explore_image
+from hf_bgbench.space.views.explore import explore_image
 from hf_bgbench.tasks.evaluate import evaluate_model
 
 QUIET = {"progress": False, "num_workers": 0, "device": "cpu"}

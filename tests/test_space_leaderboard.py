@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hf_bgbench.space.leaderboard import (
+from hf_bgbench.space.views.leaderboard import (
     ROWS_FILE,
     NotEligible,
     append_result,
@@ -208,7 +208,7 @@ def test_the_board_fits_a_page(tmp_path):
 
 def test_published_rows_take_extra_keys(monkeypatch):
     """A benchmark's reference rows may carry more keys (a source, a timm tag): ignored."""
-    from hf_bgbench.space import leaderboard
+    from hf_bgbench.space.views import leaderboard
 
     class Spec:
         name = "in9"

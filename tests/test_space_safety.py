@@ -11,23 +11,12 @@ from typing import Any
 
 import pytest
 
-from hf_bgbench.space import forkserver
-from hf_bgbench.space.safety import (
-    MAX_MESSAGE,
-    Job,
-    JobTimeout,
-    SafeModel,
-    SpaceRefusal,
-    check_model_cached,
-    check_model_id,
-    check_model_size,
-    datasets_for,
-    parse_allowlist,
-    resolve_dataset,
-    run_with_time_limit,
-    visitor_message,
-    weights_read,
-)
+from hf_bgbench.space.checks.allowlist import datasets_for, parse_allowlist, resolve_dataset
+from hf_bgbench.space.checks.messages import MAX_MESSAGE, SpaceRefusal, visitor_message
+from hf_bgbench.space.checks.model_id import SafeModel, check_model_id
+from hf_bgbench.space.checks.model_weights import check_model_cached, check_model_size, weights_read
+from hf_bgbench.space.jobs import forkserver
+from hf_bgbench.space.jobs.process import Job, JobTimeout, run_with_time_limit
 from tests.assertions import live_group
 
 BENCHMARKS = {"in9": "bgbench/in9", "in9_full": "bgbench/in9_full", "rival10": "bgbench/rival10"}
@@ -250,7 +239,7 @@ def test_a_jobs_progress_bars_reach_the_page_while_it_runs():
 
 def test_hub_ids_in_the_allow_list_are_read_from_the_hub_only(tmp_path, monkeypatch):
     from hf_bgbench.benchmarks import get_benchmark
-    from hf_bgbench.space.safety import allowed_data
+    from hf_bgbench.space.checks.allowlist import allowed_data
 
     (tmp_path / "acme" / "in9").mkdir(parents=True)  # a folder named like the Hub id
     monkeypatch.chdir(tmp_path)
@@ -320,7 +309,7 @@ def test_a_job_ends_when_the_space_that_started_it_is_gone(tmp_path):
     script = tmp_path / "app.py"
     script.write_text(
         "import os, time\n"
-        "from hf_bgbench.space.safety import Job\n"
+        "from hf_bgbench.space.jobs.process import Job\n"
         "if __name__ == '__main__':\n"
         "    with Job(time.sleep, (120,), seconds=300, track=False) as job:\n"
         "        print(job._proc.pid, flush=True)\n"
@@ -514,7 +503,7 @@ def test_the_text_step_of_a_zero_shot_model_is_named_in_its_progress():
     import torch
 
     from hf_bgbench.models.zero_shot import TextTower, class_embeddings, prompts_for
-    from hf_bgbench.space.progress import PROMPTS_STEP, track_tqdm
+    from hf_bgbench.space.jobs.progress import PROMPTS_STEP, track_tqdm
 
     def tokenize(texts: list[str]) -> torch.Tensor:  # distinct texts, distinct tokens
         return torch.tensor([[ord(c) for c in t.ljust(24)] for t in texts])
@@ -589,6 +578,6 @@ def test_a_job_at_its_time_limit_leaves_no_worker_behind():
     ],
 )
 def test_a_client_is_known_by_what_it_cannot_forge(forwarded, proxies, expected):
-    from hf_bgbench.space.safety import client_address
+    from hf_bgbench.space.jobs.clients import client_address
 
     assert client_address(forwarded, "10.1.1.1", proxies) == expected

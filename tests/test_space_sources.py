@@ -40,7 +40,7 @@ def _evaluate(in9_release, variants, **options):
 
 
 def test_results_carry_a_data_fingerprint_the_leaderboard_uses(in9_release, tmp_path):
-    from hf_bgbench.space.leaderboard import row_from_results
+    from hf_bgbench.space.views.leaderboard import row_from_results
 
     first = _evaluate(in9_release, ["mixed_same", "mixed_rand"], cache_dir=tmp_path / "c1")
     again = _evaluate(in9_release, ["mixed_same", "mixed_rand"], cache_dir=tmp_path / "c2")

@@ -29,7 +29,7 @@ def slow_cancel_page(browser, monkeypatch):
     import gradio as gr
     import gradio.routes
 
-    from hf_bgbench.space import jobs
+    from hf_bgbench.space.jobs import queueing
 
     cancel_now = gradio.routes.cancel_tasks
 
@@ -48,9 +48,9 @@ def slow_cancel_page(browser, monkeypatch):
         status = gr.Markdown("Press Run", elem_id="job-status")
         run = gr.Button("Run")
         stop = gr.Button("Stop")
-        # as every job of the Space (jobs.queued_job): a quick check at the click, then the job
+        # as every job of the Space (queueing.queued_job): a quick check at the click, then the job
         running = run.click(lambda: None, None, None, queue=False).success(job, None, [status, run])
-        jobs.stop_button(stop, running, status, run, "Run")
+        queueing.stop_button(stop, running, status, run, "Run")
     demo.queue().launch(
         server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True
     )

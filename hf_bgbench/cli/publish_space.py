@@ -1,6 +1,7 @@
 """``bgbench publish-space [--repo-id OWNER/NAME] [--dry-run] [--private] [--out DIR]``: stage
 the Space (spaces/app.py, its card, a wheel of this package and a requirements.txt that
-installs that wheel) and upload it as a Gradio Space (:mod:`hf_bgbench.space.publish`)."""
+installs that wheel) and upload it as a Gradio Space
+(:mod:`hf_bgbench.cli.publish_space_folder`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import argparse
 from pathlib import Path
 
 from hf_bgbench.cli._common import human_size
-from hf_bgbench.space.publish import DEFAULT_HARDWARE, DEFAULT_REPO_ID
+from hf_bgbench.cli.publish_space_folder import DEFAULT_HARDWARE, DEFAULT_REPO_ID
 
 
 def run(args: argparse.Namespace) -> int:
-    from hf_bgbench.space.publish import publish_space
+    from hf_bgbench.cli.publish_space_folder import publish_space
 
     staged = publish_space(
         args.repo_id,

@@ -3,7 +3,8 @@
 ``BGBENCH_SPACE_DATASETS`` (the allow-list, :func:`allowed`), ``BGBENCH_LEADERBOARD_DIR``
 (:func:`leaderboard_dir`), the time limits, concurrency and queue (read once, at import),
 the model-size limits (:func:`model_limits`) and what each task gets on shared hardware
-(:func:`task_options`, from the task's options). No Gradio here: the app and its tests import these.
+(:func:`task_options`, from the task's options). The page, the jobs, the views and the checks
+all read them; no Gradio here.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from typing import Any
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.cache import cache_root
-from hf_bgbench.space.leaderboard import LEADERBOARD_DIR_ENV
-from hf_bgbench.space.safety import (
+from hf_bgbench.space.checks.allowlist import (
     DATASETS_ENV,
     AllowedDataset,
     datasets_for,
     parse_allowlist,
 )
+
+LEADERBOARD_DIR_ENV = "BGBENCH_LEADERBOARD_DIR"
 
 
 def int_env(name: str, default: int) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hf_bgbench.space.display import public_document, public_text
+from hf_bgbench.space.views.display import public_document, public_text
 
 FIGURE = "compare.png"
 

@@ -1,6 +1,6 @@
 """How a Space job's process starts: forked from a server that has imported the stack once.
 
-A job runs in a process of its own (:class:`hf_bgbench.space.safety.Job`). Started by spawn,
+A job runs in a process of its own (:class:`hf_bgbench.space.jobs.process.Job`). Started by spawn,
 each job imported torch, torchvision, timm, datasets, gradio and bgbench afresh before doing
 anything: about 13 CPU-seconds on 2 vCPU, which a visitor waited through on every job.
 Forked from the Space's own process it would inherit Gradio's threads (fork copies their
@@ -25,8 +25,9 @@ import os
 import sys
 from typing import Any
 
-PRELOAD = ("torch", "torchvision", "timm", "datasets", "hf_bgbench.space.jobs")
-"""What a job imports anyway (``hf_bgbench.space.jobs`` brings gradio and every task)."""
+PRELOAD = ("torch", "torchvision", "timm", "datasets", "hf_bgbench.space.jobs.running")
+"""What a job imports anyway (``hf_bgbench.space.jobs.running`` brings gradio and every
+task)."""
 
 # pytest rewrites PYTEST_CURRENT_TEST for every test; open_clip's tokenizer sets
 # TOKENIZERS_PARALLELISM when imported (the Space app imports it to check an open_clip id);

@@ -4,7 +4,8 @@ same results document, and the files the command line writes, offered for downlo
 * :func:`task_command` -- ``bgbench <task> MODEL --benchmark … --data … [options]`` from what
   the Space passed to the task (the Space's caps included: a seeded subset is the same
   subset on the command line), read off the task's own option declarations, so a new
-  option or cap needs no edit here;
+  option or cap needs no edit here; :func:`run_command` -- the same for an allow-listed
+  dataset, and :func:`reproduce_section` -- it as a run's "Reproduce this" section;
 * :func:`data_argument` -- what ``--data`` says: a Hub dataset's id as it is; a folder on the
   server by its allow-list name, with a note to put the path of one's own copy in its place
   (the results' data fingerprint says whether the copy holds the same images);
@@ -24,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.space.display import public_text
-from hf_bgbench.space.safety import AllowedDataset
+from hf_bgbench.space.checks.allowlist import AllowedDataset
+from hf_bgbench.space.views.display import public_text
 
 # options that do not change the numbers, or that the command line sets by other means
 _NOT_SHOWN = {"benchmark", "data", "output_dir", "progress", "device", "batch_size", "num_workers"}
@@ -90,6 +91,22 @@ def task_command(
     return " ".join(shlex.quote(w) for w in words)
 
 
+def run_command(
+    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
+) -> str:
+    """The exact ``bgbench`` command of a run (the data as :func:`data_argument` names it)."""
+    data, _ = data_argument(entry)
+    return task_command(task, model_id, options["benchmark"], data, options, output or None)
+
+
+def reproduce_section(
+    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
+) -> str:
+    """The "Reproduce this" section of a run: its exact ``bgbench`` command."""
+    command = run_command(task, model_id, entry, options, output)
+    return reproduce_markdown([command], [data_argument(entry)[1]])
+
+
 def report_command(
     model_id: str,
     data: Mapping[str, AllowedDataset],
@@ -99,7 +116,7 @@ def report_command(
     benchmark -> the allow-listed dataset it was scored on (``--data``, as
     :func:`data_argument` gives it; ``--benchmarks`` when they are not every benchmark with
     headlines); ``caps``: task -> the options the Space passed it
-    (:func:`hf_bgbench.space.report_card.report_caps`), each that differs from the task
+    (:func:`hf_bgbench.space.views.report_card.report_caps`), each that differs from the task
     command's default as a ``--task-option`` (which
     :func:`hf_bgbench.report.task_options.parse_task_options` reads back)."""
     from hf_bgbench.benchmarks import all_specs

@@ -14,37 +14,22 @@ import gradio as gr
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.models.vlm.settings import VLM_PROTOCOLS
 from hf_bgbench.render import render_markdown
-from hf_bgbench.space import jobs
-from hf_bgbench.space.display import (
-    figures_html,
-    narrow_tables,
-    public_document,
-    run_figures,
-    run_files,
-    write_public_document,
-)
-from hf_bgbench.space.explore import (
-    prediction_gallery,
-    read_predictions,
-    samples_html,
-    split_report,
-)
-from hf_bgbench.space.inputs import (
-    MODEL_LABEL,
+from hf_bgbench.space.checks.allowlist import allowed_data, datasets_for, hidden_paths
+from hf_bgbench.space.checks.inputs import (
+    check_picks,
     checked_inputs,
     default_task,
     default_variants,
     every_task,
-    hidden_paths,
-    reproduce_section,
-    run_command,
+    label_maps,
+    requested_benchmark,
     task_choices,
     variants_of,
 )
-from hf_bgbench.space.leaderboard import LEADERBOARD_REPO_ENV, NotEligible, append_result
-from hf_bgbench.space.progress import JobStatus
-from hf_bgbench.space.reproduce import cli_files
-from hf_bgbench.space.safety import SpaceRefusal, allowed_data, datasets_for, visitor_message
+from hf_bgbench.space.checks.messages import visitor_message
+from hf_bgbench.space.jobs import queueing, running
+from hf_bgbench.space.jobs.status import JobStatus
+from hf_bgbench.space.page.controls import MODEL_LABEL
 from hf_bgbench.space.settings import (
     JOB_SECONDS,
     allowed,
@@ -55,9 +40,19 @@ from hf_bgbench.space.settings import (
     takes_variants,
     task_options,
 )
+from hf_bgbench.space.views.display import (
+    figures_html,
+    narrow_tables,
+    public_document,
+    run_figures,
+    run_files,
+    split_report,
+    write_results_download,
+)
+from hf_bgbench.space.views.leaderboard import LEADERBOARD_REPO_ENV, NotEligible, append_result
+from hf_bgbench.space.views.reproduce import cli_files, reproduce_section, run_command
+from hf_bgbench.space.views.samples import prediction_gallery, read_predictions, samples_html
 from hf_bgbench.spec import BenchmarkSpec
-from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.options import LABEL_MAPS, default_benchmark
 
 SAMPLES = 6  # images per variant shown after a run
 SCORE_IDLE, SCORE_BUSY = "Score", "Scoring…"
@@ -77,7 +72,7 @@ def one_score_per_client(
 ) -> list[Any]:
     """The Score button's validator (Gradio runs it before the job is queued): one
     verdict per input of :func:`score`."""
-    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 8, model_text)
+    return queueing.refusal(queueing.JOB_GROUP, "a scoring job", request, 8, model_text)
 
 
 def score(
@@ -102,7 +97,7 @@ def score(
     button). Closing it (the visitor left, or pressed Stop) kills the job. Every failure
     reaches the visitor as a plain ``gr.Error`` message, the status saying so too."""
     entry = None
-    benchmark = benchmark or default_benchmark()
+    benchmark = requested_benchmark(benchmark)
     task = default_task(benchmark) if task is None else task
     title = f"{task} · {(model_text or '').strip()[:80] or '?'} · {dataset}"
     status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS)
@@ -117,17 +112,9 @@ def score(
     yield (status.markdown(), "", "", None, "", "", busy)
     try:
         spec = get_benchmark(benchmark)
-        spec.check_task(task)
-        if takes_variants(task):
-            if not variants:
-                raise SpaceRefusal("Pick at least one variant.")
-            spec.check_variants(list(variants))
-        if label_map not in LABEL_MAPS:  # (an API caller's value; the page offers these)
-            raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
-        if vlm_rule not in VLM_PROTOCOLS:
-            raise SpaceRefusal(f"Pick a VLM rule among {', '.join(VLM_PROTOCOLS)}.")
+        check_picks(spec, task, variants, label_map, vlm_rule)
         progress(0, desc="checking the model and the dataset")
-        model, entry, note = yield from jobs.ticking(
+        model, entry, note = yield from running.ticking(
             lambda: checked_inputs(model_text, dataset, benchmark), update
         )
         data = allowed_data(entry, spec)
@@ -144,11 +131,11 @@ def score(
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
         command = run_command(task, model.model_id, entry, options)
-        with jobs.job_for(task, model.model_id, options, command) as job:
-            if not (yield from jobs.follow(job, status, progress, request, update)):
+        with running.job_for(task, model.model_id, options, command) as job:
+            if not (yield from running.follow(job, status, progress, request, update)):
                 return  # nobody reads the updates: stop the job (the with block kills it)
             results = job.result()
-        jobs.FINISHED.add(task, model.model_id, entry.name, options, out, results)
+        running.FINISHED.add(task, model.model_id, entry.name, options, out, results)
         gallery = ""
         if (out / "predictions").is_dir():  # a task that keeps per-image predictions
             status.stage("drawing the predictions on a few images")
@@ -162,19 +149,18 @@ def score(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
-        raise jobs.stopped(message) from None
-    stem = get_task(task).stem
+        raise running.stopped(message) from None
     notes = [n for n in (note, record_run(results, entry.name)) if n]
     public = public_document(results, hidden_paths(entry))
     shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
     report, extras = split_report(render_markdown(shown_doc))
     report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
     report += "\n\n" + reproduce_section(task, model.model_id, entry, options)
-    results_file = write_public_document(public, out / "download" / f"{stem}.json")
+    results_file = write_results_download(public, out, task)
     tables_csv += cli_files(out, results, hidden_paths(entry))
     figures = run_figures(results, out)
     took = round(status.clock() - status.started)
-    jobs.JOB_TIMES.add(took)
+    queueing.JOB_TIMES.add(took)
     yield (
         f"**{title}**\n\nDone in {took} s: the report is below.",
         report,
@@ -250,7 +236,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
         )
         label_map = gr.Radio(
-            list(LABEL_MAPS),
+            label_maps(),
             value="auto",
             label="Label map: how the model's outputs become the benchmark's labels",
             info=(
@@ -315,8 +301,8 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
 
 def score_job(tab: Any) -> Any:
     """The Score button's job (:func:`score`), behind its checked click; returns its event."""
-    return jobs.queued_job(
-        jobs.checked_click(tab.run, tab.model_id, tab.status, jobs.JOB_GROUP),
+    return queueing.queued_job(
+        queueing.checked_click(tab.run, tab.model_id, tab.status, queueing.JOB_GROUP),
         score,
         [
             tab.model_id,

@@ -1,5 +1,5 @@
 """The Space's *Leaderboard* tab: one row per model, dataset and protocol
-(:mod:`hf_bgbench.space.leaderboard`); runs on the published benchmark beside the papers'
+(:mod:`hf_bgbench.space.views.leaderboard`); runs on the published benchmark beside the papers'
 numbers, runs on other data on a board of their own."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.space.inputs import every_task
-from hf_bgbench.space.leaderboard import read_rows, results_repo_rows, table
+from hf_bgbench.space.checks.inputs import every_task
 from hf_bgbench.space.settings import leaderboard_dir
+from hf_bgbench.space.views.leaderboard import read_rows, results_repo_rows, table
 from hf_bgbench.spec import BenchmarkSpec
 
 # widths that fit a 1280-px page: the facts narrow, the scores sharing the rest; the board

@@ -1,6 +1,6 @@
 """The Space's *Compare* tab: model A against model B on the same images (``bgbench
-compare``, :mod:`hf_bgbench.space.compare`); a run this process finished is reused
-(:mod:`hf_bgbench.space.runs`)."""
+compare``, :mod:`hf_bgbench.space.views.compare`); a run this process finished is reused
+(:mod:`hf_bgbench.space.jobs.finished_runs`)."""
 
 from __future__ import annotations
 
@@ -12,22 +12,23 @@ import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.report.paired import comparable_tasks
-from hf_bgbench.space import jobs
-from hf_bgbench.space.compare import compare_folders, run_folders
-from hf_bgbench.space.display import figures_html
-from hf_bgbench.space.inputs import (
+from hf_bgbench.space.checks.allowlist import hidden_paths
+from hf_bgbench.space.checks.inputs import (
     checked_inputs,
     default_task,
     default_variants,
     every_task,
-    hidden_paths,
-    offer_datasets,
     task_choices,
 )
-from hf_bgbench.space.progress import JobStatus
-from hf_bgbench.space.reproduce import data_argument, reproduce_markdown, task_command
-from hf_bgbench.space.safety import SpaceRefusal, check_model_id, visitor_message
+from hf_bgbench.space.checks.messages import SpaceRefusal, visitor_message
+from hf_bgbench.space.checks.model_id import check_model_id
+from hf_bgbench.space.jobs import queueing, running
+from hf_bgbench.space.jobs.status import JobStatus
+from hf_bgbench.space.page.controls import offer_datasets
 from hf_bgbench.space.settings import job_seconds, offered_benchmarks, run_output_dir
+from hf_bgbench.space.views.compare import compare_folders, run_folders
+from hf_bgbench.space.views.display import figures_html
+from hf_bgbench.space.views.reproduce import data_argument, reproduce_markdown, task_command
 from hf_bgbench.spec import BenchmarkSpec
 
 COMPARE_IDLE, COMPARE_BUSY = "Compare", "Comparing…"
@@ -42,7 +43,7 @@ def one_compare_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The Compare button's validator: both model ids checked; one scoring job per client."""
-    fine = jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 5, model_a)
+    fine = queueing.refusal(queueing.JOB_GROUP, "a scoring job", request, 5, model_a)
     try:
         check_model_id(str(model_b))
     except SpaceRefusal as err:
@@ -63,7 +64,7 @@ def compare_models(
     ``task`` (None: the benchmark's first; a run this process already finished is reused),
     then the paired differences with their intervals, the verdicts and the forest plot.
     Yields (status, Markdown, plot HTML, files, the button), as
-    :func:`hf_bgbench.space.tab_score.score`."""
+    :func:`hf_bgbench.space.page.tab_score.score`."""
     entry = None
     task = default_task(benchmark) if task is None else task
     title = f"compare · {(model_a or '?').strip()[:60]} vs {(model_b or '?').strip()[:60]}"
@@ -76,7 +77,7 @@ def compare_models(
         return (status.markdown(), skip, skip, skip, skip)
 
     def follow_job(job: Any) -> Iterator[tuple[Any, ...]]:
-        return jobs.follow(job, status, progress, request, update)
+        return running.follow(job, status, progress, request, update)
 
     status.stage("checking the models and the dataset")
     yield (status.markdown(), "", "", None, busy)
@@ -88,10 +89,10 @@ def compare_models(
                 f"Compare pairs the tasks {', '.join(comparable_tasks())} image by image; "
                 f"{task} has no per-image scores."
             )
-        a, entry, note_a = yield from jobs.ticking(
+        a, entry, note_a = yield from running.ticking(
             lambda: checked_inputs(model_a, dataset, benchmark), update
         )
-        b, _, note_b = yield from jobs.ticking(
+        b, _, note_b = yield from running.ticking(
             lambda: checked_inputs(model_b, dataset, benchmark), update
         )
         if a.model_id == b.model_id:
@@ -104,7 +105,7 @@ def compare_models(
             status.stage(f"scoring {side}: {model.model_id} ({task} on {', '.join(held)})")
             progress(0.05, desc=f"scoring {model.model_id}")
             yield update()
-            got = yield from jobs.finished_run(
+            got = yield from running.finished_run(
                 task, model.model_id, entry, benchmark, held, follow_job
             )
             if got is None:
@@ -118,7 +119,7 @@ def compare_models(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, idle)
-        raise jobs.stopped(message) from None
+        raise running.stopped(message) from None
     folders = run_folders(task)
     data, data_note = data_argument(entry)
     commands = [
@@ -185,13 +186,13 @@ def build_compare_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
         )
         offer_datasets(benchmark.change, benchmark, data)
         offer_compare_tasks(benchmark.change, benchmark, task)
-        comparing = jobs.queued_job(
-            jobs.checked_compare_click(run, model_a, model_b, status),
+        comparing = queueing.queued_job(
+            queueing.checked_compare_click(run, model_a, model_b, status),
             compare_models,
             [model_a, model_b, data, benchmark, task],
             [status, report, plot, files, run],
             report,
             one_compare_per_client,
         )
-        jobs.stop_button(stop, comparing, status, run, COMPARE_IDLE)
+        queueing.stop_button(stop, comparing, status, run, COMPARE_IDLE)
     return SimpleNamespace(benchmark=benchmark, data=data, task=task)

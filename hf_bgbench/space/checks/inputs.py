@@ -1,37 +1,30 @@
-"""What a visitor picks in the Space: the choices its controls offer, the checks on a model
-and a dataset before anything loads, and the command that reproduces a run of them.
+"""What a visitor picks in the Space: the checks on a model and a dataset before anything
+loads (:func:`checked_inputs`), on the other picks of a scoring job (:func:`check_picks`), and
+the choices the controls offer.
 
 A control's choices at build time are what "Use via API" accepts (Gradio checks a value
 against them): every benchmark's tasks, variants and datasets (:func:`every_task`); the page
 narrows them to the benchmark shown when it loads (:func:`task_choices`,
-:func:`offer_datasets`, :func:`variants_of`).
+:func:`variants_of`). No Gradio here.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-import gradio as gr
-
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
+from hf_bgbench.models.vlm.settings import VLM_PROTOCOLS
 from hf_bgbench.report.paired import comparable_tasks
-from hf_bgbench.space.reproduce import data_argument, reproduce_markdown, task_command
-from hf_bgbench.space.safety import (
-    AllowedDataset,
-    SpaceRefusal,
-    allowed_data,
-    check_model_cached,
-    check_model_id,
-    check_model_size,
-    datasets_for,
-    resolve_dataset,
-)
-from hf_bgbench.space.settings import allowed, model_limits, task_label
+from hf_bgbench.space.checks.allowlist import AllowedDataset, allowed_data, resolve_dataset
+from hf_bgbench.space.checks.messages import SpaceRefusal
+from hf_bgbench.space.checks.model_id import check_model_id
+from hf_bgbench.space.checks.model_weights import check_model_cached, check_model_size
+from hf_bgbench.space.settings import allowed, model_limits, takes_variants, task_label
+from hf_bgbench.spec import BenchmarkSpec
 from hf_bgbench.tasks import all_tasks
-
-MODEL_LABEL = "Model (Hub repo owner/name, or the bundled tf_efficientnet_lite0)"
+from hf_bgbench.tasks.options import LABEL_MAPS, default_benchmark
 
 
 def checked_inputs(
@@ -45,13 +38,6 @@ def checked_inputs(
     check_model_cached(model.repo_id)
     note = check_model_size(model.repo_id, *model_limits())
     return model, entry, note
-
-
-def hidden_paths(entry: AllowedDataset | None) -> dict[str, str]:
-    """Server paths of ``entry`` -> its allow-list name, for messages."""
-    if entry is None:
-        return {}
-    return {entry.target: entry.name, str(Path(entry.target).expanduser()): entry.name}
 
 
 @functools.lru_cache(maxsize=16)
@@ -92,20 +78,34 @@ def default_variants(dataset: str | None, benchmark: str) -> list[str]:
     return [v for v in held if v in headline] or held
 
 
-def run_command(
-    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
-) -> str:
-    """The exact ``bgbench`` command of a run (the data as :func:`data_argument` names it)."""
-    data, _ = data_argument(entry)
-    return task_command(task, model_id, options["benchmark"], data, options, output or None)
+def check_picks(
+    spec: BenchmarkSpec, task: str, variants: Sequence[str], label_map: str, vlm_rule: str
+) -> None:
+    """The picks of a scoring job beside the model and the dataset, refused unless ``spec``
+    offers them: its task, at least one of its variants (for a task that scores variants),
+    a label map and a VLM rule among the named ones (an API caller's values; the page offers
+    only these)."""
+    spec.check_task(task)
+    if takes_variants(task):
+        if not variants:
+            raise SpaceRefusal("Pick at least one variant.")
+        spec.check_variants(list(variants))
+    if label_map not in LABEL_MAPS:
+        raise SpaceRefusal(f"Pick a label map among {', '.join(LABEL_MAPS)}.")
+    if vlm_rule not in VLM_PROTOCOLS:
+        raise SpaceRefusal(f"Pick a VLM rule among {', '.join(VLM_PROTOCOLS)}.")
 
 
-def reproduce_section(
-    task: str, model_id: str, entry: AllowedDataset, options: dict[str, Any], output: str = ""
-) -> str:
-    """The "Reproduce this" section of a run: its exact ``bgbench`` command."""
-    command = run_command(task, model_id, entry, options, output)
-    return reproduce_markdown([command], [data_argument(entry)[1]])
+def label_maps() -> list[str]:
+    """The label maps a visitor may pick: the tasks' ``--label-map`` choices, ``auto`` (the
+    benchmark's published protocol) first."""
+    return list(LABEL_MAPS)
+
+
+def requested_benchmark(benchmark: str | None) -> str:
+    """The benchmark a call asks for: the one it names, else the one a task runs on when
+    none is named (the first registered, as on the command line)."""
+    return benchmark or default_benchmark()
 
 
 def default_task(benchmark: str) -> str:
@@ -135,14 +135,3 @@ def every_task(comparable: bool = False) -> list[tuple[str, str]]:
         for t in all_tasks()
         if t.name in declared and (not comparable or t.name in comparable_tasks())
     ]
-
-
-def offer_datasets(trigger: Any, benchmark: gr.Dropdown, dataset: gr.Dropdown) -> None:
-    """When ``trigger`` fires (``benchmark.change``, ``demo.load``), ``dataset`` offers the
-    allow-listed datasets of the benchmark ``benchmark`` shows, the first picked."""
-    trigger(_datasets_update, benchmark, dataset, queue=False)
-
-
-def _datasets_update(benchmark: str) -> Any:
-    offered = datasets_for(allowed(), benchmark)
-    return gr.update(choices=offered, value=offered[0] if offered else None)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import all_specs
-from hf_bgbench.space.safety import AllowedDataset, allowed_data
+from hf_bgbench.space.checks.allowlist import AllowedDataset, allowed_data
 from hf_bgbench.space.settings import task_options
 
 
@@ -66,7 +66,7 @@ def report_reproduce_section(model_id: str, allowed: Sequence[AllowedDataset]) -
     """The report card's "Reproduce this" section: the ``bgbench report`` command that makes
     the same report (the same datasets, the Space's caps as ``--task-option``), with the
     note on each server folder it names."""
-    from hf_bgbench.space.reproduce import data_argument, report_command, reproduce_markdown
+    from hf_bgbench.space.views.reproduce import data_argument, report_command, reproduce_markdown
 
     datasets = report_datasets(allowed)
     command = report_command(model_id, datasets, report_caps(list(datasets)))

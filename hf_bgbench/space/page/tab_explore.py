@@ -1,6 +1,6 @@
 """The Space's *Explore* tab: one image in every variant with the model's prediction and
-confidence (:mod:`hf_bgbench.space.explore`), and the images behind a paired gap
-(:mod:`hf_bgbench.space.flips`), from a run this process finished or a new one."""
+confidence (:mod:`hf_bgbench.space.views.explore`), and the images behind a paired gap
+(:mod:`hf_bgbench.space.views.flips`), from a run this process finished or a new one."""
 
 from __future__ import annotations
 
@@ -12,31 +12,28 @@ from typing import Any
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.space import jobs
-from hf_bgbench.space.explore import explore_summary, image_choices, read_predictions
-from hf_bgbench.space.flips import flip_pairs, flips_page, pair_named, predictions_task
-from hf_bgbench.space.inputs import (
-    MODEL_LABEL,
-    checked_inputs,
-    hidden_paths,
-    offer_datasets,
-    reproduce_section,
-    variants_of,
-)
-from hf_bgbench.space.progress import JobStatus
-from hf_bgbench.space.safety import (
+from hf_bgbench.space.checks.allowlist import (
     AllowedDataset,
-    SpaceRefusal,
     allowed_data,
+    hidden_paths,
     resolve_dataset,
-    visitor_message,
 )
+from hf_bgbench.space.checks.inputs import checked_inputs, variants_of
+from hf_bgbench.space.checks.messages import SpaceRefusal, visitor_message
+from hf_bgbench.space.jobs import queueing, running
+from hf_bgbench.space.jobs.clients import Attention
+from hf_bgbench.space.jobs.status import JobStatus
+from hf_bgbench.space.page.controls import MODEL_LABEL, offer_datasets
 from hf_bgbench.space.settings import (
     EXPLORE_CONCURRENCY,
     JOB_SECONDS,
     allowed,
     offered_benchmarks,
 )
+from hf_bgbench.space.views.explore import explore_summary, image_choices
+from hf_bgbench.space.views.flips import flip_pairs, flips_page, pair_named, predictions_task
+from hf_bgbench.space.views.reproduce import reproduce_section
+from hf_bgbench.space.views.samples import read_predictions
 from hf_bgbench.spec import BenchmarkSpec
 
 FLIPS_IDLE = "Show the images behind the gap"
@@ -50,7 +47,7 @@ def one_explore_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The Explore button's validator."""
-    return jobs.refusal(jobs.EXPLORE_GROUP, "an Explore request", request, 4, model_text)
+    return queueing.refusal(queueing.EXPLORE_GROUP, "an Explore request", request, 4, model_text)
 
 
 def images_of(dataset: str, benchmark: str) -> Any:
@@ -80,7 +77,7 @@ def explore(
 ) -> Iterator[tuple[Any, str]]:
     """One image of an allow-listed dataset in each of its variants, with the model's
     prediction and confidence: yields (gallery items, a one-paragraph summary), the status
-    first; closing it kills the job (as :func:`hf_bgbench.space.tab_score.score`)."""
+    first; closing it kills the job (as :func:`hf_bgbench.space.page.tab_score.score`)."""
     entry = None
     try:
         if not image_id:
@@ -96,9 +93,9 @@ def explore(
             "restrict_to_benchmark": bool(restrict),
         }
         progress(0.2, desc=f"running {model.model_id} on every variant")
-        attention = jobs.Attention(request)
-        with jobs.explore_job_for(model.model_id, options) as job:
-            for _ in job.updates(jobs.TICK):
+        attention = Attention(request)
+        with running.explore_job_for(model.model_id, options) as job:
+            for _ in job.updates(running.TICK):
                 if attention.gone():
                     return
                 yield (
@@ -109,7 +106,7 @@ def explore(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield gr.skip(), f"**Stopped:** {message}"
-        raise jobs.stopped(message) from None
+        raise running.stopped(message) from None
     yield [(v.image, v.caption) for v in shown], explore_summary(shown, model.model_id, image_id)
 
 
@@ -121,7 +118,7 @@ def one_flips_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> list[Any]:
     """The flip explorer's validator (it scores: one scoring job per client)."""
-    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 4, model_text)
+    return queueing.refusal(queueing.JOB_GROUP, "a scoring job", request, 4, model_text)
 
 
 def flips(
@@ -155,13 +152,13 @@ def flips(
         held = variants_of(dataset, benchmark)
         status.stage(f"scoring {model.model_id} on {', '.join(v for v in wanted if v in held)}")
         yield update()
-        got = yield from jobs.finished_run(
+        got = yield from running.finished_run(
             task,
             model.model_id,
             entry,
             benchmark,
             [v for v in wanted if v in held],
-            lambda job: jobs.follow(job, status, progress, request, update),
+            lambda job: running.follow(job, status, progress, request, update),
         )
         if got is None:
             return
@@ -174,7 +171,7 @@ def flips(
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield f"**Stopped:** {message}", skip
-        raise jobs.stopped(message) from None
+        raise running.stopped(message) from None
     summary += "".join(f"\n\n> {n}" for n in [note] if n)
     summary += "\n\n" + reproduce_section(task, model.model_id, entry, options)
     yield summary, f'<div class="bgbench-scroll">{shown}</div>'
@@ -253,8 +250,8 @@ def build_explore_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
         offer_datasets(benchmark.change, benchmark, data)
         offer_pairs(benchmark.change, benchmark, pair)
         data.change(images_of, [data, benchmark], image, queue=False)
-        jobs.queued_job(
-            jobs.checked_click(pair_run, model, pair_summary, jobs.JOB_GROUP),
+        queueing.queued_job(
+            queueing.checked_click(pair_run, model, pair_summary, queueing.JOB_GROUP),
             flips,
             [model, data, benchmark, pair],
             [pair_summary, pair_images],
@@ -276,12 +273,12 @@ def build_explore_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
 def explore_job(tab: Any) -> None:
     """The Explore button's job (:func:`explore`), behind its checked click, in the Explore
     requests' own queue."""
-    jobs.checked_click(tab.run, tab.model, tab.summary).success(
+    queueing.checked_click(tab.run, tab.model, tab.summary).success(
         explore,
         [tab.model, tab.data, tab.benchmark, tab.image],
         [tab.gallery, tab.summary],
         show_progress_on=tab.summary,
-        concurrency_id=jobs.EXPLORE_GROUP,
+        concurrency_id=queueing.EXPLORE_GROUP,
         concurrency_limit=EXPLORE_CONCURRENCY,
         validator=one_explore_per_client,
     )

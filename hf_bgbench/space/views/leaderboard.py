@@ -31,7 +31,6 @@ from typing import Any
 
 from hf_bgbench.report.headlines import DISPLAY_SCALE
 
-LEADERBOARD_DIR_ENV = "BGBENCH_LEADERBOARD_DIR"
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
 RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench publish-results`
 ROWS_FILE = "rows.jsonl"
@@ -386,7 +385,7 @@ def pull(folder: Path, repo_id: str) -> bool:
     """Replace the local rows with the Hub dataset's (merged: local rows not there kept)."""
     from huggingface_hub import hf_hub_download
 
-    from hf_bgbench.space.safety import hub_offline
+    from hf_bgbench.space.checks.model_weights import hub_offline
 
     if hub_offline():
         return False
@@ -411,7 +410,7 @@ def push(folder: Path, repo_id: str) -> bool:
     """Upload ``rows.jsonl`` to the Hub dataset ``repo_id`` (created if missing)."""
     from huggingface_hub import HfApi
 
-    from hf_bgbench.space.safety import hub_offline
+    from hf_bgbench.space.checks.model_weights import hub_offline
 
     if hub_offline():
         return False

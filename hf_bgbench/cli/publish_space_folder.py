@@ -1,4 +1,5 @@
-"""Stage and publish the bgbench Space: ``spaces/app.py`` with a wheel of this package.
+"""Stage and publish the bgbench Space: ``spaces/app.py`` with a wheel of this package (what
+``bgbench publish-space``, :mod:`hf_bgbench.cli.publish_space`, uploads).
 
 hf-bgbench is not on PyPI, so the Space carries its own wheel. The folder uploaded is::
 

@@ -1,5 +1,5 @@
 """The Space's *Report card* tab: every benchmark's headline numbers for one model, beside the
-published models (:mod:`hf_bgbench.space.report_card`), as a section to paste into a model
+published models (:mod:`hf_bgbench.space.views.report_card`), as a section to paste into a model
 card, with its profile figure and files."""
 
 from __future__ import annotations
@@ -13,29 +13,26 @@ from typing import Any
 import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
-from hf_bgbench.space import jobs
-from hf_bgbench.space.display import (
+from hf_bgbench.space.checks.allowlist import AllowedDataset, hidden_paths
+from hf_bgbench.space.checks.messages import visitor_message
+from hf_bgbench.space.checks.model_id import check_model_id
+from hf_bgbench.space.checks.model_weights import check_model_cached, check_model_size
+from hf_bgbench.space.jobs import queueing, running
+from hf_bgbench.space.jobs.process import Job
+from hf_bgbench.space.jobs.status import JobStatus
+from hf_bgbench.space.page.controls import MODEL_LABEL
+from hf_bgbench.space.settings import allowed, job_seconds, model_limits, run_output_dir
+from hf_bgbench.space.views.display import (
     figures_html,
     public_document,
     public_text,
     write_public_document,
 )
-from hf_bgbench.space.inputs import MODEL_LABEL, hidden_paths
-from hf_bgbench.space.progress import JobStatus
-from hf_bgbench.space.report_card import (
+from hf_bgbench.space.views.report_card import (
     report_benchmarks,
     report_reproduce_section,
     space_report,
 )
-from hf_bgbench.space.safety import (
-    AllowedDataset,
-    Job,
-    check_model_cached,
-    check_model_id,
-    check_model_size,
-    visitor_message,
-)
-from hf_bgbench.space.settings import allowed, job_seconds, model_limits, run_output_dir
 
 REPORT_IDLE, REPORT_BUSY = "Make the report card", "Making the report card…"
 
@@ -53,8 +50,8 @@ def one_report_per_client(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> Any:
     """The report button's validator: it shares the scoring jobs' per-client limit (one
-    input, so one ``gr.validate``, not a list: see :func:`jobs.refusal`)."""
-    return jobs.refusal(jobs.JOB_GROUP, "a scoring job", request, 1, model_text)
+    input, so one ``gr.validate``, not a list: see :func:`queueing.refusal`)."""
+    return queueing.refusal(queueing.JOB_GROUP, "a scoring job", request, 1, model_text)
 
 
 def report_card(
@@ -63,9 +60,10 @@ def report_card(
     progress: Any = gr.Progress(),  # noqa: B008 (gradio idiom)
 ) -> Iterator[tuple[Any, ...]]:
     """Every benchmark's headline numbers for one model, on the allow-listed datasets at the
-    Space's caps (:func:`hf_bgbench.space.report_card.space_report`), beside the published
-    models: the report card's Markdown section, its profile figure and its files. A
-    generator like :func:`hf_bgbench.space.tab_score.score`: closing it kills the job."""
+    Space's caps (:func:`hf_bgbench.space.views.report_card.space_report`), beside the
+    published models: the report card's Markdown section, its profile figure and its files.
+    A generator like :func:`hf_bgbench.space.page.tab_score.score`: closing it kills the
+    job."""
     title = f"report card · {(model_text or '').strip()[:80] or '?'}"
     offered = list(allowed().values())
     seconds = report_seconds(offered)
@@ -91,13 +89,13 @@ def report_card(
         )
         with job:
             waiting = (status.markdown(), skip, skip, skip, skip)
-            if not (yield from jobs.follow(job, status, progress, request, lambda: waiting)):
+            if not (yield from running.follow(job, status, progress, request, lambda: waiting)):
                 return
             job.result()
     except Exception as err:
         message = visitor_message(err, hidden)
         yield (f"**Stopped:** {message}", skip, skip, skip, idle)
-        raise jobs.stopped(message) from None
+        raise running.stopped(message) from None
     section = report_section(out, hidden)
     covered = {e.benchmark for e in offered}
     missing = [
@@ -111,7 +109,7 @@ def report_card(
         section += f"\n\n> {note}"
     section += "\n\n" + report_reproduce_section(model.model_id, offered)
     took = round(status.clock() - status.started)
-    jobs.JOB_TIMES.add(took)
+    queueing.JOB_TIMES.add(took)
     yield (
         f"**{title}**\n\nDone in {took} s: the report card is below.",
         section,
@@ -213,12 +211,12 @@ def build_report_tab() -> Any:
 def report_job(tab: Any) -> None:
     """The report button's job (:func:`report_card`), behind its checked click, and its Stop
     button."""
-    reporting = jobs.queued_job(
-        jobs.checked_click(tab.run, tab.model, tab.status, jobs.JOB_GROUP),
+    reporting = queueing.queued_job(
+        queueing.checked_click(tab.run, tab.model, tab.status, queueing.JOB_GROUP),
         report_card,
         [tab.model],
         [tab.status, tab.section, tab.figure, tab.files, tab.run],
         tab.section,
         one_report_per_client,
     )
-    jobs.stop_button(tab.stop, reporting, tab.status, tab.run, REPORT_IDLE)
+    queueing.stop_button(tab.stop, reporting, tab.status, tab.run, REPORT_IDLE)

@@ -29,7 +29,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.schema import BG_ID, BG_LABEL, ID, IMAGE
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.scoring import PairedGap
-from hf_bgbench.space.explore import class_name, data_uri, open_reader, thumbnail
+from hf_bgbench.space.views.images import class_name, data_uri, open_reader, thumbnail
 
 SHOWN = 12  # images shown per direction (the counts cover them all)
 PREDICTIONS = "predictions/"  # the folder of per-variant prediction tables a task declares

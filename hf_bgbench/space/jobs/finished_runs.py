@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.space.leaderboard import SUBSET_IDS, cap_left_images_out, drawn_ids
+from hf_bgbench.space.views.leaderboard import SUBSET_IDS, cap_left_images_out, drawn_ids
 
 # options that say where or how a run happened, not what it measured
 _PLACE = {"variants", "progress", "output_dir", "data", "device", "batch_size", "num_workers"}

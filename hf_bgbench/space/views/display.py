@@ -5,14 +5,16 @@ Pure functions over a results document and its run folder, no Gradio:
 
 * :func:`public_document` -- the results document with every server path replaced (the
   dataset's folder by its allow-list name; any other absolute path, cache folders included,
-  by a neutral word), written as the results file the visitor downloads;
+  by a neutral word), written as the results file the visitor downloads
+  (:func:`write_results_download`);
 * :func:`narrow_tables` -- a table too wide for a page (a column per class: ImageNet-E's 63)
   shown as rows -- the classes that drop most first, a few of them -- with the full table
   written as a CSV file to download;
 * :func:`figures_html` -- the run's plots (the report's figures first, then any other image
   the task wrote, such as a saliency gallery) as images at their own size, side by side
   where they fit;
-* :func:`run_files` -- what the visitor can download from a run.
+* :func:`run_files` -- what the visitor can download from a run;
+* :func:`split_report` -- the report's LaTeX row and model-index block apart from the rest.
 """
 
 from __future__ import annotations
@@ -72,6 +74,15 @@ def write_public_document(doc: Mapping[str, Any], path: Path) -> Path:
     return path
 
 
+def write_results_download(doc: Mapping[str, Any], folder: Path, task: str) -> Path:
+    """The results file a visitor downloads from a run of ``task`` in ``folder``:
+    ``download/<the task's file stem>.json``, the name the command line gives it
+    (:func:`write_public_document`)."""
+    from hf_bgbench.tasks import get_task
+
+    return write_public_document(doc, folder / "download" / f"{get_task(task).stem}.json")
+
+
 def _number(cell: Any) -> float:
     try:
         return float(str(cell).split()[0])
@@ -102,35 +113,42 @@ def narrow_tables(
         if len(columns) <= wide:
             continue
         path = folder / f"{table.get('key') or 'table'}.csv"
+        files.append(path)
         if not columns or columns[0] != "variant" or not rows:
             _write_csv(path, columns, rows)
-            files.append(path)
             continue
-        variants = [str(r[0]) for r in rows]
-        classes = columns[1:]
-        turned = [[c, *(row[i + 1] for row in rows)] for i, c in enumerate(classes)]
-        head = ["class", *variants]
-        title = table.get("title", "").rstrip(":")
-        if reference in variants and len(variants) > 1:
-            ref = variants.index(reference)
-
-            def drop(row: list[Any], ref: int = ref) -> float:
-                others = [_number(v) for i, v in enumerate(row[1:]) if i != ref]
-                others = [v for v in others if not math.isnan(v)]
-                base = _number(row[1 + ref])
-                return base - sum(others) / len(others) if others else math.nan
-
-            turned = [[*r, "—" if math.isnan(drop(r)) else f"{drop(r):.1f}"] for r in turned]
-            turned.sort(key=lambda r: -_number(r[-1]) if not math.isnan(_number(r[-1])) else 1e9)
-            head.append("drop (points)")
-            shown = f"the {min(top, len(turned))} of {len(turned)} classes that drop most"
-        else:
-            shown = f"the first {min(top, len(turned))} of {len(turned)} classes"
+        head, turned, shown = _turned(columns, rows, reference, top)
         _write_csv(path, head, turned)
-        files.append(path)
+        title = table.get("title", "").rstrip(":")
         table["columns"], table["rows"] = head, turned[:top]
         table["title"] = f"{title}: {shown} (every class: {path.name}, below)."
     return doc, files
+
+
+def _turned(
+    columns: list[Any], rows: list[Any], reference: str | None, top: int
+) -> tuple[list[str], list[list[Any]], str]:
+    """A table of variant rows and class columns turned: (its header, a row per class --
+    with a "drop" column, the classes that drop most first, when ``reference`` is one of
+    the variants --, which rows the page shows)."""
+    variants = [str(r[0]) for r in rows]
+    classes = columns[1:]
+    turned = [[c, *(row[i + 1] for row in rows)] for i, c in enumerate(classes)]
+    head = ["class", *variants]
+    if reference not in variants or len(variants) < 2:
+        return head, turned, f"the first {min(top, len(turned))} of {len(turned)} classes"
+    ref = variants.index(reference)
+
+    def drop(row: list[Any]) -> float:
+        others = [_number(v) for i, v in enumerate(row[1:]) if i != ref]
+        others = [v for v in others if not math.isnan(v)]
+        base = _number(row[1 + ref])
+        return base - sum(others) / len(others) if others else math.nan
+
+    turned = [[*r, "—" if math.isnan(drop(r)) else f"{drop(r):.1f}"] for r in turned]
+    turned.sort(key=lambda r: -_number(r[-1]) if not math.isnan(_number(r[-1])) else 1e9)
+    head.append("drop (points)")
+    return head, turned, f"the {min(top, len(turned))} of {len(turned)} classes that drop most"
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -185,3 +203,20 @@ def run_files(folder: Path, results: Path, extra: Sequence[Path] = ()) -> list[s
         if f.is_file() and str(f) not in seen:
             seen.append(str(f))
     return seen
+
+
+REPORT_EXTRAS = ("LaTeX row (columns:", "Model card (`model-index`")
+
+
+def split_report(markdown: str) -> tuple[str, str]:
+    """(the report a visitor reads, its paste-ready extras): the LaTeX row and the
+    model-index block of :func:`hf_bgbench.render.render_markdown` moved out of the way, so
+    the notes after them follow the tables. ``(markdown, "")`` when it has no extras."""
+    starts = [markdown.find(marker) for marker in REPORT_EXTRAS if marker in markdown]
+    if not starts:
+        return markdown, ""
+    start = min(starts)
+    fence = markdown.find("```yaml", start)
+    end = markdown.find("```\n", fence + len("```yaml")) if fence >= 0 else -1
+    end = len(markdown) if end < 0 else end + len("```\n")
+    return markdown[:start] + markdown[end:].lstrip("\n"), markdown[start:end].strip()

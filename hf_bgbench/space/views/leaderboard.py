@@ -2,8 +2,9 @@
 
 One row per (model, benchmark, task, dataset, protocol) -- a newer full run of the same model
 on the same dataset under the same protocol replaces the older row -- holding the run's
-headline scores (in display units: % and points) with their 95% intervals and units. Rows
-live in ``rows.jsonl`` of a folder
+headline scores (in display units: % and points) with their 95% intervals and units, read
+from the document as the report card reads them
+(:func:`hf_bgbench.report.headlines.headline_rows`). Rows live in ``rows.jsonl`` of a folder
 (``BGBENCH_LEADERBOARD_DIR``) -- loadable with ``datasets.load_dataset("json", ...)`` -- and,
 when ``BGBENCH_LEADERBOARD_REPO`` names a Hub dataset repo and the Hub is reachable, that file
 is pulled before and pushed after each append (``huggingface_hub``; needs a write token).
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hf_bgbench.report.headlines import DISPLAY_SCALE
+from hf_bgbench.report.headlines import DISPLAY_SCALE, headline_rows
 
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
 RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench publish-results`
@@ -154,14 +155,6 @@ def data_fingerprint(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _display(score: Mapping[str, Any]) -> float | None:
-    value = score.get("value")
-    if value is None:
-        return None
-    # kept to 6 decimals and rounded once, when shown (two roundings moved 74.049 to 74.1)
-    return round(float(value) * DISPLAY_SCALE.get(score.get("unit"), 1.0), 6)
-
-
 def protocol_label(doc: Mapping[str, Any]) -> str:
     """The protocol a run followed, as the leaderboard names it: the recipe's name (results
     ``protocol.name``), and the label protocol when it is not the published one."""
@@ -229,37 +222,63 @@ def on_published_benchmark(row: Mapping[str, Any]) -> bool:
 
 def _row_scores(doc: Mapping[str, Any]) -> tuple[dict, dict, dict]:
     """(label -> value, label -> [lo, hi], label -> unit) of the numbers the leaderboard
-    ranks: the benchmark's report headlines for the task (a ``worst`` headline: the largest
-    of the scores under its key), else the scores the report marks headline."""
+    ranks, in display units: the benchmark's report headlines for the task, picked as the
+    report card picks them (:func:`_headline_numbers`), else the scores the report marks
+    headline; then the numbers its published rows give for the task."""
     scores = [s for s in doc.get("report", {}).get("scores", []) if s.get("value") is not None]
-    picked: list[tuple[str, Mapping[str, Any]]] = []
-    for h in _headlines(doc.get("benchmark"), doc.get("task")):
-        if getattr(h, "worst", False):
-            under = [s for s in scores if str(s.get("key", "")).startswith(h.key)]
-            if under:
-                picked.append((h.label, max(under, key=lambda s: float(s["value"]))))
-        else:
-            found = [s for s in scores if s.get("key") == h.key]
-            if found:
-                picked.append((h.label, found[0]))
+    picked = _headline_numbers(doc)
     if not picked:
         picked = [
-            (s.get("short") or s.get("label") or s["key"], s) for s in scores if s.get("headline")
+            _shown(s.get("short") or s.get("label") or s["key"], s)
+            for s in scores
+            if s.get("headline")
         ]
     for key, label in _published_columns(doc.get("benchmark"), doc.get("task")):
         found = [s for s in scores if s.get("key") == key]
-        if found and label not in dict(picked):
-            picked.append((label, found[0]))
+        if found and label not in [p[0] for p in picked]:
+            picked.append(_shown(label, found[0]))
     values, intervals, units = {}, {}, {}
-    for label, s in picked:
+    for label, value, bounds, unit in picked:
         if label in values:
             continue
-        values[label] = _display(s)
-        units[label] = s.get("unit", "")
-        if s.get("ci95"):
-            k = DISPLAY_SCALE.get(s.get("unit"), 1.0)
-            intervals[label] = [round(float(b) * k, 6) for b in s["ci95"]]
+        # kept to 6 decimals and rounded once, when shown (two roundings moved 74.049 to 74.1)
+        values[label] = round(value, 6)
+        units[label] = unit
+        if bounds:
+            intervals[label] = [round(b, 6) for b in bounds]
     return values, intervals, units
+
+
+Number = tuple[str, float, "list[float] | None", str]
+"""(label, value, 95% interval or None, unit) of one number of a row, in display units."""
+
+
+def _headline_numbers(doc: Mapping[str, Any]) -> list[Number]:
+    """The benchmark's report headlines for the document's task that the document scores,
+    as the report card reads them (:func:`hf_bgbench.report.headlines.headline_rows`: a
+    ``worst`` headline is the largest of the scores under its key)."""
+    spec = _spec(doc.get("benchmark"))
+    if spec is None:
+        return []
+    headlines = spec.headlines(doc.get("task"))
+    rows = headline_rows(spec, {h.task: doc for h in headlines}, headlines)
+    return [
+        (row["label"], row["value"], row["ci95"], row["unit"])
+        for row in rows
+        if row["status"] == "run" and row["value"] is not None
+    ]
+
+
+def _shown(label: str, score: Mapping[str, Any]) -> Number:
+    """A results score as a :data:`Number`, in the display unit of its own unit."""
+    scale = DISPLAY_SCALE.get(score.get("unit"), 1.0)
+    bounds = score.get("ci95")
+    return (
+        label,
+        float(score["value"]) * scale,
+        [float(b) * scale for b in bounds] if bounds else None,
+        score.get("unit", ""),
+    )
 
 
 def row_from_results(doc: Mapping[str, Any], dataset: str) -> dict[str, Any]:
@@ -477,23 +496,8 @@ def table(
     ]
     info = INFO_COLUMNS + (SAMPLE_COLUMNS if scope == "other" else [])
     headlines = _headlines(benchmark, task) if benchmark and task else []
-    units = {h.label: h.unit for h in headlines if not getattr(h, "worst", False)}
-    units.update({h.label: h.unit for h in headlines if getattr(h, "worst", False)})
-    score_cols = [h.label for h in headlines if any(h.label in r.get("scores", {}) for r in chosen)]
-    for r in chosen:
-        score_cols += [c for c in r.get("scores", {}) if c not in score_cols]
-        for c, u in (r.get("units") or {}).items():
-            units.setdefault(c, u)
-    # ranked by the benchmark's measure of reliance (a gap, a drop), else its first ranked score
-    ranked = [h for h in headlines if h.label in score_cols and h.reliance]
-    first = next((h for h in ranked if h.reliance > 0), ranked[0] if ranked else None)
-    if first is not None:  # best first: least reliance on the background
-
-        def rank(r: dict[str, Any]) -> tuple[bool, float]:
-            value = r.get("scores", {}).get(first.label)
-            return (value is None, first.reliance * float(value or 0.0))
-
-        chosen = sorted(chosen, key=rank)
+    score_cols, units = _score_columns(headlines, chosen)
+    chosen = _best_first(chosen, headlines, score_cols)
 
     def unit(r: Mapping[str, Any], c: str) -> str | None:
         known = (r.get("units") or {}).get(c, units.get(c))
@@ -508,6 +512,35 @@ def table(
         for r in chosen
     ]
     return info + [_header(c, units.get(c, "")) for c in score_cols], values
+
+
+def _score_columns(headlines: list[Any], rows: list[dict[str, Any]]) -> tuple[list, dict]:
+    """(the score columns of ``rows``, the report headlines' first, column -> its unit)."""
+    units = {h.label: h.unit for h in headlines if not getattr(h, "worst", False)}
+    units.update({h.label: h.unit for h in headlines if getattr(h, "worst", False)})
+    columns = [h.label for h in headlines if any(h.label in r.get("scores", {}) for r in rows)]
+    for r in rows:
+        columns += [c for c in r.get("scores", {}) if c not in columns]
+        for c, u in (r.get("units") or {}).items():
+            units.setdefault(c, u)
+    return columns, units
+
+
+def _best_first(
+    rows: list[dict[str, Any]], headlines: list[Any], columns: list[str]
+) -> list[dict[str, Any]]:
+    """``rows`` ranked by the benchmark's measure of reliance (a gap, a drop), else its first
+    ranked score: the least reliance on the background first (as they are when none)."""
+    ranked = [h for h in headlines if h.label in columns and h.reliance]
+    first = next((h for h in ranked if h.reliance > 0), ranked[0] if ranked else None)
+    if first is None:
+        return rows
+
+    def rank(r: dict[str, Any]) -> tuple[bool, float]:
+        value = r.get("scores", {}).get(first.label)
+        return (value is None, first.reliance * float(value or 0.0))
+
+    return sorted(rows, key=rank)
 
 
 def _info(row: Mapping[str, Any], column: str) -> str:

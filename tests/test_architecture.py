@@ -6,7 +6,9 @@ c) the benchmark rule: a benchmark's name, and its folder ``hf_bgbench/benchmark
    appear only inside that folder; nothing outside ``benchmarks/`` imports a benchmark folder,
    and a folder imports neither the registry nor another folder;
 d) the task rule: no module outside a task's folder ``hf_bgbench/tasks/<task>/`` imports it
-   or names the task in a string (what other code knows of a task is on its ``Task``).
+   or names the task in a string (what other code knows of a task is on its ``Task``);
+e) the Space rule: a tab reaches a task only through the runner, and the Space sets no model
+   up outside it.
 
 Imports count at module level and inside functions, plus ``"hf_bgbench.x:y"`` hook strings
 and ``importlib.import_module("hf_bgbench.x")`` with a literal. Each failure lists every
@@ -348,6 +350,46 @@ def test_the_space_scores_a_model_only_through_the_runner():
                 named = {a.name for a in node.names} & MODEL_SETUP[node.module]
                 problems += [f"{where(module, node.lineno)} imports {n}" for n in sorted(named)]
     assert not problems, "the Space sets a model up outside the runner:\n" + "\n".join(problems)
+
+
+# what the Space may import of the tasks, and why (a task's own folder never: the task rule)
+SPACE_READS_OF_TASKS = {
+    f"{PACKAGE}.tasks": "the registry: what a task declares (its Task), and run_task, the runner",
+    f"{PACKAGE}.tasks.runner": "the runner (open_run: Explore scores an image as its task does)",
+    f"{PACKAGE}.tasks.options": "the options a task declares: its flags, caps and label maps",
+}
+# (Space module, tasks module) pairs beside those, each with why
+ALLOWED_SPACE_TASK_IMPORTS = {
+    # whether a run's subset cap left images out, read from its results as the tasks' own
+    # summaries read it: the leaderboard ranks full runs only
+    (f"{PACKAGE}.space.views.leaderboard", f"{PACKAGE}.tasks.common"),
+}
+
+
+def test_a_tab_reaches_tasks_only_through_the_runner():
+    """A tab reaches a task only through the runner: the page's modules (``space/page/``)
+    import nothing of ``hf_bgbench.tasks`` -- a tab hands its task to the jobs
+    (``space/jobs/``), which run it with the runner (``run_task``), or to a view that does
+    (Explore's image, ``open_run``) -- and the rest of the Space imports of the tasks only
+    :data:`SPACE_READS_OF_TASKS` (the registry, the runner, the option declarations), never
+    what the runner sets a run up with (``tasks.common``, ``tasks.task``), but for the pairs
+    of :data:`ALLOWED_SPACE_TASK_IMPORTS`, each with why (a stale one is removed)."""
+    page, tasks = f"{PACKAGE}.space.page", f"{PACKAGE}.tasks"
+    problems, exempt = [], set()
+    for module in modules():
+        if not _inside(module, f"{PACKAGE}.space"):
+            continue
+        for target, line in imports(module):
+            if not _inside(target, tasks):
+                continue
+            if _inside(module, page):
+                problems.append(f"{where(module, line)} (a tab) imports {target}")
+            elif (module, target) in ALLOWED_SPACE_TASK_IMPORTS:
+                exempt.add((module, target))
+            elif target not in SPACE_READS_OF_TASKS:
+                problems.append(f"{where(module, line)} imports {target}")
+    assert not problems, "the Space reaches the tasks outside the runner:\n" + "\n".join(problems)
+    assert exempt == ALLOWED_SPACE_TASK_IMPORTS, "an exemption no longer needed: remove it"
 
 
 def test_the_task_allow_list_is_still_needed():

@@ -371,7 +371,7 @@ def run_evaluate(
     """(its timing, run-level stage seconds -- by wrapping the functions the runner and
     the evaluate task call by module attribute -- and the forward's seconds inside the run)
     of one ``evaluate_model`` run."""
-    import hf_bgbench.tasks.evaluate as evaluate_task
+    import hf_bgbench.tasks.evaluate.hooks as evaluate_task
 
     seconds: dict[str, Any] = {}
     patched = {
@@ -540,7 +540,8 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
                 f"({1e3 * forward_cpu / w.n:.0f} CPU ms/img); "
                 f"{parts}; predictions differing from raw: {wrong}"
             )
-    target = 0.95 if w.kind == "precropped" else 0.90
+    # on a GPU: evaluate >= 0.8 of the raw forward, release images or photos
+    target = 0.8 if str(w.device).startswith("cuda") else 0.95 if w.kind == "precropped" else 0.90
     for (workers, cached), got in rounds.items():
         print(f"  {setting_name(workers, cached)}, over {len(got)} rounds, median [min, max]:")
         for key, meaning in RATIOS.items():

@@ -495,6 +495,15 @@ CASES = [
         2,
         "--device 'tpu': not a device torch knows; give cuda (or cuda:N), mps or cpu",
     ),
+    (
+        "half-precision-on-a-cpu",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--device", "cpu"]
+        + ["--precision", "fp16"],
+        2,
+        "--precision fp16 runs on a CUDA GPU only; on cpu the model runs in fp32. Leave "
+        "--precision out, or add --device cuda",
+    ),
     (  # fixed: "[Errno 20] Not a directory: '<file>/c5f9013f...'"
         "cache-dir-is-a-file",
         _release,

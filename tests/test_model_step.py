@@ -149,3 +149,22 @@ def test_decode_workers_take_only_the_cores_the_forward_leaves(
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
     assert default_num_workers(device, processes) == workers
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_half_precision_is_refused_on_a_cpu_by_name(precision):
+    with pytest.raises(ValueError, match=f"--precision {precision} runs on a CUDA GPU only"):
+        ModelStep(_timm_classifier(), device="cpu", precision=precision)
+
+
+def test_fp32_on_a_gpu_turns_tf32_off_inside_the_forward_and_restores_it_after():
+    from hf_bgbench.inference.model_step import ieee_fp32
+
+    conv, matmul = torch.backends.cudnn.conv, torch.backends.cuda.matmul
+    before = conv.fp32_precision, matmul.fp32_precision
+    with ieee_fp32():
+        assert (conv.fp32_precision, matmul.fp32_precision) == ("ieee", "ieee")
+    assert (conv.fp32_precision, matmul.fp32_precision) == before
+    with pytest.raises(RuntimeError), ieee_fp32():
+        raise RuntimeError("a failed forward")
+    assert (conv.fp32_precision, matmul.fp32_precision) == before

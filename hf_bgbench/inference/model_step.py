@@ -21,7 +21,7 @@ float give bit-identical logits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.inference.mapping import LabelMapper
-from hf_bgbench.models.devices import default_device
+from hf_bgbench.models.devices import checked_precision, default_device
 
 
 class SupportsLogits(Protocol):
@@ -55,12 +55,32 @@ class Predictions:
     extras: dict[str, list[Any]] = field(default_factory=dict)
 
 
+AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@contextmanager
+def ieee_fp32():
+    """IEEE fp32 for CUDA convolutions and matrix products inside the block (torch lets
+    cuDNN convolutions use TF32 by default: a 10-bit mantissa), the settings restored after."""
+    conv, matmul = torch.backends.cudnn.conv, torch.backends.cuda.matmul
+    saved = conv.fp32_precision, matmul.fp32_precision
+    conv.fp32_precision = matmul.fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        conv.fp32_precision, matmul.fp32_precision = saved
+
+
 class ModelStep:
     """``classifier`` on ``device`` with its normalisation, optional resize and ``mapper``.
 
     ``resize_to`` (H, W): batches of another size are resized on the device (the model's
     interpolation, antialiased) before normalisation; ``None`` feeds them as they are.
-    On CUDA the model runs channels_last under fp16 autocast.
+    On CUDA the model runs channels_last, in ``precision`` (:data:`PRECISIONS`): ``fp32``
+    (the default) is IEEE fp32 -- TF32 off for convolutions and matrix products, so a GPU
+    scores as the CPU and the authors' fp32 code do --, ``bf16`` / ``fp16`` run under
+    autocast (faster; some predictions change: ``bench/gpu_check.sh`` counts them). A CPU
+    runs fp32 only.
 
     ``pad_batches`` (default: on CUDA): a batch smaller than the largest this step has run
     is padded with zero images up to it, and its own rows returned. On a GPU each new batch
@@ -78,8 +98,10 @@ class ModelStep:
         *,
         resize_to: Sequence[int] | None = None,
         pad_batches: bool | None = None,
+        precision: str = "fp32",
     ):
         self.device = torch.device(device) if device is not None else default_device()
+        self.precision = checked_precision(precision, self.device.type)
         self.classifier = classifier
         if hasattr(classifier, "to"):
             classifier.to(self.device)
@@ -127,7 +149,12 @@ class ModelStep:
         return x.contiguous(memory_format=torch.channels_last) if self.cuda else x
 
     def _amp(self):
-        return torch.autocast("cuda", dtype=torch.float16) if self.cuda else nullcontext()
+        """The forward's numerics on this device (see the class docstring)."""
+        if not self.cuda:
+            return nullcontext()
+        if self.precision == "fp32":
+            return ieee_fp32()
+        return torch.autocast("cuda", dtype=AUTOCAST_DTYPES[self.precision])
 
     # ------------------------------------------------------------------ modes
 
@@ -171,7 +198,7 @@ class ModelStep:
     def logits_with_grad(self, x: torch.Tensor) -> torch.Tensor:
         """(N, C) logits with autograd on (fp32, no autocast): for saliency maps."""
         self.check_gradients()
-        with torch.enable_grad():
+        with torch.enable_grad(), ieee_fp32() if self.cuda else nullcontext():
             return self.classifier.logits(self.prepare(x))
 
     def gradient_module(self) -> torch.nn.Module:

@@ -45,3 +45,20 @@ def default_batch_size(device: str | torch.device | None, accelerator: int) -> i
     """The batch size on ``device`` (``None``: :func:`default_device`) when none is given:
     ``CPU_BATCH_SIZE`` on a CPU, ``accelerator`` on a GPU, which needs full batches."""
     return CPU_BATCH_SIZE if resolve_device(device).type == "cpu" else accelerator
+
+
+PRECISIONS = ("fp32", "bf16", "fp16")
+"""The numerics a model step can run in (:class:`hf_bgbench.inference.model_step.ModelStep`)."""
+
+
+def checked_precision(precision: str, device_type: str) -> str:
+    """``precision`` if a ``device_type`` device can run it, else a ValueError that says what
+    to do."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}.")
+    if precision != "fp32" and device_type != "cuda":
+        raise ValueError(
+            f"--precision {precision} runs on a CUDA GPU only; on {device_type} the model runs "
+            "in fp32. Leave --precision out, or add --device cuda on a machine with a GPU."
+        )
+    return precision

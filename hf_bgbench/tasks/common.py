@@ -19,6 +19,7 @@ from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.labels import imagenet_classes
 from hf_bgbench.models.classifier import ORDER_ASSUMED
+from hf_bgbench.models.devices import checked_precision, resolve_device
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
 from hf_bgbench.models.vlm.settings import PAIR
@@ -363,10 +364,13 @@ def model_step_for(
     zero_shot_classes: str = "imagenet",
     templates: str = "openai",
     vlm: VlmSettings | None = None,
+    precision: str = "fp32",
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper, ModelStep]:
     """The classifier, its label mapping (:func:`classifier_and_mapper`; ``probe_options``
-    go to the probe) and the :class:`ModelStep` that runs it on ``device``."""
+    go to the probe) and the :class:`ModelStep` that runs it on ``device`` in ``precision``
+    (checked first: a wrong one is refused before the model loads)."""
+    checked_precision(precision, resolve_device(device).type)
     classifier, mapper = classifier_and_mapper(
         model,
         spec,
@@ -381,7 +385,12 @@ def model_step_for(
         vlm=vlm,
         **probe_options,
     )
-    return classifier, mapper, ModelStep(classifier, mapper, device)
+    if precision != "fp32" and getattr(classifier, "vlm", None) is not None:
+        raise ValueError(
+            f"--precision {precision}: a generative VLM runs in its weights' dtype "
+            f"({classifier.vlm.get('dtype')}, recorded), not under autocast. Leave --precision out."
+        )
+    return classifier, mapper, ModelStep(classifier, mapper, device, precision=precision)
 
 
 def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:

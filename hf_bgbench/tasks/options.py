@@ -30,7 +30,7 @@ from hf_bgbench.builders.arguments import Help as Help
 from hf_bgbench.builders.arguments import Option, flag, non_negative_int, option, positive_int
 from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
-from hf_bgbench.models.devices import CPU_BATCH_SIZE
+from hf_bgbench.models.devices import CPU_BATCH_SIZE, PRECISIONS
 from hf_bgbench.models.heads import CLASS_SETS
 from hf_bgbench.models.vlm.settings import VLM_CLASS_SETS, VLM_PROTOCOLS, VLM_SCORES, VlmSettings
 
@@ -229,6 +229,14 @@ class RunOptions:
         parse=non_negative_int,
     )
     device: str | None = option(None, "cuda / mps / cpu (default: the best available)")
+    precision: str = option(
+        "fp32",
+        "the forward's numerics on a CUDA GPU -- fp32 = IEEE fp32, TF32 off (as a CPU and the "
+        "authors' code score); bf16 / fp16 = autocast: faster, some predictions change "
+        "(recorded as a deviation). A CPU runs fp32 only; a VLM runs in its weights' dtype "
+        "(bf16 on a GPU)",
+        choices=PRECISIONS,
+    )
     progress: bool = option(
         True, "no progress bars", flags=("--quiet", "--no-progress"), negated=True
     )

@@ -112,8 +112,14 @@ class Run:
             zero_shot_classes=classes,
             templates=templates,
             vlm=common.vlm_settings(o, self.spec, self.protocol),
+            precision=o.precision,
             **probe_options,
         )
+        if o.precision != "fp32":
+            self.deviations.append(
+                f"The model ran under {o.precision} autocast on the GPU (--precision "
+                f"{o.precision}), not in fp32: some predictions may differ from an fp32 run."
+            )
         self._check_vlm_options()
         vlm = getattr(self.classifier, "vlm", None) or {}
         self.deviations += [d for d in vlm.get("deviations", ()) if d not in self.deviations]
@@ -227,6 +233,7 @@ class Run:
                 self.mapper.protocol,
                 applied,
                 *decoding,
+                *self.numerics(),
             )
             cache = PredictionCache(Path(cache_dir) if cache_dir else default_cache_dir(), key)
         decoded = None
@@ -265,13 +272,20 @@ class Run:
         return time.perf_counter() - self.started
 
     def settings(self, **more: Any) -> dict[str, Any]:
-        """The ``settings`` record: batch size, device and workers, then ``more``."""
+        """The ``settings`` record: batch size, device, precision and workers, then ``more``."""
+        vlm = getattr(self.classifier, "vlm", None)
         return {
             "batch_size": self.batch_size,
             "device": str(self.step.device),
+            "precision": f"{vlm['dtype']} weights" if vlm else self.step.precision,
             "num_workers": self.workers,
             **more,
         }
+
+    def numerics(self) -> list[str]:
+        """What a cache key adds for how the forward computes: on a GPU its precision (a
+        GPU's fp16 predictions never answer an fp32 run); nothing on a CPU (fp32 only)."""
+        return [f"cuda-{self.step.precision}"] if self.step.cuda else []
 
     def resized_to(self) -> list[int] | None:
         return list(self.step.resize_to) if self.step.resize_to else None

@@ -61,6 +61,7 @@ class CacheIdentity:
     protocol: str  # label mapping protocol
     resize: str  # input resize applied to composites ("none" or "HxW")
     mode: str  # early_stop / full_matrix
+    numerics: Sequence[str] = ()  # how the forward computes (Run.numerics)
 
     def key(self, background_ids: Sequence[str]) -> str:
         backgrounds = hashlib.sha256("\x1f".join(background_ids).encode()).hexdigest()
@@ -74,6 +75,7 @@ class CacheIdentity:
             self.resize,
             self.mode,
             backgrounds,
+            *self.numerics,
         )
 
 

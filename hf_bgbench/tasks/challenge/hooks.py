@@ -69,6 +69,7 @@ def prepare(run: Run) -> _Work:
             run.mapper.protocol,
             "x".join(map(str, step.resize_to)) if step.resize_to else "none",
             "full_matrix" if o.full_matrix else "early_stop",
+            tuple(run.numerics()),
         )
     except (DataError, DataSourceError) as err:
         raise _data_error(err) from None
@@ -136,7 +137,6 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         },
         skipped={"foregrounds": out["skipped"], "backgrounds": out["bg_skipped"]},
         settings=run.settings(
-            amp=run.step.cuda,
             composite=COMPOSITE,
             resized_to=run.resized_to(),
             schedule=schedule,

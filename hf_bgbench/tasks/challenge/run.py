@@ -240,7 +240,7 @@ class _Loop:
         )
         position = {self.fg_ids[p]: p for p in todo}
         pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
-        waiting: deque[tuple[int, torch.Tensor, torch.Tensor, int]] = deque()
+        waiting: deque[tuple[int, torch.Tensor, torch.Tensor, bool, int]] = deque()
         exhausted = False
         while True:
             while schedule.wants() and (waiting or not exhausted):
@@ -251,15 +251,14 @@ class _Loop:
                     else:
                         waiting.extend(self._arrivals(batch, position, bgs))
                     continue
-                p, image, mask, label = waiting.popleft()
-                pool.put(p, image, mask)
+                p, image, mask, binary, label = waiting.popleft()
+                pool.put(p, image, mask, binary)
                 schedule.admit(p, label)
             if not len(schedule):
                 return
             keys, positions = schedule.next_batch()
-            slots = torch.as_tensor(pool.slots(keys), device=step.device)
             bg = bgs[torch.as_tensor(positions, device=step.device)]
-            x = pool.composite(slots, bg)
+            x = pool.composite(pool.slots(keys), bg)
             labels = torch.as_tensor([schedule.active[k].label for k in keys.tolist()])
             predicted = step.predict(x, labels)
             self.counts.composites += len(keys)
@@ -269,8 +268,8 @@ class _Loop:
                 yield outcome
 
     def _arrivals(self, batch: Batch, position: dict[str, int], bgs: torch.Tensor):
-        """(position, image, mask, label) of a decoded foreground batch; scores the clean
-        images of foregrounds seen for the first time."""
+        """(position, image, mask, whether the mask is binary, label) of a decoded
+        foreground batch; scores the clean images of foregrounds seen for the first time."""
         if tuple(batch.images.shape[-2:]) != tuple(bgs.shape[-2:]):
             sizes = {tuple(batch.images.shape[-2:]), tuple(bgs.shape[-2:])}
             raise DataError(size_message("foregrounds and backgrounds", sizes))
@@ -284,7 +283,9 @@ class _Loop:
                 self.known[ps[j]] = _Foreground(batch.ids[j], int(batch.labels[j]), int(pred))
         masks = batch.columns[MASK]
         labels = batch.labels.tolist()
-        return [(p, batch.images[j], masks[j], labels[j]) for j, p in enumerate(ps)]
+        # read once per batch: a check per foreground would wait on the device each time
+        binary = ((masks == 0) | (masks == 255)).flatten(1).all(1).tolist()
+        return [(p, batch.images[j], masks[j], binary[j], labels[j]) for j, p in enumerate(ps)]
 
     def _apply(self, p: int, clean_pred, outcome: Outcome, candidates) -> _Foreground:
         """Add one chunk's ``outcome`` to what is known of foreground ``p``."""
@@ -312,20 +313,22 @@ def _replay(stats: FoolingStats, row: CachedRow, candidates: np.ndarray) -> None
 
 
 class _Pool:
-    """Device slots for the foregrounds the schedule holds (uint8 images and masks)."""
+    """Device slots for the foregrounds the schedule holds (uint8 images and masks). What
+    the host needs to know of a slot (is its mask binary) is kept on the host, so building
+    a batch of composites never waits on the device."""
 
     def __init__(self, capacity: int, hw: tuple[int, int], device: torch.device):
         self.images = torch.zeros(capacity, 3, *hw, dtype=torch.uint8, device=device)
         self.masks = torch.zeros(capacity, 1, *hw, dtype=torch.uint8, device=device)
-        self.binary = torch.ones(capacity, dtype=torch.bool)  # mask only 0 / 255
+        self.binary = np.ones(capacity, bool)  # mask only 0 / 255
         self.free = list(range(capacity - 1, -1, -1))
         self.slot: dict[int, int] = {}
 
-    def put(self, key: int, image: torch.Tensor, mask: torch.Tensor) -> None:
+    def put(self, key: int, image: torch.Tensor, mask: torch.Tensor, binary: bool) -> None:
         s = self.free.pop()
         self.images[s].copy_(image)
         self.masks[s].copy_(mask)
-        self.binary[s] = bool(((mask == 0) | (mask == 255)).all())
+        self.binary[s] = binary
         self.slot[key] = s
 
     def slots(self, keys: np.ndarray) -> list[int]:
@@ -334,15 +337,16 @@ class _Pool:
     def release(self, key: int) -> None:
         self.free.append(self.slot.pop(key))
 
-    def composite(self, slots: torch.Tensor, bg: torch.Tensor) -> torch.Tensor:
+    def composite(self, slots: list[int], bg: torch.Tensor) -> torch.Tensor:
         """``x = bg * (1 - mask) + fg * mask`` (SPEC §1) for the foregrounds in ``slots`` on
         the uint8 backgrounds ``bg``. With binary masks that is, bit for bit, the foreground
         pixel where the mask is 1 and the background pixel elsewhere: picked in uint8 (the
         model step divides by 255 as it would the float formula's operands); other masks
         take the float formula."""
-        fg = self.images[slots]  # advanced indexing: much faster than index_select on uint8
-        mask = self.masks[slots]
-        if bool(self.binary[slots.cpu()].all()):
+        index = torch.as_tensor(slots, device=self.images.device)
+        fg = self.images[index]  # advanced indexing: much faster than index_select on uint8
+        mask = self.masks[index]
+        if self.binary[slots].all():
             return torch.where(mask.bool(), fg, bg)
         m = mask.float().div(255)
         return bg.float().div(255) * (1 - m) + fg.float().div(255) * m

@@ -132,7 +132,6 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         image_ids=out["ids"] if o.max_images is not None else None,
         skipped=out["skipped"],
         settings=run.settings(
-            amp=run.step.cuda,
             resized_to=run.resized_to(),
             geometry=plain_geometry(work.geometry),
             mask_threshold=MASK_THRESHOLD,

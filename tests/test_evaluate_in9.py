@@ -181,17 +181,26 @@ def test_resume_after_interruption_computes_only_the_rest(in9_release, tmp_path)
     assert again["variants"] == resumed["variants"]
 
 
-def test_worker_processes_give_the_same_predictions(in9_release, release_results):
+def test_worker_processes_give_the_same_predictions_and_start_once_per_run(
+    in9_release, release_results
+):
     results = evaluate_model(
         ColourRuleClassifier(),
         data=in9_release,
-        variants=["mixed_rand"],
+        variants=["mixed_rand", "only_fg", "original"],
         use_cache=False,
         num_workers=2,
         batch_size=5,
         progress=False,
     )
-    assert results["variants"]["mixed_rand"] == release_results[0]["variants"]["mixed_rand"]
+    for variant in ("mixed_rand", "only_fg", "original"):
+        assert results["variants"][variant] == release_results[0]["variants"][variant]
+    # one pipeline for the run: the workers started once, not once per variant
+    assert results["preprocessing"]["decode_pipeline"] == {
+        "workers": 2,
+        "chosen_by": "--workers",
+        "worker_starts": 1,
+    }
 
 
 def test_cli_numbers_and_the_evaluate_module_are_one_implementation(release_results):

@@ -431,9 +431,40 @@ def decode_loader(
     ``decoder`` (:func:`choose_decoder`): ``pil``, or ``torchvision`` -- JPEGs decoded by
     ``torchvision.io.decode_jpeg``, batched on ``device`` when it is a GPU (the workers then
     only read bytes), else in the workers."""
+    rows = decoded_rows(
+        ds,
+        indices,
+        columns=columns,
+        image_transform=image_transform,
+        geometry=geometry,
+        decoder=decoder,
+        device=device,
+    )
+    return torch.utils.data.DataLoader(
+        rows,
+        batch_size=batch_size,
+        num_workers=num_workers,
+        collate_fn=collate_rows,
+        pin_memory=pin_memory and rows.decode_device is None,
+        prefetch_factor=prefetch_factor if num_workers > 0 else None,
+    )
+
+
+def decoded_rows(
+    ds: datasets.Dataset,
+    indices: Sequence[int] | None = None,
+    *,
+    columns: Sequence[str] = (),
+    image_transform: Callable[[Image.Image], torch.Tensor] | None = None,
+    geometry: Geometry | None = None,
+    decoder: str = "pil",
+    device: str | torch.device | None = None,
+) -> DecodedRows:
+    """The :class:`DecodedRows` of rows ``indices`` (default: all) of ``ds`` for a model on
+    ``device`` (see :func:`decode_loader`)."""
     on_device = decoder == "torchvision" and device is not None
     on_device = on_device and torch.device(device).type != "cpu"
-    rows = DecodedRows(
+    return DecodedRows(
         ds,
         range(len(ds)) if indices is None else indices,
         columns=columns,
@@ -442,22 +473,20 @@ def decode_loader(
         decoder=decoder,
         decode_device=device if on_device else None,
     )
-    return torch.utils.data.DataLoader(
-        rows,
-        batch_size=batch_size,
-        num_workers=num_workers,
-        collate_fn=collate_rows,
-        pin_memory=pin_memory and not on_device,
-        prefetch_factor=prefetch_factor if num_workers > 0 else None,
-    )
 
 
 def iterate(loader: torch.utils.data.DataLoader) -> Iterator[Batch]:
     """The batches of ``loader``; a data problem found in a worker is raised here, plainly.
     Batches whose JPEGs are still bytes are decoded here, on the loader's device."""
     for batch in loader:
-        if isinstance(batch, Pending):
-            batch = decode_pending(batch, loader.dataset)
-        if isinstance(batch, str):
-            raise DataError(batch)
-        yield batch
+        yield finished(batch, loader.dataset)
+
+
+def finished(batch: Batch | Pending | str, rows: DecodedRows) -> Batch:
+    """A collated batch of ``rows`` made whole in the main process: a data problem a worker
+    found raised plainly, JPEGs still in bytes decoded on the rows' device."""
+    if isinstance(batch, Pending):
+        batch = decode_pending(batch, rows)
+    if isinstance(batch, str):
+        raise DataError(batch)
+    return batch

@@ -28,6 +28,7 @@ from PIL import Image
 from hf_bgbench.cache import cache_root, read_parquet_part, write_parquet_part
 from hf_bgbench.data.decoded_cache import DecodedImages
 from hf_bgbench.data.loader import choose_decoder
+from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.files import decode_settings
 from hf_bgbench.inference.batches import counted, decoded_batches
@@ -132,6 +133,7 @@ def predict(
     progress: bool = True,
     decoder: str | None = None,
     decoded: DecodedImages | None = None,
+    pipeline: DecodePipeline | None = None,
 ) -> PredictionRun:
     """Run ``step`` over rows ``rows`` of ``dataset`` (default: all); reuse and extend
     ``cache`` when given. Predictions come back in the order of ``rows``.
@@ -144,7 +146,9 @@ def predict(
     (default: :func:`hf_bgbench.data.loader.choose_decoder` for the step's device).
     ``decoded``: the dataset's decoded-image cache for this transform and decoder
     (:mod:`hf_bgbench.data.decoded_cache`): read instead of decoding when it is complete,
-    written by a pass that decodes every row.
+    written by a pass that decodes every row. ``pipeline``: the run's decode pipeline
+    (:class:`~hf_bgbench.data.pipeline.DecodePipeline`), whose workers serve every pass of
+    the run; without it a loader of ``num_workers`` serves this pass.
     """
     if decoder is None:
         decoder = choose_decoder(dataset, step.device, image_transform)
@@ -186,6 +190,7 @@ def predict(
                 pin_memory=step.device.type == "cuda",
                 decoder=decoder,
                 device=step.device,
+                pipeline=pipeline,
             )
             # only a pass over every row, in order, can leave a complete cache
             filling = decoded is not None and todo_rows == list(range(len(all_ids)))

@@ -33,6 +33,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.decoded_cache import DecodedImages, default_decoded_dir, pixels_key
 from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
+from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
 from hf_bgbench.inference.allocator import keep_freed_memory
@@ -74,7 +75,7 @@ class Run:
     procs: Processes
     device: Any  # this process's device (None: the best available)
     batch_size: int
-    workers: int
+    workers: int  # decode workers: --workers, else the most the pipeline may choose
     progress: bool  # progress bars (the main process's only)
     started: float
     protocol: Protocol  # the recipe (--protocol, else the benchmark's published one)
@@ -82,6 +83,7 @@ class Run:
     classifier: Any = None
     mapper: LabelMapper | None = None
     step: ModelStep | None = None
+    pipeline: DecodePipeline | None = None  # the run's decoding, shared by all its passes
     deviations: list[str] = field(default_factory=list)  # protocol deviations, recorded
     # How this run is not the published protocol on the whole benchmark (another recipe,
     # restricted classes, resized input, a zero-shot head over other classes or prompts, a
@@ -198,6 +200,7 @@ class Run:
         run's batch size, workers and progress unless ``loader`` says otherwise."""
         loader.setdefault("batch_size", self.batch_size)
         loader.setdefault("num_workers", self.workers)
+        loader.setdefault("pipeline", self.pipeline)
         return decoded_batches(
             dataset, rows, skipped=skipped, desc=desc, progress=self.progress, **loader
         )
@@ -254,6 +257,7 @@ class Run:
                 progress=self.progress,
                 decoder=decoder,
                 decoded=decoded,
+                pipeline=self.pipeline,
             )
         )
         merged = merge_runs(shares)
@@ -274,11 +278,13 @@ class Run:
     def settings(self, **more: Any) -> dict[str, Any]:
         """The ``settings`` record: batch size, device, precision and workers, then ``more``."""
         vlm = getattr(self.classifier, "vlm", None)
+        decoding = self.pipeline.record() if self.pipeline is not None else None
         return {
             "batch_size": self.batch_size,
             "device": str(self.step.device),
             "precision": f"{vlm['dtype']} weights" if vlm else self.step.precision,
-            "num_workers": self.workers,
+            "num_workers": decoding["workers"] if decoding else self.workers,
+            **({"decode_pipeline": decoding} if decoding else {}),
             **more,
         }
 
@@ -386,7 +392,7 @@ def _execute(task: Task, model: Any, options: Any, spec, protocol, started: floa
     run = _new_run(task, model, options, spec, protocol, started, published)
     # one run per output folder: the main process holds it until the folder is written
     hold = options.output_dir is not None and run.procs.is_main
-    with output_lock(options.output_dir) if hold else nullcontext():
+    with output_lock(options.output_dir) if hold else nullcontext(), run.pipeline:
         return _run(run)
 
 
@@ -412,6 +418,7 @@ def _new_run(task: Task, model: Any, options: Any, spec, protocol, started: floa
         started=started,
         protocol=protocol,
     )
+    run.pipeline = DecodePipeline(options.num_workers, cap=run.workers)
     if protocol.name != published.name:
         run.departures.append(f"the {protocol.name} protocol, not the published {published.name}")
     return run

@@ -88,6 +88,7 @@ def prepare(run: Run) -> _Work:
         progress=run.progress,
         cache_root=cache_root if o.use_cache else None,
         identity=identity,
+        pipeline=run.pipeline,
     )
     return _Work(fg_ds, fg_idx, bg_ds, bg_idx, loop)
 

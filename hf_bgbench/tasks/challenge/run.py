@@ -26,6 +26,7 @@ import torch
 from tqdm.auto import tqdm
 
 from hf_bgbench.data.loader import Batch, DataError, choose_decoder, size_message
+from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.schema import ID, MASK
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.engine import Interrupted
@@ -50,6 +51,7 @@ class LoopOptions:
     progress: bool = False
     cache_root: Path | None = None  # None: no cache
     identity: CacheIdentity | None = None
+    pipeline: DecodePipeline | None = None  # the run's decoding (None: a loader per pass)
 
 
 @dataclass
@@ -122,7 +124,7 @@ class _Loop:
             rows = [bg_idx[p] for p in chunk]
             device = self.step.device
             bgs, labels, ids, skipped = decode_backgrounds(
-                bg_ds, rows, device, opts.batch_size, opts.num_workers, opts.progress
+                bg_ds, rows, device, opts.batch_size, opts.num_workers, opts.progress, opts.pipeline
             )
             self.counts.decode_seconds += time.perf_counter() - t0
             bg_skipped.extend(skipped)
@@ -237,6 +239,7 @@ class _Loop:
             prefetch_factor=2,
             decoder=choose_decoder(self.fg_ds, step.device),
             device=step.device,
+            pipeline=self.opts.pipeline,
         )
         position = {self.fg_ids[p]: p for p in todo}
         pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
@@ -359,6 +362,7 @@ def decode_backgrounds(
     batch_size: int = 64,
     num_workers: int = 0,
     progress: bool = False,
+    pipeline: DecodePipeline | None = None,
 ) -> tuple[torch.Tensor, np.ndarray, list[str], list[dict[str, Any]]]:
     """Decode rows ``indices`` of ``ds`` once into a uint8 (N, 3, H, W) tensor on ``device``
     (uint8 keeps 4,050 backgrounds at 0.6 GB). Returns (images, labels, ids, unreadable rows).
@@ -375,6 +379,7 @@ def decode_backgrounds(
         num_workers=num_workers,
         decoder=choose_decoder(ds, device),
         device=device,
+        pipeline=pipeline,
     ):
         hw = tuple(batch.images.shape[-2:])
         if images is None:

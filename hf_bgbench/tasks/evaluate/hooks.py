@@ -203,6 +203,8 @@ def _preprocessing(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun
         **run.classifier.preprocessing.to_dict(),
         "applied": work.applied,
         "decoder": "+".join(decoders) or "pil",  # pil, or torchvision (decode_jpeg)
+        # where decoding ran: worker processes (how many, chosen how), or the main process
+        "decode_pipeline": run.pipeline.record() if run.pipeline is not None else None,
         # per variant: read (from the decoded-image cache), written, unwritten,
         # unsupported transform or off (PredictionRun.decode_cache)
         "decode_cache": {

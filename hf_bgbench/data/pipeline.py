@@ -1,0 +1,178 @@
+"""One run's decode pipeline: the worker processes are started once and serve every pass of
+the run (each variant of an evaluate run, the challenge's backgrounds then its foregrounds),
+where a ``DataLoader`` per pass started its workers anew each time -- on 2 cores the decode
+ceiling of a 63-image variant was 2,150 images/s in the main process and 450 with two fresh
+workers (``bench/engine_throughput.py``), the workers' start costing more than the decoding.
+
+Where the decoding runs is measured, not assumed, unless ``--workers`` says: the first
+batches of a run are decoded in the main process while the pipeline times their decoding
+and the caller's use of each batch (the forward); :func:`workers_for` then keeps decoding in
+the main process when it is cheap next to the forward, or sizes the workers so decoding keeps
+pace. On a CPU whose cores the forward's threads all use, the cap is 0: there, a worker or a
+decode thread took the forward's CPU (evaluate at 0.88 and 0.74 of the raw forward against
+0.94 decoding serially, ``bench/engine_throughput.py``). The choice is recorded
+(:meth:`DecodePipeline.record`).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import signal
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+import torch
+import torch.multiprocessing  # noqa: F401  (tensors from the workers travel in shared memory)
+
+from hf_bgbench.data.loader import Batch, DataError, DecodedRows, Pending, collate_rows
+
+PILOT_BATCHES = 3  # batches decoded in the main process and timed before the choice
+IN_FLIGHT_PER_WORKER = 2  # batches each worker may decode ahead of the caller
+CHEAP_DECODE = 0.05  # decoding under this share of the forward stays in the main process
+
+
+def workers_for(decode_seconds: float, use_seconds: float, cap: int) -> int:
+    """Decode workers for batches that take ``decode_seconds`` to decode and ``use_seconds``
+    for the caller to use (the forward), at most ``cap``: none when decoding costs under
+    :data:`CHEAP_DECODE` of the use (serial decoding then costs less than a worker's start
+    and the batch's trip between processes), else enough that each worker has a batch's use
+    time, plus one, to decode its next batch."""
+    if cap <= 0 or decode_seconds <= CHEAP_DECODE * use_seconds:
+        return 0
+    return min(cap, math.ceil(decode_seconds / max(use_seconds, 1e-9)) + 1)
+
+
+class DecodePipeline:
+    """Decoded batches of :class:`~hf_bgbench.data.loader.DecodedRows`, pass after pass.
+
+    ``workers``: a fixed number of worker processes (0: the main process decodes), or None
+    to measure on the first :data:`PILOT_BATCHES` batches and choose at most ``cap`` with
+    :func:`workers_for`. Close it (or use it as a context manager) to stop the workers."""
+
+    def __init__(self, workers: int | None, cap: int = 0):
+        self.chosen_by = "--workers" if workers is not None else "pilot"
+        self.workers = workers
+        self.cap = cap
+        self.starts = 0  # times worker processes were started (at most 1 per run)
+        self.timed: list[tuple[float, float, int]] = []  # pilot: (decode s, use s, images)
+        self._executor: ProcessPoolExecutor | None = None
+        self._passes = 0
+
+    def __enter__(self) -> DecodePipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def record(self) -> dict[str, Any]:
+        """What ran and why (recorded in results' settings)."""
+        out: dict[str, Any] = {"workers": self.workers or 0, "chosen_by": self.chosen_by}
+        if self.timed:
+            images = sum(n for _, _, n in self.timed)
+            out["pilot_decode_ms_per_image"] = round(1e3 * self._decode_seconds() / images, 3)
+            out["pilot_forward_ms_per_image"] = round(1e3 * self._use_seconds() / images, 3)
+        out["worker_starts"] = self.starts
+        return out
+
+    def batches(self, rows: DecodedRows, batch_size: int) -> Iterator[Batch | str | Pending]:
+        """The collated batches of ``rows`` (:func:`~hf_bgbench.data.loader.collate_rows`)
+        in order, each at most ``batch_size`` rows."""
+        chunks = [
+            list(range(at, min(at + batch_size, len(rows))))
+            for at in range(0, len(rows), batch_size)
+        ]
+        if self.workers is None:
+            chunks = yield from self._pilot(rows, chunks)
+        if not self.workers:
+            yield from (collate_rows([rows[i] for i in chunk]) for chunk in chunks)
+        elif chunks:
+            yield from self._from_workers(rows, chunks)
+
+    def _pilot(self, rows: DecodedRows, chunks: list[list[int]]):
+        """Decode and time batches in this process until the choice can be made; returns the
+        chunks still to decode."""
+        while chunks and len(self.timed) < PILOT_BATCHES:
+            chunk = chunks.pop(0)
+            t0 = time.perf_counter()
+            batch = collate_rows([rows[i] for i in chunk])
+            t1 = time.perf_counter()
+            yield batch  # the caller uses it (the forward) before asking for the next one
+            self.timed.append((t1 - t0, time.perf_counter() - t1, len(chunk)))
+        if len(self.timed) >= PILOT_BATCHES:
+            self.workers = workers_for(self._decode_seconds(), self._use_seconds(), self.cap)
+        return chunks
+
+    def _decode_seconds(self) -> float:
+        return sum(d for d, _, _ in self.timed)
+
+    def _use_seconds(self) -> float:
+        # the first use pays one-off costs (a first forward's allocations, cuDNN's plans):
+        # each batch counts at the pace of the fastest one
+        fastest = min(u / n for _, u, n in self.timed)
+        return fastest * sum(n for _, _, n in self.timed)
+
+    def _from_workers(self, rows: DecodedRows, chunks: list[list[int]]):
+        executor = self._start()
+        self._passes += 1
+        blob = pickle.dumps(rows)  # once per pass; each worker unpickles it once
+        pending: deque[Future] = deque()
+        todo = iter(chunks)
+        try:
+            while True:
+                while len(pending) < self.workers * IN_FLIGHT_PER_WORKER:
+                    chunk = next(todo, None)
+                    if chunk is None:
+                        break
+                    pending.append(executor.submit(_decode_chunk, self._passes, blob, chunk))
+                if not pending:
+                    return
+                yield _result(pending.popleft())
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _start(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            context = torch.multiprocessing.get_context("fork")
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_worker_setup
+            )
+            self.starts += 1
+        return self._executor
+
+
+def _result(future: Future) -> Any:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise DataError(
+            "A decode worker process died (killed, or out of memory) before it returned its "
+            "batch. Run again with fewer workers (--workers 0 decodes in the main process)."
+        ) from None
+
+
+_ROWS: dict[int, DecodedRows] = {}  # in a worker: the rows of the pass it serves
+
+
+def _worker_setup() -> None:
+    torch.set_num_threads(1)  # decoding is per image; the main process's forward has the cores
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+
+
+def _decode_chunk(key: int, blob: bytes, indices: Sequence[int]) -> Batch | str | Pending:
+    """In a worker: rows ``indices`` of the pass ``key`` decoded and collated."""
+    rows = _ROWS.get(key)
+    if rows is None:
+        _ROWS.clear()  # the previous pass is done: keep one pass's rows only
+        rows = _ROWS[key] = pickle.loads(blob)
+    return collate_rows([rows[i] for i in indices])

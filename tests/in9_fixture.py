@@ -90,31 +90,34 @@ def object_mask() -> np.ndarray:
     return m
 
 
-def write_release(root: Path, variants=VARIANTS) -> Path:
+def write_release(root: Path, variants=VARIANTS, per_class: int = 2) -> Path:
     """The official release layout: bg_challenge/<variant>/val/<class-dir>/<id>.JPEG + fg_mask.
 
-    Rendered once per process and set of variants, then copied: every caller gets its own
-    folder (tests may change their copy), byte for byte what a fresh render writes."""
-    return copy_built(_rendered_release(tuple(variants)), Path(root))
+    ``per_class`` images of each class: ``k=0`` and ``k=1`` as above (the expected numbers
+    below hold for the default 2), every further ``k`` drawn as ``k=1`` under its own id.
+    Rendered once per process, set of variants and count, then copied: every caller gets its
+    own folder (tests may change their copy), byte for byte what a fresh render writes."""
+    return copy_built(_rendered_release(tuple(variants), per_class), Path(root))
 
 
 @cache
-def _rendered_release(variants: tuple[str, ...]) -> Path:
-    return _render_release(built_folder(f"in9-{len(variants)}-"), variants)
+def _rendered_release(variants: tuple[str, ...], per_class: int) -> Path:
+    folder = built_folder(f"in9-{len(variants)}-{per_class}-")
+    return _render_release(folder, variants, per_class)
 
 
-def _render_release(root: Path, variants: tuple[str, ...]) -> Path:
+def _render_release(root: Path, variants: tuple[str, ...], per_class: int) -> Path:
     base = root / "bg_challenge"
     for variant in variants:
         for y, d in enumerate(CLASS_DIRS):
             folder = base / variant / "val" / d
             folder.mkdir(parents=True, exist_ok=True)
-            for k in (0, 1):
+            for k in range(per_class):
                 render(y, k, variant).save(folder / f"{image_id(y, k)}.JPEG", quality=95)
     for y, d in enumerate(CLASS_DIRS):
         folder = base / "fg_mask" / "val" / d
         folder.mkdir(parents=True, exist_ok=True)
-        for k in (0, 1):
+        for k in range(per_class):
             np.save(folder / f"{image_id(y, k)}.npy", object_mask())
     return root
 

@@ -833,6 +833,34 @@ def test_explore_shows_an_image_in_every_variant_with_predictions(space, monkeyp
     assert image_id in summary and f"of {len(VARIANTS)} variants" in summary
 
 
+def test_explore_lists_every_image_and_narrows_to_a_class(tmp_path, monkeypatch):
+    """A dataset of more images than gradio's dropdown shows at first (100): the list holds
+    all of them at once, and the class filter offers each class and narrows the list to it;
+    a class the dataset lacks is refused by name."""
+    import gradio as gr
+
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.space.views.explore import EVERY_CLASS
+    from tests.in9_fixture import write_release
+
+    release = write_release(tmp_path / "many", ("original", "mixed_rand"), per_class=12)
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-many={release}")
+    update = tab_explore.images_of("in9-many", "in9")
+    assert len(update["choices"]) == 108 and update["value"] == update["choices"][0][1]
+    # gradio 6 renders a dropdown's first 100 choices (an older gradio, all of them)
+    assert update.get("num_choices_shown", 108) >= 108
+    assert update["info"].startswith("108 images listed")
+    classes = tab_explore.classes_of("in9-many", "in9")
+    assert classes["choices"][0] == EVERY_CLASS and classes["value"] == EVERY_CLASS
+    assert classes["choices"][1:] == list(get_benchmark("in9").classes)
+    fish = tab_explore.images_of("in9-many", "in9", "fish")
+    assert [i for _, i in fish["choices"]] == [i for _, i in update["choices"][96:]]
+    assert all(label.startswith("fish · ") for label, _ in fish["choices"])
+    assert tab_explore.images_of("in9-many", "in9", EVERY_CLASS)["choices"] == update["choices"]
+    with pytest.raises(gr.Error, match="No image of class 'whale'"):
+        tab_explore.images_of("in9-many", "in9", "whale")
+
+
 @pytest.mark.parametrize(
     ("model", "dataset", "image", "said"),
     [

@@ -10,7 +10,10 @@ careless and hostile clients: tests/test_space_availability.py).
   screenshots kept in ``BGBENCH_SCREENSHOT_DIR`` when set;
 * the leaderboard keeps one row per model x dataset x protocol;
 * Compare pairs two models, Explore shows the images behind BG-GAP, and each page reads at
-  390 px (a phone).
+  390 px (a phone);
+* Explore lists every image of a dataset larger than a dropdown's first batch (gradio shows
+  100 choices at first), and a class narrows the list: the 101st image onwards is chosen and
+  explored.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ from tests.space_pages import (
     download_links,
     open_page,
     phone_layout_problems,
+    pick,
     results_of,
     shot,
+    visible,
     wait_done,
 )
 
@@ -200,5 +205,52 @@ def test_compare_flips_and_a_phone(reports_server, browser):
     shot(page, shots, "space_flips_390.png")
     at_width(page, WIDTH)
 
+    page.close()
+    assert problems == [], problems
+
+
+def test_explore_reaches_every_image_of_a_large_dataset(launch, browser, tmp_path_factory):
+    """108 images (12 a class), more than gradio's dropdown renders at first (100): the list
+    holds every one, a class narrows it to that class's images, and an image past the
+    100th is chosen and explored in every variant; at 390 px (a phone) too."""
+    from playwright.sync_api import expect
+
+    from hf_bgbench.space.views.explore import image_choices
+    from tests.in9_fixture import write_release
+
+    variants = ("original", "mixed_same", "mixed_rand")
+    release = write_release(tmp_path_factory.mktemp("many"), variants, per_class=12)
+    choices = image_choices(release, "in9")
+    assert len(choices) == 108
+    server = launch(BGBENCH_SPACE_DATASETS=f"in9-many={release}")
+    page = open_page(browser, server.url)
+    page.get_by_role("tab", name="Explore").click()
+    image = visible(page, "Image (class · id)")
+    expect(image).to_have_value(choices[0][0], timeout=60_000)
+    image.click()
+    expect(page.get_by_role("option")).to_have_count(len(choices))  # not 100
+    page.keyboard.press("Escape")
+    far_label, far_id = choices[-1]  # the 108th: beyond the first 100
+    far_class = far_label.split(" · ")[0]
+    pick(page, "Class", far_class)
+    of_class = [label for label, _ in choices if label.startswith(f"{far_class} · ")]
+    expect(image).to_have_value(of_class[0])  # the list is that class's, its first picked
+    image.click()
+    expect(page.get_by_role("option")).to_have_count(len(of_class))
+    page.get_by_role("option", name=far_label, exact=True).click()
+    expect(image).to_have_value(far_label)
+    page.get_by_role("button", name="Show every variant").click()
+    gallery = page.locator("#explore-gallery")
+    expect(gallery.locator("img")).to_have_count(len(variants), timeout=LONG)
+    expect(page.locator("#explore-summary")).to_contain_text(far_id)
+    shot(page, server.folder, "space_explore_many_1280.png")
+    at_width(page, PHONE)
+    problems = phone_layout_problems(page, "explore")
+    page.locator("#explore-class").scroll_into_view_if_needed()
+    shot(page, server.folder, "space_explore_many_390.png")
+    image.click()
+    expect(page.get_by_role("option")).to_have_count(len(of_class))
+    page.wait_for_timeout(500)  # the list's opening transition
+    page.screenshot(path=str(server.folder / "space_explore_many_list_390.png"))
     page.close()
     assert problems == [], problems

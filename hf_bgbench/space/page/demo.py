@@ -18,7 +18,12 @@ from hf_bgbench.space.jobs.clients import serve
 from hf_bgbench.space.jobs.queueing import stop_button
 from hf_bgbench.space.page.controls import offer_datasets
 from hf_bgbench.space.page.tab_compare import build_compare_tab, offer_compare_tasks
-from hf_bgbench.space.page.tab_explore import build_explore_tab, explore_job, images_of, offer_pairs
+from hf_bgbench.space.page.tab_explore import (
+    build_explore_tab,
+    explore_job,
+    offer_images,
+    offer_pairs,
+)
 from hf_bgbench.space.page.tab_leaderboard import (
     build_leaderboard_tab,
     leaderboard,
@@ -54,7 +59,7 @@ def build_demo() -> gr.Blocks:
         report = build_report_tab()
         board = build_leaderboard_tab(start)
         demo.load(leaderboard, board.filters, board.boards, queue=False)
-        demo.load(images_of, [explore.data, explore.benchmark], explore.image, queue=False)
+        offer_images(demo.load, explore)
         # the page shows the choices of the benchmark shown (the API accepts every one)
         demo.load(
             on_benchmark, score.benchmark, [score.task, score.variants, score.dataset], queue=False

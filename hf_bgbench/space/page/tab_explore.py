@@ -5,6 +5,7 @@ confidence (:mod:`hf_bgbench.space.views.explore`), and the images behind a pair
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -30,7 +31,13 @@ from hf_bgbench.space.settings import (
     allowed,
     offered_benchmarks,
 )
-from hf_bgbench.space.views.explore import explore_summary, image_choices
+from hf_bgbench.space.views.explore import (
+    EVERY_CLASS,
+    explore_summary,
+    image_choices,
+    image_classes,
+    images_of_class,
+)
 from hf_bgbench.space.views.flips import flip_pairs, flips_page, pair_named, predictions_task
 from hf_bgbench.space.views.reproduce import reproduce_section
 from hf_bgbench.space.views.samples import read_predictions
@@ -50,15 +57,52 @@ def one_explore_per_client(
     return queueing.refusal(queueing.EXPLORE_GROUP, "an Explore request", request, 4, model_text)
 
 
-def images_of(dataset: str, benchmark: str) -> Any:
-    """The Explore tab's image list for an allow-listed dataset (empty when it cannot be
-    read; the reason is shown when the visitor asks for an image)."""
+# gradio 6 renders a dropdown's first ``num_choices_shown`` choices (default 100) and loads
+# the rest only when the open list is scrolled to its very end, or filters them only on a
+# keystroke (not on a paste nor on a phone keyboard's suggestion); None would render them
+# all, but gradio leaves a None out of the page, whose default is then 100 again. So the
+# image list says how many it holds: all of them are in the list at once.
+_BATCHED_DROPDOWN = "num_choices_shown" in inspect.signature(gr.Dropdown.__init__).parameters
+
+
+def images_of(dataset: str, benchmark: str, image_class: str | None = EVERY_CLASS) -> Any:
+    """The Explore tab's image list for an allow-listed dataset: every image (of
+    ``image_class``, the class filter's pick), each in the list at once, the first picked
+    (empty when the dataset cannot be read; the reason is shown when the visitor asks for an
+    image). A class the dataset lacks is refused by name."""
     try:
         entry = resolve_dataset(dataset, benchmark, allowed())
-        choices = _choices(entry, benchmark)
+        every = _choices(entry, benchmark)
     except Exception:
-        choices = []
-    return gr.update(choices=choices, value=choices[0][1] if choices else None)
+        every = []
+    try:
+        choices = images_of_class(every, image_class) if every else []
+    except ValueError as err:
+        raise gr.Error(str(err)) from None
+    listed = {"num_choices_shown": max(len(choices), 1)} if _BATCHED_DROPDOWN else {}
+    return gr.update(
+        choices=choices,
+        value=choices[0][1] if choices else None,
+        info=f"{len(choices)} images listed; type part of an id to narrow the list",
+        **listed,
+    )
+
+
+def classes_of(dataset: str, benchmark: str) -> Any:
+    """The class filter's choices for an allow-listed dataset: every class it has images of,
+    after :data:`EVERY_CLASS` (picked)."""
+    try:
+        classes = image_classes(_choices(resolve_dataset(dataset, benchmark, allowed()), benchmark))
+    except Exception:
+        classes = []
+    return gr.update(choices=[EVERY_CLASS, *classes], value=EVERY_CLASS)
+
+
+def offer_images(trigger: Any, tab: Any) -> None:
+    """When ``trigger`` fires (``data.change``, ``demo.load``), the class filter offers the
+    classes of the dataset shown and the image list every one of its images."""
+    trigger(classes_of, [tab.data, tab.benchmark], tab.image_class, queue=False)
+    trigger(images_of, [tab.data, tab.benchmark], tab.image, queue=False)
 
 
 @functools.lru_cache(maxsize=8)
@@ -215,58 +259,76 @@ def build_explore_tab(start: BenchmarkSpec, every_name: list[str], first: str | 
             )
             benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
             data = gr.Dropdown(every_name, value=first, label="Dataset")
-        with gr.Row(equal_height=True):
-            # any id is accepted (and checked by the job): the API's callers name theirs
-            image = gr.Dropdown([], label="Image (class · id)", allow_custom_value=True, scale=4)
-            run = gr.Button("Show every variant", variant="primary", scale=1)
-        summary = gr.Markdown(elem_id="explore-summary")
-        gallery = gr.Gallery(
+        tab = SimpleNamespace(model=model, benchmark=benchmark, data=data)
+        _image_picker(tab)
+        tab.summary = gr.Markdown(elem_id="explore-summary")
+        tab.gallery = gr.Gallery(
             label="The image in every variant: ✓/✗ prediction (model's class) confidence",
             columns=4,
             object_fit="contain",
             height="auto",
             elem_id="explore-gallery",
         )
-        gr.Markdown(
-            "### The images behind the gap\n"
-            "Which images does the model get right with the object on a background of "
-            "its own class (*mixed_same*) and wrong on another class's (*mixed_rand*), "
-            "and the reverse? BG-GAP is exactly (right→wrong − wrong→right) / images. "
-            "Each is shown as the original photo and in both variants, with the "
-            "background's source photo when the dataset records it."
-        )
-        with gr.Row(equal_height=True):
-            shown = flip_pairs(start)  # the start benchmark's first, as its menus show
-            pair = gr.Dropdown(
-                _every_pair(),
-                value=shown[0].name if shown else None,
-                label="Gap",
-                scale=4,
-                elem_id="flip-pair",
-            )
-            pair_run = gr.Button(FLIPS_IDLE, variant="primary", scale=1, elem_id="flip-button")
-        pair_summary = gr.Markdown(elem_id="flips-summary")
-        pair_images = gr.HTML(elem_id="flips")
+        _flip_explorer(tab, start)
         offer_datasets(benchmark.change, benchmark, data)
-        offer_pairs(benchmark.change, benchmark, pair)
-        data.change(images_of, [data, benchmark], image, queue=False)
-        queueing.queued_job(
-            queueing.checked_click(pair_run, model, pair_summary, queueing.JOB_GROUP),
-            flips,
-            [model, data, benchmark, pair],
-            [pair_summary, pair_images],
-            pair_summary,
-            one_flips_per_client,
+        offer_images(data.change, tab)
+    return tab
+
+
+def _image_picker(tab: SimpleNamespace) -> None:
+    """The class filter, the image list and the Explore button (``tab.image_class``,
+    ``tab.image``, ``tab.run``): a class shortens the list (a phone's screen), which holds
+    every image of it."""
+    with gr.Row(equal_height=True):
+        tab.image_class = gr.Dropdown(
+            [EVERY_CLASS], value=EVERY_CLASS, label="Class", scale=1, elem_id="explore-class"
         )
-    return SimpleNamespace(
-        model=model,
-        benchmark=benchmark,
-        data=data,
-        image=image,
-        run=run,
-        summary=summary,
-        gallery=gallery,
-        pair=pair,
+        # any id is accepted (and checked by the job): the API's callers name theirs
+        tab.image = gr.Dropdown(
+            [],
+            label="Image (class · id)",
+            allow_custom_value=True,
+            scale=3,
+            min_width=280,  # a line of its own on a phone, the whole id readable
+            elem_id="explore-image",
+        )
+        tab.run = gr.Button("Show every variant", variant="primary", scale=1)
+    tab.image_class.change(
+        images_of, [tab.data, tab.benchmark, tab.image_class], tab.image, queue=False
+    )
+
+
+def _flip_explorer(tab: SimpleNamespace, start: BenchmarkSpec) -> None:
+    """The images behind the gap: the gap control (``tab.pair``, offering ``start``'s gaps
+    first), its button and its job."""
+    gr.Markdown(
+        "### The images behind the gap\n"
+        "Which images does the model get right with the object on a background of "
+        "its own class (*mixed_same*) and wrong on another class's (*mixed_rand*), "
+        "and the reverse? BG-GAP is exactly (right→wrong − wrong→right) / images. "
+        "Each is shown as the original photo and in both variants, with the "
+        "background's source photo when the dataset records it."
+    )
+    with gr.Row(equal_height=True):
+        shown = flip_pairs(start)  # the start benchmark's first, as its menus show
+        tab.pair = gr.Dropdown(
+            _every_pair(),
+            value=shown[0].name if shown else None,
+            label="Gap",
+            scale=4,
+            elem_id="flip-pair",
+        )
+        pair_run = gr.Button(FLIPS_IDLE, variant="primary", scale=1, elem_id="flip-button")
+    pair_summary = gr.Markdown(elem_id="flips-summary")
+    pair_images = gr.HTML(elem_id="flips")
+    offer_pairs(tab.benchmark.change, tab.benchmark, tab.pair)
+    queueing.queued_job(
+        queueing.checked_click(pair_run, tab.model, pair_summary, queueing.JOB_GROUP),
+        flips,
+        [tab.model, tab.data, tab.benchmark, tab.pair],
+        [pair_summary, pair_images],
+        pair_summary,
+        one_flips_per_client,
     )
 
 

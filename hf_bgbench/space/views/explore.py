@@ -6,7 +6,8 @@ runner (:func:`hf_bgbench.tasks.runner.open_run`): an explored image is scored a
 benchmark's first task -- what the Score tab runs -- scores it, with the same protocol, head,
 label map and input geometry (:func:`~hf_bgbench.inference.geometry.image_transform`).
 
-* :func:`image_choices` -- the images a visitor can pick (the reference variant's);
+* :func:`image_choices` -- the images a visitor can pick (the reference variant's), every
+  one of them; :func:`image_classes` and :func:`images_of_class` narrow the list to a class;
 * :func:`explore_image` -- run in the Space's job process: that image in every variant that
   holds it, with the prediction, its confidence and whether it is right;
 * :func:`explore_summary` -- on how many variants the model is right, in one paragraph.
@@ -56,9 +57,31 @@ def image_choices(data: Reader | str | Path, benchmark: str) -> list[tuple[str, 
     )
     rows = reader.load(variant).select_columns([ID, LABEL])
     return [
-        (f"{class_name(spec, int(y))} · {i}", str(i))
+        (f"{class_name(spec, int(y))}{_SEPARATOR}{i}", str(i))
         for i, y in zip(rows[ID], rows[LABEL], strict=True)
     ]
+
+
+EVERY_CLASS = "every class"
+"""The class filter's first choice: no filter, every image listed."""
+_SEPARATOR = " · "  # between the class and the id in a choice's label
+
+
+def image_classes(choices: Sequence[tuple[str, str]]) -> list[str]:
+    """The classes of ``choices`` (:func:`image_choices`), in their order of first
+    appearance: the class filter's choices after :data:`EVERY_CLASS`."""
+    return list(dict.fromkeys(label.split(_SEPARATOR, 1)[0] for label, _ in choices))
+
+
+def images_of_class(choices: Sequence[tuple[str, str]], name: str | None) -> list[tuple[str, str]]:
+    """The choices of class ``name`` (all of them for :data:`EVERY_CLASS` or no name), in
+    their order; ValueError for a class none of them has."""
+    if not name or name == EVERY_CLASS:
+        return list(choices)
+    shown = [c for c in choices if c[0].split(_SEPARATOR, 1)[0] == name]
+    if not shown:
+        raise ValueError(f"No image of class {name!r} in this dataset; pick a class from the list.")
+    return shown
 
 
 def _row_index(ds: Any, image_id: str) -> int | None:

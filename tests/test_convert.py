@@ -65,6 +65,18 @@ def test_card_says_where_the_data_came_from(converted):
     assert "official Backgrounds Challenge release" in card and "xiao2021noise" in card
 
 
+def test_the_release_names_no_background_and_the_card_says_so(converted):
+    """The release files each mixed image under its foreground's id and lists no background
+    used: the converted variants carry no ``bg_id`` / ``bg_label``, and the card says why."""
+    for variant in ("mixed_same", "mixed_rand", "mixed_next"):
+        (shard,) = (converted / "data" / variant).glob("test-*.parquet")
+        columns = pq.read_schema(shard).names
+        assert "bg_id" not in columns and "bg_label" not in columns, variant
+    card = " ".join((converted / "README.md").read_text().split())
+    assert "does not say which photo's background each mixed image shows" in card
+    assert "`bgbench build in9` records them" in card
+
+
 def _copy(release: Path, tmp_path: Path) -> Path:
     target = tmp_path / "copy"
     shutil.copytree(release, target)

@@ -186,6 +186,8 @@ def test_the_flips_are_the_images_behind_bg_gap(space):
     assert all(a.startswith("mixed_rand: ✗") for a in alts[2::3])
     assert all(a.startswith("mixed_same: ✓") for a in alts[1::3])
     assert "bgbench evaluate tf_efficientnet_lite0 --benchmark in9" in summary
+    # the release names no background: the summary says its photo is not shown
+    assert "does not record which photo each mixed_rand background was taken from" in summary
 
 
 def test_a_flip_shows_the_background_the_data_records(in9_release, tmp_path):
@@ -196,7 +198,7 @@ def test_a_flip_shows_the_background_the_data_records(in9_release, tmp_path):
 
     from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.data.sources import resolve_source
-    from hf_bgbench.space.views.flips import flip_rows, pair_named
+    from hf_bgbench.space.views.flips import flip_rows, pair_named, unrecorded_background
 
     spec = get_benchmark("in9")
     reader = resolve_source(str(in9_release), spec)
@@ -223,6 +225,7 @@ def test_a_flip_shows_the_background_the_data_records(in9_release, tmp_path):
         "background from",
     ]
     assert isinstance(mixed, datasets.Dataset)
+    assert unrecorded_background(reader, "in9", pair) == ""  # recorded: no note
 
 
 def test_the_reproduce_command_gives_the_same_results(space, in9_release, tmp_path, monkeypatch):

@@ -175,6 +175,13 @@ sigma = 1/3 of each side); the box spans the central 80% of the saliency mass al
 axis (10th to 90th percentile of the row and column sums). Deterministic."""
 
 
+RELEASE_BACKGROUNDS = """\
+The release does not say which photo's background each mixed image shows: a mixed image is
+filed under its foreground's id (the same file name in all eight variants) and the archive
+holds no list of the backgrounds used, so this data has no `bg_id` / `bg_label` columns and
+a mixed image's background photo cannot be shown. `bgbench build in9` records them."""
+
+
 def render_in9_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | Path) -> str:
     info = folder_dataset_info(folder)
     metadata = card_metadata(spec, info)
@@ -207,6 +214,8 @@ def render_in9_card(spec: BenchmarkSpec, report: dict[str, Any], folder: str | P
             "Converted from the official Backgrounds Challenge release "
             "(`bg_challenge/<variant>/val/...`, `fg_mask/val/...`); image bytes are "
             "unchanged, masks (.npy) are stored as 0/255 PNGs, ids are the file stems.",
+            "",
+            RELEASE_BACKGROUNDS,
             "",
         ]
     else:

@@ -307,7 +307,9 @@ def _flip_explorer(tab: SimpleNamespace, start: BenchmarkSpec) -> None:
         "its own class (*mixed_same*) and wrong on another class's (*mixed_rand*), "
         "and the reverse? BG-GAP is exactly (right→wrong − wrong→right) / images. "
         "Each is shown as the original photo and in both variants, with the "
-        "background's source photo when the dataset records it."
+        "background's source photo when the dataset records it (data made by `bgbench "
+        "build` does; an authors' release names no background source, and its conversion "
+        "cannot either)."
     )
     with gr.Row(equal_height=True):
         shown = flip_pairs(start)  # the start benchmark's first, as its menus show

@@ -8,7 +8,8 @@ gap = (images lost − images gained) / images, so the images lost are exactly w
 counts. Each is shown in the benchmark's reference variant (the original photo) and in the
 two variants, with the model's prediction on each, and -- when the data records it
 (``bg_id``/``bg_label``, as the Hub build of IN-9 does) -- the photo whose background was
-pasted behind the object.
+pasted behind the object; when it does not (the authors' release names no background, and so
+neither does its conversion), the summary says so (:func:`unrecorded_background`).
 
 * :func:`flip_pairs` -- the benchmark's paired gaps, as choices;
 * :func:`find_flips` -- the ids lost and gained, from the run's prediction tables;
@@ -229,6 +230,22 @@ def flips_summary(flips: Flips, model_id: str) -> str:
     )
 
 
+def unrecorded_background(data: Reader | str | Path, benchmark: str, pair: FlipPair) -> str:
+    """A sentence for the summary when ``pair``'s second variant shows another photo's
+    background (the benchmark's layout names its rule) and the data does not record which
+    photo (no ``bg_id``: the authors' release names none); empty otherwise."""
+    spec = get_benchmark(benchmark)
+    if spec.layout is None or pair.second not in spec.layout.backgrounds:
+        return ""
+    reader = open_reader(data, spec)
+    if pair.second not in reader.variants or BG_ID in reader.load(pair.second).column_names:
+        return ""
+    return (
+        f" This dataset does not record which photo each {pair.second} background was taken "
+        f"from (no `{BG_ID}` column), so that photo is not shown."
+    )
+
+
 def flips_page(
     data: Reader | str | Path,
     benchmark: str,
@@ -248,4 +265,5 @@ def flips_page(
         parts.append(f'<h3 class="bgbench-flips-head">{escape(what)} ({count})</h3>')
         rows = flip_rows(data, benchmark, predictions, pair, ids[:shown])
         parts.append(flips_html(rows) or "<p>None.</p>")
-    return flips_summary(flips, model_id), "".join(parts)
+    summary = flips_summary(flips, model_id) + unrecorded_background(data, benchmark, pair)
+    return summary, "".join(parts)

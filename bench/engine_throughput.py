@@ -286,6 +286,7 @@ class Workload:
 
     def __init__(self, name: str, data: Path, clf, spec, batch_size: int, device: str):
         self.name, self.data, self.batch_size, self.device = name, data, batch_size, device
+        self.bound: float | None = None  # forward / (forward + decode + transform), serially
         source = resolve_source(str(data), spec)
         self.kind = "precropped" if source.precropped else "full"
         self.transform = (
@@ -493,6 +494,8 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
         print("  stage (alone, serial)        ms/image   % of forward")
         for key, value in ms.items():
             print(f"  {key:<28} {value:8.3f}   {100 * value / forward:7.1f}%")
+        w.bound = forward / (forward + ms["decode"] + ms["transform"])
+        print(f"  CPU bound, serial: forward / (forward + decode + transform) = {w.bound:.3f}")
         decoders = ["pil", "torchvision"] if w.device != "cpu" or args.both_decoders else ["pil"]
         for decoder in decoders:
             for workers in args.ceiling_workers:
@@ -540,13 +543,11 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
                 f"({1e3 * forward_cpu / w.n:.0f} CPU ms/img); "
                 f"{parts}; predictions differing from raw: {wrong}"
             )
-    # on a GPU: evaluate >= 0.8 of the raw forward, release images or photos
-    target = 0.8 if str(w.device).startswith("cuda") else 0.95 if w.kind == "precropped" else 0.90
     for (workers, cached), got in rounds.items():
         print(f"  {setting_name(workers, cached)}, over {len(got)} rounds, median [min, max]:")
         for key, meaning in RATIOS.items():
             print(f"    {key:<8} {spread([g[key] for g in got])}  {meaning}")
-        print(f"    target: wall ratio >= {target}")
+        print("    " + target_line(w, float(np.median([g["wall"] for g in got]))))
     first = settings[0]
     for other in settings[1:]:  # paired per round: the drift-robust comparison
         for key in ("wall", "cpu"):
@@ -557,6 +558,25 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
             )
     return float(np.median([g["wall"] for g in rounds[first]]))
 
+
+def target_line(w: Workload, wall: float) -> str:
+    """The workload's target and whether the median wall ratio meets it: on a GPU evaluate
+    >= 0.8 of the raw forward; on a CPU, release images >= 0.95 of it, a single variant >=
+    0.85, a photo folder >= 0.95 of the CPU bound of a serial pass (photos cost more to decode
+    and resize than a forward leaves room for on 2 cores)."""
+    if str(w.device).startswith("cuda"):
+        target, got, of = 0.8, wall, "the raw forward"
+    elif w.name == SINGLE:
+        target, got, of = 0.85, wall, "the raw forward"
+    elif w.kind == "precropped" or w.bound is None:
+        target, got, of = 0.95, wall, "the raw forward"
+    else:
+        target, got, of = 0.95, wall / w.bound, f"the CPU bound ({w.bound:.3f})"
+    verdict = "met" if got >= target else "NOT met"
+    return f"target: evaluate >= {target} of {of}: {got:.3f}, {verdict}"
+
+
+SINGLE = "a single variant"
 
 RATIOS = {
     "wall": "evaluate images/s / raw images/s (throughput; what the targets judge)",
@@ -629,7 +649,10 @@ def main() -> None:
     )
     ap.add_argument("--only", choices=("stages", "evaluate", "engine"), default=None)
     ap.add_argument(
-        "--workloads", nargs="+", choices=("release", "photos"), default=["release", "photos"]
+        "--workloads",
+        nargs="+",
+        choices=("release", "single", "photos"),
+        default=["release", "single", "photos"],
     )
     args = ap.parse_args()
 
@@ -658,6 +681,13 @@ def main() -> None:
             else:
                 release = crops_release(photos, tmp / "release", args.repeat, args.release_variants)
             w = Workload("release images", release, clf, spec, args.batch_size, args.device)
+            measure_evaluate(clf, spec, w, args, tmp)
+        if "single" in args.workloads:  # one variant, each image once: start-up weighs most
+            if args.release:
+                single = repeated_release(Path(args.release), tmp / "single", 1, 1)
+            else:
+                single = crops_release(photos, tmp / "single", 1, 1)
+            w = Workload(SINGLE, single, clf, spec, args.batch_size, args.device)
             measure_evaluate(clf, spec, w, args, tmp)
         if "photos" in args.workloads:
             folder = repeated_photos(Path(args.data), tmp / "photos", args.photo_repeat)

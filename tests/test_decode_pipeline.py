@@ -19,9 +19,9 @@ from hf_bgbench.data.pipeline import PILOT_BATCHES, DecodePipeline, workers_for
 @pytest.mark.parametrize(
     "decode, use, cap, expected",
     [
-        (0.01, 1.0, 4, 0),  # decoding 1% of the forward: stays in the main process
-        (0.05, 1.0, 4, 0),  # at the threshold: still the main process
-        (0.5, 1.0, 4, 2),  # half the forward: one worker keeps pace, one more to spare
+        (0.01, 1.0, 4, 1),  # decoding 1% of the forward, a core free: one worker hides it
+        (0.7, 1.0, 4, 1),  # one worker keeps pace, with a quarter to spare
+        (0.9, 1.0, 4, 2),  # ... not any more: two
         (3.0, 1.0, 4, 4),  # three forwards' worth: as many as the cap allows
         (3.0, 1.0, 0, 0),  # a CPU whose cores the forward uses: none, whatever the cost
         (1.0, 0.0, 2, 2),  # a caller that takes no time (decoding backgrounds): the cap
@@ -86,15 +86,22 @@ class _SlowCaller:
         return out
 
 
-def test_the_pilot_keeps_cheap_decoding_in_the_main_process_and_records_why():
-    pipeline = DecodePipeline(None, cap=2)
-    rows = decoded_rows(_dataset(20, 2))
-    batches = _SlowCaller(0.2)(pipeline.batches(rows, 4))  # a forward far slower than decoding
-    assert len(batches) == 5 and pipeline.workers == 0 and pipeline.starts == 0
-    record = pipeline.record()
-    assert record["chosen_by"] == "pilot" and record["workers"] == 0
+def test_the_pilot_sizes_the_workers_by_the_measured_costs_and_records_why():
+    with DecodePipeline(None, cap=3) as pipeline:
+        rows = decoded_rows(_dataset(20, 2))
+        batches = _SlowCaller(0.2)(pipeline.batches(rows, 4))  # a forward far slower
+        assert len(batches) == 5 and pipeline.workers == 1 and pipeline.starts == 1
+        record = pipeline.record()
+    assert record["chosen_by"] == "pilot" and record["workers"] == 1
     assert record["pilot_forward_ms_per_image"] >= 40  # 0.2 s per batch of 4
     assert record["pilot_decode_ms_per_image"] < record["pilot_forward_ms_per_image"] / 20
+
+
+def test_no_worker_where_the_forward_leaves_no_core_free():
+    with DecodePipeline(None, cap=0) as pipeline:
+        assert len(_pass(pipeline, _dataset(20, 5))) == 5
+        assert pipeline.workers == 0 and pipeline.starts == 0
+        assert pipeline.record()["chosen_by"] == "pilot"
 
 
 def test_the_pilot_starts_workers_when_the_caller_outpaces_decoding():

@@ -1,16 +1,17 @@
 """One run's decode pipeline: the worker processes are started once and serve every pass of
 the run (each variant of an evaluate run, the challenge's backgrounds then its foregrounds),
 where a ``DataLoader`` per pass started its workers anew each time -- on 2 cores the decode
-ceiling of a 63-image variant was 2,150 images/s in the main process and 450 with two fresh
+ceiling of a 186-image variant was 2,540 images/s in the main process and 950 with two fresh
 workers (``bench/engine_throughput.py``), the workers' start costing more than the decoding.
 
 Where the decoding runs is measured, not assumed, unless ``--workers`` says: the first
 batches of a run are decoded in the main process while the pipeline times their decoding
-and the caller's use of each batch (the forward); :func:`workers_for` then keeps decoding in
-the main process when it is cheap next to the forward, or sizes the workers so decoding keeps
-pace. On a CPU whose cores the forward's threads all use, the cap is 0: there, a worker or a
-decode thread took the forward's CPU (evaluate at 0.88 and 0.74 of the raw forward against
-0.94 decoding serially, ``bench/engine_throughput.py``). The choice is recorded
+and the caller's use of each batch (the forward); :func:`workers_for` then sizes the workers
+so decoding keeps pace, within the cores the forward leaves free, or keeps decoding in the
+main process where it leaves none. On a CPU whose cores the forward's threads all use, the
+cap is 0: there, a decode
+process or thread took the forward's CPU (it ran at 0.81 and 0.72 of its raw speed against
+0.93 decoding serially, ``bench/decode_overlap.py``). The choice is recorded
 (:meth:`DecodePipeline.record`).
 """
 
@@ -33,18 +34,19 @@ from hf_bgbench.data.loader import Batch, DataError, DecodedRows, Pending, colla
 
 PILOT_BATCHES = 3  # batches decoded in the main process and timed before the choice
 IN_FLIGHT_PER_WORKER = 2  # batches each worker may decode ahead of the caller
-CHEAP_DECODE = 0.05  # decoding under this share of the forward stays in the main process
+HEADROOM = 1.25  # workers sized for decoding a quarter slower than the pilot measured
 
 
 def workers_for(decode_seconds: float, use_seconds: float, cap: int) -> int:
     """Decode workers for batches that take ``decode_seconds`` to decode and ``use_seconds``
-    for the caller to use (the forward), at most ``cap``: none when decoding costs under
-    :data:`CHEAP_DECODE` of the use (serial decoding then costs less than a worker's start
-    and the batch's trip between processes), else enough that each worker has a batch's use
-    time, plus one, to decode its next batch."""
-    if cap <= 0 or decode_seconds <= CHEAP_DECODE * use_seconds:
+    for the caller to use (the forward), at most ``cap`` -- the cores the forward leaves
+    free: none when it leaves none (decoding then runs in the main process, between
+    forwards), else as many as keep decoding ahead of the forward with :data:`HEADROOM`,
+    at least one (on a free core a worker's decoding costs the forward nothing)."""
+    if cap <= 0:
         return 0
-    return min(cap, math.ceil(decode_seconds / max(use_seconds, 1e-9)) + 1)
+    needed = math.ceil(HEADROOM * decode_seconds / max(use_seconds, 1e-9))
+    return min(cap, max(1, needed))
 
 
 class DecodePipeline:

@@ -123,3 +123,23 @@ def test_a_worker_that_dies_is_named_with_what_to_do_not_waited_for():
         _pass(pipeline, _dataset(6, 4), image_transform=_die_in_a_worker)
     assert "A decode worker process died (killed, or out of memory)" in str(err.value)
     assert "--workers 0 decodes in the main process" in str(err.value)
+
+
+def test_the_runs_of_a_shared_pipeline_start_its_workers_once(in9_release):
+    """A report card's tasks run inside one shared pipeline: two evaluate runs, one start."""
+    from hf_bgbench.data.pipeline import shared_pipeline
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.in9_fixture import ColourRuleClassifier
+
+    options = dict(data=in9_release, use_cache=False, num_workers=2, batch_size=5, progress=False)
+    with shared_pipeline(2) as pipeline:
+        first = evaluate_model(ColourRuleClassifier(), variants=["original"], **options)
+        second = evaluate_model(ColourRuleClassifier(), variants=["mixed_rand"], **options)
+        assert pipeline.starts == 1
+    for results in (first, second):
+        assert results["preprocessing"]["decode_pipeline"]["worker_starts"] == 1
+    # a run asking for other workers keeps its own pipeline
+    with shared_pipeline(2) as pipeline:
+        one_worker = {**options, "num_workers": 1}
+        evaluate_model(ColourRuleClassifier(), variants=["original"], **one_worker)
+        assert pipeline.starts == 0

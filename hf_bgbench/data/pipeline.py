@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import torch
@@ -58,6 +60,8 @@ class DecodePipeline:
 
     def __init__(self, workers: int | None, cap: int = 0):
         self.chosen_by = "--workers" if workers is not None else "pilot"
+        self.requested = workers
+        self.shared = False  # set by shared_pipeline: the runs inside it must not close it
         self.workers = workers
         self.cap = cap
         self.starts = 0  # times worker processes were started (at most 1 per run)
@@ -151,6 +155,32 @@ class DecodePipeline:
             )
             self.starts += 1
         return self._executor
+
+
+_SHARED: ContextVar[DecodePipeline | None] = ContextVar("shared_pipeline", default=None)
+
+
+@contextmanager
+def shared_pipeline(workers: int | None, cap: int = 0) -> Iterator[DecodePipeline]:
+    """One pipeline for every run started inside the block that asks for the same
+    ``workers`` (a report card's tasks): its workers start once for all of them."""
+    pipeline = DecodePipeline(workers, cap)
+    pipeline.shared = True
+    token = _SHARED.set(pipeline)
+    try:
+        yield pipeline
+    finally:
+        _SHARED.reset(token)
+        pipeline.close()
+
+
+def pipeline_for(workers: int | None, cap: int = 0) -> DecodePipeline:
+    """The pipeline a run asking for ``workers`` uses: the enclosing
+    :func:`shared_pipeline`'s when it asks for the same, else a new one of its own."""
+    shared = _SHARED.get()
+    if shared is not None and shared.requested == workers:
+        return shared
+    return DecodePipeline(workers, cap)
 
 
 def _result(future: Future) -> Any:

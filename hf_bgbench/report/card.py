@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, get_benchmark
+from hf_bgbench.data.pipeline import shared_pipeline
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_in_data, output_lock
+from hf_bgbench.inference.engine import default_num_workers
+from hf_bgbench.models.devices import resolve_device
 from hf_bgbench.models.vlm.settings import VlmSettings
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
@@ -176,7 +179,9 @@ def run_report(
     benchmarks_out: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     board: list[dict[str, Any]] = []  # the leaderboard numbers: what .eval_results may hold
-    with output_lock(out):
+    # one decode pipeline for every task of the card: its workers start once
+    cap = default_num_workers(resolve_device(device))
+    with output_lock(out), shared_pipeline(num_workers, cap):
         done = 0
         for spec in specs:
             entry = _run_benchmark(

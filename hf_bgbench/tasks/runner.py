@@ -33,7 +33,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.decoded_cache import DecodedImages, default_decoded_dir, pixels_key
 from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
-from hf_bgbench.data.pipeline import DecodePipeline
+from hf_bgbench.data.pipeline import DecodePipeline, pipeline_for
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
 from hf_bgbench.inference.allocator import keep_freed_memory
@@ -392,7 +392,8 @@ def _execute(task: Task, model: Any, options: Any, spec, protocol, started: floa
     run = _new_run(task, model, options, spec, protocol, started, published)
     # one run per output folder: the main process holds it until the folder is written
     hold = options.output_dir is not None and run.procs.is_main
-    with output_lock(options.output_dir) if hold else nullcontext(), run.pipeline:
+    own = nullcontext() if run.pipeline.shared else run.pipeline  # a report's stays open
+    with output_lock(options.output_dir) if hold else nullcontext(), own:
         return _run(run)
 
 
@@ -418,7 +419,7 @@ def _new_run(task: Task, model: Any, options: Any, spec, protocol, started: floa
         started=started,
         protocol=protocol,
     )
-    run.pipeline = DecodePipeline(options.num_workers, cap=run.workers)
+    run.pipeline = pipeline_for(options.num_workers, cap=run.workers)
     if protocol.name != published.name:
         run.departures.append(f"the {protocol.name} protocol, not the published {published.name}")
     return run

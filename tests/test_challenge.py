@@ -254,3 +254,23 @@ def test_cli_reports_bad_data_without_traceback(tmp_path, capsys):
     assert code == 2
     assert "fg_mask" in capsys.readouterr().err
     assert not out.exists()  # a failed run leaves no empty --output folder
+
+
+def test_decode_workers_start_once_for_backgrounds_and_foregrounds_same_verdicts(
+    in9_release, tmp_path
+):
+    _run(in9_release, batch_size=4, output_dir=tmp_path / "serial")
+    _, r = _run(in9_release, batch_size=4, num_workers=2, output_dir=tmp_path / "workers")
+    assert r["settings"]["decode_pipeline"] == {
+        "workers": 2,
+        "chosen_by": "--workers",
+        "worker_starts": 1,  # one start serves the background pass and the foreground pass
+    }
+    assert r["settings"]["num_workers"] == 2
+    assert r["settings"]["precision"] == "fp32"  # the default, recorded
+    serial, workers = (
+        pd.read_parquet(tmp_path / name / "vulnerable.parquet").set_index("id")
+        for name in ("serial", "workers")
+    )
+    pd.testing.assert_series_equal(serial["vulnerable"], workers["vulnerable"])
+    pd.testing.assert_series_equal(serial["fooling_bg_id"], workers["fooling_bg_id"])

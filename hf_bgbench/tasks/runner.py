@@ -33,6 +33,7 @@ from typing import Any
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.decoded_cache import DecodedImages, default_decoded_dir, pixels_key
 from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
+from hf_bgbench.data.masks import MASK_THRESHOLD
 from hf_bgbench.data.pipeline import DecodePipeline, pipeline_for
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
@@ -197,9 +198,9 @@ class Run:
         self, dataset: Any, rows: Sequence[int], *, skipped: list, desc: str, **loader: Any
     ) -> Iterator[Batch]:
         """The one decode loop (:func:`~hf_bgbench.inference.batches.decoded_batches`) at the
-        run's batch size, workers and progress unless ``loader`` says otherwise."""
+        run's batch size, through its decode pipeline and with its progress unless ``loader``
+        says otherwise."""
         loader.setdefault("batch_size", self.batch_size)
-        loader.setdefault("num_workers", self.workers)
         loader.setdefault("pipeline", self.pipeline)
         return decoded_batches(
             dataset, rows, skipped=skipped, desc=desc, progress=self.progress, **loader
@@ -251,7 +252,6 @@ class Run:
                 rows=self.procs.shard(range(len(dataset))),
                 image_transform=image_transform,
                 batch_size=self.batch_size,
-                num_workers=self.workers,
                 cache=cache,
                 desc=f"{self.spec.name}/{variant}",
                 progress=self.progress,
@@ -286,6 +286,24 @@ class Run:
             "num_workers": decoding["workers"] if decoding else self.workers,
             **({"decode_pipeline": decoding} if decoding else {}),
             **more,
+        }
+
+    def masked_record(self, out: Mapping[str, Any], geometry: Geometry | None) -> dict[str, Any]:
+        """What a pass over the benchmark's masked variant records (noise, graying): the
+        variant and its mask column, the ``--max-images`` subset's ids when one was drawn, the
+        images that could not be read, and the settings of its geometry and mask threshold."""
+        max_images = self.options.max_images
+        return {
+            "variant": self.spec.mask_variant,
+            "mask_column": self.spec.mask_column,
+            "max_images": max_images,
+            "image_ids": out["ids"] if max_images is not None else None,
+            "skipped": out["skipped"],
+            "settings": self.settings(
+                resized_to=self.resized_to(),
+                geometry=plain_geometry(geometry),
+                mask_threshold=MASK_THRESHOLD,
+            ),
         }
 
     def numerics(self) -> list[str]:

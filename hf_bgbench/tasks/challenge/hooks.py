@@ -81,7 +81,6 @@ def prepare(run: Run) -> _Work:
     loop = LoopOptions(
         full_matrix=o.full_matrix,
         batch_size=run.batch_size,
-        num_workers=run.workers,
         chunk_size=chunk,
         seed=o.seed,
         num_classes=run.spec.num_classes,

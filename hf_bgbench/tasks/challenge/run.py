@@ -44,14 +44,13 @@ FLUSH_EVERY = 64  # decided foregrounds written to the cache per part
 class LoopOptions:
     full_matrix: bool
     batch_size: int
-    num_workers: int
     chunk_size: int  # backgrounds on the device at once
     seed: int  # tie-break rank of the schedule
     num_classes: int
     progress: bool = False
     cache_root: Path | None = None  # None: no cache
     identity: CacheIdentity | None = None
-    pipeline: DecodePipeline | None = None  # the run's decoding (None: a loader per pass)
+    pipeline: DecodePipeline | None = None  # the run's decoding (None: the main process's)
 
 
 @dataclass
@@ -124,7 +123,7 @@ class _Loop:
             rows = [bg_idx[p] for p in chunk]
             device = self.step.device
             bgs, labels, ids, skipped = decode_backgrounds(
-                bg_ds, rows, device, opts.batch_size, opts.num_workers, opts.progress, opts.pipeline
+                bg_ds, rows, device, opts.batch_size, opts.progress, opts.pipeline
             )
             self.counts.decode_seconds += time.perf_counter() - t0
             bg_skipped.extend(skipped)
@@ -235,8 +234,6 @@ class _Loop:
             progress=False,  # the schedule's bar counts decided foregrounds instead
             columns=(MASK,),
             batch_size=FOREGROUND_CHUNK,
-            num_workers=self.opts.num_workers,
-            prefetch_factor=2,
             decoder=choose_decoder(self.fg_ds, step.device),
             device=step.device,
             pipeline=self.opts.pipeline,
@@ -360,7 +357,6 @@ def decode_backgrounds(
     indices: Sequence[int],
     device: torch.device,
     batch_size: int = 64,
-    num_workers: int = 0,
     progress: bool = False,
     pipeline: DecodePipeline | None = None,
 ) -> tuple[torch.Tensor, np.ndarray, list[str], list[dict[str, Any]]]:
@@ -376,7 +372,6 @@ def decode_backgrounds(
         desc="decode backgrounds",
         progress=progress,
         batch_size=batch_size,
-        num_workers=num_workers,
         decoder=choose_decoder(ds, device),
         device=device,
         pipeline=pipeline,

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from hf_bgbench.data.loader import DataError, Geometry
-from hf_bgbench.data.masks import ATTRIBUTE_MASKS, MASK_THRESHOLD, attribute_masks
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
@@ -19,7 +19,7 @@ from hf_bgbench.probe.features import probe_note
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying.options import GrayingError
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
+from hf_bgbench.tasks.runner import Run, Summary
 
 
 @dataclass
@@ -190,17 +190,8 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     numbers, report, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
     body = run.body(
         numbers,
-        variant=run.spec.mask_variant,
-        mask_column=run.spec.mask_column,
+        **run.masked_record(out, work.geometry),
         refit_head=work.refit,
-        max_images=o.max_images,
-        image_ids=out["ids"] if o.max_images is not None else None,
-        skipped=out["skipped"],
-        settings=run.settings(
-            resized_to=run.resized_to(),
-            geometry=plain_geometry(work.geometry),
-            mask_threshold=MASK_THRESHOLD,
-        ),
         timing={
             "graying_seconds": round(run.seconds, 3),
             "total_seconds": round(run.total_seconds(), 3),

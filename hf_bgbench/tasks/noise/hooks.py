@@ -9,12 +9,12 @@ from typing import Any
 
 from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
-from hf_bgbench.tasks.noise.draw import MASK_THRESHOLD, decode_chunk, noisy_predictions
+from hf_bgbench.tasks.noise.draw import decode_chunk, noisy_predictions
 from hf_bgbench.tasks.noise.levels import DEFAULT_LEVELS, NoiseError, NoiseSettings
 from hf_bgbench.tasks.noise.report import noise_report_section
 from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
 from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
+from hf_bgbench.tasks.runner import Run, Summary
 
 ATTRIBUTE_NOISE = (
     "Attribute-level noise (--attributes): the paper's abstract promises sensitivity to "
@@ -126,16 +126,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     noisy = len(out["ids"]) * len(levels) * 2 * o.trials
     body = run.body(
         numbers,
-        variant=run.spec.mask_variant,
-        mask_column=run.spec.mask_column,
-        max_images=o.max_images,
-        image_ids=out["ids"] if o.max_images is not None else None,
-        skipped=out["skipped"],
-        settings=run.settings(
-            resized_to=run.resized_to(),
-            geometry=plain_geometry(work.geometry),
-            mask_threshold=MASK_THRESHOLD,
-        ),
+        **run.masked_record(out, work.geometry),
         timing={
             "noise_seconds": round(run.seconds, 3),
             "total_seconds": round(run.total_seconds(), 3),

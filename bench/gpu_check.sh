@@ -2,9 +2,12 @@
 # The GPU measurement in one command: precision, evaluate, the Backgrounds Challenge, noise, a
 # VLM and a zero-shot model, each printed against the raw forward (and the decode ceiling).
 #
-#   [ROUNDS=3] bench/gpu_check.sh [--cpu] [--data IN9_BUILD] [--photos PHOTO_FOLDER] [--out DIR]
+#   [ROUNDS=3] [FIT_SECONDS=300] bench/gpu_check.sh [--cpu] [--steps 1,2,...] [--data IN9_BUILD]
+#       [--photos PHOTO_FOLDER] [--out DIR]
 #
 # --cpu     smoke test on a CPU (tiny sizes, one round): checks the script, not the speed
+# --steps   only these steps (default: all 7), e.g. `--steps 5` or `--steps 1,3`: one step per
+#           call keeps each within a device session's per-call limit
 # --data    an IN-9 build with masks (`bgbench build in9 ...`); default: built here from
 #           --photos (../shared/data/in9_samples beside the repository), into --out
 # --photos  a photo folder with metadata.csv (default ../shared/data/in9_samples)
@@ -27,6 +30,8 @@
 #   5. the challenge at a larger size (bench/challenge_throughput.py on a release made from the
 #      photos, 166 x 166): forward passes against the minimum and wall time against the raw
 #      forward, where fixed costs (workers, model, cuDNN plans) weigh less than in step 3;
+#      then at the largest n x n that fits FIT_SECONDS (default 300; further passes over the
+#      photos as wider crops), grown run by run, each against the raw forward;
 #   6. a VLM's likelihood rule: the prompt cache against one forward per class;
 #   7. a CLIP-shaped zero-shot model: evaluate against its raw image tower.
 # Each ratio is printed with its target: evaluate >= 0.8 of the raw forward, the challenge
@@ -36,20 +41,26 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
 DEVICE=cuda
+STEPS=",1,2,3,4,5,6,7,"
 DATA=""
 PHOTOS="$(dirname "$ROOT")/shared/data/in9_samples"
 OUT=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --cpu) DEVICE=cpu ;;
+        --steps) STEPS=",$2,"; shift ;;
         --data) DATA="$(realpath "$2")"; shift ;;
         --photos) PHOTOS="$(realpath "$2")"; shift ;;
         --out) OUT="$(realpath -m "$2")"; shift ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
 done
+if ! [[ "$STEPS" =~ ^,([1-7],)+$ ]]; then
+    echo "--steps: give step numbers from 1 to 7 separated by commas, e.g. --steps 1,3" >&2
+    exit 2
+fi
 OUT="${OUT:-$(mktemp -d -t bgbench-gpu-check-XXXXXX)}"
 mkdir -p "$OUT"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
@@ -60,24 +71,28 @@ if [ "$DEVICE" = cuda ]; then
     python -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else "no CUDA device: use --cpu for a smoke test")'
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
     BATCH=32 ROUNDS=${ROUNDS:-3} REPEAT=8 PHOTO_REPEAT=8 WORKERS=(0 2 8) FG=400 BG=400 NOISE_IMAGES=""
-    EVAL_WORKERS=(default 12) LARGE=(--no-reference --rounds 2)
+    EVAL_WORKERS=(default 12) LARGE=(--no-reference --rounds 2 --fit-seconds "${FIT_SECONDS:-300}")
 else  # smoke test: every step once, on a few images
     BATCH=8 ROUNDS=1 REPEAT=1 PHOTO_REPEAT=1 WORKERS=(0 2) FG=8 BG=8 NOISE_IMAGES="--max-images 16"
-    EVAL_WORKERS=(default) LARGE=(--passes-only --foregrounds 12 --backgrounds 12)
+    EVAL_WORKERS=(default) LARGE=(--passes-only --foregrounds 12 --backgrounds 12 --fit-seconds "${FIT_SECONDS:-10}")
 fi
 python -c 'import hf_bgbench, torch, torchvision; print("hf_bgbench", hf_bgbench.__version__, "torch", torch.__version__, "torchvision", torchvision.__version__)'
 
-if [ -z "$DATA" ]; then
+step() { [[ "$STEPS" == *",$1,"* ]]; }  # is step $1 asked for?
+
+if [ -z "$DATA" ] && [[ "$STEPS" == *[1234]* ]]; then
     DATA="$OUT/in9"
     echo "== building an IN-9 sample with masks from $PHOTOS"
     bgbench build in9 --images "$PHOTOS/images" --metadata "$PHOTOS/metadata.csv" --no-boxes \
         --output "$DATA" > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 fi
 
+if step 1; then
 echo "== 1. --precision: fp32 against bf16 and fp16 autocast"
 python bench/precision_check.py --data "$DATA" --device "$DEVICE" --batch-size "$BATCH" \
     --repeat "$REPEAT" --foregrounds "$FG" --backgrounds "$BG" 2>&1 | grep -v -i "warn"
-
+fi
+if step 2; then
 echo "== 2. evaluate against the raw forward ($DEVICE, batch $BATCH)"
 for decoder in pil torchvision; do
     echo "-- BGBENCH_DECODER=$decoder"
@@ -88,7 +103,7 @@ for decoder in pil torchvision; do
         --repeat "$REPEAT" --photo-repeat "$PHOTO_REPEAT" --ceiling-workers "${WORKERS[@]}" \
         --both-decoders "${only[@]}" 2>&1 | grep -v -i warn
 done
-
+fi
 # the raw forward at the tasks' own batch sizes, for steps 2 and 3
 raw_rate() {  # BATCH -> images/s of the forward alone on 224x224 uint8 batches on the device
     python - "$DEVICE" "$1" <<'EOF'
@@ -111,6 +126,7 @@ sync(); print(f"{n * batch / (time.perf_counter() - t0):.1f}")
 EOF
 }
 
+if step 3; then
 echo "== 3. the Backgrounds Challenge on a seeded sample ($FG foregrounds x $BG backgrounds)"
 bgbench challenge tf_efficientnet_lite0 --data "$DATA" --device "$DEVICE" --no-cache --quiet \
     --max-foregrounds "$FG" --max-backgrounds "$BG" --output "$OUT/challenge" > "$OUT/challenge.log" 2>&1 \
@@ -124,7 +140,8 @@ print(f"challenge: {rate:.1f} composites/s vs raw forward {raw:.1f} images/s (ba
       f"{rate / raw:.3f} (target 0.7: {'met' if rate / raw >= 0.7 else 'NOT met'}); decoder "
       f"{s.get('decoder')}; background decode {t['background_decode_seconds']}s")
 EOF
-
+fi
+if step 4; then
 echo "== 4. noise"
 # shellcheck disable=SC2086  # NOISE_IMAGES is empty or one flag with its value
 bgbench noise tf_efficientnet_lite0 --benchmark in9 --data "$DATA" --device "$DEVICE" --quiet \
@@ -136,13 +153,20 @@ doc, raw = json.load(open(sys.argv[1])), float(sys.argv[2])
 rate = doc["timing"]["noisy_images_per_second"]
 print(f"noise: {rate:.1f} noisy images/s vs raw forward {raw:.1f} images/s (batch 64): {rate / raw:.3f}")
 EOF
+fi
+if step 5; then
 echo "== 5. the challenge at a larger size (a release made from the photos)"
 python bench/challenge_throughput.py --photos "$PHOTOS" --device "$DEVICE" "${LARGE[@]}" 2>&1 \
     | grep -v -i warn
+fi
+if step 6; then
 echo "== 6. a VLM's likelihood rule: the prompt cache against one forward per class"
 python bench/vlm_likelihood_speed.py --device "$DEVICE" --only real-shaped --images 8 2>&1 \
     | grep -v -i "warn\|loading weights\|writing model"
+fi
+if step 7; then
 echo "== 7. a CLIP-shaped zero-shot model: evaluate against its raw image tower"
 python bench/zero_shot_throughput.py --device "$DEVICE" --data "$PHOTOS" --templates simple \
     --classes 100 --repeat "$PHOTO_REPEAT" --rounds 1 2>&1 | grep -v -i "warn"
+fi
 echo "results under $OUT"

@@ -4,7 +4,7 @@ scheduling priority (``SCHED_IDLE``), on the JPEGs of an IN-9 build.
 
     python bench/decode_overlap.py --data IN9_BUILD [--rounds 3] [--batch-size 8]
 
-Each round runs raw, serial, thread, process, idle process, raw; printed as images/s and
+Each round runs raw, serial, bursts, thread, process, idle process, raw; printed as images/s and
 their median over the rounds against the raw forward's. Run it with
 ``OMP_WAIT_POLICY=PASSIVE`` to see what the forward's threads waiting asleep (instead of
 spinning) changes: the overlap, and the forward's own speed.
@@ -34,6 +34,7 @@ import torch  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 from PIL import Image  # noqa: E402
 
+from hf_bgbench.data.pipeline import BURST_IMAGES  # noqa: E402
 from hf_bgbench.inference.allocator import keep_freed_memory  # noqa: E402
 from hf_bgbench.inference.model_step import ModelStep  # noqa: E402
 from hf_bgbench.models import load_classifier  # noqa: E402
@@ -66,12 +67,20 @@ def _producer(batches, out, idle: bool) -> None:
 
 
 def fed(step: ModelStep, batches, how: str) -> float:
-    """images/s of the forward fed by decoding ``how``: serial, thread, process, idle."""
+    """images/s of the forward fed by decoding ``how``: serial (a batch, then its forward),
+    bursts (:data:`~hf_bgbench.data.pipeline.BURST_IMAGES` at a time, then their forwards),
+    thread, process, idle."""
     n = sum(len(b) for b in batches)
     t0 = time.perf_counter()
     if how == "serial":
         for batch in batches:
             step.logits(decode(batch))
+        return n / (time.perf_counter() - t0)
+    if how == "bursts":  # as the engine decodes in the main process: a few batches at a time
+        per_burst = max(1, BURST_IMAGES // len(batches[0]))
+        for at in range(0, len(batches), per_burst):
+            for x in [decode(b) for b in batches[at : at + per_burst]]:
+                step.logits(x)
         return n / (time.perf_counter() - t0)
     if how == "thread":
         out: queue.Queue = queue.Queue(3)
@@ -107,10 +116,11 @@ def main() -> None:
         return n / (time.perf_counter() - t0)
 
     raw()  # warm-up
-    rates: dict[str, list[float]] = {k: [] for k in ("raw", "serial", "thread", "process", "idle")}
+    feeds = ("serial", "bursts", "thread", "process", "idle")
+    rates: dict[str, list[float]] = {k: [] for k in ("raw", *feeds)}
     for _ in range(args.rounds):
         rates["raw"].append(raw())
-        for how in ("serial", "thread", "process", "idle"):
+        for how in feeds:
             rates[how].append(fed(step, batches, how))
         rates["raw"].append(raw())
     base = float(np.median(rates["raw"]))

@@ -72,6 +72,32 @@ def test_workers_give_the_main_process_batches_and_start_once_for_every_pass():
     assert [len(b) for b in got[0]] == [4, 4, 3]
 
 
+def test_the_main_process_decodes_a_burst_of_batches_ahead_and_no_more(monkeypatch):
+    """Batches decoded together keep the decoder's caches warm (a forward between two batches
+    evicts them); the same batches come out in order, never more than a burst held."""
+    from hf_bgbench.data import loader, pipeline
+
+    ds = _dataset(40, 6)
+    one_by_one = decoded_rows(ds)
+    expected = [
+        loader.collate_rows([one_by_one[i] for i in range(at, at + 4)]) for at in range(0, 40, 4)
+    ]
+    decoded = []
+    getitem = loader.DecodedRows.__getitem__
+    monkeypatch.setattr(
+        loader.DecodedRows, "__getitem__", lambda self, i: decoded.append(i) or getitem(self, i)
+    )
+    held = []
+    with DecodePipeline(0) as serial:
+        rows = decoded_rows(ds)
+        got = []
+        for batch in serial.batches(rows, 4):
+            got.append(finished(batch, rows))
+            held.append(len(decoded) - 4 * (len(got) - 1))
+    assert _same(got, expected)
+    assert held[0] == pipeline.BURST_IMAGES and max(held) <= pipeline.BURST_IMAGES
+
+
 class _SlowCaller:
     """Uses each batch for ``seconds`` (a forward that costs that much)."""
 

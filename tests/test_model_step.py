@@ -63,6 +63,18 @@ def test_uint8_and_unit_float_inputs_give_identical_logits():
     torch.testing.assert_close(step.logits(u8), expected, rtol=0, atol=0)
 
 
+def test_normalising_in_place_never_touches_the_callers_batch():
+    """A uint8 batch is normalised in place on its new float copy; a float batch (composites,
+    noisy images a task reuses) is left as it was, and both give the out-of-place numbers."""
+    step = ModelStep(_timm_classifier(), device="cpu")
+    x = torch.rand(2, 3, 32, 32)
+    kept = x.clone()
+    u8 = (x * 255).round().to(torch.uint8)
+    assert torch.equal(step.prepare(x), PRE.normalize_unit_batch(kept))
+    assert torch.equal(x, kept)
+    assert torch.equal(step.prepare(u8), PRE.normalize_unit_batch(u8.float().div(255)))
+
+
 def test_predict_maps_to_the_benchmark_and_gives_the_true_class_probability():
     clf = _timm_classifier()
     spec = get_benchmark("in9")

@@ -30,6 +30,7 @@ import torch
 
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.models.devices import checked_precision, default_device
+from hf_bgbench.models.preprocessing import Preprocessing
 
 
 class SupportsLogits(Protocol):
@@ -113,6 +114,8 @@ class ModelStep:
             classifier.model.to(memory_format=torch.channels_last)
         pre = classifier.preprocessing
         self.normalize_unit = pre.normalize_unit_batch
+        # bgbench's own preprocessing normalises a batch it may overwrite in place
+        self.normalizes_in_place = isinstance(pre, Preprocessing)
         self.interpolation = getattr(pre, "interpolation", "bilinear")
         self.resize_to = tuple(int(v) for v in resize_to) if resize_to else None
         self.pad_batches = self.cuda if pad_batches is None else pad_batches
@@ -123,8 +126,10 @@ class ModelStep:
     def prepare(self, x: torch.Tensor) -> torch.Tensor:
         """uint8 (N, 3, H, W) or float in [0, 1] -> normalised float on the device."""
         x = x.to(self.device, non_blocking=True)
-        x = x.float().div(255) if x.dtype == torch.uint8 else x
+        owned = x.dtype == torch.uint8  # a new tensor from here on: normalised in place
+        x = x.float().div_(255) if owned else x
         if self.resize_to is not None and tuple(x.shape[-2:]) != self.resize_to:
+            owned = True
             mode = self.interpolation if self.interpolation in ("bilinear", "bicubic") else None
             x = torch.nn.functional.interpolate(
                 x,
@@ -133,7 +138,10 @@ class ModelStep:
                 antialias=mode is not None,
                 align_corners=False if mode else None,
             ).clamp_(0, 1)
-        x = self.normalize_unit(x)
+        if owned and self.normalizes_in_place:
+            x = self.normalize_unit(x, inplace=True)
+        else:
+            x = self.normalize_unit(x)
         if self.cuda:
             x = x.contiguous(memory_format=torch.channels_last)
         return x

@@ -128,12 +128,16 @@ class Preprocessing:
         workers ship 4x fewer bytes and the GPU does the maths."""
         return self.normalize_unit_batch(batch.float().div(255))
 
-    def normalize_unit_batch(self, batch: torch.Tensor) -> torch.Tensor:
+    def normalize_unit_batch(self, batch: torch.Tensor, *, inplace: bool = False) -> torch.Tensor:
         """float (N, 3, H, W) in [0, 1] -> normalised: ``(x - mean) / std``. The one place the
         model's normalisation is defined; the Backgrounds Challenge composites in [0, 1] (as
-        published) and calls this directly, uint8 batches go through :meth:`normalize_batch`."""
+        published) and calls this directly, uint8 batches go through :meth:`normalize_batch`.
+        ``inplace``: overwrite ``batch`` (a tensor the caller owns) -- the same arithmetic,
+        without two batch-sized allocations."""
         mean = torch.tensor(self.mean, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
         std = torch.tensor(self.std, device=batch.device, dtype=batch.dtype).view(1, 3, 1, 1)
+        if inplace:
+            return batch.sub_(mean).div_(std)
         return batch.sub(mean).div(std)
 
     def without_normalisation(self) -> Preprocessing:

@@ -9,11 +9,20 @@ their median over the rounds against the raw forward's. Run it with
 ``OMP_WAIT_POLICY=PASSIVE`` to see what the forward's threads waiting asleep (instead of
 spinning) changes: the overlap, and the forward's own speed.
 
-On 2 cores (2026-11-28, an IN-9 build of 63 images per variant, 3 rounds): serial 0.927 of
-the raw forward (147 images/s), a thread 0.719, a process 0.813, an idle-priority process 0.812;
-with ``OMP_WAIT_POLICY=PASSIVE`` the thread reached 0.976 of a raw forward that was itself 27%
-slower (108 images/s). Hence the engine's CPU default: decode in the main process, between
-forwards (:mod:`hf_bgbench.data.pipeline`).
+Then decoding's cost per image alone and right after a forward, by burst (batches decoded
+together), and after a 5 ms pause (``GOMP_SPINCOUNT=0`` in the environment: threads that
+never spin).
+
+On 2 cores (2026-11-28, an IN-9 build of 63 images per variant, 3 rounds): serial 0.944 of
+the raw forward, bursts 0.982, a thread 0.756, a process 0.878, an idle-priority process
+0.841 (an earlier run: serial 0.927, thread 0.719, process 0.813, idle 0.812); with
+``OMP_WAIT_POLICY=PASSIVE`` the thread reached 0.976 of a raw forward that was itself 27%
+slower (108 images/s against 147). Decoding right after a forward (4 runs) cost 0.42-0.45 ms
+per image one batch at a time, 0.37-0.39 in bursts of 4 and 0.35-0.37 of 8 (0.34-0.42
+alone); a 5 ms pause did not change it (0.44-0.45), nor did ``GOMP_SPINCOUNT=0`` in an
+earlier probe: the forward evicts the decoder from the caches.
+Hence the engine's CPU default: decode in the main process, between forwards, in bursts
+(:mod:`hf_bgbench.data.pipeline`).
 """
 
 from __future__ import annotations
@@ -97,6 +106,34 @@ def fed(step: ModelStep, batches, how: str) -> float:
     return n / (time.perf_counter() - t0)
 
 
+def decode_after_forward(step: ModelStep, batches, per_burst: int, pause: float = 0.0) -> float:
+    """ms per image of decoding ``per_burst`` batches right after a forward (after ``pause``
+    seconds more): what the caches the forward leaves cost the decoder."""
+    x, spent = decode(batches[0]), 0.0
+    for at in range(0, len(batches), per_burst):
+        step.logits(x)
+        time.sleep(pause)
+        t0 = time.perf_counter()
+        for batch in batches[at : at + per_burst]:
+            decode(batch)
+        spent += time.perf_counter() - t0
+    return 1e3 * spent / sum(len(b) for b in batches)
+
+
+def print_decode_costs(step: ModelStep, batches) -> None:
+    """Decoding alone, and right after a forward by burst size (and after a 5 ms pause: the
+    forward's threads have stopped spinning by then)."""
+    t0 = time.perf_counter()
+    for batch in batches:
+        decode(batch)
+    alone = 1e3 * (time.perf_counter() - t0) / sum(len(b) for b in batches)
+    costs = [f"alone {alone:.3f}"]
+    for per_burst in (1, 2, 4, 8):
+        costs.append(f"{per_burst} batch(es) {decode_after_forward(step, batches, per_burst):.3f}")
+    costs.append(f"1 batch after a 5 ms pause {decode_after_forward(step, batches, 1, 0.005):.3f}")
+    print("  decoding ms/image, right after a forward: " + ", ".join(costs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="a `bgbench build in9` folder")
@@ -134,6 +171,7 @@ def main() -> None:
             f"  {how:<8} {median:7.1f} images/s  {median / base:.3f} of raw  "
             f"({' '.join(f'{v:.1f}' for v in values)})"
         )
+    print_decode_costs(step, batches)
 
 
 if __name__ == "__main__":

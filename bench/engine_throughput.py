@@ -51,6 +51,8 @@ each workload prints:
 * ``decode ceiling``: images/s of the decode loader alone (no model) with 0, 1, 2 workers.
 
 ``--only engine`` runs the older comparison of ``engine.predict`` alone against raw.
+``--breakdown`` adds, after the rounds, one evaluate run with the engine's per-image functions
+(reading an image, collating, normalising, label mapping) timed: each one's share of the run.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ import torch
 from torchvision import transforms
 
 from hf_bgbench.benchmarks import get_benchmark
+from hf_bgbench.data import pipeline as pipeline_module
 from hf_bgbench.data.loader import DecodedRows, decode_image, decode_loader, iterate
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.data.sources import load_variant, resolve_source
@@ -408,6 +411,34 @@ def run_evaluate(
     return clock.timing(w.n), seconds
 
 
+INSIDE = {  # (owner, attribute) -> the part of an evaluate run it is
+    (DecodedRows, "__getitem__"): "reading an image (row, guard, decode, tensor)",
+    (pipeline_module, "collate_rows"): "collating a batch",
+    (ModelStep, "prepare"): "normalising",
+    (LabelMapper, "__call__"): "label mapping",
+}
+
+
+def breakdown(clf, w: Workload, out: Path) -> None:
+    """One more ``evaluate_model`` run with the engine's per-image functions wrapped by a
+    clock: each one's share of the run's wall time, beside the forward's and the run-level
+    stages' (untimed against the raw forward: the wrappers cost a little)."""
+    seconds: dict[str, Any] = {}
+    originals = {target: getattr(*target) for target in INSIDE}
+    for (owner, name), key in INSIDE.items():
+        setattr(owner, name, _timed(getattr(owner, name), seconds, key))
+    try:
+        run, stages = run_evaluate(clf, w, out, None)
+    finally:
+        for (owner, name), fn in originals.items():
+            setattr(owner, name, fn)
+    stages.pop("forward cpu")
+    parts = {**seconds, **{k: v for k, v in stages.items() if isinstance(v, float)}}
+    print(f"  inside one run ({run.wall:.1f} s), share of its wall time:")
+    for key, value in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"    {key:<48} {100 * value / run.wall:5.1f}%")
+
+
 def check_predictions(out: Path, w: Workload, reference: dict[str, tuple[int, int]]) -> int:
     """Rows of the run's per-image parquet file of the first variant (the raw forward's
     images, all repeats) whose predictions differ from the raw forward's."""
@@ -556,6 +587,8 @@ def measure_evaluate(clf, spec, w: Workload, args, tmp: Path) -> float:
                 f"  {setting_name(*other)} vs {setting_name(*first)}, {key} ratio, per round: "
                 f"{spread(paired)}"
             )
+    if args.breakdown:
+        breakdown(clf, w, tmp / f"breakdown-{w.name}")
     return float(np.median([g["wall"] for g in rounds[first]]))
 
 
@@ -646,6 +679,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--both-decoders", action="store_true", help="decode ceiling with torchvision too on a CPU"
+    )
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="after the rounds, one evaluate run with the engine's per-image functions timed",
     )
     ap.add_argument("--only", choices=("stages", "evaluate", "engine"), default=None)
     ap.add_argument(

@@ -185,6 +185,19 @@ def reference_challenge(clf, release: Path, device: torch.device) -> tuple[dict[
     return vulnerable, composites
 
 
+def challenge_once(clf, release: Path, batch: int, device: torch.device, out: Path) -> dict:
+    """``run_challenge`` as the bench times it: no cache, no progress bar, results in ``out``."""
+    return run_challenge(
+        clf,
+        str(release),
+        batch_size=batch,
+        device=device,
+        progress=False,
+        use_cache=False,
+        output_dir=out,
+    )
+
+
 def raw_rate(clf, batch: int, device: torch.device, seconds: float = 3.0) -> float:
     """Images/s of the model alone on ready-made normalised batches of ``batch``, timed over
     at least ``seconds`` (a few small batches alone are too noisy on a shared CPU)."""
@@ -270,15 +283,7 @@ def compare(
         )
 
         def run_ours() -> dict:
-            return run_challenge(
-                clf,
-                str(release),
-                batch_size=batch,
-                device=device,
-                progress=False,
-                use_cache=False,
-                output_dir=Path(results) / "ours",
-            )
+            return challenge_once(clf, release, batch, device, Path(results) / "ours")
 
         if args.passes_only:
             t0 = time.perf_counter()
@@ -390,6 +395,7 @@ def fit_to_seconds(
     for _ in range(FIT_TRIES):
         grown = fitted_size(out, n, seconds, args.fit_seconds)
         if grown <= n:
+            print(f"fit: {n}x{n} took {seconds:.1f} s; no larger size is expected to fit")
             break
         n = grown
         seconds, out = fitted_run(args, clf, device, batch, n)
@@ -406,15 +412,7 @@ def fitted_run(
         release = release_from_photos(args.photos, Path(tmp), n, n)
         raw = max(raw_rate(clf, size, device) for size in {batch, ACCELERATOR_BATCH_SIZE})
         t0 = time.perf_counter()
-        out = run_challenge(
-            clf,
-            str(release),
-            batch_size=batch,
-            device=device,
-            progress=False,
-            use_cache=False,
-            output_dir=Path(results) / "fit",
-        )
+        out = challenge_once(clf, release, batch, device, Path(results) / "fit")
         wall = time.perf_counter() - t0
     rate = (out["composites_evaluated"] + out["clean_forwards"]) / wall
     fits = "within" if wall <= args.fit_seconds else "OVER"

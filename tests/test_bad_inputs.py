@@ -300,6 +300,31 @@ def _text_checkpoint(tmp: Path) -> Path:
     return _release(tmp)
 
 
+def _photo_files(tmp: Path, files: dict[str, bytes | None], csv: str | None = None) -> Path:
+    """A photo folder {tmp}/photos: each file a 64x64 PNG (None) or the bytes given, and a
+    metadata.csv when ``csv`` is given."""
+    from PIL import Image
+
+    folder = tmp / "photos"
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        if data is None:
+            Image.new("RGB", (64, 64), (200, 30, 30)).save(folder / name)
+        else:
+            (folder / name).write_bytes(data)
+    if csv is not None:
+        (folder / "metadata.csv").write_text(csv)
+    return folder
+
+
+def _photos_with_csv(csv: str) -> callable:
+    """A builder: two photos a.png, b.png listed by the metadata.csv ``csv``."""
+    return lambda tmp: _photo_files(tmp, {"a.png": None, "b.png": None}, csv)
+
+
+PHOTOS = ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--no-cache"]
+
+
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
     (  # refused before the model stack loads (tests/test_cli_help.py: no torch imported)
@@ -625,6 +650,56 @@ CASES = [
         2,
         "does not apply to benchmark 'rival10'",
     ),
+    (  # fixed: numpy's "expected non-negative integer", naming no option
+        "seed-negative",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--seed", "-1"],
+        2,
+        "--seed must be a whole number, 0 or more, got -1.",
+    ),
+    *(  # a photo folder's metadata.csv, read row by row
+        (f"photos-metadata-csv-{name}", _photos_with_csv(csv), PHOTOS, 2, said)
+        for name, csv, said in (
+            (  # fixed: "invalid literal for int() with base 10: 'dog'"
+                "benchmark-index-not-a-number",
+                "file,in9_index\na.png,3\nb.png,dog\n",
+                "metadata.csv, line 3 (b.png): in9_index 'dog' is not one of the 9 in9 class "
+                "indices: give a whole number 0..8 (or -1 for a photo outside them",
+            ),
+            (  # fixed: "Class label 12 greater than configured num_classes 9"
+                "benchmark-index-out-of-range",
+                "file,in9_index\na.png,3\nb.png,12\n",
+                "line 3 (b.png): in9_index '12' is not one of the 9 in9 class indices",
+            ),
+            (  # fixed: a traceback (IndexError: index 5000 is out of bounds)
+                "imagenet-index-out-of-range",
+                "file,imagenet_index\na.png,3\nb.png,5000\n",
+                "line 3 (b.png): imagenet_index '5000' is not an ImageNet-1k index: give a "
+                "whole number 0..999.",
+            ),
+            (  # fixed: a traceback ('NoneType' object has no attribute 'strip')
+                "row-cut-short",
+                "file,label\na.png,dog\nb.png\n",
+                "metadata.csv, line 3: the row has fewer fields than the header (file, label)",
+            ),
+        )
+    ),
+    (  # fixed: the top-level photos were left out without a word (n 1 of 3 photos)
+        "photos-beside-class-folders",
+        lambda tmp: _photo_files(tmp, {"dog/a.png": None, "b.png": None, "c.png": None}),
+        PHOTOS,
+        2,
+        "holds photos both in class sub-folders (dog/, ...) and at its top level (2, e.g. "
+        "b.png), where no folder names their class",
+    ),
+    (  # fixed: "no image could be scored." alone (the reason only in no message)
+        "photos-none-readable",
+        lambda tmp: _photo_files(tmp, {"dog/a.jpg": b"", "dog/b.jpg": b"not an image"}),
+        PHOTOS,
+        2,
+        "all 2 could not be read; the first: {tmp}/photos/dog/a.jpg: cannot be decoded (not "
+        "an image PIL can read). Replace or remove the unreadable files, or score other data.",
+    ),
     (  # fixed: refused as "it pickles arbitrary Python objects"
         "checkpoint-that-is-a-text-file",
         _text_checkpoint,
@@ -878,6 +953,45 @@ def _photos(tmp: Path) -> Path:
     from tests.synthetic_scenes import write_photos
 
     return write_photos(tmp / "photos", per_class=1, extras=False)[0]
+
+
+def _run_without_a_predictions_file(tmp: Path) -> Path:
+    folder = _hand_written_run(tmp)
+    (folder / "predictions" / "mixed_rand.parquet").unlink()
+    return folder
+
+
+def _run_with_a_cut_short_results_json(tmp: Path) -> Path:
+    folder = _hand_written_run(tmp)
+    (folder / "results.json").write_text('{"schema_version": "2.0", "task": "eval')
+    return folder
+
+
+def _report_folder(tmp: Path, text: str) -> Path:
+    """{tmp}/card holding a report.json of ``text``."""
+    (tmp / "card").mkdir()
+    (tmp / "card" / "report.json").write_text(text)
+    return tmp / "card"
+
+
+def _report_where_every_task_failed(tmp: Path) -> Path:
+    """A `bgbench report` folder whose one task failed, and an evaluate run beside it."""
+    _hand_written_run(tmp)
+    doc = {
+        "model": "other-model",
+        "headlines": [],
+        "benchmarks": [
+            {
+                "name": "in9",
+                "title": "IN-9",
+                "status": "failed",
+                "reason": "",
+                "command": "",
+                "tasks": {"evaluate": {"status": "failed", "reason": "boom", "folder": None}},
+            }
+        ],
+    }
+    return _report_folder(tmp, json.dumps(doc)).parent
 
 
 REPORT_IN9 = ["report", "--benchmarks", "in9", "--data", "in9={data}", "--quiet"]
@@ -1189,6 +1303,53 @@ WHOLE_ARGV_CASES = [
         "holds 2 of them, one per sub-folder (run-0/, run-1/), as a build with several runs "
         "writes them. Validate each: `bgbench validate ",
     ),
+    *(  # fixed: "expected non-negative integer" (report: after scoring every benchmark)
+        (f"{command}-seed-negative", lambda tmp: tmp, argv, 2, "argument --seed: must be 0 or more")
+        for command, argv in (
+            ("report", ["report", "tf_efficientnet_lite0", "--seed", "-1", "--output", "{out}/c"]),
+            ("compare", ["compare", "{out}", "{out}", "--seed", "-1"]),
+        )
+    ),
+    (  # fixed: exit 0, and the dataset card declared no split for the missing variant
+        "publish-results-run-without-a-per-image-file",
+        _run_without_a_predictions_file,
+        ["publish-results", "{data}", "--dry-run", "--repo-id", "someone/results"],
+        2,
+        "predictions/mixed_rand.parquet is missing: publish-results uploads each run's "
+        "per-image file (its dataset split).",
+    ),
+    (  # fixed: "holds no bgbench results (no report.json nor a results document)"
+        "compare-a-run-whose-results-json-is-cut-short",
+        _run_with_a_cut_short_results_json,
+        ["compare", "{data}", "{data}", "--output", "{out}/cmp"],
+        2,
+        "holds no readable bgbench results: results.json (Unterminated string starting at: "
+        "line 1 column 35 (char 34)) is not valid JSON. If it is the run's results document, "
+        "re-run the command that wrote it (or restore the file).",
+    ),
+    (  # fixed: "Expecting value: line 1 column 12 (char 11)", naming no file
+        "compare-a-report-json-cut-short",
+        lambda tmp: _report_folder(tmp, '{"model": '),
+        ["compare", "{data}", "{data}", "--output", "{out}/cmp"],
+        2,
+        "card/report.json is not valid JSON (Expecting value: line 1 column 11 (char 10)): "
+        "re-run the command that wrote it",
+    ),
+    (  # fixed: a traceback (KeyError: 'benchmarks')
+        "publish-results-report-json-without-benchmarks",
+        lambda tmp: _report_folder(tmp, '{"model": "m"}'),
+        ["publish-results", "{data}", "--dry-run", "--repo-id", "someone/results"],
+        2,
+        "report.json is not a `bgbench report` document (it has no 'benchmarks' list)",
+    ),
+    (  # fixed: left out of the table without a word (exit 0, only the other model's row)
+        "table-of-a-report-where-every-task-failed",
+        _report_where_every_task_failed,
+        ["table", "{data}/run", "{data}/card", "--output", "{out}/t"],
+        2,
+        "card is a `bgbench report` of other-model with no finished task run (in9 evaluate: "
+        "failed (boom)), so it has no number for the table",
+    ),
     (  # fixed: advised --benchmark, which report does not have
         "report-with-another-benchmarks-data",
         _rival10_hub,
@@ -1231,7 +1392,7 @@ def test_bad_input_gets_a_clear_message(builder, argv, code, expected, tmp_path,
     out_existed = (tmp_path / "out").exists()
     assert main([*argv, "--quiet", "--workers", "0"]) == code
     err = capsys.readouterr().err
-    assert expected in err
+    assert expected.replace("{tmp}", str(tmp_path)) in err
     assert "Traceback" not in err and "DataLoader worker" not in err
     # fixed: a failed command left an empty --output folder
     assert out_existed or not (tmp_path / "out").exists()

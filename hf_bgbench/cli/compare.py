@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hf_bgbench.builders.arguments import non_negative_int
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -22,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = "folder, or hf://datasets/OWNER/NAME/runs/... of `bgbench publish-results`"
     p.add_argument("a", help=f"results or report {where}, of model A")
     p.add_argument("b", help=f"results or report {where}, of model B")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (recorded)")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the bootstrap (recorded)"
+    )
     p.add_argument("--output", type=Path, default=Path("bgbench_compare"), help="output folder")
     p.set_defaults(func=run)
 

@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "each; recorded in the task's results). Not the options the report sets itself "
         "(--seed, --data, --output, the model's)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (recorded)")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of every random choice (recorded)"
+    )
     p.add_argument(
         "--zero-shot-classes",
         choices=CLASS_SETS,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import logging
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import datasets
@@ -113,16 +114,17 @@ def _from_csv(csv_path: Path, image_dir: Path, lab: _Labeller) -> list[tuple[Pat
         )
     bench_col = f"{lab.spec.name}_index"
     out = []
-    for row in rows:
-        if "label" in cols:
-            label = lab.from_name_or_index(row["label"])
-        elif bench_col in cols:
-            label = int(row[bench_col])
-        elif "imagenet_index" in cols:
-            label = lab.from_imagenet_index(int(row["imagenet_index"]))
-        elif "wnid" in cols:
-            label = lab.from_wnid(row["wnid"])
-        else:
+    for line, row in enumerate(rows, start=2):  # line 1: the header
+        if None in row.values():  # csv.DictReader fills a row cut short with None
+            raise ImageFolderError(
+                f"{csv_path}, line {line}: the row has fewer fields than the header "
+                f"({', '.join(cols)}); give every photo a value in each column."
+            )
+        try:
+            label = _csv_label(row, cols, bench_col, lab)
+        except ImageFolderError as err:
+            raise ImageFolderError(f"{csv_path}, line {line} ({row[file_col]}): {err}") from None
+        if label is None:
             raise ImageFolderError(
                 f"{csv_path} needs a label column: 'label', '{bench_col}', "
                 "'imagenet_index' or 'wnid'."
@@ -136,12 +138,51 @@ def _from_csv(csv_path: Path, image_dir: Path, lab: _Labeller) -> list[tuple[Pat
     return out
 
 
+def _csv_index(value: str, column: str, count: int, what: str, outside: bool = False) -> int:
+    """A class index of a metadata.csv column, checked to be a whole number in 0..count-1
+    (with ``outside``, also -1: a photo outside the benchmark's classes, skipped and counted)."""
+    text = value.strip()
+    lowest = -1 if outside else 0
+    if not re.fullmatch(r"-?\d+", text) or not lowest <= int(text) < count:
+        also = " (or -1 for a photo outside them, skipped and counted)" if outside else ""
+        raise ImageFolderError(
+            f"{column} {value!r} is not {what}: give a whole number 0..{count - 1}{also}."
+        )
+    return int(text)
+
+
+def _csv_label(
+    row: dict[str, str], cols: Collection[str], bench_col: str, lab: _Labeller
+) -> int | None:
+    """The benchmark label of one metadata.csv row (None: the file has no label column)."""
+    if "label" in cols:
+        return lab.from_name_or_index(row["label"])
+    if bench_col in cols:
+        count = lab.spec.num_classes
+        what = f"one of the {count} {lab.spec.name} class indices"
+        return _csv_index(row[bench_col], bench_col, count, what, outside=True)
+    if "imagenet_index" in cols:
+        index = _csv_index(row["imagenet_index"], "imagenet_index", 1000, "an ImageNet-1k index")
+        return lab.from_imagenet_index(index)
+    if "wnid" in cols:
+        return lab.from_wnid(row["wnid"])
+    return None
+
+
 def _from_layout(folder: Path, lab: _Labeller) -> list[tuple[Path, int]]:
     subdirs = sorted(d for d in folder.iterdir() if d.is_dir() and _images(d))
+    loose = _images(folder)
+    if subdirs and loose:  # read by folder names, they would be left out without a word
+        raise ImageFolderError(
+            f"{folder} holds photos both in class sub-folders ({subdirs[0].name}/, ...) and at "
+            f"its top level ({len(loose)}, e.g. {loose[0].name}), where no folder names their "
+            "class: move each into its class's sub-folder (or out of the folder), or list "
+            "every photo with its label in a metadata.csv."
+        )
     if subdirs:
         return [(p, lab.from_name_or_index(d.name)) for d in subdirs for p in _images(d)]
     out = []
-    for p in _images(folder):
+    for p in loose:
         m = _WNID.match(p.name)
         if not m:
             raise ImageFolderError(

@@ -63,15 +63,32 @@ def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:
     if not folder.is_dir():
         raise CompareError(f"{folder} is not a folder; give a results or report folder.")
     report = folder / "report.json"
+    rerun = "re-run the command that wrote it (or restore the file)"
     if report.is_file():
-        return "report", json.loads(report.read_text(encoding="utf-8")), folder
+        try:
+            doc = json.loads(report.read_text(encoding="utf-8"))
+        except ValueError as err:  # it said only "Expecting value: line 2 column 1"
+            raise CompareError(f"{report} is not valid JSON ({err}): {rerun}.") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+            raise CompareError(
+                f"{report} is not a `bgbench report` document (it has no 'benchmarks' "
+                f"list): {rerun}."
+            )
+        return "report", doc, folder
+    broken = []
     for path in sorted(folder.glob("*.json")):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
+        except ValueError as err:
+            broken.append(f"{path.name} ({err})")
             continue
         if isinstance(doc, dict) and "task" in doc and "schema_version" in doc:
             return "results", doc, folder
+    if broken:  # a cut-short results.json was "holds no bgbench results" alone
+        raise CompareError(
+            f"{folder} holds no readable bgbench results: {'; '.join(broken)} is not valid "
+            f"JSON. If it is the run's results document, {rerun}."
+        )
     raise CompareError(
         f"{folder} holds no bgbench results (no report.json nor a results document); give "
         "the --output folder of `bgbench report` or of a task command."

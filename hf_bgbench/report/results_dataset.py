@@ -72,8 +72,13 @@ def results_plan(folder: str | Path) -> tuple[list[tuple[str, Path]], list[dict[
         name = f"{slug}__{results['benchmark']}"
         config = configs.setdefault(name, {"config_name": name, "data_files": []})
         for split, rel in per_image_files(results).items():  # split names: the task's
-            if (task_folder / rel).is_file():
-                config["data_files"].append({"split": split, "path": f"{base}/{rel}"})
+            if not (task_folder / rel).is_file():  # it was left out without a word
+                raise CompareError(
+                    f"{task_folder / rel} is missing: publish-results uploads each run's "
+                    "per-image file (its dataset split). Publish the folder a bgbench command "
+                    "wrote, as it wrote it, or re-run the command."
+                )
+            config["data_files"].append({"split": split, "path": f"{base}/{rel}"})
     if kind == "report":
         plan += [(f"runs/{slug}/{n}", folder / n) for n in ("report.json", "report.md")]
     return plan, [c for c in configs.values() if c["data_files"]]

@@ -63,12 +63,25 @@ def _documents(address: str) -> list[tuple[Mapping[str, Any], str]]:
     kind, doc, folder = load_run(fetch_run(address))
     if kind == "results":
         return [(doc, address)]
-    return [
+    runs = [
         (entry["results"], f"{address}/{entry.get('folder', task)}")
         for bench in doc.get("benchmarks", [])
         for task, entry in bench.get("tasks", {}).items()
         if entry.get("results")
     ]
+    if not runs:  # it was left out of the table without a word
+        said = [
+            f"{bench.get('name')} {task}: {entry.get('status')}"
+            + (f" ({entry['reason']})" if entry.get("reason") else "")
+            for bench in doc.get("benchmarks", [])
+            for task, entry in bench.get("tasks", {}).items()
+        ]
+        raise TableError(
+            f"{address} is a `bgbench report` of {doc.get('model')} with no finished task run"
+            f" ({'; '.join(said) or 'no task ran'}), so it has no number for the table: "
+            "re-run the report once what stopped it is fixed, or leave it out."
+        )
+    return runs
 
 
 def _fingerprint(doc: Mapping[str, Any]) -> str:

@@ -18,6 +18,7 @@ batching, device, progress); the task's own fields come first on the command lin
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -310,6 +311,10 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
             raise self.Error(f"--batch-size must be >= 1, got {self.batch_size}.")
+        # every task's options have one; numpy's "expected non-negative integer" named none
+        seed = getattr(self, "seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise self.Error(f"--seed must be a whole number, 0 or more, got {seed!r}.")
         # read at decode, which a warm cache or a --no-cache skip would hide: checked here
         max_image_pixels()
         # every task's options have both (RunOptions itself has neither)

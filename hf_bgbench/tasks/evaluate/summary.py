@@ -46,7 +46,14 @@ def summarize(
     withheld: dict[str, str] = {}
     for variant, frame in predictions.items():
         if frame.empty:
-            raise ValueError(f"{spec.name}/{variant}: no image could be scored.")
+            bad = skipped.get(variant, [])
+            why = (
+                f": all {len(bad)} could not be read; the first: {bad[0]['reason']} Replace or "
+                "remove the unreadable files, or score other data"
+                if bad
+                else ""
+            )
+            raise ValueError(f"{spec.name}/{variant}: no image could be scored{why}.")
         per_class = per_class_accuracy(frame["pred"], frame["label"], spec.num_classes)
         # over images: runs of the same images (pooled) count each image once
         ci95, gap, n = accuracy_interval(frame, seed, bootstrap_resamples)

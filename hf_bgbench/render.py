@@ -71,6 +71,9 @@ def render_table(doc: Mapping[str, Any]) -> str:
     if head:
         lines.append(head)
     lines += [f"protocol deviation: {d}" for d in _deviations(doc)]
+    departures = doc["protocol"].get("departures") if _protocol_name(doc) else None
+    if departures:  # as results.md says it: a subset's number is not the benchmark's
+        lines.append(f"not the published protocol on all of the data: {'; '.join(departures)}")
     headline = [s for s in report["scores"] if s["headline"]]
     for s in headline:
         unit = " pts" if s["unit"] == "pts" else (" %" if s["unit"] == "%" else "")
@@ -294,6 +297,7 @@ def _bars(plt, fig_spec: Mapping[str, Any]):
         )
     _reference(ax, fig_spec, "outside")  # beside the axes: never over a bar
     _axes(ax, fig_spec, default_ylim=(0, 105))
+    _room_for_labels(ax, tops, lines=2 if fig_spec.get("counts") else 1)
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     if hist:
         ax2 = axes[0, 1]
@@ -302,6 +306,21 @@ def _bars(plt, fig_spec: Mapping[str, Any]):
         ax2.set_ylabel(hist["ylabel"])
         ax2.set_title(hist["title"], fontsize=10)
     return fig
+
+
+def _room_for_labels(ax: Any, tops: list[float], lines: int) -> None:
+    """Raise the y axis's top so each bar's label (``lines`` lines of 7 pt, 2 pt above the
+    bar or its interval) stays inside the axes: a bar at the top of a fixed ylim (a class at
+    100% in challenge.png) put its "100.0 / n=3" over the title. The axes' final height is
+    only known after tight_layout, so it is taken as 60% of the figure's, less than it gets."""
+    if not tops:
+        return
+    bottom, top = ax.get_ylim()
+    share = (2 + lines * 7 * 1.25) / (0.6 * ax.figure.get_figheight() * 72)
+    # the top t at which the highest label ends: max(tops) + share * (t - bottom) = t
+    needed = (max(tops) - share * bottom) / (1 - share)
+    if needed > top:
+        ax.set_ylim(bottom, needed)
 
 
 def _scatter(plt, fig_spec: Mapping[str, Any]):

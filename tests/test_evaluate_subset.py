@@ -67,6 +67,11 @@ def test_the_draw_is_seeded_and_recorded(in9_release, tmp_path_factory, five):
     assert "original: 5 of 18" in departures
     said = (five[1] / "results.md").read_text()  # said where the numbers are, not only in JSON
     assert "> **Not the published protocol on all of the data:** a seeded subset" in said
+    # and in the summary the command prints (before: results.md only)
+    from hf_bgbench.render import render_table
+
+    printed = render_table(five[0])
+    assert "not the published protocol on all of the data: a seeded subset" in printed
 
 
 def test_a_subset_is_kept_off_the_leaderboard_and_a_cap_above_the_data_is_not(

@@ -69,3 +69,61 @@ def test_a_long_title_over_three_bars_is_not_cut_off(tmp_path):
     pixels = np.asarray(Image.open(tmp_path / "accuracy.png").convert("L"))
     edges = np.concatenate([pixels[:, :3], pixels[:, -3:]], axis=1)
     assert edges.min() > 200, "something is drawn at the image's left or right edge"
+
+
+def test_bar_labels_of_a_full_bar_stay_inside_the_axes_below_the_title():
+    """challenge.png: a class at 100% with its count ("100.0\\nn=3") under the challenge's
+    ylim of (0, 100). Before: the label sat above the axes, over the title."""
+    from hf_bgbench.render import _bars
+
+    labels = ["dog", "bird", "vehicle", "fish"]
+    spec = Figure(
+        file="challenge.png",
+        title="tf_efficientnet_lite0: Backgrounds Challenge",
+        labels=labels,
+        values=[100.0, 50.0, 100.0, 20.0],
+        ylabel="challenge accuracy (%)",
+        reference=(67.5, "overall"),
+        counts=[3, 2, 1, 5],
+        ylim=(0.0, 100.0),
+    )
+    fig = _bars(plt, asdict(spec))
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent(renderer)
+    title = ax.title.get_window_extent(renderer)
+    texts = [t for t in ax.texts if "n=" in t.get_text()]
+    assert len(texts) == len(labels)
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert box.y1 <= frame.y1, (text.get_text(), box, frame)
+        assert not box.overlaps(title), (text.get_text(), box, title)
+    plt.close(fig)
+
+
+def _headline(value: float | None, published: list[float]) -> dict:
+    return {
+        "benchmark_title": "ImageNet-E",
+        "label": "Mean DA",
+        "which": "",
+        "unit": "pts",
+        "reliance": 1,
+        "value": value,
+        "ci95": None if value is None else [value - 1.0, value + 1.0],
+        "status": "ok" if value is not None else "not run",
+        "published": [{"value": v} for v in published],
+    }
+
+
+def test_a_headline_not_run_shows_its_status_alone_not_a_published_range_without_a_scale():
+    """reliance_profile.png: a benchmark that was not run has no axis scale, so the published
+    models' shaded range and ticks would float unreadably; its row says "not run" only."""
+    from hf_bgbench.report.profile import profile_figure
+
+    fig = profile_figure([_headline(3.0, [1.0, 6.0]), _headline(None, [1.0, 6.0])], "m")
+    ran, not_run = fig.axes
+    assert ran.patches and ran.collections  # the range and the published ticks
+    assert not not_run.patches and not not_run.collections
+    assert [t.get_text() for t in not_run.texts] == ["not run"]
+    plt.close(fig)

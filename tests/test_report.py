@@ -69,6 +69,9 @@ def test_a_benchmark_without_data_is_listed_with_its_fetch_command(in9_report):
     assert other["status"] == "not run" and "bgbench build watermark" in other["command"]
     md = (out / "report.md").read_text()
     assert "### Not run" in md and "bgbench build watermark" in md
+    # only the command in code type, the words after it outside (before: the whole
+    # "bgbench build watermark ... (then --data watermark=PATH)" as one command to paste)
+    assert "Fetch it: `bgbench build watermark ...` (then --data watermark=PATH)." in md
     assert _row(doc, "watermark_gap")["status"] == "not run"
 
 

@@ -136,9 +136,11 @@ def _not_run(report: Mapping[str, Any]) -> list[str]:
     out = []
     for bench in report["benchmarks"]:
         if bench["status"] == "not run":
+            # "bgbench download rival10 (then re-run; ...)": only the command in code type
+            command, _, after = bench["command"].partition(" (")
             out.append(
                 f"- **{bench['title']}**: not run -- {bench['reason']} "
-                f"Fetch it: `{bench['command']}`."
+                f"Fetch it: `{command}`" + (f" ({after}" if after else "") + "."
             )
         for task, entry in bench["tasks"].items():
             if entry["status"] == "failed":

@@ -15,6 +15,16 @@ from hf_bgbench.report.markdown import ARROWS
 def draw_profile(rows: Sequence[dict[str, Any]], path: Path, model: str) -> None:
     """Draw the profile of ``rows`` (:func:`~hf_bgbench.report.headlines.headline_rows`)
     to ``path`` (PNG); rows without a value are listed as "not run"."""
+    import matplotlib.pyplot as plt
+
+    fig = profile_figure(rows, model)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def profile_figure(rows: Sequence[dict[str, Any]], model: str):
+    """The profile's matplotlib figure (see :func:`draw_profile`): one axis per row; a row
+    without a value shows its status alone -- no published range on an axis without a scale."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,8 +47,7 @@ def draw_profile(rows: Sequence[dict[str, Any]], path: Path, model: str) -> None
         va="bottom",
     )
     fig.tight_layout(rect=(0, 0.45 / height, 1, 0.97), h_pad=0.3)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    return fig
 
 
 def _row(ax, row: dict[str, Any]) -> None:
@@ -54,7 +63,7 @@ def _row(ax, row: dict[str, Any]) -> None:
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="x", labelsize=7)
-    published = [p["value"] for p in row["published"]]
+    published = [p["value"] for p in row["published"]] if row["value"] is not None else []
     xs = list(published)
     if published:
         if len(published) > 1:

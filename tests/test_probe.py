@@ -364,3 +364,37 @@ def test_a_headless_backbone_is_scored_through_the_probe(hub, tmp_path, capsys):
     assert results["model_label_space"] == "rival10"
     assert results["probe"]["features"].startswith("the backbone's pooled features")
     assert results["variants"]["ordinary"]["n"] == 60
+
+
+def test_a_probe_fitted_through_a_runs_decode_pipeline_is_the_loaders_probe(
+    hub, tmp_path, monkeypatch
+):
+    """A run's probe decodes its held-out pass and every training epoch through the run's
+    pipeline (its worker started once, no DataLoader per epoch), and fits the same head."""
+    from hf_bgbench.data.pipeline import DecodePipeline
+
+    common = dict(progress=False, batch_size=16, recipe="adam-augmented-v1", epochs=2)
+    by_loader = probe.probed_classifier(
+        tiny_classifier(), SPEC, reader_of(hub), cache_dir=tmp_path / "a", num_workers=0, **common
+    )
+
+    def no_loader(*args, **kwargs):
+        raise AssertionError("a pass of the probe started a DataLoader of its own")
+
+    monkeypatch.setattr(torch.utils.data, "DataLoader", no_loader)
+    with DecodePipeline(1) as pipeline:
+        by_pipeline = probe.probed_classifier(
+            tiny_classifier(),
+            SPEC,
+            reader_of(hub),
+            cache_dir=tmp_path / "b",
+            pipeline=pipeline,
+            **common,
+        )
+        assert pipeline.record()["worker_starts"] == 1
+    x = torch.rand(4, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(by_pipeline.logits(x), by_loader.logits(x), rtol=0, atol=1e-6)
+    same = ("heldout_accuracy", "train_accuracy", "selected_epoch", "n_train")
+    assert {k: by_pipeline.probe_record[k] for k in same} == {
+        k: by_loader.probe_record[k] for k in same
+    }

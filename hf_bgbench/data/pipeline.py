@@ -1,5 +1,6 @@
 """One run's decode pipeline: the worker processes are started once and serve every pass of
-the run (each variant of an evaluate run, the challenge's backgrounds then its foregrounds),
+the run (each variant of an evaluate run, the challenge's backgrounds then its foregrounds,
+a linear probe's held-out pass and each training epoch),
 where a ``DataLoader`` per pass started its workers anew each time -- on 2 cores the decode
 ceiling of a 186-image variant was 2,540 images/s in the main process and 950 with two fresh
 workers (``bench/engine_throughput.py``), the workers' start costing more than the decoding.

@@ -62,8 +62,16 @@ import torch.nn.functional as F
 from PIL import Image
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import DecodedRows, collate_rows, decode_image, iterate, to_rgb
+from hf_bgbench.data.loader import (
+    DecodedRows,
+    collate_rows,
+    decode_image,
+    finished,
+    iterate,
+    to_rgb,
+)
 from hf_bgbench.data.masks import MASK_THRESHOLD
+from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.inference.batches import decoded_batches
 from hf_bgbench.inference.geometry import accepts_size
@@ -483,10 +491,13 @@ def fit_adam_probe(
     progress: bool,
     desc: str,
     settings: Mapping[str, Any] = ADAM_RECIPE,
+    pipeline: DecodePipeline | None = None,
 ) -> tuple[ProbeHead, dict[str, Any], list[dict[str, Any]]]:
     """(head, fit record, unreadable rows) by the recipe, on ``step``'s backbone (whose
     classifier's preprocessing decides the normalisation). ``batch_size`` and
-    ``num_workers`` are the decode loader's: they change the speed, not the head. With a
+    ``num_workers`` are the decode loader's, ``pipeline`` a run's decode pipeline (which then
+    decodes the held-out pass and every epoch, its workers started once, ``num_workers``
+    unused): they change the speed, not the head. With a
     ``background`` in ``settings`` (:func:`with_gray_background`), ``ds`` must hold its
     mask column, and every fit and held-out photo is grayed outside its mask."""
     check_recipe(settings)
@@ -503,7 +514,7 @@ def fit_adam_probe(
     step.classifier.model.eval()  # the deliberate choice of BACKBONE_MODE_DEVIATION
     size, deviations = stretch_size(step)
     held = PhotoTransform(size, augment=False, settings=settings)
-    loader = {"batch_size": batch_size, "num_workers": num_workers}
+    loader = {"batch_size": batch_size, "num_workers": num_workers, "pipeline": pipeline}
     skipped: list[dict[str, Any]] = []
 
     def inputs(b: Any) -> torch.Tensor:  # what the backbone sees of a decoded batch
@@ -601,24 +612,33 @@ def _augmented_batches(
     *,
     batch_size: int,
     num_workers: int,
+    pipeline: DecodePipeline | None = None,
 ) -> Iterator[Any]:
     """The decoded batches of ``rows`` (in that order), each photo augmented for its id (with
     ``mask_column``, its mask alike) -- the decode loop of
     :func:`hf_bgbench.inference.batches.decoded_batches` over :class:`AugmentedRows`
     (unreadable rows come back in ``batch.skipped``). ``desc``: a progress bar of its own
-    by that name, or a bar the caller owns (counted on, left open)."""
-    loader = torch.utils.data.DataLoader(
-        AugmentedRows(ds, rows, ids, augment, mask_column),
-        batch_size=batch_size,
-        num_workers=num_workers,
-        collate_fn=collate_rows,
-        pin_memory=step.device.type == "cuda",
-        prefetch_factor=4 if num_workers > 0 else None,
-    )
+    by that name, or a bar the caller owns (counted on, left open). With ``pipeline`` (a
+    run's), its workers decode them (each row's draw depends on its id alone, not on the
+    process that decodes it)."""
+    augmented = AugmentedRows(ds, rows, ids, augment, mask_column)
+    if pipeline is not None:
+        batches = (finished(b, augmented) for b in pipeline.batches(augmented, batch_size))
+    else:
+        batches = iterate(
+            torch.utils.data.DataLoader(
+                augmented,
+                batch_size=batch_size,
+                num_workers=num_workers,
+                collate_fn=collate_rows,
+                pin_memory=step.device.type == "cuda",
+                prefetch_factor=4 if num_workers > 0 else None,
+            )
+        )
     own = not isinstance(desc, tqdm)
     bar = tqdm(total=len(rows), desc=desc, unit="img", disable=not progress) if own else desc
     try:
-        for batch in iterate(loader):
+        for batch in batches:
             yield batch
             bar.update(len(batch) + len(batch.skipped))
     finally:

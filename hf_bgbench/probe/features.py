@@ -54,6 +54,7 @@ from typing import Any
 import torch
 
 from hf_bgbench.cache import cache_root
+from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.schema import ID, LABEL
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import decode_settings
@@ -187,6 +188,7 @@ def probed_classifier(
     batch_size: int | None = None,
     num_workers: int | None = None,
     cache_dir: str | Path | None = None,
+    pipeline: DecodePipeline | None = None,
 ) -> ProbedClassifier:
     """``classifier`` with a linear head fitted on ``spec``'s train split (see the module
     docstring for the recipes); the head is read from the cache when it was fitted before.
@@ -198,7 +200,8 @@ def probed_classifier(
     every random draw of the recipe (recorded; part of the cache key, as are the recipe and
     the normalisation); ``batch_size`` (default: 8 on a CPU, where it extracts features 1.9x
     faster than 64, and 64 on a GPU) and ``num_workers`` (default: the engine's) only affect
-    speed; ``cache_dir`` defaults to :func:`probes_dir`.
+    speed, as does ``pipeline`` (a run's decode pipeline: its workers then decode every pass
+    of the fit, ``num_workers`` unused); ``cache_dir`` defaults to :func:`probes_dir`.
 
     ``gray_background``: a grey level in [0, 1] fits the grey-background head (Fig. 8,
     right; ``adam-augmented-v1`` only): the train split of ``spec.mask_variant`` is loaded
@@ -254,7 +257,7 @@ def probed_classifier(
         start = time.perf_counter()
         if recipe == PROBE_RECIPE["name"]:
             feats, labels, skipped = extract_features(
-                step, train, transform, batch_size, workers, progress, desc
+                step, train, transform, batch_size, workers, progress, desc, pipeline
             )
             check_labels(spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
             start = time.perf_counter()  # features once, then the fit: time the fit alone
@@ -271,6 +274,7 @@ def probed_classifier(
                 progress=progress,
                 desc=desc,
                 settings=settings,
+                pipeline=pipeline,
             )
             gone = {str(s["id"]) for s in skipped}
             pairs = zip(train[ID], train[LABEL], strict=True)
@@ -490,8 +494,10 @@ def extract_features(
     num_workers: int | None,
     progress: bool,
     desc: str,
+    pipeline: DecodePipeline | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]:
-    """(features (N, D) float32, labels (N,), skipped rows) on ``step``'s device."""
+    """(features (N, D) float32, labels (N,), skipped rows) on ``step``'s device, decoded by
+    ``pipeline`` when given (else a loader with ``num_workers``)."""
     feats, labels, skipped = [], [], []
     for batch in decoded_batches(
         ds,
@@ -502,6 +508,7 @@ def extract_features(
         batch_size=batch_size,
         num_workers=default_num_workers(step.device) if num_workers is None else num_workers,
         pin_memory=step.device.type == "cuda",
+        pipeline=pipeline,
     ):
         feats.append(step.features(batch.images))
         labels.append(batch.labels)

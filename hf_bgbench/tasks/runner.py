@@ -102,6 +102,8 @@ class Run:
         o = self.options
         head = self.protocol.settings.head  # the protocol's head recipe (None: none)
         probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
+        # a probe's feature passes decode through the run's pipeline: its workers start once
+        probe_options.setdefault("pipeline", self.pipeline)
         classes, templates = common.zero_shot_head(o, self.spec, self.protocol)
         self.classifier, self.mapper, self.step = common.model_step_for(
             self.model,

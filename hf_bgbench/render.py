@@ -61,6 +61,22 @@ def _withheld(doc: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _unanswered(doc: Mapping[str, Any]) -> list[str]:
+    """The images a VLM gave no answer, per variant (results' ``unanswered``): a rule that
+    may abstain says how often it did, so a low accuracy is not read as wrong answers."""
+    counts = doc.get("unanswered")
+    if not isinstance(counts, Mapping) or not counts:
+        return []
+    parts = ", ".join(
+        f"{v} {c['unanswered']} of {c['n']}"
+        + (f" (both {c['both']}, neither {c['neither']})" if "both" in c else "")
+        for v, c in counts.items()
+    )
+    left_out = (doc.get("vlm") or {}).get("drops_unanswered")
+    how = "left out of the accuracy" if left_out else "counted as wrong, never guessed"
+    return [f"No answer ({how}): {parts}"]
+
+
 def render_table(doc: Mapping[str, Any]) -> str:
     """A plain-text summary for the terminal: headline scores, then every table."""
     report = doc["report"]
@@ -83,7 +99,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             + (f"  n={s['n']}" if s.get("n") is not None else "")
             + (f" ({s['left_out']})" if s.get("left_out") else "")
         )
-    lines += _withheld(doc)
+    lines += _withheld(doc) + _unanswered(doc)
     for table in report["tables"]:
         widths = [
             max(len(str(c)), *(len(str(r[i])) for r in table["rows"])) if table["rows"] else len(c)

@@ -203,6 +203,7 @@ def _llava(folder: Path) -> None:
 
     write_llava(folder)
     (folder / "question.txt").write_text("Which of these is it?\n")
+    (folder / "choices.txt").write_text("Which of these is it?\n{choices}\n")
 
 
 def _llava_without_template(folder: Path) -> None:
@@ -778,6 +779,71 @@ CASES = [
         [*ZERO_SHOT, "--vlm-protocol", "choice", "--vlm-prompt", "{tmp}/model/question.txt"],
         2,
         "must hold {choices} where the lettered options go",
+    ),
+    (  # before: asked as written, "{choices}" and all
+        "vlm-options-slot-in-a-likelihood-prompt",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-prompt", "{tmp}/model/choices.txt"],
+        2,
+        "only --vlm-protocol choice fills with the lettered options; the likelihood rule",
+    ),
+    # before: each of these was silently ignored for a VLM, or for the rule chosen
+    (
+        "vlm-score-for-the-choice-rule",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-protocol", "choice", "--vlm-score", "sum"],
+        2,
+        "--vlm-score applies only to --vlm-protocol likelihood; the choice rule does not use",
+    ),
+    (
+        "vlm-max-new-tokens-for-the-likelihood-rule",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-max-new-tokens", "5"],
+        2,
+        "--vlm-max-new-tokens applies only to --vlm-protocol open; the likelihood rule",
+    ),
+    (
+        "templates-for-a-vlm",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--templates", "simple"],
+        2,
+        "is a generative vision-language model; class names and templates",
+    ),
+    (
+        "zero-shot-classes-for-a-vlm",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--zero-shot-classes", "benchmark"],
+        2,
+        "Leave them out: a VLM's classes and question are set with --vlm-classes",
+    ),
+    (
+        "probe-for-a-vlm",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--label-map", "probe"],
+        2,
+        "a generative VLM names the classes itself (its --vlm-protocol rule), so no head",
+    ),
+    (  # before: "use --label-map probe", which a VLM ignored
+        "imagenet-label-map-for-a-vlm-over-the-benchmarks-classes",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--label-map", "imagenet"],
+        2,
+        "score ImageNet's 1000 classes with --vlm-classes imagenet (likelihood rule).",
+    ),
+    # before: an image given no answer became a guess of class 0 (counted right for a dog)
+    (
+        "vlm-open-rule-restricted-to-the-benchmarks-classes",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-protocol", "open", "--restrict-to-benchmark-classes"],
+        2,
+        "would turn every such image into a guess of the first class",
+    ),
+    (  # before: 25% where no answer named a class (no accuracy at all)
+        "imagenet-d-vlm-restricted-to-the-benchmarks-classes",
+        _imagenet_d(vlm=True),
+        [*IMAGENET_D_VLM, "--restrict-to-benchmark-classes"],
+        2,
+        "--restrict-to-benchmark-classes: this VLM's rule may give no answer",
     ),
     (
         "vlm-saliency",

@@ -206,7 +206,7 @@ def test_evaluate_choices_equal_a_reference_from_the_recorded_rule(vlms, in9_rel
     assert torch.allclose(got, expected, atol=1e-4)
 
 
-def test_open_rule_records_each_answer_and_counts_no_answer(vlms, in9_release, tmp_path):
+def test_open_rule_records_each_answer_and_counts_no_answer(vlms, in9_release, tmp_path, capsys):
     doc = _evaluate(
         vlms["llava"],
         in9_release,
@@ -227,6 +227,9 @@ def test_open_rule_records_each_answer_and_counts_no_answer(vlms, in9_release, t
     unanswered = sum(m is None for m in matched)
     assert doc["unanswered"] == {"original": {"unanswered": unanswered, "n": len(frame)}}
     assert (frame["pred"][[m is None for m in matched]] == -1).all()  # counted as wrong
+    # and said where the accuracies are printed (before: only in results.md)
+    printed = capsys.readouterr().out
+    assert f"No answer (counted as wrong, never guessed): original {unanswered} of" in printed
 
 
 @pytest.mark.slow

@@ -512,6 +512,15 @@ def load_classifier(
             "templates (--zero-shot-classes / --templates) apply only to zero-shot models "
             "(CLIP, SigLIP, open_clip). Leave them out."
         )
+    # a VLM reads neither (its class strings and question are its own): never ignored
+    users = getattr(clf, "vlm", None) is not None and not isinstance(templates, ProtocolTemplates)
+    if users and (classnames not in ("imagenet", None) or templates != "openai"):
+        raise ModelLoadError(
+            f"{model_id!r} is a generative vision-language model; class names and templates "
+            "(--zero-shot-classes / --templates) apply only to zero-shot models (CLIP, SigLIP, "
+            "open_clip). Leave them out: a VLM's classes and question are set with "
+            "--vlm-classes and --vlm-prompt."
+        )
     return clf.to(target)
 
 

@@ -22,7 +22,7 @@ from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.models.devices import checked_precision, resolve_device
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
-from hf_bgbench.models.vlm.settings import PAIR
+from hf_bgbench.models.vlm.settings import NO_ANSWER, PAIR
 from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
@@ -333,15 +333,37 @@ def classifier_and_mapper(
             "the benchmark's train split, which the data must hold)."
         )
     own_classes = classifier.label_space.kind == spec.label_space.kind
+    vlm_model = getattr(classifier, "vlm", None) is not None
+    if vlm_model and label_map == "probe":  # asked for by name: never silently not done
+        raise ValueError(
+            "--label-map probe fits a linear head on an image model's frozen features; a "
+            "generative VLM names the classes itself (its --vlm-protocol rule), so no head is "
+            "fitted on it. Leave --label-map out."
+        )
     if choice == "imagenet" and classifier.label_space.kind != "imagenet-1k":
+        fix = (
+            "score ImageNet's 1000 classes with --vlm-classes imagenet (likelihood rule)"
+            if vlm_model
+            else "use --label-map probe"
+        )
         raise ValueError(
             f"--label-map imagenet maps an ImageNet-1k model's classes onto {spec.name}, but "
             f"this model has {classifier.label_space.num_classes} classes "
-            f"({classifier.label_space.kind}); use --label-map probe."
+            f"({classifier.label_space.kind}); {fix}."
         )
     # a VLM names the benchmark's classes itself: no head is fitted on it
-    if choice == "probe" and not own_classes and getattr(classifier, "vlm", None) is None:
+    if choice == "probe" and not own_classes and not vlm_model:
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
+    names = tuple(getattr(classifier.label_space, "names", ()) or ())
+    if restrict_to_benchmark and names and names[-1] == NO_ANSWER:
+        # the no-answer column maps to no benchmark class: masked, its images became guesses
+        raise ValueError(
+            "--restrict-to-benchmark-classes: this VLM's rule may give no answer (an open "
+            "answer naming no class or two, rotated options that disagree, a two-way answer "
+            "naming both classes or neither), which is no benchmark class, so restricting the "
+            "argmax would turn every such image into a guess of the first class. Leave the "
+            "option out: images without an answer are counted ('unanswered' in results.json)."
+        )
     mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
     guess = (
         None if getattr(classifier, "probe_record", None) else label_order_assumption(classifier)

@@ -326,6 +326,14 @@ class RunOptions:
             VlmSettings(self.vlm_protocol, self.vlm_score, self.circular)
         except ValueError as e:
             raise self.Error(str(e)) from None
+        for name, rule in (("vlm_score", "likelihood"), ("vlm_max_new_tokens", "open")):
+            given = changed_options(self, (name,))  # another rule would silently ignore it
+            if given and self.vlm_protocol != rule:
+                raise self.Error(
+                    f"{given[name]} applies only to --vlm-protocol {rule}; the "
+                    f"{self.vlm_protocol} rule does not use it. Leave it out, or score with "
+                    f"--vlm-protocol {rule}."
+                )
         for name, opt, _ in described(type(self)):
             value = getattr(self, name)
             if opt.many and isinstance(value, str):  # one name, or "a,b": never its letters

@@ -102,6 +102,12 @@ class VlmSettings:
                     f"A --vlm-prompt for --vlm-protocol choice must hold {CHOICES_SLOT} where "
                     "the lettered options go."
                 )
+        if self.prompt is not None and self.protocol != "choice" and CHOICES_SLOT in self.prompt:
+            raise ValueError(  # else given to the model as it stands, unfilled
+                f"The --vlm-prompt holds {CHOICES_SLOT}, which only --vlm-protocol choice fills "
+                f"with the lettered options; the {self.protocol} rule would ask it as written. "
+                f"Remove {CHOICES_SLOT}, or use --vlm-protocol choice."
+            )
 
     @property
     def may_abstain(self) -> bool:

@@ -1117,3 +1117,29 @@ def test_the_status_clock_ticks_while_the_model_is_checked(space, monkeypatch):
     assert len(checking) == 4
     times = [s.split("\n\n")[2] for s in checking]
     assert len(set(times)) == 4  # a different time on each redraw
+
+
+def test_every_stop_brings_the_buttons_label_back():
+    """Stop (and the job's ``.then`` after it) sets the job's button back to its idle label
+    on every press, not on the first only: Gradio pops ``value`` out of the update dict a
+    function returns (``postprocess_update_dict``), so an update shared between calls comes
+    back without its label the second time, and the button read "Scoring…" over an idle
+    page after any later Stop."""
+    from gradio.blocks import postprocess_update_dict
+
+    with gr.Blocks() as demo:
+        status = gr.Markdown()
+        run = gr.Button("Run")
+        stop = gr.Button("Stop")
+        job = run.click(lambda: None, None, None, queue=False).success(
+            lambda: gr.update(value="Running…"), None, run
+        )
+        queueing.stop_button(stop, job, status, run, "Run")
+    said = [f for f in demo.fns.values() if len(f.outputs) == 3 and f.outputs[1] is run]
+    assert len(said) == 2  # Stop's click and the job's .then
+    for fn in said:
+        for press in range(3):
+            out = fn.fn() if not fn.inputs else fn.fn(True)
+            assert out[0] == "**Stopped** at your request.", press
+            update = postprocess_update_dict(run, out[1])  # as Gradio does with it
+            assert update.get("value") == "Run", (press, update)

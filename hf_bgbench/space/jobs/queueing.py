@@ -157,14 +157,18 @@ def stop_button(stop: Any, job: Any, status: Any, button: Any, idle_label: str) 
     step, as :func:`queued_job` does, for the page runs a click's own handlers in turn and
     would run this one only after a job started by the click itself."""
     pressed = gr.State(False)
-    stopped = ("**Stopped** at your request.", gr.update(value=idle_label, interactive=True))
+
+    def stopped() -> tuple[Any, ...]:
+        # a new update each time: Gradio pops "value" out of the dict it is given, so a
+        # shared one would bring the button's label back on the first Stop only
+        return ("**Stopped** at your request.", gr.update(value=idle_label, interactive=True))
 
     def after_job(was_stopped: bool) -> tuple[Any, ...]:
-        return (*stopped, False) if was_stopped else (gr.skip(), gr.skip(), gr.skip())
+        return (*stopped(), False) if was_stopped else (gr.skip(), gr.skip(), gr.skip())
 
     button.click(lambda: False, None, pressed, queue=False, api_visibility="private")
     stop.click(
-        lambda: (*stopped, True),
+        lambda: (*stopped(), True),
         None,
         [status, button, pressed],
         cancels=[job],

@@ -227,3 +227,21 @@ def test_cli_numbers_and_the_evaluate_module_are_one_implementation(release_resu
         assert scores[f"accuracy_{v}"] == results["variants"][v]["accuracy"]
     for name, value in scores["prediction_categories"].items():
         assert value == results["categories"][name]
+
+
+def test_the_reports_protocol_note_says_how_images_were_decoded_in_words():
+    """results.md's (and the Space's) "Protocol:" line: the decode pipeline's record is said
+    in words, never printed as a Python dict."""
+    from hf_bgbench.tasks.evaluate.summary import protocol_note
+
+    pipeline = {"workers": 0, "chosen_by": "pilot", "pilot_decode_ms_per_image": 5.6}
+    body = {
+        "label_protocol": "in9-paper",
+        "preprocessing": {"input_size": [224, 224], "decode_pipeline": pipeline},
+        "bootstrap": {"resamples": 1000, "seed": 0},
+    }
+    note = protocol_note(body)
+    assert "input_size=[224, 224], decoded in the main process (chosen by pilot)" in note
+    assert "{" not in note
+    pipeline.update(workers=2, chosen_by="--workers")
+    assert "decoded in 2 decode worker process(es) (chosen by --workers)" in protocol_note(body)

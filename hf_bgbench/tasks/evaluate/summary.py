@@ -274,7 +274,13 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
 def protocol_note(body: dict[str, Any]) -> str:
     """The report's note on how the numbers were made (label protocol, preprocessing,
     intervals), from the results ``body``."""
-    pre = ", ".join(f"{k}={v}" for k, v in body["preprocessing"].items() if k != "decode_cache")
+    said_apart = ("decode_cache", "decode_pipeline")
+    pre = ", ".join(f"{k}={v}" for k, v in body["preprocessing"].items() if k not in said_apart)
+    pipeline = body["preprocessing"].get("decode_pipeline")
+    if pipeline:  # a record, not a setting: said in words (it changes no number)
+        workers = pipeline.get("workers", 0)
+        where = f"{workers} decode worker process(es)" if workers else "the main process"
+        pre += f", decoded in {where} (chosen by {pipeline.get('chosen_by', 'pilot')})"
     states: dict[str, list[str]] = {}
     for variant, state in body["preprocessing"].get("decode_cache", {}).items():
         states.setdefault(state, []).append(variant)

@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from hf_bgbench.space.views.display import READABLE_PLOT_PX
+
 CHROMIUM = os.environ.get("BGBENCH_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
     "--headless",
@@ -298,7 +300,7 @@ def at_width(page, width: int) -> None:
 def phone_layout_problems(page, where: str) -> list[str]:
     """What is cut off at 390 px: the page itself scrolling sideways (a wide table or grid
     must scroll inside its own box), a table header squeezed to a character per line, a
-    table or grid running past the screen's edge."""
+    table or grid running past the screen's edge, a plot shrunk below a readable width."""
     problems = []
     width = page.evaluate("document.documentElement.scrollWidth")
     if width > PHONE:
@@ -344,6 +346,14 @@ def phone_layout_problems(page, where: str) -> list[str]:
             .map(s => s.innerText)"""
     )
     problems += [f"{where}: download name cut: {n!r}" for n in names]
+    shrunk = page.evaluate(
+        """(least) => [...document.querySelectorAll('.bgbench-plots img')]
+            .filter(i => i.offsetParent)
+            .filter(i => i.getBoundingClientRect().width + 1 < Math.min(i.naturalWidth, least))
+            .map(i => `${i.alt}: ${Math.round(i.getBoundingClientRect().width)} px`)""",
+        READABLE_PLOT_PX,
+    )
+    problems += [f"{where}: plot shrunk past reading: {s}" for s in shrunk]
     return problems
 
 

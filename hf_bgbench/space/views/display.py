@@ -168,9 +168,15 @@ def run_figures(doc: Mapping[str, Any], folder: Path) -> list[Path]:
     return figures + others
 
 
+# below this width a plot drawn for a desktop is no longer read (a 975 px forest plot shrunk
+# to a phone's 290 px had labels 3 px high): narrower screens scroll it sideways instead
+READABLE_PLOT_PX = 560
+
+
 def figures_html(paths: Sequence[Path], max_width: int = 1200) -> str:
     """The images as HTML at their own size (never stretched into a fixed box: no empty
-    bands), side by side where the page is wide enough, each captioned by its file name."""
+    bands), side by side where the page is wide enough, each captioned by its file name;
+    on a narrow screen none shrinks below :data:`READABLE_PLOT_PX` (the row scrolls)."""
     from PIL import Image
 
     items = []
@@ -183,15 +189,15 @@ def figures_html(paths: Sequence[Path], max_width: int = 1200) -> str:
             f'<figure style="margin:0 12px 12px 0;flex:0 1 auto;max-width:100%">'
             f'<img src="data:image/png;base64,{data}" alt="{escape(path.name)}" '
             f'width="{shown}" height="{round(height * shown / width)}" '
-            f'style="max-width:100%;height:auto;display:block">'
+            f'style="max-width:100%;min-width:{min(shown, READABLE_PLOT_PX)}px;height:auto;'
+            f'display:block">'
             f'<figcaption style="font-size:0.85em">{escape(path.name)}</figcaption></figure>'
         )
     if not items:
         return ""
     return (
-        '<div class="bgbench-plots" style="display:flex;flex-wrap:wrap;align-items:flex-start">'
-        + "".join(items)
-        + "</div>"
+        '<div class="bgbench-plots" style="display:flex;flex-wrap:wrap;align-items:flex-start;'
+        'overflow-x:auto;max-width:100%">' + "".join(items) + "</div>"
     )
 
 

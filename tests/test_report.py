@@ -565,3 +565,21 @@ def test_publish_results_never_publishes_a_path_of_this_machine(in9_report, tmp_
     assert main(["publish-results", str(run), "--repo-id", "someone/results", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "is a folder on this machine (/home/me/my-model)" in err and "push_to_hub" in err
+
+
+def test_the_reports_progress_counts_only_the_tasks_that_will_run(in9_release, tmp_path, capsys):
+    """A benchmark without data runs no task: the "[i/n]" counter leaves its tasks out of n
+    (it read "[2/7]" at the end of a report whose other benchmarks had no data)."""
+    from hf_bgbench.benchmarks import get_benchmark
+
+    options = {**QUIET, "progress": True}
+    run_report(
+        ColourRuleClassifier(),
+        tmp_path / "report",
+        data={"in9": str(in9_release)},
+        benchmarks=["watermark", "in9"],  # the one without data first
+        **options,
+    )
+    counted = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    n = len(get_benchmark("in9").report_tasks)
+    assert [line.split("]")[0] + "]" for line in counted] == [f"[{i}/{n}]" for i in range(1, n + 1)]

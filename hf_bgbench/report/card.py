@@ -175,7 +175,14 @@ def run_report(
         "zero_shot_classes": zero_shot_classes,
         "templates": templates,
     }
-    steps = [(spec, task) for spec in specs for task in spec.report_tasks]
+    # data opened before any task runs: the progress counts only tasks that will run
+    readers = {spec.name: _open_benchmark_data(spec, data.get(spec.name)) for spec in specs}
+    steps = [
+        (spec, task)
+        for spec in specs
+        if not isinstance(readers[spec.name], str)  # a str: why there is no data
+        for task in spec.report_tasks
+    ]
     benchmarks_out: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     board: list[dict[str, Any]] = []  # the leaderboard numbers: what .eval_results may hold
@@ -187,7 +194,7 @@ def run_report(
             entry = _run_benchmark(
                 spec,
                 model,
-                data.get(spec.name),
+                (data.get(spec.name), readers[spec.name]),
                 out,
                 common,
                 steps,
@@ -196,7 +203,7 @@ def run_report(
                 progress,
                 per_task,
             )
-            done += len(spec.report_tasks)
+            done += len(entry["tasks"])
             benchmarks_out.append(entry)
             docs = {t: r.get("results") for t, r in entry["tasks"].items()}
             rows += headline_rows(spec, docs)
@@ -232,10 +239,21 @@ def _first(entries: list[dict[str, Any]], key: str) -> str | None:
     return None
 
 
+def _open_benchmark_data(spec: BenchmarkSpec, data: Any) -> Reader | str:
+    """The reader of ``spec``'s data (``data``: a folder, id or reader; None: the default
+    source), or why there is none."""
+    # report has no --benchmark: data of another benchmark is named as --data NAME=PATH
+    given = str(data).replace("{", "{{").replace("}", "}}")
+    try:
+        return open_data(data, spec, choose=f"--data {{name}}={given}")
+    except (DataSourceError, ValueError, OSError) as err:
+        return str(err)
+
+
 def _run_benchmark(
     spec: BenchmarkSpec,
     model: Any,
-    data: Any,
+    data_and_reader: tuple[Any, Reader | str],
     out: Path,
     common: Mapping[str, Any],
     steps: list[tuple[BenchmarkSpec, str]],
@@ -255,13 +273,10 @@ def _run_benchmark(
         "data": None,
         "tasks": {},
     }
-    # report has no --benchmark: data of another benchmark is named as --data NAME=PATH
-    given = str(data).replace("{", "{{").replace("}", "}}")
-    try:
-        reader = open_data(data, spec, choose=f"--data {{name}}={given}")
-    except (DataSourceError, ValueError, OSError) as err:
+    data, reader = data_and_reader
+    if isinstance(reader, str):
         # said once, by the summary, with the command that fetches the data
-        entry.update(status="not run", reason=str(err), command=_fetch_command(spec))
+        entry.update(status="not run", reason=reader, command=_fetch_command(spec))
         return entry
     location = str(reader.location)
     entry["data"] = {

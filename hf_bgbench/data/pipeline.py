@@ -41,8 +41,9 @@ IN_FLIGHT_PER_WORKER = 2  # batches each worker may decode ahead of the caller
 HEADROOM = 1.25  # workers sized for decoding a quarter slower than the pilot measured
 # decoding in the main process: batches decoded together, then used, at least this many
 # images at a time. Right after a forward has filled the caches with its own data, decoding
-# cost 0.53 ms per 224x224 JPEG, one batch of 8 at a time, against 0.39 in bursts of 4 batches
-# and 0.36 of 8 (0.35-0.40 with no forward between; 2 cores, tf_efficientnet_lite0).
+# cost 0.42-0.45 ms per 224x224 JPEG one batch of 8 at a time, against 0.37-0.39 in bursts of
+# 4 batches and 0.35-0.37 of 8 (0.34-0.42 with no forward between; 2 cores,
+# tf_efficientnet_lite0; bench/decode_overlap.py).
 BURST_IMAGES = 32
 
 

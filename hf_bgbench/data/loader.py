@@ -440,6 +440,19 @@ def decode_loader(
         decoder=decoder,
         device=device,
     )
+    return rows_loader(rows, batch_size, num_workers, pin_memory, prefetch_factor)
+
+
+def rows_loader(
+    rows: DecodedRows,
+    batch_size: int = 32,
+    num_workers: int = 0,
+    pin_memory: bool = False,
+    prefetch_factor: int = 4,
+) -> torch.utils.data.DataLoader:
+    """A DataLoader over ``rows`` (a :class:`DecodedRows`, or a subclass such as the linear
+    probe's augmented rows) yielding :class:`Batch` (or a problem message); iterate it with
+    :func:`iterate`."""
     return torch.utils.data.DataLoader(
         rows,
         batch_size=batch_size,

@@ -9,7 +9,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import Batch, decode_loader, decoded_rows, finished, iterate
+from hf_bgbench.data.loader import (
+    Batch,
+    DecodedRows,
+    decoded_rows,
+    finished,
+    iterate,
+    rows_loader,
+)
 from hf_bgbench.data.pipeline import DecodePipeline
 
 LOADER_ONLY = ("num_workers", "pin_memory", "prefetch_factor")  # a pipeline sets its own
@@ -36,17 +43,27 @@ def decoded_batches(
     ``skipped``; the bar (``desc``, ``total`` rows, starting at ``initial``) counts every row,
     read or not, once the caller is done with its batch. Close the generator (or exhaust it)
     to close the bar."""
-    if pipeline is None:
-        loader = decode_loader(dataset, rows, **loader_options)
-        source, count = iterate(loader), len(loader.dataset)
-    else:
-        batch_size = loader_options.pop("batch_size", 32)
-        for name in LOADER_ONLY:
-            loader_options.pop(name, None)
-        decoded = decoded_rows(dataset, rows, **loader_options)
-        source = (finished(b, decoded) for b in pipeline.batches(decoded, batch_size))
-        count = len(decoded)
-    return counted(source, skipped, desc, progress, count if total is None else total, initial)
+    batch_size = loader_options.pop("batch_size", 32)
+    loader = {k: loader_options.pop(k) for k in LOADER_ONLY if k in loader_options}
+    decoded = decoded_rows(dataset, rows, **loader_options)
+    source = rows_batches(decoded, batch_size, pipeline, **loader)
+    count = len(decoded) if total is None else total
+    return counted(source, skipped, desc, progress, count, initial)
+
+
+def rows_batches(
+    rows: DecodedRows,
+    batch_size: int,
+    pipeline: DecodePipeline | None = None,
+    **loader: Any,
+) -> Iterator[Batch]:
+    """The finished batches of ``rows`` (a :class:`~hf_bgbench.data.loader.DecodedRows` or a
+    subclass), in order: decoded by ``pipeline`` (a run's) when given, else by a
+    :func:`~hf_bgbench.data.loader.rows_loader` with ``loader``'s options (workers, pinned
+    memory, prefetch), which a pipeline replaces with its own."""
+    if pipeline is not None:
+        return (finished(b, rows) for b in pipeline.batches(rows, batch_size))
+    return iterate(rows_loader(rows, batch_size, **loader))
 
 
 def counted(

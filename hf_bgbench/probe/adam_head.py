@@ -62,18 +62,11 @@ import torch.nn.functional as F
 from PIL import Image
 from tqdm.auto import tqdm
 
-from hf_bgbench.data.loader import (
-    DecodedRows,
-    collate_rows,
-    decode_image,
-    finished,
-    iterate,
-    to_rgb,
-)
+from hf_bgbench.data.loader import DecodedRows, decode_image, to_rgb
 from hf_bgbench.data.masks import MASK_THRESHOLD
 from hf_bgbench.data.pipeline import DecodePipeline
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
-from hf_bgbench.inference.batches import decoded_batches
+from hf_bgbench.inference.batches import decoded_batches, rows_batches
 from hf_bgbench.inference.geometry import accepts_size
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.fit import ProbeError, ProbeHead, holdout_split
@@ -622,19 +615,8 @@ def _augmented_batches(
     run's), its workers decode them (each row's draw depends on its id alone, not on the
     process that decodes it)."""
     augmented = AugmentedRows(ds, rows, ids, augment, mask_column)
-    if pipeline is not None:
-        batches = (finished(b, augmented) for b in pipeline.batches(augmented, batch_size))
-    else:
-        batches = iterate(
-            torch.utils.data.DataLoader(
-                augmented,
-                batch_size=batch_size,
-                num_workers=num_workers,
-                collate_fn=collate_rows,
-                pin_memory=step.device.type == "cuda",
-                prefetch_factor=4 if num_workers > 0 else None,
-            )
-        )
+    loader = {"num_workers": num_workers, "pin_memory": step.device.type == "cuda"}
+    batches = rows_batches(augmented, batch_size, pipeline, **loader)
     own = not isinstance(desc, tqdm)
     bar = tqdm(total=len(rows), desc=desc, unit="img", disable=not progress) if own else desc
     try:

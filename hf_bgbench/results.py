@@ -335,8 +335,12 @@ def vlm_tag(record: Mapping[str, Any]) -> str:
     detail = {
         "likelihood": f"/{record.get('score')}",
         "choice": f"/x{record.get('rotations')}",
+        "choice-text": f"/x{record.get('rotations')}",
     }
-    return f"VLM {record['protocol']}{detail.get(record['protocol'], '')}"
+    served = (
+        f" @{record['backend']}" if record.get("backend", "transformers") != "transformers" else ""
+    )
+    return f"VLM {record['protocol']}{detail.get(record['protocol'], '')}{served}"
 
 
 def vlm_line(record: Mapping[str, Any]) -> str:
@@ -344,8 +348,15 @@ def vlm_line(record: Mapping[str, Any]) -> str:
     extra = {
         "likelihood": f", {record.get('score')} over the tokens",
         "choice": f", {record.get('rotations')} rotation(s)",
+        "choice-text": f", {record.get('rotations')} rotation(s)",
     }.get(record["protocol"], "")
+    backend = record.get("backend", "transformers")
+    served = (
+        f", asked through {backend} (served model {record.get('served_model')!r})"
+        if backend != "transformers"
+        else ""
+    )
     return (
         f"generative VLM, {record['protocol']} rule ({record['rule']}{extra}) over "
-        f"{len(record['choices'])} class strings ({record['classes_source']})"
+        f"{len(record['choices'])} class strings ({record['classes_source']}){served}"
     )

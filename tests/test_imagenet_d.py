@@ -25,7 +25,9 @@ from hf_bgbench.benchmarks.imagenet_d.labels import imagenet_d_classes, imagenet
 from hf_bgbench.cli import main
 from hf_bgbench.data.sources import resolve_source
 from hf_bgbench.models.vlm.answers import pair_verdict
-from hf_bgbench.models.vlm.head import VlmHead, generation_settings
+from hf_bgbench.models.vlm.backend import Backend
+from hf_bgbench.models.vlm.backends.hf_transformers import TransformersBackend
+from hf_bgbench.models.vlm.rules.pair import PairRule
 from hf_bgbench.models.vlm.settings import PAIR, PairQuestion, VlmSettings
 from hf_bgbench.models.zero_shot import ClassNames
 from hf_bgbench.tasks.evaluate import evaluate_model
@@ -202,8 +204,9 @@ def test_the_question_decodes_greedily_with_the_authors_token_budget():
     question = PairQuestion("Q {first}, {second}.", max_new_tokens=512)
     names = ClassNames(("a", "b"), "two")
     settings = VlmSettings(protocol=PAIR, classes=names, question=question)
-    assert generation_settings(settings)["max_new_tokens"] == 512
-    assert generation_settings(settings)["do_sample"] is False
+    rule = PairRule(settings, ("a", "b"), Backend())
+    (request,) = rule.requests(torch.zeros(1, 3, 8, 8), [{"label": 1, "negative": 0}])
+    assert (request.max_new_tokens, request.text) == (512, "Q b, a.")
     assert settings.user_text(pair=("a", "b")) == "Q a, b."
 
 
@@ -226,12 +229,13 @@ def test_vlm_is_asked_the_authors_two_way_question(release, layout, tmp_path, mo
     asked: list[str] = []
     script = dict(SCRIPT)
 
-    def scripted(self, pixels, prompt):
+    def scripted(self, pixels, prompt, max_new_tokens):
+        assert max_new_tokens == 512 and len(pixels) == 1
         asked.append(prompt)
         key = next(k for k in script if f"list: {AUTHORS_NAME[k.split('/')[1]]}," in prompt)
         return [script.pop(key)]
 
-    monkeypatch.setattr(VlmHead, "_generate", scripted)
+    monkeypatch.setattr(TransformersBackend, "_generate", scripted)
     data = release
     if layout == "converted":
         data = tmp_path / "converted"
@@ -295,7 +299,9 @@ def test_vlm_under_bgbench_protocol_is_scored_by_the_vlm_options(release, tmp_pa
 def test_vlm_that_never_names_one_class_is_refused_plainly(release, tmp_path, monkeypatch):
     from tests.vlm_fixtures import write_llava
 
-    monkeypatch.setattr(VlmHead, "_generate", lambda self, pixels, prompt: ["no idea"])
+    monkeypatch.setattr(
+        TransformersBackend, "_generate", lambda self, pixels, prompt, n: ["no idea"] * len(pixels)
+    )
     with pytest.raises(ValueError, match="no accuracy to report"):
         evaluate_model(
             str(write_llava(tmp_path / "llava")),

@@ -92,9 +92,9 @@ def test_bos_is_written_once(vlms, architecture, written):
     the tokenizer's own, so the model sees one <bos>, as it was trained."""
     clf = load_classifier(str(vlms[architecture]), vlm=VlmSettings(classes=IN9), device="cpu")
     assert clf.vlm["add_special_tokens"] is written
-    head = clf.model
-    ids = head.inputs(_images(1), head.prompts[0])["input_ids"][0].tolist()
-    bos = head.processor.tokenizer.bos_token_id
+    backend = clf.model.backend
+    ids = backend.inputs(_images(1), clf.vlm["prompt"])["input_ids"][0].tolist()
+    bos = backend.processor.tokenizer.bos_token_id
     assert ids.count(bos) == 1 and ids[0] == bos
 
 
@@ -288,7 +288,7 @@ def test_circular_accuracy_and_each_rotations_own(vlms, in9_release, tmp_path):
 
 
 def test_images_and_class_strings_split_across_passes_score_the_same(vlms, monkeypatch):
-    from hf_bgbench.models.vlm import head
+    from hf_bgbench.models.vlm.backends import hf_transformers as head
 
     clf = load_classifier(str(vlms["llava"]), vlm=VlmSettings(classes=IN9), device="cpu")
     images = _images(3)
@@ -302,7 +302,7 @@ def test_images_and_class_strings_split_across_passes_score_the_same(vlms, monke
 
 @pytest.mark.parametrize("protocol", ["likelihood", "choice"])
 def test_prompts_of_unequal_length_are_scored_one_by_one_the_same(vlms, monkeypatch, protocol):
-    from hf_bgbench.models.vlm import head
+    from hf_bgbench.models.vlm.backends import hf_transformers as head
 
     clf = load_classifier(
         str(vlms["qwen2_vl"]), vlm=VlmSettings(protocol=protocol, classes=IN9), device="cpu"

@@ -120,6 +120,9 @@ class ModelStep:
         self.resize_to = tuple(int(v) for v in resize_to) if resize_to else None
         self.pad_batches = self.cuda if pad_batches is None else pad_batches
         self.largest_batch = 0  # with pad_batches, smaller batches are padded up to it
+        # image id -> the data values a model asks each image about (its ``row_columns``),
+        # for the images about to be scored: given by the task that read them
+        self.row_values: dict[Any, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ inputs
 
@@ -179,19 +182,30 @@ class ModelStep:
         (``ids``: the images' ids, for a model that asks each image its own question)."""
         if self.mapper is None:
             raise ValueError("ModelStep.predict needs a LabelMapper (pass mapper=...).")
-        take = getattr(self.classifier, "take_extras", None)
-        if take is not None:
-            take()  # records of other calls (a probe of the input size) are not this batch's
         if not isinstance(labels, torch.Tensor):
             labels = torch.full((len(x),), int(labels), dtype=torch.long)
-        see = getattr(self.classifier, "see_rows", None)
-        if see is not None:
-            see(ids, labels.tolist())
-        logits = self.logits(x)
+        scored = getattr(self.classifier, "scored", None)
+        if scored is None:
+            logits, extras = self.logits(x), {}
+        else:  # a model that asks each image by its row, and keeps a record of each answer
+            logits, extras = self._scored(scored, x, labels, ids)
         pred, pred_model, prob = self.mapper(logits, labels.to(logits.device))
         # the first rows: a batch padded on a GPU has its padding last
-        extras = {k: v[: len(pred)] for k, v in take().items()} if take is not None else {}
+        extras = {k: v[: len(pred)] for k, v in extras.items()}
         return Predictions(pred.astype(np.int64), pred_model.astype(np.int64), prob, extras)
+
+    def _scored(self, scored, x: torch.Tensor, labels: torch.Tensor, ids) -> tuple:
+        """(logits, per-image records) of a model scored with each image's row: its id, true
+        label and the values of the data columns it asks about (:attr:`row_values`)."""
+        ids = list(ids) if ids is not None else [None] * len(x)
+        rows = [
+            {"id": i, "label": int(y), **self.row_values.get(i, {})}
+            for i, y in zip(ids, labels.tolist(), strict=True)
+        ]
+        with torch.inference_mode(), self._amp():
+            x = self.prepare(x)
+            logits, extras = scored(self._padded(x), rows)
+        return logits[: len(x)].float(), extras
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """(N, D) penultimate features (the classification head's input), float32.

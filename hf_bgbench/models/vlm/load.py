@@ -12,21 +12,12 @@ from typing import Any
 import torch
 
 from hf_bgbench.hub.snapshots import cached_commit
-from hf_bgbench.labels import LabelSpace, imagenet_label_space
-from hf_bgbench.models.classifier import Classifier, infer_label_space, make_fingerprint
+from hf_bgbench.models.classifier import Classifier, make_fingerprint
 from hf_bgbench.models.errors import ModelLoadError
 from hf_bgbench.models.preprocessing import Preprocessing, interpolation_name
-from hf_bgbench.models.vlm.answers import synonym_table
-from hf_bgbench.models.vlm.head import VlmHead, generation_settings
-from hf_bgbench.models.vlm.prompts import answer_tokens, letter_tokens, template_sha256
-from hf_bgbench.models.vlm.settings import (
-    NO_ANSWER,
-    PAIR,
-    PROTOCOL_SUMMARY,
-    VlmSettings,
-    class_string,
-)
-from hf_bgbench.models.zero_shot import ClassNames, prompts_for
+from hf_bgbench.models.vlm.backends.hf_transformers import TransformersBackend
+from hf_bgbench.models.vlm.head import build_head
+from hf_bgbench.models.vlm.settings import VlmSettings
 
 DYNAMIC_CANVAS = 448
 """The square a photo is centre-cropped to for a processor without one fixed input size
@@ -61,15 +52,12 @@ class VlmClassifier(Classifier):
     @property
     def row_columns(self) -> tuple[str, ...]:
         """The data columns its rule asks each image about (a two-way question's negative)."""
-        question = self.model.settings.question
-        return (question.column,) if question is not None else ()
+        return self.model.rule.row_columns
 
-    def set_row_data(self, values: dict[str, int]) -> None:
-        """Image id -> the :attr:`row_columns` value of the images about to be scored."""
-        self.model.set_negatives(values)
-
-    def see_rows(self, ids: Any, labels: Any) -> None:
-        self.model.see_rows(ids, labels)
+    def scored(self, batch: torch.Tensor, rows: Any) -> tuple[torch.Tensor, dict[str, list]]:
+        """(scores, per-image records) of ``batch`` whose first ``len(rows)`` images have
+        ``rows`` (id, true label and the :attr:`row_columns` values)."""
+        return self.model.answer(batch, rows)
 
     def describe(self) -> dict:
         return {**super().describe(), "head": "vlm", "vlm": self.vlm}
@@ -98,106 +86,6 @@ def canvas(image_processor: Any) -> Preprocessing:
     )
 
 
-def _classes(settings: VlmSettings) -> tuple[ClassNames, LabelSpace]:
-    if settings.classes == "imagenet":
-        if settings.protocol != "likelihood":
-            raise ModelLoadError(
-                f"--vlm-protocol {settings.protocol} lists or matches the classes themselves, "
-                "which does not work for ImageNet's 1000: use --vlm-classes benchmark (the "
-                "benchmark's own classes), or --vlm-protocol likelihood."
-            )
-        imagenet = prompts_for("imagenet", ["{}"])
-        return ClassNames(imagenet.classnames, imagenet.class_source), imagenet_label_space()
-    names = settings.classes
-    if settings.may_abstain:
-        return names, LabelSpace("custom", (*names.names, NO_ANSWER))
-    return names, infer_label_space(len(names.names), names.names)
-
-
-def _record(head: VlmHead, settings: VlmSettings, classes: ClassNames, dtype: torch.dtype):
-    import transformers
-
-    s = settings
-    record: dict[str, Any] = {
-        "protocol": s.protocol,
-        "rule": PROTOCOL_SUMMARY[s.protocol],
-        "prompt": head.prompts[0],
-        "prompt_source": s.prompt_source,
-        "rule_source": s.rule_source,
-        "drops_unanswered": s.protocol == PAIR,
-        "add_special_tokens": head.text_kwargs.get("add_special_tokens", True),
-        "choices": list(head.choices),
-        "classes_source": classes.source,
-        "chat_template_sha256": template_sha256(head.processor),
-        "transformers": transformers.__version__,
-        "dtype": str(dtype).removeprefix("torch."),
-    }
-    if s.protocol == "likelihood":
-        record.update(score=s.score, choice_tokens=head.answer_ids)
-    if s.protocol == "choice":
-        record.update(
-            letters=[chr(65 + i) for i in range(len(head.choices))],
-            letter_tokens=head.letter_ids,
-            rotations=s.circular,
-            rotation_orders=head.rotations(),
-            prompts=head.prompts,
-        )
-    if s.protocol in (PAIR, "open"):  # the rules that generate an answer
-        settings = generation_settings(s).items()
-        record["generation"] = {k: v for k, v in settings if v is not None}
-    if s.protocol == PAIR:
-        q = s.question
-        record.update(
-            question=q.prompt,
-            negative_column=q.column,
-            answer_words={k: list(v) for k, v in q.answer_words.items()},
-            outer_first=[list(x) for x in q.outer_first],
-            matching="substring of the lower-cased answer (the authors' compute_accuracy.py)",
-            unanswered="left out of the accuracy (answers naming both classes or neither)",
-            question_source=q.source,
-            deviations=list(q.deviations),
-        )
-    if s.protocol == "open":
-        record.update(
-            synonyms=[list(x) for x in s.synonyms],
-            synonyms_source=s.synonyms_source,
-        )
-    return record
-
-
-def _open_synonyms(settings: VlmSettings, classes: ClassNames) -> VlmSettings:
-    if settings.protocol != "open" or settings.synonyms is not None:
-        return settings
-    from dataclasses import replace
-
-    table = synonym_table(classes.names, [() for _ in classes.names])
-    return replace(settings, synonyms=table, synonyms_source="the class names only")
-
-
-def vlm_head(model: Any, processor: Any, settings: VlmSettings, dtype: torch.dtype):
-    """(head, label space, record) of a loaded model and processor."""
-    classes, space = _classes(settings)
-    settings = _open_synonyms(settings, classes)
-    tokenizer = getattr(processor, "tokenizer", None)
-    if tokenizer is None:
-        raise ModelLoadError(
-            "The processor has no tokenizer, so no answer can be scored. Save the model's "
-            "processor (tokenizer included) beside it."
-        )
-    # a two-way question names the classes as the benchmark's protocol writes them
-    choices = (
-        list(classes.names)
-        if settings.protocol == PAIR
-        else [class_string(n) for n in classes.names]
-    )
-    answer_ids = answer_tokens(tokenizer, choices) if settings.protocol == "likelihood" else None
-    letter_ids = letter_tokens(tokenizer, len(choices)) if settings.protocol == "choice" else None
-    head = VlmHead(
-        model, processor, settings, choices, answer_ids=answer_ids, letter_ids=letter_ids
-    )
-    return head, space, _record(head, settings, classes, dtype)
-
-
 def load_vlm(
     model_id: str, location: str, *, local: bool, settings: VlmSettings, device: Any = None
 ) -> VlmClassifier:
@@ -218,7 +106,12 @@ def load_vlm(
     except Exception as e:
         raise _safetensors_only(model_id, e) or translate_error(model_id, e) from e
     model.eval()
-    head, space, record = vlm_head(model, processor, settings, dtype)
+    if getattr(processor, "tokenizer", None) is None:
+        raise ModelLoadError(
+            "The processor has no tokenizer, so no answer can be scored. Save the model's "
+            "processor (tokenizer included) beside it."
+        )
+    head, space, record = build_head(TransformersBackend(model, processor), settings)
     image_processor = getattr(processor, "image_processor", None)
     if image_processor is None:
         raise ModelLoadError(f"{model_id!r}: its processor has no image processor.")

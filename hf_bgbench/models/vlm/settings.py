@@ -10,7 +10,9 @@ from pathlib import Path
 
 from hf_bgbench.models.heads import ClassNames
 
-VLM_PROTOCOLS = ("likelihood", "choice", "open")
+VLM_PROTOCOLS = ("likelihood", "choice", "choice-text", "open")
+LETTER_RULES = ("choice", "choice-text")
+"""The rules that ask lettered multiple choice (``--circular``, the ``{choices}`` slot)."""
 PAIR = "pair"
 """The rule a benchmark's protocol may set (never an option): each image's own two-way
 question, its true class and the data's hard negative (:class:`PairQuestion`)."""
@@ -25,14 +27,6 @@ SHORT_ANSWER = "Answer the question using a single word or phrase."
 LETTER_ANSWER = "Answer with the option's letter from the given choices directly."
 CHOICES_SLOT = "{choices}"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-PROTOCOL_SUMMARY = {
-    "likelihood": "the log-probability of each class string as the answer's start",
-    "choice": "lettered multiple choice, read from the next-token logits of the option letters",
-    "open": "a greedy answer matched to the class names and their WordNet synonyms",
-    PAIR: "a two-way question per image (its true class, then its hard negative), the greedy "
-    "answer matched to both by substring; an answer naming both or neither is left out",
-}
 
 
 @dataclass(frozen=True)
@@ -89,20 +83,24 @@ class VlmSettings:
             raise ValueError(f"--vlm-score {self.score!r}: choose mean or sum.")
         if self.circular < 1:
             raise ValueError(f"--circular must be >= 1, got {self.circular}.")
-        if self.circular > 1 and self.protocol != "choice":
+        if self.circular > 1 and self.protocol not in LETTER_RULES:
             raise ValueError(
                 "--circular rotates the options of a multiple-choice question: it needs "
                 "--vlm-protocol choice."
             )
         if self.max_new_tokens < 1:
             raise ValueError(f"--vlm-max-new-tokens must be >= 1, got {self.max_new_tokens}.")
-        if self.prompt is not None and self.protocol == "choice":
+        if self.prompt is not None and self.protocol in LETTER_RULES:
             if CHOICES_SLOT not in self.prompt:
                 raise ValueError(
                     f"A --vlm-prompt for --vlm-protocol choice must hold {CHOICES_SLOT} where "
                     "the lettered options go."
                 )
-        if self.prompt is not None and self.protocol != "choice" and CHOICES_SLOT in self.prompt:
+        if (
+            self.prompt is not None
+            and self.protocol not in LETTER_RULES
+            and CHOICES_SLOT in self.prompt
+        ):
             raise ValueError(  # else given to the model as it stands, unfilled
                 f"The --vlm-prompt holds {CHOICES_SLOT}, which only --vlm-protocol choice fills "
                 f"with the lettered options; the {self.protocol} rule would ask it as written. "
@@ -112,7 +110,7 @@ class VlmSettings:
     @property
     def may_abstain(self) -> bool:
         """Whether the rule may give no class (then :data:`NO_ANSWER` is a column)."""
-        if self.protocol in ("open", PAIR):
+        if self.protocol in ("open", "choice-text", PAIR):
             return True
         return self.protocol == "choice" and self.circular > 1
 
@@ -121,7 +119,7 @@ class VlmSettings:
         ``pair`` with the image's two classes."""
         if self.question is not None:
             return self.question.prompt.format(first=pair[0], second=pair[1])
-        if self.protocol == "choice":
+        if self.protocol in LETTER_RULES:
             template = self.prompt or f"{QUESTION}\n{CHOICES_SLOT}\n{LETTER_ANSWER}"
             return template.replace(CHOICES_SLOT, options)
         return self.prompt if self.prompt is not None else f"{QUESTION}\n{SHORT_ANSWER}"

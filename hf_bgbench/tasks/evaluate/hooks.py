@@ -134,8 +134,8 @@ def compute(run: Run, work: _Work) -> dict[str, dict[str, PredictionRun]]:
     for name, datasets in (work.runs or {"": work.datasets}).items():
         out[name] = {}
         for variant, ds in datasets.items():
-            if work.row_data:
-                run.classifier.set_row_data(work.row_data[(name, variant)])
+            if work.row_data:  # what the model's rule asks each image about, by id
+                run.step.row_values = work.row_data[(name, variant)]
             try:
                 out[name][variant] = run.predict(
                     ds,
@@ -180,7 +180,7 @@ def _row_data(run: Run, reader: Any, variant: str, ds: Any) -> dict[str, Any] | 
                 + (f" (--variants {' '.join(others)})." if others else ".")
             ) from None
     rows = ds.select_columns(["id", column])
-    return dict(zip(rows["id"], rows[column], strict=True))
+    return {i: {column: v} for i, v in zip(rows["id"], rows[column], strict=True)}
 
 
 def _all_row_data(run: Run, work: _Work) -> dict[tuple[str, str], dict[str, Any]]:

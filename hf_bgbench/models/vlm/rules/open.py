@@ -1,0 +1,50 @@
+"""``open``: a greedy answer matched to the class names and their synonyms as whole words;
+an answer naming no class or two, or no answer at all, is counted as unanswered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from hf_bgbench.models.vlm.answers import match_answer
+from hf_bgbench.models.vlm.backend import GENERATE, Backend, Generate, Generated
+from hf_bgbench.models.vlm.rules.base import Row, Rule, one_hot_scores, reasons
+from hf_bgbench.models.vlm.settings import VlmSettings
+
+
+class OpenRule(Rule):
+    name = "open"
+    kind = GENERATE
+    summary = "a greedy answer matched to the class names and their WordNet synonyms"
+
+    def __init__(self, settings: VlmSettings, choices: tuple[str, ...], backend: Backend):
+        super().__init__(settings, choices, backend)
+        self.text = settings.user_text()
+        self.prompt = backend.rendered(self.text)
+
+    @property
+    def may_abstain(self) -> bool:
+        return True
+
+    def requests(self, images: torch.Tensor, rows: Sequence[Row]) -> list[Generate]:
+        n = self.settings.max_new_tokens
+        return [Generate(image, self.text, n) for image in images]
+
+    def scores(
+        self, answers: list[Generated], rows: Sequence[Row]
+    ) -> tuple[torch.Tensor, dict[str, list]]:
+        texts = [a.text for a in answers]
+        found = [None if t is None else match_answer(t, self.settings.synonyms) for t in texts]
+        extras: dict[str, list] = {"answer": [None if t is None else t.strip() for t in texts]}
+        if any(r is not None for r in reasons(answers)):
+            extras["no_answer_reason"] = reasons(answers)
+        return one_hot_scores(found, len(self.choices)), extras
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "synonyms": [list(x) for x in self.settings.synonyms],
+            "synonyms_source": self.settings.synonyms_source,
+        }

@@ -77,6 +77,20 @@ def _unanswered(doc: Mapping[str, Any]) -> list[str]:
     return [f"No answer ({how}): {parts}"]
 
 
+def served_line(doc: Mapping[str, Any]) -> list[str]:
+    """What scoring a served model cost (results' ``served``), in one sentence."""
+    s = doc.get("served")
+    if not isinstance(s, Mapping):
+        return []
+    model = ", ".join(s.get("server_model") or []) or "?"
+    return [
+        f"Served model ({model}): {s.get('requests_sent', 0)} requests sent, "
+        f"{s.get('answers_from_cache', 0)} answers reused from the cache, "
+        f"{s.get('total_tokens', 0)} tokens ({s.get('prompt_tokens', 0)} prompt + "
+        f"{s.get('completion_tokens', 0)} completion), {s.get('retries', 0)} retries"
+    ]
+
+
 def render_table(doc: Mapping[str, Any]) -> str:
     """A plain-text summary for the terminal: headline scores, then every table."""
     report = doc["report"]
@@ -99,7 +113,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             + (f"  n={s['n']}" if s.get("n") is not None else "")
             + (f" ({s['left_out']})" if s.get("left_out") else "")
         )
-    lines += _withheld(doc) + _unanswered(doc)
+    lines += _withheld(doc) + _unanswered(doc) + served_line(doc)
     for table in report["tables"]:
         widths = [
             max(len(str(c)), *(len(str(r[i])) for r in table["rows"])) if table["rows"] else len(c)
@@ -137,6 +151,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         out += [head[0].upper() + head[1:] + ".", ""]
     for d in _deviations(doc):
         out += [f"> **Protocol deviation:** {d}", ""]
+    out += [f"{line}.\n" for line in served_line(doc)]
     departures = doc["protocol"].get("departures") if _protocol_name(doc) else None
     if departures:  # what keeps the run off a leaderboard, said where the numbers are
         out += [

@@ -61,15 +61,15 @@ def _text(tok, **extra) -> dict:
 
 
 def _vision(**extra) -> dict:
-    return dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=32,
-        patch_size=8,
+    return {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "image_size": 32,
+        "patch_size": 8,
         **extra,
-    )
+    }
 
 
 LLAVA_TEMPLATE = (
@@ -81,7 +81,11 @@ LLAVA_TEMPLATE = (
 )
 
 
-def write_llava(folder: Path, *, chat_template: bool = True) -> Path:
+def write_llava(
+    folder: Path, *, chat_template: bool = True, image_size: int = 32, patch_size: int = 8
+) -> Path:
+    """A LLaVA; ``image_size``: its processor's and vision tower's input (224 with
+    ``patch_size`` 56: the benchmark's own images reach it unresized, as a server gets them)."""
     from transformers import (
         CLIPImageProcessor,
         LlavaConfig,
@@ -92,8 +96,9 @@ def write_llava(folder: Path, *, chat_template: bool = True) -> Path:
     tok = byte_level_tokenizer(
         ["<pad>", "<s>", "</s>", "<image>"], bos_token="<s>", eos_token="</s>", pad_token="<pad>"
     )
+    vision = _vision(projection_dim=32, image_size=image_size, patch_size=patch_size)
     cfg = LlavaConfig(
-        vision_config={"model_type": "clip_vision_model", **_vision(projection_dim=32)},
+        vision_config={"model_type": "clip_vision_model", **vision},
         text_config={"model_type": "llama", **_text(tok, pad_token_id=0, bos_token_id=1)},
         image_token_index=tok.convert_tokens_to_ids("<image>"),
         vision_feature_layer=-1,
@@ -101,10 +106,11 @@ def write_llava(folder: Path, *, chat_template: bool = True) -> Path:
     )
     processor = LlavaProcessor(
         image_processor=CLIPImageProcessor(
-            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+            size={"shortest_edge": image_size},
+            crop_size={"height": image_size, "width": image_size},
         ),
         tokenizer=tok,
-        patch_size=8,
+        patch_size=patch_size,
         vision_feature_select_strategy="default",
         chat_template=LLAVA_TEMPLATE if chat_template else None,
         num_additional_image_tokens=1,

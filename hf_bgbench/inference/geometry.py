@@ -29,6 +29,8 @@ def accepts_size(step: ModelStep, hw: Sequence[int]) -> bool:
     dynamic input size) -- probed with one forward of a blank image."""
     if tuple(hw) == tuple(step.classifier.preprocessing.input_size):
         return True
+    if getattr(step.classifier, "any_input_size", False):  # never probed (a served model)
+        return True
     try:
         with torch.inference_mode():
             step.classifier.logits(torch.zeros(1, 3, *hw, device=step.device))

@@ -125,6 +125,7 @@ class Classifier:
     cam_layer: str | None = None
     feature_fn: Any = None
     features_source: str = "the classification head's input (penultimate features)"
+    any_input_size: bool = False  # takes images of any size as they are (a served model)
 
     def __init__(
         self,
@@ -185,6 +186,10 @@ class Classifier:
         return out.float()
 
     __call__ = logits
+
+    def usage(self) -> dict[str, Any]:
+        """What scoring cost beyond this process (a served model's requests and tokens)."""
+        return {}
 
     def describe(self) -> dict:
         """JSON-able summary (for results.json)."""

@@ -59,7 +59,7 @@ from hf_bgbench.models.transformers_models import (
     load_transformers_zero_shot,
     read_local_config,
 )
-from hf_bgbench.models.vlm import VlmSettings, is_vlm_config, load_vlm
+from hf_bgbench.models.vlm import VlmSettings, is_vlm_config, load_served_vlm, load_vlm
 from hf_bgbench.models.zero_shot import ClassNames, Prompts, ProtocolTemplates, prompts_for
 
 logger = logging.getLogger(__name__)
@@ -141,6 +141,9 @@ class ModelLoader:
     load: Callable[[ModelRef], Classifier]
     names: Callable[[str], bool] | None = None
     files: Callable[[RepoFiles], bool] | None = None
+    # the id after ``<family>:`` is a name the loader takes as it is (a served model's name,
+    # which may look like a folder or a Hub repo): never looked up as files
+    by_name_only: bool = False
 
 
 LOADERS: list[ModelLoader] = []
@@ -255,6 +258,10 @@ def _load_transformers_zero_shot(ref: ModelRef) -> Classifier:
     )
 
 
+def _load_served_vlm(ref: ModelRef) -> Classifier:
+    return load_served_vlm(ref.model_id, ref.target, ref.vlm)
+
+
 def _load_vlm(ref: ModelRef) -> Classifier:
     local = ref.files is not None and ref.files.folder is not None
     return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
@@ -300,6 +307,14 @@ for _loader in (
         "PaliGemma, Idefics3/SmolVLM, InternVL, Gemma 3, ...) scored by a named rule",
         _load_vlm,
         files=lambda f: is_vlm_config(f.config()),
+    ),
+    ModelLoader(
+        "openai-compatible",
+        "openai",
+        "generative VLMs served behind an OpenAI-compatible endpoint (vLLM, SGLang, TGI, "
+        "transformers serve, hosted APIs): openai:<served name> with --api-base URL",
+        _load_served_vlm,
+        by_name_only=True,
     ),
     ModelLoader(
         "transformers",
@@ -383,6 +398,8 @@ def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
     loaders = [x for x in LOADERS if x.family == family]
     if not sep or not loaders or not rest:
         return None
+    if loaders[0].by_name_only:
+        return loaders[0].load(replace(ref, target=rest, files=None))
     target = os.path.expanduser(rest)
     if os.path.isdir(target):
         return _by_files(_folder_ref(ref, target, f"'{family}:'"), family)

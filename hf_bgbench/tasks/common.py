@@ -22,7 +22,7 @@ from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.models.devices import checked_precision, resolve_device
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
-from hf_bgbench.models.vlm.settings import NO_ANSWER, PAIR
+from hf_bgbench.models.vlm.settings import NO_ANSWER, PAIR, ServedSettings
 from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
 from hf_bgbench.probe.features import probe_note, probed_classifier
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
@@ -71,6 +71,13 @@ def normalisation_deviations(fixed: Normalisation | None, classifier: Any) -> li
     if fixed is None:
         return []
     own = getattr(classifier, "normalisation", None)
+    if isinstance(own, str):  # normalised out of sight (a served model's server)
+        return [
+            f"Inputs normalised by {own}, with statistics bgbench cannot see; the authors' "
+            f"{fixed.source} normalises every model with mean "
+            f"({', '.join(f'{x:g}' for x in fixed.mean)}), std "
+            f"({', '.join(f'{x:g}' for x in fixed.std)})."
+        ]
     if own is None:
         described = classifier.preprocessing.to_dict()  # what results.json records
         own = (tuple(described["mean"]), tuple(described["std"]))
@@ -236,6 +243,7 @@ def vlm_settings(
             classes=zero_shot_classnames("benchmark", spec),
             question=question,
             rule_source=f"protocol {protocol.name}",
+            served=served_settings(options),
         )
     prompt, source = read_prompt(options.vlm_prompt)
     classes = zero_shot_classnames(options.vlm_classes, spec)
@@ -243,6 +251,7 @@ def vlm_settings(
     if options.vlm_protocol == "open" and classes != "imagenet":
         synonyms, synonyms_source = class_synonyms(spec)
     return VlmSettings(
+        served=served_settings(options),
         protocol=options.vlm_protocol,
         score=options.vlm_score,
         circular=options.circular,
@@ -252,6 +261,20 @@ def vlm_settings(
         max_new_tokens=options.vlm_max_new_tokens,
         synonyms=synonyms,
         synonyms_source=synonyms_source,
+    )
+
+
+def served_settings(options: Any) -> ServedSettings:
+    """How a served model is reached, from a task's ``--api-*`` options."""
+    return ServedSettings(
+        api_base=options.api_base,
+        api_key_env=options.api_key_env,
+        server=options.api_server,
+        max_concurrency=options.max_concurrency,
+        retries=options.api_retries,
+        timeout=float(options.api_timeout),
+        cache_dir=None if options.api_cache is None else str(options.api_cache),
+        seed=getattr(options, "seed", 0),
     )
 
 
@@ -475,6 +498,10 @@ def run_header(
     if vlm is not None:  # the rule, prompt and class strings: enough to reproduce the scores
         header["vlm"] = vlm
         header["label_protocol"] = f"{vlm_line(vlm)}; then {header['label_protocol']}"
+    usage = getattr(classifier, "usage", None)
+    cost = usage() if usage is not None else {}
+    if cost:  # a served model: the requests sent, answers reused and tokens spent
+        header["served"] = cost
     header["assumptions"] = assumptions
     return header
 

@@ -33,7 +33,13 @@ from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE, PRECISIONS
 from hf_bgbench.models.heads import CLASS_SETS
-from hf_bgbench.models.vlm.settings import VLM_CLASS_SETS, VLM_PROTOCOLS, VLM_SCORES, VlmSettings
+from hf_bgbench.models.vlm.settings import (
+    SERVER_KINDS,
+    VLM_CLASS_SETS,
+    VLM_PROTOCOLS,
+    VLM_SCORES,
+    VlmSettings,
+)
 
 LABEL_MAPS = ("auto", "model", "imagenet", "probe")
 VLM_OPTIONS = (
@@ -45,6 +51,17 @@ VLM_OPTIONS = (
     "vlm_max_new_tokens",
 )
 """The options that say how a generative VLM is scored (refused for any other model)."""
+SERVED_OPTIONS = (
+    "api_base",
+    "api_key_env",
+    "api_server",
+    "max_concurrency",
+    "api_retries",
+    "api_timeout",
+    "api_cache",
+)
+"""The options that say how a served model (``openai:<name>``) is reached (refused for any
+other model)."""
 # What each default label map means, for --label-map's help (per benchmark protocol).
 LABEL_MAP_TEXT = {
     "model": "the model's ImageNet classes mapped",
@@ -299,7 +316,49 @@ class RunOptions:
         metavar="N",
     )
     vlm_max_new_tokens: int = option(
-        16, "VLMs, open: the most tokens generated per answer", parse=positive_int
+        16,
+        "VLMs, open and choice-text: the most tokens generated per answer",
+        parse=positive_int,
+    )
+    api_base: str | None = option(
+        None,
+        "served VLMs (openai:<served name>): the OpenAI-compatible endpoint, e.g. "
+        "http://localhost:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API); "
+        "default: $OPENAI_BASE_URL. Recorded without credentials",
+        metavar="URL",
+    )
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "served VLMs: the environment variable holding the API key (read from there only, "
+        "written nowhere; a local server needs none)",
+        metavar="VAR",
+    )
+    api_server: str = option(
+        "generic",
+        "served VLMs: what the server is, which says what it can answer -- every kind "
+        "generates (open, pair, choice-text); vllm, sglang, tgi and openai also return the "
+        "answer's top log-probabilities (choice); only vllm returns the prompt's (likelihood); "
+        "transformers (transformers serve) and generic: generation only",
+        choices=SERVER_KINDS,
+    )
+    max_concurrency: int = option(
+        4, "served VLMs: the most requests in flight at once", parse=positive_int, metavar="N"
+    )
+    api_retries: int = option(
+        5,
+        "served VLMs: tries again after a 429, a 5xx, a timeout or a refused connection, "
+        "waiting 1, 2, 4, ... s (or the server's Retry-After)",
+        parse=non_negative_int,
+        metavar="N",
+    )
+    api_timeout: int = option(
+        120, "served VLMs: seconds a request may take", parse=positive_int, metavar="S"
+    )
+    api_cache: Path | None = option(
+        None,
+        "served VLMs: where each answer is kept as it arrives, so a rerun asks only what was "
+        "never answered (default: bgbench's cache folder, api_answers/)",
+        metavar="DIR",
     )
     resize_to_model_input: bool = option(
         False,
@@ -326,13 +385,16 @@ class RunOptions:
             VlmSettings(self.vlm_protocol, self.vlm_score, self.circular)
         except ValueError as e:
             raise self.Error(str(e)) from None
-        for name, rule in (("vlm_score", "likelihood"), ("vlm_max_new_tokens", "open")):
+        for name, rules in (
+            ("vlm_score", ("likelihood",)),
+            ("vlm_max_new_tokens", ("open", "choice-text")),
+        ):
             given = changed_options(self, (name,))  # another rule would silently ignore it
-            if given and self.vlm_protocol != rule:
+            if given and self.vlm_protocol not in rules:
                 raise self.Error(
-                    f"{given[name]} applies only to --vlm-protocol {rule}; the "
+                    f"{given[name]} applies only to --vlm-protocol {' or '.join(rules)}; the "
                     f"{self.vlm_protocol} rule does not use it. Leave it out, or score with "
-                    f"--vlm-protocol {rule}."
+                    f"--vlm-protocol {rules[0]}."
                 )
         for name, opt, _ in described(type(self)):
             value = getattr(self, name)

@@ -56,7 +56,12 @@ from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.results import check_writable, make_document, vlm_line
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks import common
-from hf_bgbench.tasks.options import VLM_OPTIONS, changed_options, default_benchmark
+from hf_bgbench.tasks.options import (
+    SERVED_OPTIONS,
+    VLM_OPTIONS,
+    changed_options,
+    default_benchmark,
+)
 from hf_bgbench.tasks.protocol_settings import typed_protocol
 from hf_bgbench.tasks.task import Summary, Task, Writers
 
@@ -100,6 +105,7 @@ class Run:
         """Load the model, its label mapping (a linear probe fitted when the protocol asks:
         ``probe_options`` go to it) and the model step on this process's device."""
         o = self.options
+        self._check_served_options()
         head = self.protocol.settings.head  # the protocol's head recipe (None: none)
         probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
         # a probe's feature passes decode through the run's pipeline: its workers start once
@@ -140,6 +146,18 @@ class Run:
             )
         self._label_departures(head is not None, record is not None)
         return self.step
+
+    def _check_served_options(self) -> None:
+        """Refuse ``--api-*`` / ``--max-concurrency`` for a model that is not served (read
+        from its id, before it loads: they would be silently ignored)."""
+        named = changed_options(self.options, SERVED_OPTIONS)
+        if not named or (isinstance(self.model, str) and self.model.startswith("openai:")):
+            return
+        raise ValueError(
+            f"{', '.join(named.values())}: these reach a model served behind an "
+            f"OpenAI-compatible endpoint, named openai:<served name>; {self.model!r} is not "
+            "one. Leave them out, or name the served model."
+        )
 
     def _check_vlm_options(self) -> None:
         """Refuse ``--vlm-*`` / ``--circular`` set for a model that is not a VLM (they would
@@ -453,7 +471,12 @@ def _run(run: Run) -> dict[str, Any]:
         try:
             run.reader = common.open_data(options.data, spec)
         except DataSourceError:  # a misspelt model id is named first, though, if there is one
-            common.load_model(model, options.checkpoint, None if device is None else str(device))
+            common.load_model(
+                model,
+                options.checkpoint,
+                None if device is None else str(device),
+                vlm=common.vlm_settings(options, spec, protocol=run.protocol),
+            )
             raise
         about_data = spec.hook("data_deviations")
         if about_data is not None:

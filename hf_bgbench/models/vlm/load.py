@@ -38,7 +38,8 @@ class VlmClassifier(Classifier):
     """A :class:`Classifier` whose ``model`` is a :class:`VlmHead`; ``vlm`` is its record."""
 
     vlm: dict[str, Any]
-    normalisation: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    # the (mean, std) its processor normalises with; a sentence where it is out of sight
+    normalisation: tuple[tuple[float, ...], tuple[float, ...]] | str | None = None
     gradient_refusal = (
         "A generative VLM's class scores come from its text output (answer likelihoods, "
         "option letters or generated words), and bgbench defines no gradient map of such a "
@@ -58,6 +59,9 @@ class VlmClassifier(Classifier):
         """(scores, per-image records) of ``batch`` whose first ``len(rows)`` images have
         ``rows`` (id, true label and the :attr:`row_columns` values)."""
         return self.model.answer(batch, rows)
+
+    def usage(self) -> dict[str, Any]:
+        return self.model.backend.usage()
 
     def describe(self) -> dict:
         return {**super().describe(), "head": "vlm", "vlm": self.vlm}
@@ -156,3 +160,51 @@ def _safetensors_only(model_id: str, exc: Exception) -> ModelLoadError | None:
             "pickle can run code; convert them with save_pretrained(safe_serialization=True)."
         )
     return None
+
+
+def served_canvas() -> Preprocessing:
+    """A served model's pixels: the benchmark's own images as they are (any size: the
+    server's processor resizes them as it always does); raw photos centre-cropped to
+    :data:`DYNAMIC_CANVAS` first. Never normalised (the server normalises)."""
+    hw = (DYNAMIC_CANVAS, DYNAMIC_CANVAS)
+    return Preprocessing(
+        input_size=hw,
+        resize=DYNAMIC_CANVAS,
+        crop=hw,
+        interpolation="bicubic",
+        mean=(0.0, 0.0, 0.0),
+        std=(1.0, 1.0, 1.0),
+    )
+
+
+def load_served_vlm(model_id: str, served_model: str, settings: VlmSettings) -> VlmClassifier:
+    """``served_model`` behind an OpenAI-compatible endpoint (``settings.served``), scored by
+    ``settings``' rule: refused before any request when the server cannot serve the rule."""
+    from hf_bgbench.cache import cache_root
+    from hf_bgbench.models.vlm.backends.openai_api import OpenAICompatibleBackend
+    from hf_bgbench.models.vlm.settings import ServedSettings
+
+    served = settings.served or ServedSettings()
+    root = served.cache_dir or str(cache_root() / "api_answers")
+    backend = OpenAICompatibleBackend(served_model, served, root)
+    try:
+        head, space, record = build_head(backend, settings)
+    except Exception:
+        backend.close()
+        raise
+    pre = served_canvas()
+    resolved = f"openai:{served_model}@{backend.endpoint}"
+    rule = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
+    clf = VlmClassifier(
+        model_id=model_id,
+        resolved=resolved,
+        source="openai-compatible",
+        model=head,
+        preprocessing=pre,
+        label_space=space,
+        fingerprint=make_fingerprint("openai-compatible", f"{resolved}|{rule}", "served", pre),
+    )
+    clf.vlm = {**record, "canvas": "the benchmark's own image size"}
+    clf.any_input_size = True
+    clf.normalisation = "the server's own processor"
+    return clf

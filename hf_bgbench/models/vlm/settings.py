@@ -71,6 +71,7 @@ class VlmSettings:
     synonyms_source: str | None = None
     question: PairQuestion | None = None
     rule_source: str = "options"  # where the rule comes from: the options, or a protocol
+    served: ServedSettings | None = None  # how a served model is reached (None: in process)
 
     def __post_init__(self) -> None:
         if (self.protocol == PAIR) != (self.question is not None):
@@ -142,3 +143,39 @@ def class_string(name: str) -> str:
     """A class name as a person writes an answer: spaces for underscores, a capital first."""
     words = " ".join(name.replace("_", " ").split())
     return words[:1].upper() + words[1:]
+
+
+SERVER_KINDS = ("generic", "vllm", "sglang", "tgi", "openai", "transformers")
+"""What an OpenAI-compatible server is, which says what it can answer besides generation
+(:data:`hf_bgbench.models.vlm.backends.openai_api.SERVES`)."""
+
+
+@dataclass(frozen=True)
+class ServedSettings:
+    """How a served model is reached and asked: ``api_base`` (the endpoint, e.g.
+    ``http://localhost:8000/v1``), ``api_key_env`` (the environment variable holding the key:
+    never written anywhere), ``server`` (:data:`SERVER_KINDS`), at most ``max_concurrency``
+    requests at once, ``retries`` on 429 / 5xx / timeouts, ``timeout`` seconds a request,
+    the answers cached in ``cache_dir`` (None: under bgbench's cache root), ``seed`` sent
+    with each generation where the server takes one."""
+
+    api_base: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    server: str = "generic"
+    max_concurrency: int = 4
+    retries: int = 5
+    timeout: float = 120.0
+    cache_dir: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.server not in SERVER_KINDS:
+            raise ValueError(
+                f"--api-server {self.server!r}: choose one of {', '.join(SERVER_KINDS)}."
+            )
+        if self.max_concurrency < 1:
+            raise ValueError(f"--max-concurrency must be >= 1, got {self.max_concurrency}.")
+        if self.retries < 0:
+            raise ValueError(f"--api-retries must be >= 0, got {self.retries}.")
+        if not self.timeout > 0:
+            raise ValueError(f"--api-timeout must be > 0 seconds, got {self.timeout}.")

@@ -1,0 +1,421 @@
+"""A served model behind any OpenAI-compatible endpoint (vLLM, SGLang, TGI, ``transformers
+serve``, a hosted API), through the official ``openai`` client.
+
+Each image goes at the benchmark's pixels as a lossless PNG data URL, then the question, in
+one user turn; the server applies its own chat template. ``generate``: temperature 0, the
+seed sent. ``next_token_logprobs``: one token generated with its ``top_logprobs`` (a
+candidate absent from them gets -inf). ``continuation_logprobs``: vLLM's
+``prompt_logprobs`` of the class string written as the assistant's answer
+(``continue_final_message``). What a server can answer besides generation depends on what
+it is (``--api-server``, :data:`SERVES`); a rule it cannot serve is refused before any
+request.
+
+At most ``max_concurrency`` requests run at once; 429, 5xx, timeouts and refused
+connections are retried with backoff, saying what is awaited; every answer is cached on disk
+as it arrives (:mod:`hf_bgbench.models.vlm.response_cache`), so a rerun asks only what was
+never answered. An error body for one request (400, 413, 422) leaves that image unanswered
+with its reason; a wrong key, an unknown model or a server that stays down stops the run,
+saying how to resume. The key is read from an environment variable and written nowhere."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import torch
+
+from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.models.vlm.backend import (
+    CONTINUATION,
+    GENERATE,
+    NEXT_TOKEN,
+    Backend,
+    Continuation,
+    Generate,
+    Generated,
+    NextToken,
+    Scored,
+)
+from hf_bgbench.models.vlm.response_cache import ResponseCache, request_key
+from hf_bgbench.models.vlm.settings import ServedSettings
+
+log = logging.getLogger(__name__)
+
+SERVES = {
+    "generic": frozenset({GENERATE}),
+    "transformers": frozenset({GENERATE}),
+    "openai": frozenset({GENERATE, NEXT_TOKEN}),
+    "tgi": frozenset({GENERATE, NEXT_TOKEN}),
+    "sglang": frozenset({GENERATE, NEXT_TOKEN}),
+    "vllm": frozenset({GENERATE, NEXT_TOKEN, CONTINUATION}),
+}
+"""What each kind of server answers: every one generates; OpenAI, TGI, SGLang and vLLM return
+``top_logprobs`` of the answer's tokens; only vLLM returns the prompt's log-probabilities."""
+WHY_UNSERVED = {
+    "generic": "a server of unknown kind may return no log-probabilities; say what it is with "
+    "--api-server vllm / sglang / tgi / openai when it returns them, or use --vlm-protocol "
+    "open or choice-text",
+    "transformers": "transformers serve ignores logprobs and top_logprobs (transformers 5.25); "
+    "use --vlm-protocol open or choice-text",
+}
+TOP_LOGPROBS = 20
+"""The most ``top_logprobs`` OpenAI's API and vLLM's default server accept."""
+RETRY_BASE_SECONDS = 1.0
+RETRY_MAX_SECONDS = 60.0
+RETRIED = (429, 500, 502, 503, 504)
+
+
+class ServedModelError(ModelLoadError):
+    """The server cannot be asked at all (a wrong key, an unknown model, down for good)."""
+
+
+class OpenAICompatibleBackend(Backend):
+    """``served_model`` at the endpoint of ``settings``."""
+
+    name = "openai-compatible"
+
+    def __init__(self, served_model: str, settings: ServedSettings, cache_root: str):
+        import openai
+
+        endpoint = settings.api_base or os.environ.get("OPENAI_BASE_URL")
+        if not endpoint:
+            raise ModelLoadError(
+                f"openai:{served_model} names a served model but not where it is served: pass "
+                "--api-base URL (e.g. http://localhost:8000/v1 for vLLM)."
+            )
+        self.served_model = served_model
+        self.settings = settings
+        self.endpoint = public_endpoint(endpoint)
+        self.serves = SERVES[settings.server]
+        self.why_unserved = WHY_UNSERVED.get(settings.server)
+        key = os.environ.get(settings.api_key_env)
+        self.key_source = f"${settings.api_key_env}" if key else "none"
+        self.client = openai.OpenAI(
+            base_url=endpoint, api_key=key or "EMPTY", max_retries=0, timeout=settings.timeout
+        )
+        self.cache = ResponseCache(cache_root, self.endpoint, served_model)
+        self.pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="bgbench-api")
+        self.counts_lock = threading.Lock()
+        self.counts = {"requests_sent": 0, "answers_from_cache": 0, "retries": 0}
+        self.counts.update(prompt_tokens=0, completion_tokens=0)
+        self.server_models: set[str] = set()
+        self.fingerprints: set[str] = set()
+
+    # ------------------------------------------------------------------ the request kinds
+
+    def generate(self, requests: Sequence[Generate]) -> list[Generated]:
+        def body(r: Generate) -> dict[str, Any]:
+            return {"max_tokens": r.max_new_tokens, "temperature": 0, "seed": self.settings.seed}
+
+        return self._map(GENERATE, requests, body, generated)
+
+    def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:
+        def body(r: NextToken) -> dict[str, Any]:
+            return {
+                "max_tokens": 1,
+                "temperature": 0,
+                "seed": self.settings.seed,
+                "logprobs": True,
+                "top_logprobs": TOP_LOGPROBS,
+            }
+
+        answers = self._map(NEXT_TOKEN, requests, body, lambda a: a)
+        return [self._candidates(a, r.candidates) for a, r in zip(answers, requests, strict=True)]
+
+    def continuation_logprobs(self, requests: Sequence[Continuation]) -> list[list[Scored]]:
+        flat = [(r, s) for r in requests for s in r.strings]
+        asked = [Continuation(r.image, r.text, (s,)) for r, s in flat]
+
+        def body(r: Continuation) -> dict[str, Any]:
+            return {
+                "max_tokens": 1,
+                "temperature": 0,
+                "answer": r.strings[0],  # written as the assistant's turn (see _messages)
+                "extra_body": {
+                    "prompt_logprobs": 0,
+                    "continue_final_message": True,
+                    "add_generation_prompt": False,
+                },
+            }
+
+        answers = self._map(CONTINUATION, asked, body, lambda a: a)
+        scored = [self._continuation(a, s) for a, (_, s) in zip(answers, flat, strict=True)]
+        out, i = [], 0
+        for r in requests:
+            out.append(scored[i : i + len(r.strings)])
+            i += len(r.strings)
+        return out
+
+    # ------------------------------------------------------------------ the record
+
+    def record(self) -> dict[str, Any]:
+        import openai
+
+        return {
+            "name": self.name,
+            "endpoint": self.endpoint,
+            "served_model": self.served_model,
+            "server": self.settings.server,
+            "api_key": self.key_source,
+            "openai": openai.__version__,
+            "max_concurrency": self.settings.max_concurrency,
+            "image_encoding": "PNG data URL at the benchmark's pixels (lossless)",
+        }
+
+    def generation(self, max_new_tokens: int) -> dict[str, Any]:
+        return {"temperature": 0, "max_tokens": max_new_tokens, "seed": self.settings.seed}
+
+    def usage(self) -> dict[str, Any]:
+        with self.counts_lock:
+            counts = dict(self.counts)
+        counts["total_tokens"] = counts["prompt_tokens"] + counts["completion_tokens"]
+        counts["server_model"] = sorted(self.server_models)
+        counts["system_fingerprint"] = sorted(self.fingerprints)
+        counts["cache"] = str(self.cache.folder)
+        return counts
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ asking
+
+    def _map(self, kind: str, requests: Sequence[Any], body: Callable, read: Callable) -> list:
+        jobs = [(kind, r.image, r.text, body(r)) for r in requests]
+        return [read(a) for a in self.pool.map(lambda job: self._answer(*job), jobs)]
+
+    def _answer(self, kind: str, image: torch.Tensor, text: str, body: dict) -> dict:
+        """The cached answer to one request, else the server's (cached as it arrives)."""
+        png = png_bytes(image)
+        answer_text = body.pop("answer", None)
+        sent = {"model": self.served_model, "text": text, "answer": answer_text, **body}
+        key = request_key(kind, sent, hashlib.sha256(png).hexdigest())
+        answer = self.cache.get(key)
+        if answer is not None:
+            self._count(answers_from_cache=1)
+        else:
+            answer = self._send(_messages(png, text, answer_text), body)
+            if "error" not in answer:  # an error may be the server's passing state: not kept
+                self.cache.put(key, answer)
+        with self.counts_lock:  # what the server said it is, from its answers
+            if answer.get("model"):
+                self.server_models.add(answer["model"])
+            if answer.get("system_fingerprint"):
+                self.fingerprints.add(answer["system_fingerprint"])
+        return answer
+
+    def _send(self, messages: list, body: dict) -> dict:
+        import openai
+
+        tries = self.settings.retries + 1
+        for attempt in range(1, tries + 1):
+            try:
+                response = self.client.chat.completions.create(
+                    model=self.served_model, messages=messages, **body
+                )
+            except openai.APIStatusError as err:
+                if err.status_code not in RETRIED:
+                    return self._refused(err)
+                failure, wait = f"HTTP {err.status_code}", _retry_after(err)
+            except openai.APIConnectionError as err:  # timeouts too
+                failure, wait = f"{type(err).__name__}: {err}", None
+            else:
+                self._count(requests_sent=1)
+                return self._read(response)
+            if attempt == tries:
+                break
+            wait = (
+                wait
+                if wait is not None
+                else min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1))
+            )
+            log.warning(
+                "%s at %s: %s; waiting %.1f s before try %d of %d",
+                self.served_model,
+                self.endpoint,
+                failure,
+                wait,
+                attempt + 1,
+                tries,
+            )
+            self._count(retries=1)
+            time.sleep(wait)
+        raise ServedModelError(
+            f"The server at {self.endpoint} did not answer after {tries} tries (last: "
+            f"{failure}). The {len(self.cache.answers)} answers received so far are cached in "
+            f"{self.cache.folder}; start the server and run the same command again: nothing "
+            "already answered is asked twice."
+        )
+
+    def _refused(self, err: Any) -> dict:
+        status, message = err.status_code, _message(err)
+        if status in (401, 403):
+            raise ServedModelError(
+                f"The server at {self.endpoint} refused the API key (HTTP {status}: {message}). "
+                f"Put the key in ${self.settings.api_key_env} (--api-key-env names another "
+                "variable)."
+            ) from None
+        if status == 404:
+            raise ServedModelError(
+                f"The server at {self.endpoint} has no model {self.served_model!r} (HTTP 404: "
+                f"{message}). Its /v1/models lists what it serves; pass openai:<that name>."
+            ) from None
+        return {"error": f"HTTP {status}: {message}"}
+
+    def _read(self, response: Any) -> dict:
+        data = response.model_dump()
+        usage = data.get("usage") or {}
+        self._count(
+            prompt_tokens=usage.get("prompt_tokens") or 0,
+            completion_tokens=usage.get("completion_tokens") or 0,
+        )
+        choice = (data.get("choices") or [{}])[0]
+        logprobs = (choice.get("logprobs") or {}).get("content") or []
+        return {
+            "content": (choice.get("message") or {}).get("content"),
+            "finish_reason": choice.get("finish_reason"),
+            "top_logprobs": logprobs[0].get("top_logprobs") if logprobs else None,
+            "prompt_logprobs": data.get("prompt_logprobs"),
+            "model": data.get("model"),  # what the server said it is
+            "system_fingerprint": data.get("system_fingerprint"),
+        }
+
+    def _count(self, **added: int) -> None:
+        with self.counts_lock:
+            for k, v in added.items():
+                self.counts[k] += v
+
+    # ------------------------------------------------------------------ reading
+
+    def _candidates(self, answer: dict, candidates: Sequence[str]) -> list[float]:
+        if "error" in answer:
+            return [-math.inf] * len(candidates)
+        top = answer.get("top_logprobs")
+        if top is None:
+            raise ServedModelError(
+                f"The server at {self.endpoint} returned no top_logprobs although --api-server "
+                f"{self.settings.server} says it does, so the option letters cannot be read "
+                "from log-probabilities. Use --vlm-protocol choice-text (the letter read from "
+                "the answer's text, a different rule) or open."
+            )
+        return [candidate_logprob(top, c) for c in candidates]
+
+    def _continuation(self, answer: dict, string: str) -> Scored:
+        if "error" in answer:
+            return Scored(-math.inf, 1)
+        prompt = answer.get("prompt_logprobs")
+        if not prompt:
+            raise ServedModelError(
+                f"The server at {self.endpoint} returned no prompt_logprobs, so a class "
+                "string's likelihood cannot be read. Only vLLM returns them (--api-server "
+                "vllm); use --vlm-protocol choice or open with another server."
+            )
+        return trailing_logprob(prompt, string)
+
+
+def public_endpoint(url: str) -> str:
+    """``url`` without credentials (user:password@, query string, fragment)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def png_bytes(image: torch.Tensor) -> bytes:
+    """The (3, H, W) [0, 1] image as 8-bit PNG (the decoded pixels, exactly: uint8 / 255)."""
+    from PIL import Image
+
+    array = (image.detach().float().cpu().clamp(0, 1) * 255).round().to(torch.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(array.permute(1, 2, 0).numpy())).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _messages(png: bytes, text: str, answer: str | None) -> list[dict[str, Any]]:
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": text}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+    if answer is not None:
+        messages.append({"role": "assistant", "content": answer})
+    return messages
+
+
+def generated(answer: dict) -> Generated:
+    """A generation answer read: the text, or None and why there is none."""
+    if "error" in answer:
+        return Generated(None, answer["error"])
+    content, finish = answer.get("content"), answer.get("finish_reason")
+    if finish == "content_filter":
+        return Generated(None, "the server filtered the answer (content_filter)", finish)
+    if not content or not content.strip():
+        return Generated(None, "an empty answer", finish)
+    return Generated(content, None, finish)
+
+
+def candidate_logprob(top: Sequence[dict], candidate: str) -> float:
+    """The log-probability that the next token is ``candidate``: the tokens among ``top``
+    equal to it once stripped of spaces (``A``, `` A``), their probabilities summed; -inf
+    when none is among them."""
+    found = [t["logprob"] for t in top if str(t.get("token", "")).strip() == candidate]
+    if not found:
+        return -math.inf
+    peak = max(found)
+    return peak + math.log(sum(math.exp(v - peak) for v in found))
+
+
+def trailing_logprob(prompt_logprobs: Sequence[dict | None], string: str) -> Scored:
+    """The summed log-probability of the last prompt tokens that spell ``string`` (vLLM's
+    ``prompt_logprobs``: per position, token id -> logprob, rank, decoded_token; the
+    position's own token is the one whose rank is not the top list's)."""
+    text, total, count = "", 0.0, 0
+    for position in reversed(prompt_logprobs):
+        if not position:
+            break
+        entry = _own_token(position)
+        text = (entry.get("decoded_token") or "") + text
+        total += float(entry["logprob"])
+        count += 1
+        if text.strip() == string.strip():
+            return Scored(total, count)
+        if len(text.strip()) > len(string) + 8:
+            break
+    raise ServedModelError(
+        f"The prompt's last tokens do not spell the class string {string!r} (read "
+        f"{text[-40:]!r}): the server's chat template wrote something after the answer."
+    )
+
+
+def _own_token(position: dict) -> dict:
+    """The prompt token's own entry (with ``prompt_logprobs=0`` the only one)."""
+    return (
+        next(iter(position.values()))
+        if len(position) == 1
+        else max(position.values(), key=lambda e: e.get("rank", 0))
+    )
+
+
+def _retry_after(err: Any) -> float | None:
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    try:
+        return min(RETRY_MAX_SECONDS, float(headers.get("retry-after")))
+    except (TypeError, ValueError):
+        return None
+
+
+def _message(err: Any) -> str:
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        body = body.get("error", body)
+        body = body.get("message", body) if isinstance(body, dict) else body
+    return str(body or err)[:300]

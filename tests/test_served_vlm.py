@@ -1,0 +1,233 @@
+"""Served VLMs scored by the same rules as in-process ones, offline: a tiny LLaVA behind the
+real ``transformers serve`` answers as the in-process model does, image by image; a rerun
+asks nothing again; no key reaches a file; a rule the server cannot serve is refused before
+any request; a server killed mid-run leaves a run that resumes. Log-probability rules
+(choice, likelihood) through a server answering in vLLM's shape, checked against scores
+computed from its bodies independently; retries, error bodies and batch size."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from hf_bgbench.cli import main
+from hf_bgbench.models import load_classifier
+from hf_bgbench.models.vlm import VlmSettings
+from hf_bgbench.models.vlm.backends import openai_api
+from hf_bgbench.models.vlm.backends.openai_api import png_bytes
+from hf_bgbench.models.vlm.settings import ServedSettings
+from hf_bgbench.models.zero_shot import ClassNames
+from tests.served import TransformersServe, VllmShapedServer, letter_logprobs, token_logprobs
+from tests.vlm_fixtures import write_llava
+
+pytestmark = pytest.mark.slow  # a server process each
+
+SECRET = "sk-test-0123456789-never-written"
+IN9 = ClassNames(
+    ("dog", "bird", "vehicle", "reptile", "carnivore", "insect", "instrument", "primate", "fish"),
+    "IN-9's classes",
+)
+
+
+@pytest.fixture(scope="module")
+def llava224(tmp_path_factory) -> Path:
+    return write_llava(tmp_path_factory.mktemp("served") / "llava", image_size=224, patch_size=56)
+
+
+@pytest.fixture(scope="module")
+def server(llava224, tmp_path_factory):
+    serve = TransformersServe(llava224, tmp_path_factory.mktemp("log") / "serve.log").start()
+    yield serve
+    serve.stop()
+
+
+def _run(model: str, data: Path, out: Path, *extra: str) -> int:
+    argv = ["evaluate", model, "--benchmark", "in9", "--data", str(data), "--output", str(out)]
+    argv += ["--device", "cpu", "--quiet", "--workers", "0", "--variants", "original"]
+    return main([*argv, *extra])
+
+
+def _frame(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "predictions" / "original.parquet").set_index("id")
+
+
+def test_open_answers_through_transformers_serve_equal_the_in_process_run(
+    server, llava224, in9_release, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    rule = ["--vlm-protocol", "open", "--vlm-max-new-tokens", "4"]
+    served = [f"openai:{llava224}", "--api-base", server.url, "--api-cache", str(tmp_path / "c")]
+    before = server.answered()
+    assert _run(served[0], in9_release, tmp_path / "served", *rule, *served[1:]) == 0
+    assert _run(str(llava224), in9_release, tmp_path / "local", *rule) == 0
+    got, want = _frame(tmp_path / "served"), _frame(tmp_path / "local")
+    assert len(got) == len(want) == 18
+    assert got["answer"].to_dict() == want.loc[got.index, "answer"].to_dict()
+    assert got["pred"].to_dict() == want.loc[got.index, "pred"].to_dict()
+    doc = json.loads((tmp_path / "served" / "results.json").read_text())
+    sent = server.answered() - before
+    assert doc["served"]["requests_sent"] == sent > 0  # identical images are asked once
+    assert doc["served"]["requests_sent"] + doc["served"]["answers_from_cache"] == 18
+    assert doc["served"]["server_model"] == [str(llava224)]
+    assert doc["vlm"]["endpoint"] == server.url and doc["vlm"]["api_key"] == "$OPENAI_API_KEY"
+    # a rerun (no prediction cache) asks the server nothing: every answer is cached
+    assert _run(*served[:1], in9_release, tmp_path / "again", *rule, *served[1:], "--no-cache") == 0
+    assert server.answered() - before == sent
+    again = json.loads((tmp_path / "again" / "results.json").read_text())["served"]
+    assert (again["requests_sent"], again["answers_from_cache"]) == (0, 18)
+    assert _frame(tmp_path / "again")["answer"].to_dict() == got["answer"].to_dict()
+    for path in tmp_path.rglob("*"):  # the key is in no output or cache file
+        assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    "rule, said",
+    [
+        (["--vlm-protocol", "likelihood"], "continuation_logprobs requests, which the openai"),
+        (["--vlm-protocol", "choice"], "transformers serve ignores logprobs"),
+    ],
+)
+def test_a_rule_the_server_cannot_serve_is_refused_before_any_request(
+    server, llava224, in9_release, tmp_path, capsys, rule, said
+):
+    before = server.answered()
+    argv = [f"openai:{llava224}", in9_release, tmp_path / "out", *rule, "--api-base", server.url]
+    assert _run(*argv, "--api-server", "transformers") == 2
+    err = capsys.readouterr().err
+    assert said in err and "It can serve: choice-text, open, pair" in err
+    assert "Traceback" not in err and server.answered() == before
+
+
+def test_a_server_killed_mid_run_leaves_a_run_that_resumes(
+    llava224, in9_release, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(openai_api, "RETRY_BASE_SECONDS", 0.01)
+    serve = TransformersServe(llava224, tmp_path / "serve.log").start()
+    cache = ["--api-cache", str(tmp_path / "cache"), "--api-retries", "1"]
+    rule = ["--vlm-protocol", "open", "--vlm-max-new-tokens", "2"]
+    model = f"openai:{llava224}"
+    try:
+        first = [*rule, "--api-base", serve.url, *cache, "--max-images", "5"]
+        assert _run(model, in9_release, tmp_path / "part", *first) == 0
+        asked = serve.answered()
+    finally:
+        serve.stop()  # killed: every request from here on is refused
+    whole = [*rule, "--api-base", serve.url, *cache]
+    assert _run(model, in9_release, tmp_path / "whole", *whole) == 2
+    err = capsys.readouterr().err
+    assert "did not answer after 2 tries" in err and "run the same command again" in err
+    assert "Traceback" not in err and not (tmp_path / "whole").exists()
+    serve.start()  # the same port
+    try:
+        assert _run(model, in9_release, tmp_path / "whole", *whole) == 0
+        doc = json.loads((tmp_path / "whole" / "results.json").read_text())
+        assert doc["served"]["answers_from_cache"] >= asked > 0
+        assert serve.answered() - asked == doc["served"]["requests_sent"]
+        assert doc["served"]["requests_sent"] + doc["served"]["answers_from_cache"] == 18
+    finally:
+        serve.stop()
+
+
+# --------------------------------------------------------------------------- log-probabilities
+
+
+def _images(n: int) -> torch.Tensor:
+    return torch.rand(n, 3, 24, 24, generator=torch.Generator().manual_seed(3))
+
+
+def _served(url: str, tmp: Path, rule: str, server_kind: str = "vllm", **kw) -> object:
+    served = ServedSettings(api_base=url, server=server_kind, cache_dir=str(tmp), **kw)
+    return load_classifier(
+        "openai:org/tiny-vlm", vlm=VlmSettings(protocol=rule, classes=IN9, served=served)
+    )
+
+
+def test_choice_reads_the_letters_top_logprobs_as_vllm_returns_them(tmp_path):
+    images = _images(5)
+    with VllmShapedServer() as server:
+        clf = _served(server.url, tmp_path, "choice")
+        scores, extras = clf.scored(images, [{}] * 5)
+    assert clf.label_space.names[-1] == "(no answer)"  # a letter may be missing from the top
+    text = clf.vlm["prompts"][0]
+    for row, image in zip(scores, images, strict=True):
+        top = letter_logprobs(png_bytes(image), text, 9)
+        raw = []
+        for letter in "ABCDEFGHI":  # 'A' and ' A' are one answer: their probabilities add
+            found = [v for t, v in top.items() if t.strip() == letter]
+            raw.append(math.log(sum(math.exp(v) for v in found)) if found else -math.inf)
+        expected = torch.tensor(raw).log_softmax(0)
+        assert torch.allclose(row[:9], expected, atol=1e-5)
+        assert int(row.argmax()) == int(expected.argmax())
+    assert clf.vlm["backend"] == "openai-compatible" and "letter_tokens" not in clf.vlm
+    assert clf.usage()["requests_sent"] == 5 and clf.usage()["server_model"] == ["org/tiny-vlm"]
+
+
+def test_likelihood_reads_vllm_prompt_logprobs_of_each_class_string(tmp_path):
+    images = _images(2)
+    with VllmShapedServer() as server:
+        clf = _served(server.url, tmp_path, "likelihood")
+        scores, _ = clf.scored(images, [{}] * 2)
+    body = server.requests[0]
+    assert body["continue_final_message"] is True and body["prompt_logprobs"] == 0
+    written = sorted(r["messages"][-1]["content"] for r in server.requests)
+    assert written == sorted(clf.vlm["choices"] * 2)  # each class string as the answer
+    for row, image in zip(scores, images, strict=True):
+        for k, name in enumerate(clf.vlm["choices"]):
+            pieces = token_logprobs(png_bytes(image), clf.vlm["prompt"], name)
+            mean = sum(v for _, v in pieces) / len(pieces)
+            assert float(row[k]) == pytest.approx(mean, abs=1e-5)
+
+
+def test_429_and_5xx_are_retried_and_an_error_body_is_one_unanswered_image(
+    tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(openai_api, "RETRY_BASE_SECONDS", 0.01)
+    with VllmShapedServer() as server:
+        clf = _served(server.url, tmp_path, "open", server_kind="generic", max_concurrency=1)
+        server.statuses = [429, 503, 200, 400]  # the first image: 429, 503, then answered
+        with caplog.at_level("WARNING"):
+            scores, extras = clf.scored(_images(2), [{}] * 2)
+    assert "HTTP 429; waiting 0.0 s before try 2 of 6" in caplog.text
+    assert "HTTP 503" in caplog.text and clf.usage()["retries"] == 2
+    # the second image's request got the 400: unanswered, with its reason, never a class
+    reasons = extras["no_answer_reason"]
+    assert reasons[0] is None and reasons[1].startswith("HTTP 400: scripted 400")
+    assert extras["answer"][1] is None and int(scores[1].argmax()) == 9
+    assert len(server.requests) == 4
+
+
+def test_batch_size_never_changes_a_result(tmp_path):
+    """Every rule, in process and through a server: the per-image choices at batch 1 equal
+    those at batch 8, the scores within 1e-4."""
+    from tests.vlm_fixtures import write_qwen2_vl
+
+    images = _images(8)
+    rows = [{"id": str(i), "label": i % 9, "negative": (i + 1) % 9} for i in range(8)]
+    qwen = write_qwen2_vl(tmp_path / "qwen")
+    from hf_bgbench.models.vlm.settings import PAIR, PairQuestion
+
+    question = PairQuestion("Is it a {first} or a {second}?", max_new_tokens=3)
+    local = [
+        VlmSettings(classes=IN9),
+        VlmSettings(protocol="choice", classes=IN9, circular=3),
+        VlmSettings(protocol="open", classes=IN9, max_new_tokens=3),
+        VlmSettings(protocol="choice-text", classes=IN9, max_new_tokens=3),
+        VlmSettings(protocol=PAIR, classes=IN9, question=question),
+    ]
+    classifiers = [load_classifier(str(qwen), vlm=s, device="cpu") for s in local]
+    with VllmShapedServer() as server:
+        for rule in ("choice", "likelihood", "open"):
+            classifiers.append(_served(server.url, tmp_path / rule, rule, max_concurrency=3))
+        for clf in classifiers:
+            whole, _ = clf.scored(images, rows)
+            alone = torch.cat([clf.scored(images[i : i + 1], rows[i : i + 1])[0] for i in range(8)])
+            finite = torch.isfinite(whole)
+            assert torch.equal(finite, torch.isfinite(alone)), clf.vlm["protocol"]
+            assert torch.allclose(whole[finite], alone[finite], atol=1e-4), clf.vlm["protocol"]
+            assert np.array_equal(whole.argmax(1), alone.argmax(1)), clf.vlm["protocol"]

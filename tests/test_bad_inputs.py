@@ -254,6 +254,7 @@ def _vlm_and_full_release(tmp: Path) -> Path:
 
 
 ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
+SERVED = ["evaluate", "openai:org/vlm", "--data", "{data}", "--api-base", "http://127.0.0.1:9/v1"]
 IMAGENET_D = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "imagenet-d", "--data", "{data}"]
 IMAGENET_D_VLM = ["evaluate", "{tmp}/model", "--benchmark", "imagenet-d", "--data", "{data}"]
 
@@ -800,7 +801,56 @@ CASES = [
         _zero_shot(_llava),
         [*ZERO_SHOT, "--vlm-max-new-tokens", "5"],
         2,
-        "--vlm-max-new-tokens applies only to --vlm-protocol open; the likelihood rule",
+        "--vlm-max-new-tokens applies only to --vlm-protocol open or choice-text; the "
+        "likelihood rule",
+    ),
+    # served VLMs (openai:<name>): refused before any request; port 9 answers nothing
+    (
+        "served-model-without-an-endpoint",
+        _release,
+        ["evaluate", "openai:org/vlm", "--data", "{data}", "--vlm-protocol", "open"],
+        2,
+        "openai:org/vlm names a served model but not where it is served: pass --api-base URL",
+    ),
+    (
+        "served-likelihood-on-a-server-of-unknown-kind",
+        _release,
+        [*SERVED, "--vlm-protocol", "likelihood"],
+        2,
+        "--vlm-protocol likelihood needs continuation_logprobs requests, which the "
+        "openai-compatible backend cannot answer (a server of unknown kind may return no "
+        "log-probabilities; say what it is with --api-server",
+    ),
+    (
+        "served-choice-on-transformers-serve",
+        _release,
+        [*SERVED, "--vlm-protocol", "choice", "--api-server", "transformers"],
+        2,
+        "transformers serve ignores logprobs and top_logprobs (transformers 5.25); use "
+        "--vlm-protocol open or choice-text). It can serve: choice-text, open, pair.",
+    ),
+    (
+        "served-likelihood-on-an-sglang-server",
+        _release,
+        [*SERVED, "--api-server", "sglang"],
+        2,
+        "It can serve: choice, choice-text, open, pair.",
+    ),
+    (
+        "served-options-for-a-local-model",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--api-base", "http://h/v1"],
+        2,
+        "--api-base: these reach a model served behind an OpenAI-compatible endpoint, named "
+        "openai:<served name>; 'tf_efficientnet_lite0' is not one",
+    ),
+    (
+        "served-server-down",
+        _release,
+        [*SERVED, "--vlm-protocol", "open", "--api-retries", "0", "--api-cache", "{tmp}/c"],
+        2,
+        "did not answer after 1 tries (last: APIConnectionError: Connection error.). The 0 "
+        "answers received so far are cached in {tmp}/c/",
     ),
     (
         "templates-for-a-vlm",
@@ -1090,6 +1140,13 @@ def _a_full_run_and_a_subset(tmp: Path) -> Path:
 SUBSET_SAID = "A scored all of its data; B scored a seeded subset: at most 5 images per variant"
 
 WHOLE_ARGV_CASES = [
+    (
+        "served-max-concurrency-zero",
+        _release,
+        [*SERVED, "--vlm-protocol", "open", "--max-concurrency", "0", "--output", "{out}"],
+        2,
+        "argument --max-concurrency: must be 1 or more, got 0",
+    ),
     (  # fixed: "differ in data fingerprint" alone, the subset unsaid
         "compare-a-full-run-with-a-subset-says-which-is-the-subset",
         _a_full_run_and_a_subset,

@@ -841,8 +841,16 @@ CASES = [
         _release,
         ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--api-base", "http://h/v1"],
         2,
-        "--api-base: these reach a model served behind an OpenAI-compatible endpoint, named "
-        "openai:<served name>; 'tf_efficientnet_lite0' is not one",
+        "--api-base: these reach a model served behind an OpenAI-compatible endpoint "
+        "(openai:<served name>) or run in vLLM's engine (vllm:<model>); "
+        "'tf_efficientnet_lite0' is neither",
+    ),
+    (
+        "vllm-engine-on-a-cpu",
+        _release,
+        ["evaluate", "vllm:org/vlm", "--data", "{data}", "--vlm-protocol", "open"],
+        2,
+        "vllm:org/vlm runs vLLM's engine on CUDA GPUs, and this machine has none",
     ),
     (
         "served-server-down",

@@ -20,13 +20,12 @@ from hf_bgbench.cli import main
 from hf_bgbench.models import load_classifier
 from hf_bgbench.models.vlm import VlmSettings
 from hf_bgbench.models.vlm.backends import openai_api
-from hf_bgbench.models.vlm.backends.openai_api import png_bytes
+from hf_bgbench.models.vlm.backends.openai_api import generated, public_endpoint
 from hf_bgbench.models.vlm.settings import ServedSettings
+from hf_bgbench.models.vlm.wire import png_bytes
 from hf_bgbench.models.zero_shot import ClassNames
 from tests.served import TransformersServe, VllmShapedServer, letter_logprobs, token_logprobs
 from tests.vlm_fixtures import write_llava
-
-pytestmark = pytest.mark.slow  # a server process each
 
 SECRET = "sk-test-0123456789-never-written"
 IN9 = ClassNames(
@@ -57,6 +56,7 @@ def _frame(out: Path) -> pd.DataFrame:
     return pd.read_parquet(out / "predictions" / "original.parquet").set_index("id")
 
 
+@pytest.mark.slow  # a server process
 def test_open_answers_through_transformers_serve_equal_the_in_process_run(
     server, llava224, in9_release, tmp_path, monkeypatch
 ):
@@ -86,6 +86,7 @@ def test_open_answers_through_transformers_serve_equal_the_in_process_run(
         assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "rule, said",
     [
@@ -104,6 +105,7 @@ def test_a_rule_the_server_cannot_serve_is_refused_before_any_request(
     assert "Traceback" not in err and server.answered() == before
 
 
+@pytest.mark.slow  # a server process
 def test_a_server_killed_mid_run_leaves_a_run_that_resumes(
     llava224, in9_release, tmp_path, capsys, monkeypatch
 ):
@@ -231,3 +233,57 @@ def test_batch_size_never_changes_a_result(tmp_path):
             assert torch.equal(finite, torch.isfinite(alone)), clf.vlm["protocol"]
             assert torch.allclose(whole[finite], alone[finite], atol=1e-4), clf.vlm["protocol"]
             assert np.array_equal(whole.argmax(1), alone.argmax(1)), clf.vlm["protocol"]
+
+
+@pytest.mark.parametrize(
+    "answer, text, reason",
+    [
+        ({"content": " A dog.", "finish_reason": "stop"}, " A dog.", None),
+        ({"content": "Dog Dog Do", "finish_reason": "length"}, "Dog Dog Do", None),  # as asked
+        ({"content": "", "finish_reason": "stop"}, None, "an empty answer"),
+        ({"content": None, "finish_reason": "stop"}, None, "an empty answer"),
+        ({"content": "x", "finish_reason": "content_filter"}, None, "the server filtered"),
+        ({"error": "HTTP 400: too long"}, None, "HTTP 400: too long"),
+        (  # a server that echoes the prompt: its words are not the model's answer
+            {"content": "user: What is it? assistant: Dog", "finish_reason": "stop"},
+            None,
+            "the answer repeats the question",
+        ),
+    ],
+)
+def test_what_is_not_an_answer_is_unanswered_with_its_reason(answer, text, reason):
+    got = generated(answer, "What is it?")
+    assert got.text == text
+    assert (got.reason is None) if reason is None else got.reason.startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "url, public",
+    [
+        ("http://localhost:8000/v1/", "http://localhost:8000/v1"),
+        ("https://user:pass@api.example.com/v1?key=abc#x", "https://api.example.com/v1"),
+    ],
+)
+def test_the_endpoint_is_recorded_without_credentials(url, public):
+    assert public_endpoint(url) == public
+
+
+def test_vllm_engine_outputs_are_read_as_its_server_returns_them():
+    """vLLM's offline engine gives Logprob objects keyed by token id: read into the server's
+    shape, they give the same scores (the engine itself needs a GPU: bench/gpu_check.sh)."""
+    from types import SimpleNamespace as O
+
+    from hf_bgbench.models.vlm.backends.vllm_engine import first_token_top, prompt_logprobs
+    from hf_bgbench.models.vlm.wire import candidate_logprob, trailing_logprob
+
+    def lp(token: str, value: float, rank: int = 1) -> O:
+        return O(decoded_token=token, logprob=value, rank=rank)
+
+    first = {65: lp("A", -0.2), 317: lp(" A", -2.0), 33: lp("B", -1.0), 1: lp("The", -3.0)}
+    output = O(outputs=[O(logprobs=[first], text="A")])
+    top = first_token_top(output)
+    assert candidate_logprob(top, "A") == pytest.approx(math.log(math.exp(-0.2) + math.exp(-2)))
+    assert candidate_logprob(top, "B") == -1.0 and candidate_logprob(top, "C") == -math.inf
+    positions = [None, {7: lp("USER", -4.0)}, {9: lp("Ve", -0.5, 3)}, {11: lp("hicle", -0.25, 1)}]
+    scored = trailing_logprob(prompt_logprobs(O(prompt_logprobs=positions)), "Vehicle")
+    assert (scored.logprob, scored.tokens) == (-0.75, 2)

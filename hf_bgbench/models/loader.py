@@ -59,7 +59,13 @@ from hf_bgbench.models.transformers_models import (
     load_transformers_zero_shot,
     read_local_config,
 )
-from hf_bgbench.models.vlm import VlmSettings, is_vlm_config, load_served_vlm, load_vlm
+from hf_bgbench.models.vlm import (
+    VlmSettings,
+    is_vlm_config,
+    load_served_vlm,
+    load_vllm_vlm,
+    load_vlm,
+)
 from hf_bgbench.models.zero_shot import ClassNames, Prompts, ProtocolTemplates, prompts_for
 
 logger = logging.getLogger(__name__)
@@ -262,6 +268,10 @@ def _load_served_vlm(ref: ModelRef) -> Classifier:
     return load_served_vlm(ref.model_id, ref.target, ref.vlm)
 
 
+def _load_vllm_vlm(ref: ModelRef) -> Classifier:
+    return load_vllm_vlm(ref.model_id, ref.target, ref.vlm)
+
+
 def _load_vlm(ref: ModelRef) -> Classifier:
     local = ref.files is not None and ref.files.folder is not None
     return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
@@ -314,6 +324,14 @@ for _loader in (
         "generative VLMs served behind an OpenAI-compatible endpoint (vLLM, SGLang, TGI, "
         "transformers serve, hosted APIs): openai:<served name> with --api-base URL",
         _load_served_vlm,
+        by_name_only=True,
+    ),
+    ModelLoader(
+        "vllm",
+        "vllm",
+        "generative VLMs in vLLM's offline engine on this machine's GPUs (tensor parallel): "
+        "vllm:<Hub id or folder>",
+        _load_vllm_vlm,
         by_name_only=True,
     ),
     ModelLoader(

@@ -275,6 +275,7 @@ def served_settings(options: Any) -> ServedSettings:
         timeout=float(options.api_timeout),
         cache_dir=None if options.api_cache is None else str(options.api_cache),
         seed=getattr(options, "seed", 0),
+        tensor_parallel_size=options.tensor_parallel_size,
     )
 
 

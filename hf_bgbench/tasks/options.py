@@ -59,9 +59,10 @@ SERVED_OPTIONS = (
     "api_retries",
     "api_timeout",
     "api_cache",
+    "tensor_parallel_size",
 )
-"""The options that say how a served model (``openai:<name>``) is reached (refused for any
-other model)."""
+"""The options that say how a served model (``openai:<name>``) or vLLM's engine
+(``vllm:<model>``) is reached (refused for any other model)."""
 # What each default label map means, for --label-map's help (per benchmark protocol).
 LABEL_MAP_TEXT = {
     "model": "the model's ImageNet classes mapped",
@@ -353,6 +354,13 @@ class RunOptions:
     )
     api_timeout: int = option(
         120, "served VLMs: seconds a request may take", parse=positive_int, metavar="S"
+    )
+    tensor_parallel_size: int | None = option(
+        None,
+        "vLLM's engine (vllm:<model>): the GPUs one model is split across (default: every "
+        "visible one)",
+        parse=positive_int,
+        metavar="N",
     )
     api_cache: Path | None = option(
         None,

@@ -151,12 +151,12 @@ class Run:
         """Refuse ``--api-*`` / ``--max-concurrency`` for a model that is not served (read
         from its id, before it loads: they would be silently ignored)."""
         named = changed_options(self.options, SERVED_OPTIONS)
-        if not named or (isinstance(self.model, str) and self.model.startswith("openai:")):
+        if not named or (isinstance(self.model, str) and self.model.startswith(OUTSIDE)):
             return
         raise ValueError(
             f"{', '.join(named.values())}: these reach a model served behind an "
-            f"OpenAI-compatible endpoint, named openai:<served name>; {self.model!r} is not "
-            "one. Leave them out, or name the served model."
+            "OpenAI-compatible endpoint (openai:<served name>) or run in vLLM's engine "
+            f"(vllm:<model>); {self.model!r} is neither. Leave them out, or name the model so."
         )
 
     def _check_vlm_options(self) -> None:
@@ -417,6 +417,10 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         if created:
             _remove_if_empty(Path(options.output_dir))
         raise
+
+
+OUTSIDE = ("openai:", "vllm:")
+"""The model-id prefixes of the VLMs bgbench asks outside its own model code."""
 
 
 def _remove_if_empty(folder: Path) -> None:

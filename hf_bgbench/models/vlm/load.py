@@ -17,7 +17,7 @@ from hf_bgbench.models.errors import ModelLoadError
 from hf_bgbench.models.preprocessing import Preprocessing, interpolation_name
 from hf_bgbench.models.vlm.backends.hf_transformers import TransformersBackend
 from hf_bgbench.models.vlm.head import build_head
-from hf_bgbench.models.vlm.settings import VlmSettings
+from hf_bgbench.models.vlm.settings import ServedSettings, VlmSettings
 
 DYNAMIC_CANVAS = 448
 """The square a photo is centre-cropped to for a processor without one fixed input size
@@ -182,29 +182,47 @@ def load_served_vlm(model_id: str, served_model: str, settings: VlmSettings) -> 
     ``settings``' rule: refused before any request when the server cannot serve the rule."""
     from hf_bgbench.cache import cache_root
     from hf_bgbench.models.vlm.backends.openai_api import OpenAICompatibleBackend
-    from hf_bgbench.models.vlm.settings import ServedSettings
 
     served = settings.served or ServedSettings()
     root = served.cache_dir or str(cache_root() / "api_answers")
     backend = OpenAICompatibleBackend(served_model, served, root)
+    resolved = f"openai:{served_model}@{backend.endpoint}"
+    clf = _outside_classifier(model_id, backend, settings, resolved)
+    clf.normalisation = "the server's own processor"
+    return clf
+
+
+def load_vllm_vlm(model_id: str, model: str, settings: VlmSettings) -> VlmClassifier:
+    """``model`` (a Hub id or folder) in vLLM's offline engine on this machine's GPUs."""
+    from hf_bgbench.models.vlm.backends.vllm_engine import VllmEngineBackend
+
+    backend = VllmEngineBackend(model, settings.served or ServedSettings())
+    clf = _outside_classifier(model_id, backend, settings, f"vllm:{model}")
+    clf.normalisation = "vLLM's processor for the model"
+    return clf
+
+
+def _outside_classifier(
+    model_id: str, backend: Any, settings: VlmSettings, resolved: str
+) -> VlmClassifier:
+    """The classifier of a backend whose model bgbench does not hold (served, or in vLLM's
+    engine): the images go at the benchmark's own size (:func:`served_canvas`)."""
     try:
         head, space, record = build_head(backend, settings)
     except Exception:
         backend.close()
         raise
     pre = served_canvas()
-    resolved = f"openai:{served_model}@{backend.endpoint}"
     rule = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
     clf = VlmClassifier(
         model_id=model_id,
         resolved=resolved,
-        source="openai-compatible",
+        source=backend.name,
         model=head,
         preprocessing=pre,
         label_space=space,
-        fingerprint=make_fingerprint("openai-compatible", f"{resolved}|{rule}", "served", pre),
+        fingerprint=make_fingerprint(backend.name, f"{resolved}|{rule}", "outside", pre),
     )
     clf.vlm = {**record, "canvas": "the benchmark's own image size"}
     clf.any_input_size = True
-    clf.normalisation = "the server's own processor"
     return clf

@@ -167,6 +167,7 @@ class ServedSettings:
     timeout: float = 120.0
     cache_dir: str | None = None
     seed: int = 0
+    tensor_parallel_size: int | None = None  # vLLM's engine: GPUs one model spans (None: all)
 
     def __post_init__(self) -> None:
         if self.server not in SERVER_KINDS:
@@ -177,5 +178,9 @@ class ServedSettings:
             raise ValueError(f"--max-concurrency must be >= 1, got {self.max_concurrency}.")
         if self.retries < 0:
             raise ValueError(f"--api-retries must be >= 0, got {self.retries}.")
+        if self.tensor_parallel_size is not None and self.tensor_parallel_size < 1:
+            raise ValueError(
+                f"--tensor-parallel-size must be >= 1, got {self.tensor_parallel_size}."
+            )
         if not self.timeout > 0:
             raise ValueError(f"--api-timeout must be > 0 seconds, got {self.timeout}.")

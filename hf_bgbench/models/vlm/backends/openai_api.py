@@ -19,9 +19,7 @@ saying how to resume. The key is read from an environment variable and written n
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import logging
 import math
 import os
@@ -32,7 +30,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import numpy as np
 import torch
 
 from hf_bgbench.models.errors import ModelLoadError
@@ -49,6 +46,13 @@ from hf_bgbench.models.vlm.backend import (
 )
 from hf_bgbench.models.vlm.response_cache import ResponseCache, request_key
 from hf_bgbench.models.vlm.settings import ServedSettings
+from hf_bgbench.models.vlm.wire import (
+    ServedAnswerError,
+    candidate_logprob,
+    chat_messages,
+    png_bytes,
+    trailing_logprob,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +80,7 @@ RETRY_MAX_SECONDS = 60.0
 RETRIED = (429, 500, 502, 503, 504)
 
 
-class ServedModelError(ModelLoadError):
+class ServedModelError(ServedAnswerError):
     """The server cannot be asked at all (a wrong key, an unknown model, down for good)."""
 
 
@@ -86,7 +90,13 @@ class OpenAICompatibleBackend(Backend):
     name = "openai-compatible"
 
     def __init__(self, served_model: str, settings: ServedSettings, cache_root: str):
-        import openai
+        try:
+            import openai
+        except ImportError:
+            raise ModelLoadError(
+                "A served model is asked through the official openai client, which is not "
+                "installed: pip install 'hf-bgbench[served]' (or pip install openai)."
+            ) from None
 
         endpoint = settings.api_base or os.environ.get("OPENAI_BASE_URL")
         if not endpoint:
@@ -118,7 +128,8 @@ class OpenAICompatibleBackend(Backend):
         def body(r: Generate) -> dict[str, Any]:
             return {"max_tokens": r.max_new_tokens, "temperature": 0, "seed": self.settings.seed}
 
-        return self._map(GENERATE, requests, body, generated)
+        answers = self._map(GENERATE, requests, body, lambda a: a)
+        return [generated(a, r.text) for a, r in zip(answers, requests, strict=True)]
 
     def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:
         def body(r: NextToken) -> dict[str, Any]:
@@ -204,7 +215,7 @@ class OpenAICompatibleBackend(Backend):
         if answer is not None:
             self._count(answers_from_cache=1)
         else:
-            answer = self._send(_messages(png, text, answer_text), body)
+            answer = self._send(chat_messages(png, text, answer_text), body)
             if "error" not in answer:  # an error may be the server's passing state: not kept
                 self.cache.put(key, answer)
         with self.counts_lock:  # what the server said it is, from its answers
@@ -332,27 +343,10 @@ def public_endpoint(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
-def png_bytes(image: torch.Tensor) -> bytes:
-    """The (3, H, W) [0, 1] image as 8-bit PNG (the decoded pixels, exactly: uint8 / 255)."""
-    from PIL import Image
-
-    array = (image.detach().float().cpu().clamp(0, 1) * 255).round().to(torch.uint8)
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(array.permute(1, 2, 0).numpy())).save(buffer, "PNG")
-    return buffer.getvalue()
-
-
-def _messages(png: bytes, text: str, answer: str | None) -> list[dict[str, Any]]:
-    url = "data:image/png;base64," + base64.b64encode(png).decode()
-    content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": text}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
-    if answer is not None:
-        messages.append({"role": "assistant", "content": answer})
-    return messages
-
-
-def generated(answer: dict) -> Generated:
-    """A generation answer read: the text, or None and why there is none."""
+def generated(answer: dict, question: str) -> Generated:
+    """A generation answer read: the text, or None and why there is none. An answer that
+    holds the question itself is the server echoing the prompt (its words would be matched
+    as the model's): no answer, never trimmed by a guess of what to strip."""
     if "error" in answer:
         return Generated(None, answer["error"])
     content, finish = answer.get("content"), answer.get("finish_reason")
@@ -360,49 +354,9 @@ def generated(answer: dict) -> Generated:
         return Generated(None, "the server filtered the answer (content_filter)", finish)
     if not content or not content.strip():
         return Generated(None, "an empty answer", finish)
+    if question.strip() and question.strip() in content:
+        return Generated(None, "the answer repeats the question (the server echoed it)", finish)
     return Generated(content, None, finish)
-
-
-def candidate_logprob(top: Sequence[dict], candidate: str) -> float:
-    """The log-probability that the next token is ``candidate``: the tokens among ``top``
-    equal to it once stripped of spaces (``A``, `` A``), their probabilities summed; -inf
-    when none is among them."""
-    found = [t["logprob"] for t in top if str(t.get("token", "")).strip() == candidate]
-    if not found:
-        return -math.inf
-    peak = max(found)
-    return peak + math.log(sum(math.exp(v - peak) for v in found))
-
-
-def trailing_logprob(prompt_logprobs: Sequence[dict | None], string: str) -> Scored:
-    """The summed log-probability of the last prompt tokens that spell ``string`` (vLLM's
-    ``prompt_logprobs``: per position, token id -> logprob, rank, decoded_token; the
-    position's own token is the one whose rank is not the top list's)."""
-    text, total, count = "", 0.0, 0
-    for position in reversed(prompt_logprobs):
-        if not position:
-            break
-        entry = _own_token(position)
-        text = (entry.get("decoded_token") or "") + text
-        total += float(entry["logprob"])
-        count += 1
-        if text.strip() == string.strip():
-            return Scored(total, count)
-        if len(text.strip()) > len(string) + 8:
-            break
-    raise ServedModelError(
-        f"The prompt's last tokens do not spell the class string {string!r} (read "
-        f"{text[-40:]!r}): the server's chat template wrote something after the answer."
-    )
-
-
-def _own_token(position: dict) -> dict:
-    """The prompt token's own entry (with ``prompt_logprobs=0`` the only one)."""
-    return (
-        next(iter(position.values()))
-        if len(position) == 1
-        else max(position.values(), key=lambda e: e.get("rank", 0))
-    )
 
 
 def _retry_after(err: Any) -> float | None:

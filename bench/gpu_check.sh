@@ -33,7 +33,10 @@
 #      then at the largest n x n that fits FIT_SECONDS (default 300; further passes over the
 #      photos as wider crops), grown run by run, each against the raw forward;
 #   6. a VLM's likelihood rule: the prompt cache against one forward per class;
-#   7. a CLIP-shaped zero-shot model: evaluate against its raw image tower.
+#   7. a CLIP-shaped zero-shot model: evaluate against its raw image tower;
+#   8. a served VLM: the tests' tiny LLaVA behind `vllm serve`, scored through the API by
+#      open, choice and likelihood against the same model in process (bench/served_check.py;
+#      skipped, saying so, where vLLM is not installed).
 # Each ratio is printed with its target: evaluate >= 0.8 of the raw forward, the challenge
 # >= 0.7 of the raw forward over the same composites.
 set -euo pipefail
@@ -41,7 +44,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
 DEVICE=cuda
-STEPS=",1,2,3,4,5,6,7,"
+STEPS=",1,2,3,4,5,6,7,8,"
 DATA=""
 PHOTOS="$(dirname "$ROOT")/shared/data/in9_samples"
 OUT=""
@@ -52,13 +55,13 @@ while [ $# -gt 0 ]; do
         --data) DATA="$(realpath "$2")"; shift ;;
         --photos) PHOTOS="$(realpath "$2")"; shift ;;
         --out) OUT="$(realpath -m "$2")"; shift ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
 done
-if ! [[ "$STEPS" =~ ^,([1-7],)+$ ]]; then
-    echo "--steps: give step numbers from 1 to 7 separated by commas, e.g. --steps 1,3" >&2
+if ! [[ "$STEPS" =~ ^,([1-8],)+$ ]]; then
+    echo "--steps: give step numbers from 1 to 8 separated by commas, e.g. --steps 1,3" >&2
     exit 2
 fi
 OUT="${OUT:-$(mktemp -d -t bgbench-gpu-check-XXXXXX)}"
@@ -168,5 +171,13 @@ if step 7; then
 echo "== 7. a CLIP-shaped zero-shot model: evaluate against its raw image tower"
 python bench/zero_shot_throughput.py --device "$DEVICE" --data "$PHOTOS" --templates simple \
     --classes 100 --repeat "$PHOTO_REPEAT" --rounds 1 2>&1 | grep -v -i "warn"
+fi
+if step 8; then
+echo "== 8. a served VLM: vllm serve, scored through the API, against the model in process"
+if python -c "import vllm" 2>/dev/null && [ "$DEVICE" = cuda ]; then
+    python bench/served_check.py --server vllm --device "$DEVICE" 2>&1 | grep -v -i "warn"
+else
+    echo "SKIP: vLLM is not installed here (pip install vllm), or no GPU: nothing measured"
+fi
 fi
 echo "results under $OUT"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,29 @@ def test_open_answers_through_transformers_serve_equal_the_in_process_run(
     assert _frame(tmp_path / "again")["answer"].to_dict() == got["answer"].to_dict()
     for path in tmp_path.rglob("*"):  # the key is in no output or cache file
         assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_the_two_way_question_through_the_server_equals_the_in_process_run(
+    server, llava224, tmp_path
+):
+    """The pair rule reads each image's true class and hard negative from its row; asked
+    through transformers serve, every answer and verdict is the in-process model's."""
+    from hf_bgbench.models.vlm.settings import PAIR, PairQuestion
+
+    question = PairQuestion("Is the main object a {first} or a {second}?", max_new_tokens=6)
+    settings = VlmSettings(protocol=PAIR, classes=IN9, question=question)
+    served = ServedSettings(api_base=server.url, server="transformers", cache_dir=str(tmp_path))
+    images = torch.rand(4, 3, 224, 224, generator=torch.Generator().manual_seed(5)) * 255
+    images = images.round() / 255  # decoded 8-bit pixels, as the benchmarks give them
+    rows = [{"id": str(i), "label": i, "negative": 8 - i} for i in range(4)]
+    local = load_classifier(str(llava224), vlm=settings, device="cpu")
+    remote = load_classifier(f"openai:{llava224}", vlm=replace(settings, served=served))
+    _, want = local.scored(images, rows)
+    _, got = remote.scored(images, rows)
+    assert got["answer"] == want["answer"] and got["verdict"] == want["verdict"]
+    assert remote.usage()["requests_sent"] == 4
+    assert remote.vlm["generation"] == {"temperature": 0, "max_tokens": 6, "seed": 0}
 
 
 @pytest.mark.slow

@@ -908,7 +908,17 @@ CASES = [
         _vlm_and_full_release,
         ["saliency", "{tmp}/model", "--data", "{data}", "--benchmark", "in9"],
         2,
-        "bgbench defines no gradient map of such a decision",
+        "The saliency task scores a classifier with a trained head or a zero-shot image-text "
+        "model; '{tmp}/model' is a generative vision-language model (scored by a text rule, "
+        "with no gradient map of its decision: score it with evaluate, challenge, noise or "
+        "graying).",
+    ),
+    (  # refused before any request or download, from the id alone
+        "served-vlm-saliency",
+        _release,
+        ["saliency", "openai:org/vlm", "--data", "{data}", "--benchmark", "in9"],
+        2,
+        "'openai:org/vlm' is a generative vision-language model (scored by a text rule",
     ),
 ]
 

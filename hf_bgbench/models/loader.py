@@ -147,12 +147,18 @@ class ModelLoader:
     load: Callable[[ModelRef], Classifier]
     names: Callable[[str], bool] | None = None
     files: Callable[[RepoFiles], bool] | None = None
+    kind: str = "trained"  # what it loads (MODEL_KINDS): tasks say which kinds they take
     # the id after ``<family>:`` is a name the loader takes as it is (a served model's name,
     # which may look like a folder or a Hub repo): never looked up as files
     by_name_only: bool = False
 
 
 LOADERS: list[ModelLoader] = []
+Resolved = tuple[ModelLoader, ModelRef]
+MODEL_KINDS = ("trained", "zero-shot", "generative")
+"""What a loader loads: a classifier with a trained head, a zero-shot image-text model, a
+generative VLM scored by a rule (a task names the kinds it can score: ``Task.model_kinds``)."""
+"""A loader and the ref it loads."""
 
 
 def register_loader(loader: ModelLoader, *, before: str | None = None) -> None:
@@ -291,6 +297,7 @@ for _loader in (
         "open_clip models scored zero-shot: ARCH/tag names, folders and Hub repos with "
         f"{OPEN_CLIP_CONFIG}",
         _load_open_clip,
+        kind="zero-shot",
         names=is_open_clip_name,
         files=lambda f: f.has(OPEN_CLIP_CONFIG),
     ),
@@ -309,6 +316,7 @@ for _loader in (
         ": CLIP, SigLIP, SigLIP 2, ALIGN, ...)",
         _load_transformers_zero_shot,
         files=lambda f: is_zero_shot_config(f.config()),
+        kind="zero-shot",
     ),
     ModelLoader(
         "transformers-vlm",
@@ -317,6 +325,7 @@ for _loader in (
         "PaliGemma, Idefics3/SmolVLM, InternVL, Gemma 3, ...) scored by a named rule",
         _load_vlm,
         files=lambda f: is_vlm_config(f.config()),
+        kind="generative",
     ),
     ModelLoader(
         "openai-compatible",
@@ -324,6 +333,7 @@ for _loader in (
         "generative VLMs served behind an OpenAI-compatible endpoint (vLLM, SGLang, TGI, "
         "transformers serve, hosted APIs): openai:<served name> with --api-base URL",
         _load_served_vlm,
+        kind="generative",
         by_name_only=True,
     ),
     ModelLoader(
@@ -332,6 +342,7 @@ for _loader in (
         "generative VLMs in vLLM's offline engine on this machine's GPUs (tensor parallel): "
         "vllm:<Hub id or folder>",
         _load_vllm_vlm,
+        kind="generative",
         by_name_only=True,
     ),
     ModelLoader(
@@ -373,13 +384,13 @@ def _checkpoint_arch(model_id: str) -> str:
     return name
 
 
-def _by_files(ref: ModelRef, family: str | None = None) -> Classifier:
+def _by_files(ref: ModelRef, family: str | None = None) -> Resolved:
     files = ref.files
     for loader in LOADERS:
         if loader.files is None or (family is not None and loader.family != family):
             continue
         if loader.files(files):
-            return loader.load(ref)
+            return loader, ref
     if files.folder is not None:
         raise ModelLoadError(
             f"{os.path.join(files.folder, 'config.json')} has neither 'architecture' (timm "
@@ -404,8 +415,8 @@ def _hub_ref(ref: ModelRef, repo_id: str) -> ModelRef:
     return replace(ref, target=repo_id, files=RepoFiles(ref.model_id, repo_id=repo_id))
 
 
-def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
-    """The model when ``mid`` starts with a prefix (None: it does not)."""
+def _by_prefix(ref: ModelRef, mid: str) -> Resolved | None:
+    """The loader of ``mid`` when it starts with a prefix (None: it does not)."""
     if mid.startswith("local-dir:"):
         folder = os.path.expanduser(mid[len("local-dir:") :])
         return _by_files(_folder_ref(ref, folder, "'local-dir:'"))
@@ -417,32 +428,32 @@ def _by_prefix(ref: ModelRef, mid: str) -> Classifier | None:
     if not sep or not loaders or not rest:
         return None
     if loaders[0].by_name_only:
-        return loaders[0].load(replace(ref, target=rest, files=None))
+        return loaders[0], replace(ref, target=rest, files=None)
     target = os.path.expanduser(rest)
     if os.path.isdir(target):
         return _by_files(_folder_ref(ref, target, f"'{family}:'"), family)
     for loader in loaders:
         if loader.names is not None and loader.names(rest):
-            return loader.load(replace(ref, target=rest, files=None))
+            return loader, replace(ref, target=rest, files=None)
     if family == "open_clip" and is_open_clip_arch(rest):
         raise UnknownModelError(unknown_open_clip_name(ref.model_id, rest))
     if _REPO_ID.match(rest) or rest.startswith("hf-hub:"):
         return _by_files(_hub_ref(ref, rest.removeprefix("hf-hub:")), family)
     if family == "timm":
         raise unknown_model(ref.model_id, rest)
-    return loaders[0].load(replace(ref, target=rest, files=None))
+    return loaders[0], replace(ref, target=rest, files=None)
 
 
-def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
+def _resolve(model_id: Any, ref: ModelRef) -> Resolved:
+    """The loader that loads ``model_id`` and the ref it is given, found from the id and, for
+    a folder or Hub repo, its config (no weights are read)."""
     mid = ref.target
-    if checkpoint is not None:
-        return load_timm_checkpoint(model_id, _checkpoint_arch(mid), os.fspath(checkpoint))
     for loader in LOADERS:  # bundled names first: their Hub ids fall back offline
         if loader.family == "bundled" and loader.names(mid):
-            return loader.load(ref)
-    loaded = _by_prefix(ref, mid)
-    if loaded is not None:
-        return loaded
+            return loader, ref
+    found = _by_prefix(ref, mid)
+    if found is not None:
+        return found
 
     path = os.path.expanduser(mid)
     if os.path.isdir(path):
@@ -463,7 +474,7 @@ def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
         )
     for loader in LOADERS:
         if loader.names is not None and loader.family != "bundled" and loader.names(mid):
-            return loader.load(ref)
+            return loader, ref
     if _REPO_ID.match(mid):
         try:
             return _by_files(_hub_ref(ref, mid))
@@ -472,6 +483,25 @@ def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
                 f"{e} (There is also no local folder named {mid!r}.)"
             ) from e.__cause__
     raise unknown_model(model_id, mid)
+
+
+def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
+    if checkpoint is not None:
+        return load_timm_checkpoint(model_id, _checkpoint_arch(ref.target), os.fspath(checkpoint))
+    loader, ref = _resolve(model_id, ref)
+    return loader.load(ref)
+
+
+def model_kind(model_id: str) -> str | None:
+    """The kind of model ``model_id`` names (:data:`MODEL_KINDS`), found without loading
+    it (a folder's or Hub repo's config only); None where that cannot be told (the Hub out of
+    reach, an unknown id: loading it then says why)."""
+    ref = ModelRef(str(model_id), str(model_id).strip(), None, lambda: None)
+    try:
+        loader, _ = _resolve(model_id, ref)
+    except Exception:
+        return None
+    return loader.kind
 
 
 def _check_id(model_id: Any) -> str:
@@ -562,9 +592,11 @@ def load_classifier(
 __all__ = [
     "DEFAULT_MODEL",
     "LOADERS",
+    "MODEL_KINDS",
     "ModelLoader",
     "ModelRef",
     "RepoFiles",
     "load_classifier",
+    "model_kind",
     "register_loader",
 ]

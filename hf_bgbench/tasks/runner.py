@@ -430,7 +430,32 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
+KIND_TEXT = {
+    "trained": "a classifier with a trained head",
+    "zero-shot": "a zero-shot image-text model",
+    "generative": "a generative vision-language model",
+}
+KIND_LIMIT = {
+    "generative": "scored by a text rule, with no gradient map of its decision: score it "
+    "with evaluate, challenge, noise or graying",
+}
+
+
+def check_model_kind(task: Task, model: Any) -> None:
+    """Refuse a model of a kind ``task`` cannot score, told from its id (its config at
+    most) before the model or the data loads."""
+    from hf_bgbench.models.loader import model_kind
+
+    kind = model_kind(model) if isinstance(model, str) else None
+    if kind is None or kind in task.model_kinds:
+        return
+    takes = " or ".join(KIND_TEXT[k] for k in task.model_kinds)
+    limit = f" ({KIND_LIMIT[kind]})" if kind in KIND_LIMIT else ""
+    raise ValueError(f"The {task.name} task scores {takes}; {model!r} is {KIND_TEXT[kind]}{limit}.")
+
+
 def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
+    check_model_kind(task, model)
     run = _new_run(task, model, options, spec, protocol, started, published)
     # one run per output folder: the main process holds it until the folder is written
     hold = options.output_dir is not None and run.procs.is_main

@@ -98,3 +98,6 @@ class Task:
     paired_scores: tuple[tuple[str, str, str, int], ...] = ()
     sample_option: str = ""
     sample_deviation: Callable[[Mapping[str, Any]], str] | None = None
+    # the kinds of model it can score (hf_bgbench.models.loader.MODEL_KINDS): another kind is
+    # refused before the model or the data loads
+    model_kinds: tuple[str, ...] = ("trained", "zero-shot", "generative")

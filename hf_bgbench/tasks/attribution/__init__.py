@@ -29,6 +29,8 @@ ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_B
 
 TASK = Task(
     name="attribution",
+    # a gradient map of the decision: a generative VLM decides by text, with none
+    model_kinds=("trained", "zero-shot"),
     description="neural-feature attribution: the feature whose Grad-CAM best matches each "
     "attribute's mask, on train and test",
     options=AttributionOptions,

@@ -48,6 +48,8 @@ SALIENCY_OUTPUTS = (
 
 TASK = Task(
     name="saliency",
+    # a gradient map of the decision: a generative VLM decides by text, with none
+    model_kinds=("trained", "zero-shot"),
     description="saliency alignment: Grad-CAM vs the object mask (IoU, share inside, "
     "delta density, average precision, saliency recall)",
     options=SaliencyOptions,

@@ -27,3 +27,43 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_them():
     ]
     for command in commands:
         assert command in ci, f".ci/run does not run the README command {command!r}"
+
+
+def _readme_commands() -> list[str]:
+    """Every ``bgbench`` command in the README's bash blocks (continuation lines joined,
+    comments and environment assignments dropped)."""
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"<[^<>\n]+>", "PLACEHOLDER", line)  # <path>, <release or folder>
+            for part in re.split(r"\s(?:&&|\|\||\||;)\s", line):  # each command of a chain
+                words = shlex.split(part, comments=True)
+                while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+                    words = words[1:]
+                if words and words[0] == "bgbench":
+                    commands.append(shlex.join(words[1:]))
+    return commands
+
+
+def test_every_readme_bgbench_command_parses():
+    """A README command the CLI no longer takes (a renamed option, a gone choice) fails here."""
+    import shlex
+
+    import pytest
+
+    from hf_bgbench.cli import build_parser
+
+    commands = _readme_commands()
+    assert len(commands) > 20
+    parser = build_parser()
+    broken = []
+    for command in commands:
+        try:
+            parser.parse_args(shlex.split(command))
+        except SystemExit:
+            broken.append(command)
+    if broken:
+        pytest.fail("README commands that do not parse:\n" + "\n".join(broken))

@@ -431,11 +431,9 @@ def model_step_for(
         vlm=vlm,
         **probe_options,
     )
-    if precision != "fp32" and getattr(classifier, "vlm", None) is not None:
-        raise ValueError(
-            f"--precision {precision}: a generative VLM runs in its weights' dtype "
-            f"({classifier.vlm.get('dtype')}, recorded), not under autocast. Leave --precision out."
-        )
+    refusal = getattr(classifier, "autocast_refusal", None)
+    if precision != "fp32" and refusal:  # the model's record says why autocast is not its
+        raise ValueError(f"--precision {precision}: {refusal} Leave --precision out.")
     return classifier, mapper, ModelStep(classifier, mapper, device, precision=precision)
 
 

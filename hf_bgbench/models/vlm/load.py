@@ -47,6 +47,17 @@ class VlmClassifier(Classifier):
         "the VLM with evaluate, challenge, noise or graying."
     )
 
+    @property
+    def autocast_refusal(self) -> str:
+        """Why ``--precision`` autocast does not apply (its numerics are its backend's)."""
+        dtype = self.vlm.get("dtype")
+        if dtype is not None:
+            return (
+                f"a generative VLM runs in its weights' dtype ({dtype}, recorded), not under "
+                "autocast."
+            )
+        return f"a VLM run by {self.vlm.get('backend')} runs as that engine runs it."
+
     def take_extras(self) -> dict[str, list[Any]]:
         return self.model.take_extras()
 

@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,24 +28,15 @@ from hf_bgbench.cli import main as bgbench  # noqa: E402
 SERVED_RULES = {"transformers": ("open",), "vllm": ("open", "choice", "likelihood")}
 
 
-def start_server(kind: str, model: Path, port: int, log: Path) -> subprocess.Popen:
+def start_server(kind: str, model: Path, port: int, log: Path):
+    from tests.served import ServerProcess
+
     exe = Path(sys.executable).parent
     if kind == "transformers":
-        argv = [str(exe / "transformers"), "serve", str(model), "--port", str(port)]
+        argv = [str(exe / "transformers"), "serve", str(model), "--port", "{port}"]
     else:
-        argv = [str(exe / "vllm"), "serve", str(model), "--port", str(port), "--max-logprobs", "20"]
-    process = subprocess.Popen(argv, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the {kind} server ended:\n{log.read_text()[-3000:]}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-            return process
-        except OSError:
-            time.sleep(1)
-    process.kill()
-    raise SystemExit(f"the {kind} server did not start in 600 s")
+        argv = [str(exe / "vllm"), "serve", str(model), "--port", "{port}", "--max-logprobs", "20"]
+    return ServerProcess(argv, log, port=port, wait=600).start()
 
 
 def evaluate(model: str, data: Path, out: Path, rule: str, *extra: str) -> tuple[dict, float]:
@@ -116,7 +105,7 @@ def main() -> None:
                     f"in process {n / t_local:.2f} ({args.server}, {args.device})"
                 )
         finally:
-            server.kill()
+            server.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

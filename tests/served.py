@@ -33,40 +33,49 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class TransformersServe:
-    """``transformers serve <folder>`` on a free port, on the CPU."""
+class ServerProcess:
+    """A server command (``argv``, with ``{port}`` where its port goes) in a process of its
+    own on a free port (or ``port``), its output in ``log``; ready once ``/health`` answers."""
 
-    def __init__(self, folder: Path, log: Path):
-        self.folder, self.log = folder, log
-        self.port = free_port()
+    def __init__(self, argv: list[str], log: Path, port: int | None = None, wait: float = 120):
+        self.argv, self.log, self.wait = argv, log, wait
+        self.port = port or free_port()
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> TransformersServe:
-        cli = Path(sys.executable).with_name("transformers")
-        argv = [str(cli), "serve", str(self.folder), "--port", str(self.port), "--device", "cpu"]
+    def start(self) -> ServerProcess:
+        argv = [a.replace("{port}", str(self.port)) for a in self.argv]
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
         env["OMP_NUM_THREADS"] = "1"
         with self.log.open("a") as out:
             self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + self.wait
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"transformers serve ended: {self.log.read_text()[-2000:]}")
+                raise RuntimeError(f"{argv[0]} ended: {self.log.read_text()[-2000:]}")
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2)
                 return self
             except OSError:
                 time.sleep(0.3)
-        raise RuntimeError(f"transformers serve did not start: {self.log.read_text()[-2000:]}")
+        self.stop()
+        raise RuntimeError(f"{argv[0]} did not start: {self.log.read_text()[-2000:]}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(30)
+
+
+class TransformersServe(ServerProcess):
+    """``transformers serve <folder>`` on the CPU."""
+
+    def __init__(self, folder: Path, log: Path):
+        cli = str(Path(sys.executable).with_name("transformers"))
+        super().__init__([cli, "serve", str(folder), "--port", "{port}", "--device", "cpu"], log)
 
     def answered(self) -> int:
         """Chat completions answered so far (the access log's lines)."""

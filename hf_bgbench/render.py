@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from hf_bgbench.formatting import interval, latex_text, number
-from hf_bgbench.results import WITHHELD, model_head_line
+from hf_bgbench.results import WITHHELD, model_head_line, no_answer_reasons
 from hf_bgbench.version import software_text
 
 
@@ -70,6 +70,7 @@ def _unanswered(doc: Mapping[str, Any]) -> list[str]:
     parts = ", ".join(
         f"{v} {c['unanswered']} of {c['n']}"
         + (f" (both {c['both']}, neither {c['neither']})" if "both" in c else "")
+        + no_answer_reasons(c)
         for v, c in counts.items()
     )
     left_out = (doc.get("vlm") or {}).get("drops_unanswered")

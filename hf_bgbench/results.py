@@ -330,6 +330,16 @@ def model_head_line(doc: Mapping[str, Any]) -> str | None:
     return head_line(z) if isinstance(z, Mapping) else None
 
 
+def no_answer_reasons(count: Mapping[str, Any]) -> str:
+    """The images of one variant the model gave no answer at all (a served model's error
+    body, an empty reply), by reason (results' ``unanswered``), as a parenthesis; ``""``
+    where there were none."""
+    why = count.get("no_answer_from_the_model") or {}
+    if not why:
+        return ""
+    return " (no answer from the model: " + "; ".join(f"{n} {k}" for k, n in why.items()) + ")"
+
+
 def vlm_tag(record: Mapping[str, Any]) -> str:
     """A VLM's rule in a few words, for a table row: ``VLM likelihood/mean``."""
     detail = {

@@ -311,3 +311,22 @@ def test_vllm_engine_outputs_are_read_as_its_server_returns_them():
     positions = [None, {7: lp("USER", -4.0)}, {9: lp("Ve", -0.5, 3)}, {11: lp("hicle", -0.25, 1)}]
     scored = trailing_logprob(prompt_logprobs(O(prompt_logprobs=positions)), "Vehicle")
     assert (scored.logprob, scored.tokens) == (-0.75, 2)
+
+
+def test_an_error_body_is_counted_by_reason_in_results_and_the_terminal(
+    in9_release, tmp_path, capsys
+):
+    """Batches before and after the failed request keep one whole per-image reason column
+    (the prediction cache writes batch by batch)."""
+    with VllmShapedServer() as server:
+        server.statuses = [200, 200, 200, 200, 400]  # the fifth request: an error body
+        argv = ["openai:org/tiny-vlm", in9_release, tmp_path / "out", "--vlm-protocol", "open"]
+        served = ["--api-base", server.url, "--api-cache", str(tmp_path / "c")]
+        assert _run(*argv, *served, "--max-concurrency", "1", "--batch-size", "4") == 0
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    reasons = doc["unanswered"]["original"]["no_answer_from_the_model"]
+    assert reasons == {"HTTP 400: scripted 400": 1}
+    frame = _frame(tmp_path / "out")
+    assert frame["no_answer_reason"].notna().sum() == 1
+    assert (frame.loc[frame["no_answer_reason"].notna(), "pred"] == -1).all()  # never a class
+    assert "(no answer from the model: 1 HTTP 400: scripted 400)" in capsys.readouterr().out

@@ -83,6 +83,9 @@ class Backend:
 
     name: str = "backend"
     serves: frozenset[str] = frozenset()
+    # whether an answer may be missing for a reason of the backend's own (a served model's
+    # error body, an empty reply): rules then keep each image's reason, in every batch
+    answers_may_fail: bool = False
     normalisation: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
     def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:

@@ -15,7 +15,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics import accuracy, per_class_accuracy
 from hf_bgbench.models.vlm import NO_ANSWER
-from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table, no_answer_reasons
 from hf_bgbench.scoring import (
     BOOTSTRAP_RESAMPLES,
     RUN_COLUMN,
@@ -311,6 +311,9 @@ def unanswered_counts(label_space: Any, predictions: Mapping[str, pd.DataFrame])
     for v, f in predictions.items():  # a two-way question's: which of both or neither
         if "verdict" in f:
             counts[v] |= {k: int((f["verdict"] == k).sum()) for k in ("both", "neither")}
+        if "no_answer_reason" in f:  # a served model's images without any answer, by why
+            why = f["no_answer_reason"].dropna().value_counts()
+            counts[v]["no_answer_from_the_model"] = {str(k): int(n) for k, n in why.items()}
     return counts
 
 
@@ -337,6 +340,7 @@ def unanswered_note(counts: Mapping[str, Mapping[str, int]], left_out: bool = Fa
     parts = ", ".join(
         f"{v} {c['unanswered']} of {c['n']}"
         + (f" (both {c['both']}, neither {c['neither']})" if "both" in c else "")
+        + no_answer_reasons(c)
         for v, c in counts.items()
     )
     if left_out:

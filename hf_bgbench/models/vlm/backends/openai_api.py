@@ -88,6 +88,7 @@ class OpenAICompatibleBackend(Backend):
     """``served_model`` at the endpoint of ``settings``."""
 
     name = "openai-compatible"
+    answers_may_fail = True
 
     def __init__(self, served_model: str, settings: ServedSettings, cache_root: str):
         try:

@@ -39,6 +39,7 @@ class VllmEngineBackend(Backend):
 
     name = "vllm"
     serves = frozenset({NEXT_TOKEN, CONTINUATION, GENERATE})
+    answers_may_fail = True
 
     def __init__(self, model: str, settings: ServedSettings, llm: Any = None):
         self.model_name, self.settings = model, settings

@@ -29,6 +29,12 @@ class Rule:
     def __init__(self, settings: VlmSettings, choices: tuple[str, ...], backend: Backend):
         self.settings = settings
         self.choices = choices
+        self.keeps_reasons = backend.answers_may_fail
+
+    def reason_records(self, why: Sequence[str | None]) -> dict[str, list]:
+        """``no_answer_reason`` per image where the backend may fail to answer (in every
+        batch, so the column is whole); nothing otherwise."""
+        return {"no_answer_reason": list(why)} if self.keeps_reasons else {}
 
     @property
     def may_abstain(self) -> bool:

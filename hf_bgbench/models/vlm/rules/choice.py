@@ -70,10 +70,14 @@ class ChoiceRule(Rule):
         if not self.may_abstain:
             return mean, extras
         if self.letters_may_be_missing:
-            extras["no_answer_reason"] = [
-                None if a else "no option letter among the top log-probabilities"
-                for a in answered.tolist()
-            ]
+            extras |= self.reason_records(
+                [
+                    None
+                    if a
+                    else "no option letter among the top log-probabilities (or an error body)"
+                    for a in answered.tolist()
+                ]
+            )
         agreed = chosen.eq(chosen[:, :1]).all(1) & answered
         return with_no_answer(mean, agreed), extras
 
@@ -131,11 +135,10 @@ class LetterTextRule(ChoiceRule):
                 for i in range(0, len(texts), r)
             ],
         }
-        why = reasons(answers)
-        if any(w is not None for w in why):
-            extras["no_answer_reason"] = [
-                next((w for w in why[i : i + r] if w), None) for i in range(0, len(why), r)
-            ]
+        why = reasons(answers)  # an image's first rotation without an answer says why
+        extras |= self.reason_records(
+            [next((w for w in why[i : i + r] if w), None) for i in range(0, len(why), r)]
+        )
         return with_no_answer(scores, answered), extras
 
     def record(self) -> dict[str, Any]:

@@ -38,8 +38,7 @@ class OpenRule(Rule):
         texts = [a.text for a in answers]
         found = [None if t is None else match_answer(t, self.settings.synonyms) for t in texts]
         extras: dict[str, list] = {"answer": [None if t is None else t.strip() for t in texts]}
-        if any(r is not None for r in reasons(answers)):
-            extras["no_answer_reason"] = reasons(answers)
+        extras |= self.reason_records(reasons(answers))
         return one_hot_scores(found, len(self.choices)), extras
 
     def record(self) -> dict[str, Any]:

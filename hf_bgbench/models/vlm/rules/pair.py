@@ -68,8 +68,7 @@ class PairRule(Rule):
             "answer": [None if a.text is None else a.text.strip() for a in answers],
             "verdict": verdicts,
         }
-        if any(r is not None for r in reasons(answers)):
-            extras["no_answer_reason"] = reasons(answers)
+        extras |= self.reason_records(reasons(answers))
         return one_hot_scores(found, len(self.choices)), extras
 
     def record(self) -> dict[str, Any]:

@@ -126,6 +126,7 @@ class Classifier:
     feature_fn: Any = None
     features_source: str = "the classification head's input (penultimate features)"
     any_input_size: bool = False  # takes images of any size as they are (a served model)
+    vlm: dict | None = None  # a generative VLM's rule record (results' ``vlm``)
 
     def __init__(
         self,
@@ -147,6 +148,12 @@ class Classifier:
         self.fingerprint = fingerprint or make_fingerprint(
             source, resolved, state_dict_digest(model), preprocessing
         )
+
+    @property
+    def kind(self) -> str:
+        """What it is (``hf_bgbench.models.loader.MODEL_KINDS``): ``trained`` or
+        ``zero-shot`` here; a generative VLM's classifier says ``generative``."""
+        return "zero-shot" if self.zero_shot is not None else "trained"
 
     @property
     def num_classes(self) -> int:

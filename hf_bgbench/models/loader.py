@@ -569,7 +569,7 @@ def load_classifier(
     )
     clf = _load(model_id, checkpoint, ref)
     own_head = clf.zero_shot is None and clf.label_space.kind != HEADLESS
-    own_head = own_head and getattr(clf, "vlm", None) is None
+    own_head = own_head and clf.kind != "generative"
     own_head = own_head and not isinstance(templates, ProtocolTemplates)  # not the user's
     if own_head and (classnames not in ("imagenet", None) or templates != "openai"):
         raise ModelLoadError(
@@ -578,7 +578,7 @@ def load_classifier(
             "(CLIP, SigLIP, open_clip). Leave them out."
         )
     # a VLM reads neither (its class strings and question are its own): never ignored
-    users = getattr(clf, "vlm", None) is not None and not isinstance(templates, ProtocolTemplates)
+    users = clf.kind == "generative" and not isinstance(templates, ProtocolTemplates)
     if users and (classnames not in ("imagenet", None) or templates != "openai"):
         raise ModelLoadError(
             f"{model_id!r} is a generative vision-language model; class names and templates "

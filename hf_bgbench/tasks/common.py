@@ -357,7 +357,7 @@ def classifier_and_mapper(
             "the benchmark's train split, which the data must hold)."
         )
     own_classes = classifier.label_space.kind == spec.label_space.kind
-    vlm_model = getattr(classifier, "vlm", None) is not None
+    vlm_model = getattr(classifier, "kind", None) == "generative"
     if vlm_model and label_map == "probe":  # asked for by name: never silently not done
         raise ValueError(
             "--label-map probe fits a linear head on an image model's frozen features; a "

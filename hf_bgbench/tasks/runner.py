@@ -162,7 +162,7 @@ class Run:
     def _check_vlm_options(self) -> None:
         """Refuse ``--vlm-*`` / ``--circular`` set for a model that is not a VLM (they would
         be silently ignored)."""
-        if getattr(self.classifier, "vlm", None) is not None:
+        if getattr(self.classifier, "kind", None) == "generative":
             return
         named = changed_options(self.options, VLM_OPTIONS)
         if named:

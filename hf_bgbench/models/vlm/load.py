@@ -37,6 +37,7 @@ def is_vlm_config(cfg: dict) -> bool:
 class VlmClassifier(Classifier):
     """A :class:`Classifier` whose ``model`` is a :class:`VlmHead`; ``vlm`` is its record."""
 
+    kind = "generative"
     vlm: dict[str, Any]
     # the (mean, std) its processor normalises with; a sentence where it is out of sight
     normalisation: tuple[tuple[float, ...], tuple[float, ...]] | str | None = None

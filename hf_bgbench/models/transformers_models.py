@@ -5,7 +5,6 @@ Always ``trust_remote_code=False``; preprocessing comes from the model's image p
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import pickle
@@ -21,26 +20,9 @@ from hf_bgbench.models.errors import (
     remote_code_refused,
     unsafe_checkpoint,
 )
+from hf_bgbench.models.registry import ModelLoader, ModelRef, read_local_config, register_loader
 
 logger = logging.getLogger(__name__)
-
-
-def read_local_config(folder: str) -> dict:
-    path = os.path.join(folder, "config.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            cfg = json.load(f)
-    except FileNotFoundError:
-        raise ModelLoadError(
-            f"Folder {folder!r} has no config.json, so it is neither a timm `save_for_hf` folder "
-            "nor a transformers `save_pretrained` folder. For a bare weights file pass an "
-            "architecture and --checkpoint <file>."
-        ) from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise ModelLoadError(f"Could not read {path!r}: {e}") from e
-    if not isinstance(cfg, dict):
-        raise ModelLoadError(f"{path!r} is not a JSON object.")
-    return cfg
 
 
 def translate_error(model_id: str, exc: Exception) -> Exception:
@@ -276,3 +258,47 @@ def load_transformers_zero_shot(
         progress=progress,
         device=device,
     )
+
+
+# --------------------------------------------------------------------------- its loaders
+
+
+def _load_transformers(ref: ModelRef) -> Any:
+    local = ref.files is not None and ref.files.folder is not None
+    return load_transformers(ref.model_id, ref.location, local=local)
+
+
+def _load_transformers_zero_shot(ref: ModelRef) -> Any:
+    local = ref.files is not None and ref.files.folder is not None
+    return load_transformers_zero_shot(
+        ref.model_id,
+        ref.location,
+        local=local,
+        prompts=ref.prompts(),
+        progress=ref.progress,
+        device=ref.device,
+    )
+
+
+register_loader(
+    ModelLoader(
+        "transformers-zero-shot",
+        "transformers",
+        "transformers image-text models scored zero-shot (AutoModelForZeroShotImageClassification"
+        ": CLIP, SigLIP, SigLIP 2, ALIGN, ...)",
+        _load_transformers_zero_shot,
+        files=lambda f: is_zero_shot_config(f.config()),
+        kind="zero-shot",
+        priority=40,
+    )
+)
+register_loader(  # last: any other model_type (the generative VLMs' are tried before it)
+    ModelLoader(
+        "transformers",
+        "transformers",
+        "transformers image classifiers (AutoModelForImageClassification)",
+        _load_transformers,
+        files=lambda f: "model_type" in f.config(),
+        priority=60,
+    )
+)

@@ -15,7 +15,7 @@ from hf_bgbench.models.vlm.settings import (
     read_prompt,
 )
 
-_LOADED_LATER = {"VlmClassifier", "is_vlm_config", "load_served_vlm", "load_vllm_vlm", "load_vlm"}
+_LOADED_LATER = {"VlmClassifier", "is_vlm_config", "load_vlm"}
 
 
 def __getattr__(name: str) -> Any:
@@ -34,8 +34,6 @@ __all__ = [
     "VlmClassifier",
     "VlmSettings",
     "is_vlm_config",
-    "load_served_vlm",
-    "load_vllm_vlm",
     "load_vlm",
     "read_prompt",
 ]

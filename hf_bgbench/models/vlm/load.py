@@ -15,9 +15,10 @@ from hf_bgbench.hub.snapshots import cached_commit
 from hf_bgbench.models.classifier import Classifier, make_fingerprint
 from hf_bgbench.models.errors import ModelLoadError
 from hf_bgbench.models.preprocessing import Preprocessing, interpolation_name
+from hf_bgbench.models.registry import ModelLoader, ModelRef, register_loader
 from hf_bgbench.models.vlm.backends.hf_transformers import TransformersBackend
 from hf_bgbench.models.vlm.head import build_head
-from hf_bgbench.models.vlm.settings import ServedSettings, VlmSettings
+from hf_bgbench.models.vlm.settings import VlmSettings
 
 DYNAMIC_CANVAS = 448
 """The square a photo is centre-cropped to for a processor without one fixed input size
@@ -189,32 +190,7 @@ def served_canvas() -> Preprocessing:
     )
 
 
-def load_served_vlm(model_id: str, served_model: str, settings: VlmSettings) -> VlmClassifier:
-    """``served_model`` behind an OpenAI-compatible endpoint (``settings.served``), scored by
-    ``settings``' rule: refused before any request when the server cannot serve the rule."""
-    from hf_bgbench.cache import cache_root
-    from hf_bgbench.models.vlm.backends.openai_api import OpenAICompatibleBackend
-
-    served = settings.served or ServedSettings()
-    root = served.cache_dir or str(cache_root() / "api_answers")
-    backend = OpenAICompatibleBackend(served_model, served, root)
-    resolved = f"openai:{served_model}@{backend.endpoint}"
-    clf = _outside_classifier(model_id, backend, settings, resolved)
-    clf.normalisation = "the server's own processor"
-    return clf
-
-
-def load_vllm_vlm(model_id: str, model: str, settings: VlmSettings) -> VlmClassifier:
-    """``model`` (a Hub id or folder) in vLLM's offline engine on this machine's GPUs."""
-    from hf_bgbench.models.vlm.backends.vllm_engine import VllmEngineBackend
-
-    backend = VllmEngineBackend(model, settings.served or ServedSettings())
-    clf = _outside_classifier(model_id, backend, settings, f"vllm:{model}")
-    clf.normalisation = "vLLM's processor for the model"
-    return clf
-
-
-def _outside_classifier(
+def outside_classifier(
     model_id: str, backend: Any, settings: VlmSettings, resolved: str
 ) -> VlmClassifier:
     """The classifier of a backend whose model bgbench does not hold (served, or in vLLM's
@@ -238,3 +214,22 @@ def _outside_classifier(
     clf.vlm = {**record, "canvas": "the benchmark's own image size"}
     clf.any_input_size = True
     return clf
+
+
+def _load_vlm(ref: ModelRef) -> VlmClassifier:
+    local = ref.files is not None and ref.files.folder is not None
+    return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
+
+
+register_loader(  # before the transformers classifiers' (any model_type)
+    ModelLoader(
+        "transformers-vlm",
+        "transformers",
+        "generative vision-language models (AutoModelForImageTextToText: LLaVA, Qwen2-VL, "
+        "PaliGemma, Idefics3/SmolVLM, InternVL, Gemma 3, ...) scored by a named rule",
+        _load_vlm,
+        files=lambda f: is_vlm_config(f.config()),
+        kind="generative",
+        priority=50,
+    )
+)

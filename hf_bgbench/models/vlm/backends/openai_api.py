@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 import torch
 
 from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.models.registry import ModelLoader, ModelRef, register_loader
 from hf_bgbench.models.vlm.backend import (
     CONTINUATION,
     GENERATE,
@@ -44,6 +45,7 @@ from hf_bgbench.models.vlm.backend import (
     NextToken,
     Scored,
 )
+from hf_bgbench.models.vlm.load import outside_classifier
 from hf_bgbench.models.vlm.response_cache import ResponseCache, request_key
 from hf_bgbench.models.vlm.settings import ServedSettings
 from hf_bgbench.models.vlm.wire import (
@@ -374,3 +376,34 @@ def _message(err: Any) -> str:
         body = body.get("error", body)
         body = body.get("message", body) if isinstance(body, dict) else body
     return str(body or err)[:300]
+
+
+# --------------------------------------------------------------------------- its loader
+
+
+def load_served_vlm(ref: ModelRef) -> Any:
+    """``openai:<served name>``: the served model behind ``--api-base``, scored by the rule
+    of ``ref.vlm``, refused before any request when the server cannot serve the rule."""
+    from hf_bgbench.cache import cache_root
+
+    served = ref.vlm.served or ServedSettings()
+    root = served.cache_dir or str(cache_root() / "api_answers")
+    backend = OpenAICompatibleBackend(ref.target, served, root)
+    resolved = f"openai:{ref.target}@{backend.endpoint}"
+    clf = outside_classifier(ref.model_id, backend, ref.vlm, resolved)
+    clf.normalisation = "the server's own processor"
+    return clf
+
+
+register_loader(
+    ModelLoader(
+        "openai-compatible",
+        "openai",
+        "generative VLMs served behind an OpenAI-compatible endpoint (vLLM, SGLang, TGI, "
+        "transformers serve, hosted APIs): openai:<served name> with --api-base URL",
+        load_served_vlm,
+        kind="generative",
+        by_name_only=True,
+        priority=55,
+    )
+)

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from hf_bgbench.models.errors import ModelLoadError
+from hf_bgbench.models.registry import ModelLoader, ModelRef, register_loader
 from hf_bgbench.models.vlm.backend import (
     CONTINUATION,
     GENERATE,
@@ -28,6 +29,7 @@ from hf_bgbench.models.vlm.backend import (
     NextToken,
     Scored,
 )
+from hf_bgbench.models.vlm.load import outside_classifier
 from hf_bgbench.models.vlm.settings import ServedSettings
 from hf_bgbench.models.vlm.wire import candidate_logprob, chat_messages, png_bytes, trailing_logprob
 
@@ -161,3 +163,28 @@ def prompt_logprobs(output: Any) -> list[dict | None]:
         }
         for position in output.prompt_logprobs
     ]
+
+
+# --------------------------------------------------------------------------- its loader
+
+
+def load_vllm_vlm(ref: ModelRef) -> Any:
+    """``vllm:<Hub id or folder>`` in vLLM's engine on this machine's GPUs."""
+    backend = VllmEngineBackend(ref.target, ref.vlm.served or ServedSettings())
+    clf = outside_classifier(ref.model_id, backend, ref.vlm, f"vllm:{ref.target}")
+    clf.normalisation = "vLLM's processor for the model"
+    return clf
+
+
+register_loader(
+    ModelLoader(
+        "vllm",
+        "vllm",
+        "generative VLMs in vLLM's offline engine on this machine's GPUs (tensor parallel): "
+        "vllm:<Hub id or folder>",
+        load_vllm_vlm,
+        kind="generative",
+        by_name_only=True,
+        priority=56,
+    )
+)

@@ -330,3 +330,11 @@ def test_an_error_body_is_counted_by_reason_in_results_and_the_terminal(
     assert frame["no_answer_reason"].notna().sum() == 1
     assert (frame.loc[frame["no_answer_reason"].notna(), "pred"] == -1).all()  # never a class
     assert "(no answer from the model: 1 HTTP 400: scripted 400)" in capsys.readouterr().out
+
+
+def test_every_rule_the_command_line_offers_is_a_rule_module():
+    from hf_bgbench.models.vlm.rules import RULES
+    from hf_bgbench.models.vlm.settings import PAIR, VLM_PROTOCOLS
+
+    assert set(RULES) == {*VLM_PROTOCOLS, PAIR}
+    assert all(rule.kind and rule.summary for rule in RULES.values())

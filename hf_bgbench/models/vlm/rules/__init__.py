@@ -1,22 +1,34 @@
-"""The scoring rules: each one module that writes a backend's requests from the images and
-their rows and turns the answers into class scores (:class:`~.base.Rule`). ``RULES``: the
-rule name -> its class; a new rule is a module and a line here."""
+"""The scoring rules: each one module of this package that writes a backend's requests from
+the images and their rows and turns the answers into class scores (a :class:`~.base.Rule`
+with a ``name``). ``RULES``: rule name -> its class, gathered from every module here, so a
+new rule is one module (and its name in ``settings.VLM_PROTOCOLS``, the command line's
+choices, which load no torch)."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Sequence
 
 from hf_bgbench.models.vlm.backend import Backend
 from hf_bgbench.models.vlm.rules.base import Rule, refuse_unserved
-from hf_bgbench.models.vlm.rules.choice import ChoiceRule, LetterTextRule
-from hf_bgbench.models.vlm.rules.likelihood import LikelihoodRule
-from hf_bgbench.models.vlm.rules.open import OpenRule
-from hf_bgbench.models.vlm.rules.pair import PairRule
 from hf_bgbench.models.vlm.settings import VlmSettings
 
-RULES: dict[str, type[Rule]] = {
-    rule.name: rule for rule in (LikelihoodRule, ChoiceRule, LetterTextRule, OpenRule, PairRule)
-}
+
+def _gather() -> dict[str, type[Rule]]:
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    found: dict[str, type[Rule]] = {}
+    todo = list(Rule.__subclasses__())
+    while todo:
+        rule = todo.pop(0)
+        todo += rule.__subclasses__()
+        if rule.name:
+            found[rule.name] = rule
+    return found
+
+
+RULES: dict[str, type[Rule]] = _gather()
 
 
 def make_rule(settings: VlmSettings, choices: Sequence[str], backend: Backend) -> Rule:

@@ -64,7 +64,7 @@ def refuse_unserved(rule: type[Rule], backend: Backend, rules: Iterable[type[Rul
         return
     from hf_bgbench.models.errors import ModelLoadError
 
-    can = [r.name for r in rules if r.kind in backend.serves]
+    can = sorted(r.name for r in rules if r.kind in backend.serves)
     raise ModelLoadError(
         f"--vlm-protocol {rule.name} needs {rule.kind} requests, which the {backend.name} "
         f"backend cannot answer{backend_detail(backend)}. It can serve: "

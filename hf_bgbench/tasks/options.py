@@ -51,6 +51,15 @@ VLM_OPTIONS = (
     "vlm_max_new_tokens",
 )
 """The options that say how a generative VLM is scored (refused for any other model)."""
+VLM_GROUP = (
+    "generative VLMs",
+    "how a generative vision-language model's answers become class scores (any backend)",
+)
+SERVED_GROUP = (
+    "served VLMs and vLLM's engine",
+    "openai:<served name> behind an OpenAI-compatible endpoint, or vllm:<model> on this "
+    "machine's GPUs",
+)
 SERVED_OPTIONS = (
     "api_base",
     "api_key_env",
@@ -287,39 +296,47 @@ class RunOptions:
         "generative VLMs (LLaVA, Qwen2-VL, PaliGemma, SmolVLM, ...): how an answer becomes "
         "class scores -- likelihood = the log-probability of each class string as the "
         "answer's start; choice = lettered multiple choice, read from the option letters' "
-        "next-token logits; open = a greedy answer matched to the class names and their "
-        "WordNet synonyms (an answer naming no class or two counts as no answer)",
+        "next-token logits; choice-text = the same questions, the letter read from a greedy "
+        "answer's text (for a server without log-probabilities); open = a greedy answer "
+        "matched to the class names and their WordNet synonyms (an answer naming no class or "
+        "two counts as no answer)",
         choices=VLM_PROTOCOLS,
+        group=VLM_GROUP,
     )
     vlm_score: str = option(
         "mean",
         "VLMs, likelihood: the class string's token log-probabilities averaged (mean) or "
         "summed (sum, which favours short class names)",
         choices=VLM_SCORES,
+        group=VLM_GROUP,
     )
     vlm_classes: str = option(
         "benchmark",
         "VLMs: the classes scored -- benchmark = the benchmark's own class names; imagenet = "
         "ImageNet's 1000, then the benchmark's published mapping (likelihood only)",
         choices=VLM_CLASS_SETS,
+        group=VLM_GROUP,
     )
     vlm_prompt: Path | None = option(
         None,
         "VLMs: a file with the text asked with each image (default: the rule's question; for "
         "choice, {choices} marks where the lettered options go)",
         metavar="FILE",
+        group=VLM_GROUP,
     )
     circular: int = option(
         1,
-        "VLMs, choice: ask N times with the options rotated; an image counts right only if "
-        "every rotation is (VLMEvalKit's circular rule)",
+        "VLMs, choice and choice-text: ask N times with the options rotated; an image counts "
+        "right only if every rotation is (VLMEvalKit's circular rule)",
         parse=positive_int,
         metavar="N",
+        group=VLM_GROUP,
     )
     vlm_max_new_tokens: int = option(
         16,
         "VLMs, open and choice-text: the most tokens generated per answer",
         parse=positive_int,
+        group=VLM_GROUP,
     )
     api_base: str | None = option(
         None,
@@ -327,12 +344,14 @@ class RunOptions:
         "http://localhost:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API); "
         "default: $OPENAI_BASE_URL. Recorded without credentials",
         metavar="URL",
+        group=SERVED_GROUP,
     )
     api_key_env: str = option(
         "OPENAI_API_KEY",
         "served VLMs: the environment variable holding the API key (read from there only, "
         "written nowhere; a local server needs none)",
         metavar="VAR",
+        group=SERVED_GROUP,
     )
     api_server: str = option(
         "generic",
@@ -341,9 +360,14 @@ class RunOptions:
         "answer's top log-probabilities (choice); only vllm returns the prompt's (likelihood); "
         "transformers (transformers serve) and generic: generation only",
         choices=SERVER_KINDS,
+        group=SERVED_GROUP,
     )
     max_concurrency: int = option(
-        4, "served VLMs: the most requests in flight at once", parse=positive_int, metavar="N"
+        4,
+        "served VLMs: the most requests in flight at once",
+        parse=positive_int,
+        metavar="N",
+        group=SERVED_GROUP,
     )
     api_retries: int = option(
         5,
@@ -351,9 +375,14 @@ class RunOptions:
         "waiting 1, 2, 4, ... s (or the server's Retry-After)",
         parse=non_negative_int,
         metavar="N",
+        group=SERVED_GROUP,
     )
     api_timeout: int = option(
-        120, "served VLMs: seconds a request may take", parse=positive_int, metavar="S"
+        120,
+        "served VLMs: seconds a request may take",
+        parse=positive_int,
+        metavar="S",
+        group=SERVED_GROUP,
     )
     tensor_parallel_size: int | None = option(
         None,
@@ -361,12 +390,14 @@ class RunOptions:
         "visible one)",
         parse=positive_int,
         metavar="N",
+        group=SERVED_GROUP,
     )
     api_cache: Path | None = option(
         None,
         "served VLMs: where each answer is kept as it arrives, so a rerun asks only what was "
         "never answered (default: bgbench's cache folder, api_answers/)",
         metavar="DIR",
+        group=SERVED_GROUP,
     )
     resize_to_model_input: bool = option(
         False,

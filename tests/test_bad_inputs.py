@@ -1159,6 +1159,14 @@ SUBSET_SAID = "A scored all of its data; B scored a seeded subset: at most 5 ima
 
 WHOLE_ARGV_CASES = [
     (
+        "report-model-option-that-is-not-the-models",
+        _release,
+        ["report", "openai:org/vlm", "--data", "in9={data}", "--model-option", "max-images=3"],
+        2,
+        "--model-option 'max-images=3': max-images is not an option of the model; it takes "
+        "api-base, api-cache,",
+    ),
+    (
         "served-max-concurrency-zero",
         _release,
         [*SERVED, "--vlm-protocol", "open", "--max-concurrency", "0", "--output", "{out}"],

@@ -338,3 +338,24 @@ def test_every_rule_the_command_line_offers_is_a_rule_module():
 
     assert set(RULES) == {*VLM_PROTOCOLS, PAIR}
     assert all(rule.kind and rule.summary for rule in RULES.values())
+
+
+def test_a_report_card_scores_a_served_model_with_its_model_options(in9_release, tmp_path):
+    """Every task of the card reaches the server (the challenge too, whose settings record
+    had no dtype to read for a served model)."""
+    with VllmShapedServer() as server:
+        options = [f"api-base={server.url}", "vlm-protocol=open", f"api-cache={tmp_path / 'c'}"]
+        argv = ["report", "openai:org/tiny-vlm", "--benchmarks", "in9"]
+        argv += ["--data", f"in9={in9_release}", "--challenge-foregrounds", "2", "--quiet"]
+        argv += [w for o in options for w in ("--model-option", o)]
+        argv += ["--output", str(tmp_path / "r")]
+        assert main(argv) == 0
+        asked = len(server.requests)
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    tasks = report["benchmarks"][0]["tasks"]
+    assert {k: v["status"] for k, v in tasks.items()} == {"evaluate": "run", "challenge": "run"}
+    evaluate = json.loads((tmp_path / "r" / "in9" / "evaluate" / "results.json").read_text())
+    challenge = next((tmp_path / "r" / "in9" / "challenge").glob("*.json"))
+    assert evaluate["vlm"]["protocol"] == "open" and evaluate["served"]["requests_sent"] > 0
+    assert json.loads(challenge.read_text())["settings"]["precision"] == "openai-compatible's own"
+    assert asked > 0

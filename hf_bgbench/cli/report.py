@@ -56,6 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(--seed, --data, --output, the model's)",
     )
     p.add_argument(
+        "--model-option",
+        action="append",
+        metavar="FLAG=VALUE",
+        help="how the model is reached and scored, for every task, as `bgbench evaluate` "
+        "takes the flag (without its dashes): a generative VLM's rule (vlm-protocol=open, "
+        "circular=4) or a served model's endpoint (api-base=http://localhost:8000/v1, "
+        "api-server=vllm); repeat for each",
+    )
+    p.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of every random choice (recorded)"
     )
     p.add_argument(
@@ -94,13 +103,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hf_bgbench.report.card import parse_data_pairs, run_report
     from hf_bgbench.report.markdown import value_text
-    from hf_bgbench.report.task_options import parse_task_options
+    from hf_bgbench.report.task_options import parse_model_options, parse_task_options
 
     report = run_report(
         args.model,
         args.output,
         data=parse_data_pairs(args.data),
         task_options=parse_task_options(args.task_option, args.benchmarks),
+        model_options=parse_model_options(args.model_option),
         benchmarks=args.benchmarks,
         challenge_foregrounds=args.challenge_foregrounds,
         seed=args.seed,

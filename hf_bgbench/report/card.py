@@ -26,14 +26,13 @@ from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_in_data, output_lock
 from hf_bgbench.inference.engine import default_num_workers
 from hf_bgbench.models.devices import resolve_device
-from hf_bgbench.models.vlm.settings import VlmSettings
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
 from hf_bgbench.report.markdown import report_markdown
 from hf_bgbench.report.profile import draw_profile
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.common import load_model, open_data, zero_shot_classnames
+from hf_bgbench.tasks.common import load_model, open_data, vlm_settings, zero_shot_classnames
 from hf_bgbench.tasks.runner import execute
 from hf_bgbench.version import __version__, software_versions
 
@@ -98,6 +97,14 @@ def _task_options(task_name: str, common: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in common.items() if k in fields}
 
 
+def _model_vlm_settings(model_options: Mapping[str, Any], spec: Any) -> Any:
+    """How a generative VLM is scored and reached under ``model_options``, as the tasks will
+    (their options' defaults otherwise)."""
+    from hf_bgbench.tasks.options import RunOptions  # every task's options hold them
+
+    return vlm_settings(RunOptions(**model_options), spec)
+
+
 def run_report(
     model: Any,
     output_dir: str | Path,
@@ -114,6 +121,7 @@ def run_report(
     task_options: Mapping[str, Mapping[str, Any]] | None = None,
     zero_shot_classes: str = "imagenet",
     templates: str = "openai",
+    model_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the report of ``model`` (a model id, or a loaded classifier) into ``output_dir``
     and return the report document.
@@ -125,7 +133,9 @@ def run_report(
     -> extra options of that task (e.g. the Space's caps, ``{"noise": {"max_images": 200}}``;
     each is recorded in that task's results); ``zero_shot_classes`` and ``templates``: a
     zero-shot model's head (CLIP, SigLIP, open_clip), for every task as the tasks' options of
-    the same names. A task that fails is recorded with its message and the others still run."""
+    the same names; ``model_options``: how the model is reached and scored, for every task
+    (a VLM's rule, a served model's endpoint: the tasks' options of those names). A task
+    that fails is recorded with its message and the others still run."""
     data = dict(data or {})
     specs = report_specs(benchmarks)
     unknown = sorted(set(data) - {s.name for s in specs})
@@ -161,7 +171,7 @@ def run_report(
             classnames=zero_shot_classnames(zero_shot_classes, specs[0]),
             templates=templates,
             progress=progress,
-            vlm=VlmSettings(classes=zero_shot_classnames("benchmark", specs[0])),  # the tasks'
+            vlm=_model_vlm_settings(model_options or {}, specs[0]),  # the tasks' own
         )
     out = check_writable(output_dir)
     started = time.perf_counter()
@@ -174,6 +184,7 @@ def run_report(
         "progress": progress,
         "zero_shot_classes": zero_shot_classes,
         "templates": templates,
+        **(model_options or {}),
     }
     # data opened before any task runs: the progress counts only tasks that will run
     readers = {spec.name: _open_benchmark_data(spec, data.get(spec.name)) for spec in specs}

@@ -68,13 +68,22 @@ def _close(word: str, known: Sequence[str]) -> str:
     return f" (did you mean {match[0]}?)" if match else ""
 
 
-def _option_value(pair: str, task: str, name: str, opt: Option, default: Any, text: str) -> Any:
-    """``text`` read as the task command reads option ``name``'s flag."""
+def _option_value(
+    pair: str,
+    task: str,
+    name: str,
+    opt: Option,
+    default: Any,
+    text: str,
+    given_as: str = "--task-option",
+) -> Any:
+    """``text`` read as the task command reads option ``name``'s flag (``given_as``: the
+    report's flag that gave it, for the messages)."""
     shown = flag(name, opt)
     if isinstance(default, bool):  # a switch: true = the flag given
         if text.lower() not in ("true", "false"):
             raise ReportError(
-                f"--task-option {pair!r}: {shown} is a switch: give true or false "
+                f"{given_as} {pair!r}: {shown} is a switch: give true or false "
                 f"({task}.{_flag_word(shown)}=true is `bgbench {task} {shown}`)."
             )
         given = text.lower() == "true"
@@ -83,7 +92,7 @@ def _option_value(pair: str, task: str, name: str, opt: Option, default: Any, te
     words = [w for w in re.split(r"[,\s]+", text) if w] if several else [text]
     if opt.count is not None and len(words) != opt.count:
         raise ReportError(
-            f"--task-option {pair!r}: {shown} takes {opt.count} values, comma-separated; "
+            f"{given_as} {pair!r}: {shown} takes {opt.count} values, comma-separated; "
             f"got {len(words)}."
         )
     values = []
@@ -97,7 +106,7 @@ def _option_value(pair: str, task: str, name: str, opt: Option, default: Any, te
                 else f"invalid {getattr(opt.parse, '__name__', 'value')} value ({err})"
             )
             raise ReportError(
-                f"--task-option {pair!r}: {shown} {word!r}: {reason}; give a value "
+                f"{given_as} {pair!r}: {shown} {word!r}: {reason}; give a value "
                 f"`bgbench {task} {shown}` takes (`bgbench {task} --help`)."
             ) from None
         if opt.choices is not None:
@@ -105,7 +114,7 @@ def _option_value(pair: str, task: str, name: str, opt: Option, default: Any, te
             value = by_text.get(str(value), value)
             if value not in opt.choices:
                 raise ReportError(
-                    f"--task-option {pair!r}: {shown} {word!r}: choose one of "
+                    f"{given_as} {pair!r}: {shown} {word!r}: choose one of "
                     f"{', '.join(map(str, opt.choices))}."
                 )
         values.append(value)
@@ -193,3 +202,37 @@ def task_option_text(task: str, name: str, value: Any) -> str:
         f"The {task} task's option {name!r} cannot be a --task-option: "
         f"{refused or 'the task has no such option'}."
     )
+
+
+def parse_model_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``--model-option FLAG=VALUE`` (repeatable) -> {option name: value}: how the model is
+    reached and scored, given to every task of the report -- a generative VLM's rule
+    (``vlm-protocol=open``, ``circular=4``) and a served model's endpoint
+    (``api-base=http://host:8000/v1``, ``api-server=vllm``); read as ``bgbench evaluate``
+    reads the flag. Any other flag is refused, naming those it takes, as is one given twice."""
+    from hf_bgbench.tasks.options import SERVED_OPTIONS, VLM_OPTIONS, RunOptions
+
+    typed = {name: (opt, default) for name, opt, default in declared(RunOptions)}
+    offered = {
+        _flag_word(flag(name, typed[name][0])): (name, *typed[name])
+        for name in (*VLM_OPTIONS, *SERVED_OPTIONS)
+    }
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        word, sep, text = pair.partition("=")
+        word = _flag_word(word)
+        if not (sep and word and text):
+            raise ReportError(
+                f"--model-option {pair!r}: give FLAG=VALUE, e.g. --model-option "
+                "api-base=http://localhost:8000/v1."
+            )
+        if word.replace("_", "-") not in offered:
+            raise ReportError(
+                f"--model-option {pair!r}: {word} is not an option of the model; it takes "
+                f"{', '.join(sorted(offered))}{_close(word, list(offered))}."
+            )
+        name, opt, default = offered[word.replace("_", "-")]
+        if name in out:
+            raise ReportError(f"--model-option {pair!r}: {word} is given twice.")
+        out[name] = _option_value(pair, "<task>", name, opt, default, text, "--model-option")
+    return out

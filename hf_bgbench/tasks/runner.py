@@ -297,12 +297,15 @@ class Run:
 
     def settings(self, **more: Any) -> dict[str, Any]:
         """The ``settings`` record: batch size, device, precision and workers, then ``more``."""
-        vlm = getattr(self.classifier, "vlm", None)
+        vlm = getattr(self.classifier, "vlm", None) or {}
         decoding = self.pipeline.record() if self.pipeline is not None else None
+        precision = self.step.precision
+        if vlm:  # a VLM runs in its weights' dtype; a served one as its server runs it
+            precision = f"{vlm['dtype']} weights" if "dtype" in vlm else f"{vlm['backend']}'s own"
         return {
             "batch_size": self.batch_size,
             "device": str(self.step.device),
-            "precision": f"{vlm['dtype']} weights" if vlm else self.step.precision,
+            "precision": precision,
             "num_workers": decoding["workers"] if decoding else self.workers,
             **({"decode_pipeline": decoding} if decoding else {}),
             **more,

@@ -78,6 +78,9 @@ def test_hub_ids_and_bundled_names_are_accepted(text, expected):
         ("resnet50.a1_in1k", "timm/resnet50.a1_in1k"),
         ("timm", "names a model library, not a model"),  # never "write it as timm/timm"
         ("open_clip", "names a model library, not a model"),
+        # a served model or vLLM's engine: never reached from a visitor's id
+        ("openai:org/vlm", "paths and links are refused"),
+        ("vllm:org/vlm", "paths and links are refused"),
         ("", "No model entered"),
     ],
 )

@@ -185,6 +185,10 @@ class OpenAICompatibleBackend(Backend):
             "openai": openai.__version__,
             "max_concurrency": self.settings.max_concurrency,
             "image_encoding": "PNG data URL at the benchmark's pixels (lossless)",
+            "next_token": f"the answer's first token's top {TOP_LOGPROBS} log-probabilities; "
+            "a candidate's tokens with and without spaces summed, one outside them: none",
+            "continuation": "prompt_logprobs of the class string written as the assistant's "
+            "answer (continue_final_message)",
         }
 
     def generation(self, max_new_tokens: int) -> dict[str, Any]:

@@ -359,3 +359,14 @@ def test_a_report_card_scores_a_served_model_with_its_model_options(in9_release,
     assert evaluate["vlm"]["protocol"] == "open" and evaluate["served"]["requests_sent"] > 0
     assert json.loads(challenge.read_text())["settings"]["precision"] == "openai-compatible's own"
     assert asked > 0
+
+
+def test_a_fatal_answer_stops_the_requests_not_yet_sent(tmp_path):
+    """A wrong key stops the run at once: the images queued behind it are never asked."""
+    with VllmShapedServer() as server:
+        clf = _served(server.url, tmp_path, "open", server_kind="generic", max_concurrency=1)
+        server.statuses = [401]
+        with pytest.raises(openai_api.ServedModelError, match="refused the API key"):
+            clf.scored(_images(8), [{}] * 8)
+        sent = len(server.requests)
+    assert sent == 1

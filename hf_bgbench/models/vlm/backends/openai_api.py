@@ -24,7 +24,6 @@ import logging
 import math
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -124,6 +123,7 @@ class OpenAICompatibleBackend(Backend):
         self.counts.update(prompt_tokens=0, completion_tokens=0)
         self.server_models: set[str] = set()
         self.fingerprints: set[str] = set()
+        self.stopped = threading.Event()  # a fatal answer or Ctrl-C: nothing more is sent
 
     # ------------------------------------------------------------------ the request kinds
 
@@ -209,8 +209,16 @@ class OpenAICompatibleBackend(Backend):
     # ------------------------------------------------------------------ asking
 
     def _map(self, kind: str, requests: Sequence[Any], body: Callable, read: Callable) -> list:
-        jobs = [(kind, r.image, r.text, body(r)) for r in requests]
-        return [read(a) for a in self.pool.map(lambda job: self._answer(*job), jobs)]
+        """The answers to ``requests``, at most ``max_concurrency`` in flight; when one fails
+        for good (or Ctrl-C), the requests not yet sent are dropped, never sent after it."""
+        futures = [self.pool.submit(self._answer, kind, r.image, r.text, body(r)) for r in requests]
+        try:
+            return [read(f.result()) for f in futures]
+        except BaseException:
+            self.stopped.set()
+            for f in futures:
+                f.cancel()
+            raise
 
     def _answer(self, kind: str, image: torch.Tensor, text: str, body: dict) -> dict:
         """The cached answer to one request, else the server's (cached as it arrives)."""
@@ -237,6 +245,8 @@ class OpenAICompatibleBackend(Backend):
 
         tries = self.settings.retries + 1
         for attempt in range(1, tries + 1):
+            if self.stopped.is_set():  # another request failed for good: not sent
+                raise ServedModelError("stopped: another request to the server failed for good")
             try:
                 response = self.client.chat.completions.create(
                     model=self.served_model, messages=messages, **body
@@ -267,7 +277,9 @@ class OpenAICompatibleBackend(Backend):
                 tries,
             )
             self._count(retries=1)
-            time.sleep(wait)
+            if self.stopped.wait(wait):  # woken by a fatal answer elsewhere: give up now
+                continue
+        self.stopped.set()
         raise ServedModelError(
             f"The server at {self.endpoint} did not answer after {tries} tries (last: "
             f"{failure}). The {len(self.cache.answers)} answers received so far are cached in "
@@ -277,6 +289,8 @@ class OpenAICompatibleBackend(Backend):
 
     def _refused(self, err: Any) -> dict:
         status, message = err.status_code, _message(err)
+        if status in (401, 403, 404):  # every request would fail so: none is sent after it
+            self.stopped.set()
         if status in (401, 403):
             raise ServedModelError(
                 f"The server at {self.endpoint} refused the API key (HTTP {status}: {message}). "

@@ -370,3 +370,13 @@ def test_a_fatal_answer_stops_the_requests_not_yet_sent(tmp_path):
             clf.scored(_images(8), [{}] * 8)
         sent = len(server.requests)
     assert sent == 1
+
+
+def test_a_rule_that_asks_many_requests_per_image_says_so_before_the_first(tmp_path, caplog):
+    imagenet = VlmSettings(
+        classes="imagenet", served=ServedSettings(api_base="http://127.0.0.1:9/v1", server="vllm")
+    )
+    with caplog.at_level("WARNING"):
+        clf = load_classifier("openai:org/tiny-vlm", vlm=imagenet)
+    assert "the likelihood rule sends 1000 requests per image" in caplog.text
+    assert clf.usage()["requests_sent"] == 0

@@ -410,7 +410,28 @@ def load_served_vlm(ref: ModelRef) -> Any:
     resolved = f"openai:{ref.target}@{backend.endpoint}"
     clf = outside_classifier(ref.model_id, backend, ref.vlm, resolved)
     clf.normalisation = "the server's own processor"
+    per_image = requests_per_image(clf.vlm)
+    if per_image > MANY_REQUESTS:  # said before the first request: it is paid for
+        log.warning(
+            "%s: the %s rule sends %d requests per image (one per class string); "
+            "--vlm-protocol choice sends %d, open 1",
+            ref.model_id,
+            clf.vlm["protocol"],
+            per_image,
+            clf.vlm.get("rotations") or 1,
+        )
     return clf
+
+
+MANY_REQUESTS = 20
+"""Requests per image above which a run says what it will cost before it starts."""
+
+
+def requests_per_image(record: dict) -> int:
+    """How many requests the rule of ``record`` (results' ``vlm``) sends per image."""
+    if record["protocol"] == "likelihood":
+        return len(record["choices"])
+    return int(record.get("rotations") or 1)
 
 
 register_loader(

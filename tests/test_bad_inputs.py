@@ -54,6 +54,24 @@ def _publishable_in9_with_an_old_eval_yaml(tmp: Path) -> Path:
     return hub
 
 
+def _card_with_broken_yaml(tmp: Path) -> Path:
+    """The Hub-layout IN-9 whose card's configs: list has an unclosed [ on its line 8."""
+    hub = _hub_folder(tmp)
+    card = hub / "README.md"
+    lines = card.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if i > 2 and "config_name:" in line)
+    lines[at] = lines[at].replace("config_name: ", "config_name: [", 1)
+    card.write_text("".join(lines))
+    return hub
+
+
+def _card_that_is_a_list(tmp: Path) -> Path:
+    hub = _hub_folder(tmp)
+    body = (hub / "README.md").read_text().split("---", 2)[2]
+    (hub / "README.md").write_text("---\n- configs\n- original\n---" + body)
+    return hub
+
+
 def _missing_variant_files(tmp: Path) -> Path:
     hub = _hub_folder(tmp)
     shutil.rmtree(hub / "data" / "mixed_rand")
@@ -1158,6 +1176,28 @@ def _a_full_run_and_a_subset(tmp: Path) -> Path:
 SUBSET_SAID = "A scored all of its data; B scored a seeded subset: at most 5 images per variant"
 
 WHOLE_ARGV_CASES = [
+    *(  # fixed: a yaml.parser.ParserError traceback from each
+        (
+            f"card-with-broken-yaml-{argv[0]}",
+            _card_with_broken_yaml,
+            argv,
+            2,
+            "README.md: its YAML front matter cannot be read: did not find expected ',' or ']' "
+            "at line 9, column",
+        )
+        for argv in (
+            ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--output", "{out}"],
+            ["validate", "{data}"],
+            ["publish", "{data}", "--repo-id", "bgbench/in9", "--dry-run"],
+        )
+    ),
+    (
+        "card-whose-front-matter-is-a-list",
+        _card_that_is_a_list,
+        ["validate", "{data}"],
+        2,
+        "README.md: its YAML front matter (between the --- lines) is a list, not a mapping",
+    ),
     (
         "report-model-option-that-is-not-the-models",
         _release,
@@ -2029,7 +2069,37 @@ def _vlm_class_string_of_no_tokens(tmp: Path) -> str:
     return _message(lambda: load_classifier(str(folder), vlm=settings, device="cpu"))
 
 
+def _results_dataset_card_with_broken_yaml(tmp: Path) -> str:
+    from hf_bgbench.report.results_dataset import dataset_card
+
+    existing = "---\nconfigs:\n- config_name: [a\n---\n# runs\n"  # the repo's README.md
+    return _message(lambda: dataset_card([], existing))
+
+
+def _space_template_with_broken_yaml(tmp: Path) -> str:
+    from hf_bgbench.cli.publish_space_folder import space_card
+
+    (tmp / "README.md").write_text("---\ntitle: [bgbench\n---\n# Space\n")
+    return _message(lambda: space_card(tmp / "README.md")).replace(str(tmp), "{tmp}")
+
+
 PYTHON_CASES = [
+    (  # an operator's edited spaces/README.md: before, a yaml.parser.ParserError traceback
+        "space-card-template-with-broken-yaml",
+        _space_template_with_broken_yaml,
+        "{tmp}/README.md: its YAML front matter cannot be read: expected ',' or ']', but got "
+        "'<stream end>' at line 3, column 1 (while parsing a flow sequence begun at line 2, "
+        "column 8). Fix its YAML (the Space's title, emoji, colors, short_description ... keys), "
+        "or restore it from the repository (git checkout spaces/README.md).",
+    ),
+    (  # fixed: publish-results to a dataset whose card was broken ended in a traceback
+        "results-dataset-card-with-broken-yaml",
+        _results_dataset_card_with_broken_yaml,
+        "The results dataset's README.md: its YAML front matter cannot be read: expected ',' "
+        "or ']', but got '<stream end>' at line 4, column 1 (while parsing a flow sequence "
+        "begun at line 3, column 16). Fix the YAML by hand (a configs: entry per config, as "
+        "bgbench build writes them), or write the folder again with bgbench build / convert.",
+    ),
     (
         "one-variants-accuracy-as-a-reliance-measure",
         _accuracy_as_a_reliance_measure,

@@ -36,6 +36,7 @@ import yaml
 
 import hf_bgbench
 from hf_bgbench.data.hub import render_card
+from hf_bgbench.hub.card import CardError, yaml_problem
 
 SOURCE_ROOT = Path(hf_bgbench.__file__).resolve().parents[1]
 WHEELS_DIR = "wheels"
@@ -112,6 +113,12 @@ def build_wheel(out_dir: str | Path, root: str | Path | None = None) -> Path:
     return wheels[-1]
 
 
+SPACE_CARD_FIX = (
+    "Fix its YAML (the Space's title, emoji, colors, short_description ... keys), or restore "
+    "it from the repository (git checkout spaces/README.md)."
+)
+
+
 def space_card(template: str | Path, hardware: str = DEFAULT_HARDWARE) -> str:
     """spaces/README.md with the front matter a Gradio Space needs, sdk_version pinned to the
     gradio installed here (the version the app was tested with)."""
@@ -120,7 +127,13 @@ def space_card(template: str | Path, hardware: str = DEFAULT_HARDWARE) -> str:
     body = text
     if text.startswith("---"):
         _, front, body = text.split("---", 2)
-        meta = dict(yaml.safe_load(front) or {})
+        try:
+            meta = yaml.safe_load(front) or {}
+        except yaml.YAMLError as err:
+            raise CardError(f"{template}: {yaml_problem(err, fix=SPACE_CARD_FIX)}") from None
+        if not isinstance(meta, dict):
+            raise CardError(f"{template}: its YAML front matter is not a mapping. {SPACE_CARD_FIX}")
+        meta = dict(meta)
     meta["sdk"] = "gradio"
     meta["app_file"] = "app.py"
     meta["suggested_hardware"] = hardware

@@ -62,7 +62,42 @@ def _parsed_front(readme: str, size: int, mtime_ns: int) -> dict[str, Any]:
         _, front, _ = text.split("---", 2)
     except ValueError:
         return {}
-    return yaml.load(front, Loader=_LOADER) or {}
+    try:
+        meta = yaml.load(front, Loader=_LOADER) or {}
+    except yaml.YAMLError as err:
+        raise CardError(f"{readme}: {yaml_problem(err)}") from None
+    if not isinstance(meta, dict):
+        raise CardError(
+            f"{readme}: its YAML front matter (between the --- lines) is a "
+            f"{type(meta).__name__}, not a mapping of keys such as configs:. {CARD_FIX}"
+        )
+    return meta
+
+
+class CardError(ValueError):
+    """A card whose front matter cannot be read, named by file and line."""
+
+
+CARD_FIX = (
+    "Fix the YAML by hand (a configs: entry per config, as bgbench build writes them), or "
+    "write the folder again with bgbench build / convert."
+)
+
+
+def yaml_problem(err: yaml.YAMLError, first_line: int = 0, fix: str = CARD_FIX) -> str:
+    """What is wrong in a YAML text, at which line and column of its file (``first_line``:
+    the number of file lines before the text's first line), and what to do (``fix``)."""
+
+    def at(mark: Any) -> str:
+        return f"line {mark.line + 1 + first_line}, column {mark.column + 1}"
+
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context", None)
+    where = f" at {at(mark)}" if mark is not None else ""
+    began = getattr(err, "context_mark", None)
+    if context and began is not None:
+        where += f" ({context} begun at {at(began)})"
+    return f"its YAML front matter cannot be read: {problem}{where}. {fix}"
 
 
 def card_configs(folder: str | Path) -> list[str]:

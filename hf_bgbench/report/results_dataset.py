@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from hf_bgbench.hub.card import CARD_FIX, CardError, yaml_problem
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
 from hf_bgbench.hub.repo_ids import check_repo_id
@@ -142,7 +143,16 @@ def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
     old: list[dict[str, Any]] = []
     if existing.startswith("---"):
         header = existing.split("---", 2)[1]
-        old = list((yaml.safe_load(header) or {}).get("configs", []))
+        try:
+            meta = yaml.safe_load(header) or {}
+        except yaml.YAMLError as err:
+            raise CardError(f"The results dataset's README.md: {yaml_problem(err)}") from None
+        if not isinstance(meta, dict):
+            raise CardError(
+                "The results dataset's README.md: its YAML front matter is not a mapping of "
+                f"keys such as configs:. {CARD_FIX}"
+            )
+        old = list(meta.get("configs", []))
     merged = {c["config_name"]: c for c in [*old, *configs]}
     meta = yaml.safe_dump({"configs": list(merged.values())}, sort_keys=False)
     return (

@@ -30,7 +30,6 @@ import torch
 NEXT_TOKEN = "next_token_logprobs"
 CONTINUATION = "continuation_logprobs"
 GENERATE = "generate"
-REQUEST_KINDS = (NEXT_TOKEN, CONTINUATION, GENERATE)
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,6 @@ class Generated:
 
     text: str | None
     reason: str | None = None
-    finish_reason: str | None = None
 
 
 class UnservedRequest(ValueError):
@@ -78,15 +76,13 @@ class UnservedRequest(ValueError):
 class Backend:
     """The base of every backend: ``name`` (recorded), ``serves`` (the request kinds it
     answers), and one method per kind, each taking a list of requests and giving one answer
-    per request, in order. ``preprocessing``: the pixels the images are given at;
-    ``normalisation``: the (mean, std) the model normalises them with, where known."""
+    per request, in order."""
 
     name: str = "backend"
     serves: frozenset[str] = frozenset()
     # whether an answer may be missing for a reason of the backend's own (a served model's
     # error body, an empty reply): rules then keep each image's reason, in every batch
     answers_may_fail: bool = False
-    normalisation: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
     def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:
         raise UnservedRequest(self.unserved(NEXT_TOKEN))

@@ -14,7 +14,10 @@ import numpy as np
 import torch
 
 from hf_bgbench.models.errors import ModelLoadError
-from hf_bgbench.models.vlm.backend import Scored
+from hf_bgbench.models.vlm.backend import Continuation, Generated, Request, Scored
+
+TOP_LOGPROBS = 20
+"""The most ``top_logprobs`` OpenAI's API and vLLM's server and engine accept by default."""
 
 
 class ServedAnswerError(ModelLoadError):
@@ -29,6 +32,44 @@ def png_bytes(image: torch.Tensor) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(array.permute(1, 2, 0).numpy())).save(buffer, "PNG")
     return buffer.getvalue()
+
+
+def pngs(requests: Sequence[Request]) -> list[bytes]:
+    """Each request's image as PNG, each distinct image encoded once (a rule asks one image
+    several times: each rotation, each class string)."""
+    encoded: dict[int, bytes] = {}
+    for r in requests:
+        if id(r.image) not in encoded:
+            encoded[id(r.image)] = png_bytes(r.image)
+    return [encoded[id(r.image)] for r in requests]
+
+
+def one_string_each(requests: Sequence[Continuation]) -> list[Continuation]:
+    """The continuation requests split into one request a string (a served model scores one
+    string written as the answer per request), in order."""
+    return [Continuation(r.image, r.text, (s,)) for r in requests for s in r.strings]
+
+
+def per_request(scored: Sequence[Scored], requests: Sequence[Continuation]) -> list[list[Scored]]:
+    """The answers to :func:`one_string_each`'s requests, grouped back per original request."""
+    out, i = [], 0
+    for r in requests:
+        out.append(list(scored[i : i + len(r.strings)]))
+        i += len(r.strings)
+    return out
+
+
+def generated(content: str | None, *, filtered: bool = False, echo_of: str = "") -> Generated:
+    """A generated answer read: the text, or None and why there is none. ``echo_of``: the
+    question a server may echo back -- an answer that holds it is no answer (its words would
+    be matched as the model's), never trimmed by a guess of what to strip."""
+    if filtered:
+        return Generated(None, "the server filtered the answer (content_filter)")
+    if not content or not content.strip():
+        return Generated(None, "an empty answer")
+    if echo_of.strip() and echo_of.strip() in content:
+        return Generated(None, "the answer repeats the question (the server echoed it)")
+    return Generated(content)
 
 
 def chat_messages(png: bytes, text: str, answer: str | None) -> list[dict[str, Any]]:

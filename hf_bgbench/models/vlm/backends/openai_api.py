@@ -29,8 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import torch
-
 from hf_bgbench.models.errors import ModelLoadError
 from hf_bgbench.models.registry import ModelLoader, ModelRef, register_loader
 from hf_bgbench.models.vlm.backend import (
@@ -48,12 +46,16 @@ from hf_bgbench.models.vlm.load import outside_classifier
 from hf_bgbench.models.vlm.response_cache import ResponseCache, request_key
 from hf_bgbench.models.vlm.settings import ServedSettings
 from hf_bgbench.models.vlm.wire import (
+    TOP_LOGPROBS,
     ServedAnswerError,
     candidate_logprob,
     chat_messages,
-    png_bytes,
+    one_string_each,
+    per_request,
+    pngs,
     trailing_logprob,
 )
+from hf_bgbench.models.vlm.wire import generated as read_generated
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +76,6 @@ WHY_UNSERVED = {
     "transformers": "transformers serve ignores logprobs and top_logprobs (transformers 5.25); "
     "use --vlm-protocol open or choice-text",
 }
-TOP_LOGPROBS = 20
-"""The most ``top_logprobs`` OpenAI's API and vLLM's default server accept."""
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 60.0
 RETRIED = (429, 500, 502, 503, 504)
@@ -131,7 +131,7 @@ class OpenAICompatibleBackend(Backend):
         def body(r: Generate) -> dict[str, Any]:
             return {"max_tokens": r.max_new_tokens, "temperature": 0, "seed": self.settings.seed}
 
-        answers = self._map(GENERATE, requests, body, lambda a: a)
+        answers = self._map(GENERATE, requests, body)
         return [generated(a, r.text) for a, r in zip(answers, requests, strict=True)]
 
     def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:
@@ -144,18 +144,17 @@ class OpenAICompatibleBackend(Backend):
                 "top_logprobs": TOP_LOGPROBS,
             }
 
-        answers = self._map(NEXT_TOKEN, requests, body, lambda a: a)
+        answers = self._map(NEXT_TOKEN, requests, body)
         return [self._candidates(a, r.candidates) for a, r in zip(answers, requests, strict=True)]
 
     def continuation_logprobs(self, requests: Sequence[Continuation]) -> list[list[Scored]]:
-        flat = [(r, s) for r in requests for s in r.strings]
-        asked = [Continuation(r.image, r.text, (s,)) for r, s in flat]
+        asked = one_string_each(requests)
 
         def body(r: Continuation) -> dict[str, Any]:
             return {
                 "max_tokens": 1,
                 "temperature": 0,
-                "answer": r.strings[0],  # written as the assistant's turn (see _messages)
+                "answer": r.strings[0],  # written as the assistant's turn (chat_messages)
                 "extra_body": {
                     "prompt_logprobs": 0,
                     "continue_final_message": True,
@@ -163,13 +162,9 @@ class OpenAICompatibleBackend(Backend):
                 },
             }
 
-        answers = self._map(CONTINUATION, asked, body, lambda a: a)
-        scored = [self._continuation(a, s) for a, (_, s) in zip(answers, flat, strict=True)]
-        out, i = [], 0
-        for r in requests:
-            out.append(scored[i : i + len(r.strings)])
-            i += len(r.strings)
-        return out
+        answers = self._map(CONTINUATION, asked, body)
+        scored = [self._continuation(a, r.strings[0]) for a, r in zip(answers, asked, strict=True)]
+        return per_request(scored, requests)
 
     # ------------------------------------------------------------------ the record
 
@@ -208,21 +203,23 @@ class OpenAICompatibleBackend(Backend):
 
     # ------------------------------------------------------------------ asking
 
-    def _map(self, kind: str, requests: Sequence[Any], body: Callable, read: Callable) -> list:
+    def _map(self, kind: str, requests: Sequence[Any], body: Callable) -> list[dict]:
         """The answers to ``requests``, at most ``max_concurrency`` in flight; when one fails
         for good (or Ctrl-C), the requests not yet sent are dropped, never sent after it."""
-        futures = [self.pool.submit(self._answer, kind, r.image, r.text, body(r)) for r in requests]
+        futures = [
+            self.pool.submit(self._answer, kind, png, r.text, body(r))
+            for png, r in zip(pngs(requests), requests, strict=True)
+        ]
         try:
-            return [read(f.result()) for f in futures]
+            return [f.result() for f in futures]
         except BaseException:
             self.stopped.set()
             for f in futures:
                 f.cancel()
             raise
 
-    def _answer(self, kind: str, image: torch.Tensor, text: str, body: dict) -> dict:
+    def _answer(self, kind: str, png: bytes, text: str, body: dict) -> dict:
         """The cached answer to one request, else the server's (cached as it arrives)."""
-        png = png_bytes(image)
         answer_text = body.pop("answer", None)
         sent = {"model": self.served_model, "text": text, "answer": answer_text, **body}
         key = request_key(kind, sent, hashlib.sha256(png).hexdigest())
@@ -365,19 +362,12 @@ def public_endpoint(url: str) -> str:
 
 
 def generated(answer: dict, question: str) -> Generated:
-    """A generation answer read: the text, or None and why there is none. An answer that
-    holds the question itself is the server echoing the prompt (its words would be matched
-    as the model's): no answer, never trimmed by a guess of what to strip."""
+    """A server's generation answer read (:func:`~hf_bgbench.models.vlm.wire.generated`);
+    an error body is no answer, with the error as its reason."""
     if "error" in answer:
         return Generated(None, answer["error"])
-    content, finish = answer.get("content"), answer.get("finish_reason")
-    if finish == "content_filter":
-        return Generated(None, "the server filtered the answer (content_filter)", finish)
-    if not content or not content.strip():
-        return Generated(None, "an empty answer", finish)
-    if question.strip() and question.strip() in content:
-        return Generated(None, "the answer repeats the question (the server echoed it)", finish)
-    return Generated(content, None, finish)
+    filtered = answer.get("finish_reason") == "content_filter"
+    return read_generated(answer.get("content"), filtered=filtered, echo_of=question)
 
 
 def _retry_after(err: Any) -> float | None:

@@ -31,9 +31,16 @@ from hf_bgbench.models.vlm.backend import (
 )
 from hf_bgbench.models.vlm.load import outside_classifier
 from hf_bgbench.models.vlm.settings import ServedSettings
-from hf_bgbench.models.vlm.wire import candidate_logprob, chat_messages, png_bytes, trailing_logprob
-
-TOP_LOGPROBS = 20
+from hf_bgbench.models.vlm.wire import (
+    TOP_LOGPROBS,
+    candidate_logprob,
+    chat_messages,
+    generated,
+    one_string_each,
+    per_request,
+    pngs,
+    trailing_logprob,
+)
 
 
 class VllmEngineBackend(Backend):
@@ -63,38 +70,32 @@ class VllmEngineBackend(Backend):
 
     def generate(self, requests: Sequence[Generate]) -> list[Generated]:
         params = [self._params(max_tokens=r.max_new_tokens) for r in requests]
-        outputs = self._chat(
-            [chat_messages(png_bytes(r.image), r.text, None) for r in requests], params
-        )
-        return [_generated(o.outputs[0]) for o in outputs]
+        outputs = self._chat(_conversations(requests), params)
+        return [
+            generated(o.outputs[0].text, r.text) for o, r in zip(outputs, requests, strict=True)
+        ]
 
     def next_token_logprobs(self, requests: Sequence[NextToken]) -> list[list[float]]:
         params = self._params(max_tokens=1, logprobs=TOP_LOGPROBS)
-        outputs = self._chat(
-            [chat_messages(png_bytes(r.image), r.text, None) for r in requests], params
-        )
-        out = []
-        for o, r in zip(outputs, requests, strict=True):
-            out.append([candidate_logprob(first_token_top(o), c) for c in r.candidates])
-        return out
+        outputs = self._chat(_conversations(requests), params)
+        return [
+            [candidate_logprob(first_token_top(o), c) for c in r.candidates]
+            for o, r in zip(outputs, requests, strict=True)
+        ]
 
     def continuation_logprobs(self, requests: Sequence[Continuation]) -> list[list[Scored]]:
-        flat = [(r, s) for r in requests for s in r.strings]
-        conversations = [chat_messages(png_bytes(r.image), r.text, s) for r, s in flat]
+        asked = one_string_each(requests)
         outputs = self._chat(
-            conversations,
+            _conversations(asked, answers=True),
             self._params(max_tokens=1, prompt_logprobs=0),
             add_generation_prompt=False,
             continue_final_message=True,
         )
         scored = [
-            trailing_logprob(prompt_logprobs(o), s) for o, (_, s) in zip(outputs, flat, strict=True)
+            trailing_logprob(prompt_logprobs(o), r.strings[0])
+            for o, r in zip(outputs, asked, strict=True)
         ]
-        out, i = [], 0
-        for r in requests:
-            out.append(scored[i : i + len(r.strings)])
-            i += len(r.strings)
-        return out
+        return per_request(scored, requests)
 
     def _params(self, **settings: Any) -> Any:
         from vllm import SamplingParams
@@ -105,8 +106,12 @@ class VllmEngineBackend(Backend):
         return self.llm.chat(conversations, params, use_tqdm=False, **options)
 
 
-def _conversations(requests: Sequence[Any]) -> list[list[dict[str, Any]]]:
-    return [chat_messages(png_bytes(r.image), r.text, None) for r in requests]
+def _conversations(requests: Sequence[Any], answers: bool = False) -> list[list[dict]]:
+    """The chat of each request (with ``answers``, its one string as the assistant's turn)."""
+    return [
+        chat_messages(png, r.text, r.strings[0] if answers else None)
+        for png, r in zip(pngs(requests), requests, strict=True)
+    ]
 
 
 def _engine(model: str, settings: ServedSettings) -> Any:
@@ -135,13 +140,6 @@ def _engine(model: str, settings: ServedSettings) -> Any:
 
 def _parallel(settings: ServedSettings) -> int:
     return settings.tensor_parallel_size or max(1, torch.cuda.device_count())
-
-
-def _generated(completion: Any) -> Generated:
-    text, finish = completion.text, getattr(completion, "finish_reason", None)
-    if not text or not text.strip():
-        return Generated(None, "an empty answer", finish)
-    return Generated(text, None, finish)
 
 
 def first_token_top(output: Any) -> list[dict[str, Any]]:

@@ -198,16 +198,22 @@ def _load(model_id: Any, checkpoint: str | None, ref: ModelRef) -> Classifier:
     return loader.load(ref)
 
 
-def model_kind(model_id: str) -> str | None:
-    """The kind of model ``model_id`` names (:data:`MODEL_KINDS`), found without loading
-    it (a folder's or Hub repo's config only); None where that cannot be told (the Hub out of
-    reach, an unknown id: loading it then says why)."""
+def model_loader(model_id: str) -> ModelLoader | None:
+    """The loader that would load ``model_id``, found without loading it (a folder's or Hub
+    repo's config only); None where that cannot be told (the Hub out of reach, an unknown
+    id: loading it then says why)."""
     ref = ModelRef(str(model_id), str(model_id).strip(), None, lambda: None)
     try:
-        loader, _ = _resolve(model_id, ref)
+        return _resolve(model_id, ref)[0]
     except Exception:
         return None
-    return loader.kind
+
+
+def model_kind(model_id: str) -> str | None:
+    """The kind of model ``model_id`` names (:data:`MODEL_KINDS`; None: it cannot be told
+    before loading)."""
+    loader = model_loader(model_id)
+    return None if loader is None else loader.kind
 
 
 def _check_id(model_id: Any) -> str:
@@ -304,5 +310,6 @@ __all__ = [
     "RepoFiles",
     "load_classifier",
     "model_kind",
+    "model_loader",
     "register_loader",
 ]

@@ -105,7 +105,6 @@ class Run:
         """Load the model, its label mapping (a linear probe fitted when the protocol asks:
         ``probe_options`` go to it) and the model step on this process's device."""
         o = self.options
-        self._check_served_options()
         head = self.protocol.settings.head  # the protocol's head recipe (None: none)
         probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
         # a probe's feature passes decode through the run's pipeline: its workers start once
@@ -146,18 +145,6 @@ class Run:
             )
         self._label_departures(head is not None, record is not None)
         return self.step
-
-    def _check_served_options(self) -> None:
-        """Refuse ``--api-*`` / ``--max-concurrency`` for a model that is not served (read
-        from its id, before it loads: they would be silently ignored)."""
-        named = changed_options(self.options, SERVED_OPTIONS)
-        if not named or (isinstance(self.model, str) and self.model.startswith(OUTSIDE)):
-            return
-        raise ValueError(
-            f"{', '.join(named.values())}: these reach a model served behind an "
-            "OpenAI-compatible endpoint (openai:<served name>) or run in vLLM's engine "
-            f"(vllm:<model>); {self.model!r} is neither. Leave them out, or name the model so."
-        )
 
     def _check_vlm_options(self) -> None:
         """Refuse ``--vlm-*`` / ``--circular`` set for a model that is not a VLM (they would
@@ -422,10 +409,6 @@ def execute(task: Task, model: Any, **kwargs: Any) -> dict[str, Any]:
         raise
 
 
-OUTSIDE = ("openai:", "vllm:")
-"""The model-id prefixes of the VLMs bgbench asks outside its own model code."""
-
-
 def _remove_if_empty(folder: Path) -> None:
     try:
         folder.rmdir()  # only succeeds on an empty folder
@@ -444,21 +427,30 @@ KIND_LIMIT = {
 }
 
 
-def check_model_kind(task: Task, model: Any) -> None:
-    """Refuse a model of a kind ``task`` cannot score, told from its id (its config at
-    most) before the model or the data loads."""
-    from hf_bgbench.models.loader import model_kind
+def check_model(task: Task, model: Any, options: Any) -> None:
+    """Before the model or the data loads, from the model's id (its config at most): refuse
+    a kind of model ``task`` cannot score, and ``--api-*`` options for a model that is not
+    asked through a served endpoint or vLLM's engine (they would be silently ignored)."""
+    from hf_bgbench.models.loader import model_loader
 
-    kind = model_kind(model) if isinstance(model, str) else None
-    if kind is None or kind in task.model_kinds:
-        return
-    takes = " or ".join(KIND_TEXT[k] for k in task.model_kinds)
-    limit = f" ({KIND_LIMIT[kind]})" if kind in KIND_LIMIT else ""
-    raise ValueError(f"The {task.name} task scores {takes}; {model!r} is {KIND_TEXT[kind]}{limit}.")
+    loader = model_loader(model) if isinstance(model, str) else None
+    if loader is not None and loader.kind not in task.model_kinds:
+        takes = " or ".join(KIND_TEXT[k] for k in task.model_kinds)
+        limit = f" ({KIND_LIMIT[loader.kind]})" if loader.kind in KIND_LIMIT else ""
+        raise ValueError(
+            f"The {task.name} task scores {takes}; {model!r} is {KIND_TEXT[loader.kind]}{limit}."
+        )
+    named = changed_options(options, SERVED_OPTIONS)
+    if named and not (loader is not None and loader.by_name_only):
+        raise ValueError(
+            f"{', '.join(named.values())}: these reach a model served behind an "
+            "OpenAI-compatible endpoint (openai:<served name>) or run in vLLM's engine "
+            f"(vllm:<model>); {model!r} is neither. Leave them out, or name the model so."
+        )
 
 
 def _execute(task: Task, model: Any, options: Any, spec, protocol, started: float, published):
-    check_model_kind(task, model)
+    check_model(task, model, options)
     run = _new_run(task, model, options, spec, protocol, started, published)
     # one run per output folder: the main process holds it until the folder is written
     hold = options.output_dir is not None and run.procs.is_main

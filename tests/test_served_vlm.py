@@ -380,3 +380,21 @@ def test_a_rule_that_asks_many_requests_per_image_says_so_before_the_first(tmp_p
         clf = load_classifier("openai:org/tiny-vlm", vlm=imagenet)
     assert "the likelihood rule sends 1000 requests per image" in caplog.text
     assert clf.usage()["requests_sent"] == 0
+
+
+def test_a_damaged_cached_answer_is_asked_again_and_counted(tmp_path):
+    """A cache line whose answer was changed on disk (same length) is not read as data."""
+    images = _images(2)
+    with VllmShapedServer() as server:
+        first = _served(server.url, tmp_path, "choice")
+        before, _ = first.scored(images, [{}] * 2)
+        cache = next(tmp_path.rglob("answers.jsonl"))
+        text = cache.read_text()
+        value = json.dumps(json.loads(text.splitlines()[0])["answer"]["top_logprobs"][0]["logprob"])
+        damaged = value[:-1] + ("1" if value[-1] != "1" else "2")  # one digit, same length
+        assert value in text.splitlines()[0]
+        cache.write_text(text.replace(value, damaged, 1))
+        again = _served(server.url, tmp_path, "choice")
+        after, _ = again.scored(images, [{}] * 2)
+    assert again.usage()["cache_lines_unreadable"] == 1
+    assert again.usage()["requests_sent"] == 1 and torch.allclose(before, after)

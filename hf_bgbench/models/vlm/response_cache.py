@@ -3,7 +3,9 @@ question twice (a served model is slow, rate-limited and paid for).
 
 One folder per endpoint and served model; one JSON line per answer, appended (and flushed)
 as it arrives, keyed by the request kind, its body with the image replaced by the image's
-sha256. A line cut short by a killed run is skipped when read (counted)."""
+sha256, with the answer's own sha256. A line cut short by a killed run, or one whose answer
+no longer matches its sha256 (a damaged file), is skipped when read and counted: its
+request is asked again and its answer appended anew."""
 
 from __future__ import annotations
 
@@ -20,6 +22,11 @@ def request_key(kind: str, body: dict[str, Any], image_sha256: str) -> str:
     """The cache key of one request: its kind and body (the image by its hash)."""
     payload = json.dumps({"kind": kind, "body": body, "image": image_sha256}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def answer_sha256(answer: Any) -> str:
+    """The sha256 of an answer as JSON (keys sorted): what its cache line says it was."""
+    return hashlib.sha256(json.dumps(answer, sort_keys=True).encode()).hexdigest()
 
 
 class ResponseCache:
@@ -47,8 +54,12 @@ class ResponseCache:
             for line in f:
                 try:
                     entry = json.loads(line)
-                    self.answers[entry["key"]] = entry["answer"]
+                    intact = entry["sha256"] == answer_sha256(entry["answer"])
                 except (json.JSONDecodeError, KeyError, TypeError):
+                    intact = False
+                if intact:
+                    self.answers[entry["key"]] = entry["answer"]
+                else:
                     self.unreadable += 1
 
     def get(self, key: str) -> Any | None:
@@ -56,7 +67,8 @@ class ResponseCache:
             return self.answers.get(key)
 
     def put(self, key: str, answer: Any) -> None:
-        line = json.dumps({"key": key, "answer": answer}) + "\n"
+        entry = {"key": key, "answer": answer, "sha256": answer_sha256(answer)}
+        line = json.dumps(entry) + "\n"
         with self.lock:
             if self.cut_short:
                 line, self.cut_short = "\n" + line, False

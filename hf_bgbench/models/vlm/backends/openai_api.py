@@ -196,6 +196,7 @@ class OpenAICompatibleBackend(Backend):
         counts["server_model"] = sorted(self.server_models)
         counts["system_fingerprint"] = sorted(self.fingerprints)
         counts["cache"] = str(self.cache.folder)
+        counts["cache_lines_unreadable"] = self.cache.unreadable  # cut short or damaged
         return counts
 
     def close(self) -> None:

@@ -226,6 +226,7 @@ def test_429_and_5xx_are_retried_and_an_error_body_is_one_unanswered_image(
     assert reasons[0] is None and reasons[1].startswith("HTTP 400: scripted 400")
     assert extras["answer"][1] is None and int(scores[1].argmax()) == 9
     assert len(server.requests) == 4
+    assert clf.usage()["requests_sent"] == 2  # the answer and the error body (+ 2 retries)
 
 
 def test_batch_size_never_changes_a_result(tmp_path):

@@ -250,7 +250,8 @@ class OpenAICompatibleBackend(Backend):
                     model=self.served_model, messages=messages, **body
                 )
             except openai.APIStatusError as err:
-                if err.status_code not in RETRIED:
+                if err.status_code not in RETRIED:  # sent and answered, with an error
+                    self._count(requests_sent=1)
                     return self._refused(err)
                 failure, wait = f"HTTP {err.status_code}", _retry_after(err)
             except openai.APIConnectionError as err:  # timeouts too

@@ -8,6 +8,7 @@ forward of prompt + class string per class, no key/value cache."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -382,3 +383,23 @@ def with_answer_tokens(inputs: dict, ids: list[int], token_type: int = 0) -> dic
         if key in inputs:
             inputs[key] = torch.cat([inputs[key], torch.full_like(extra, value)], 1)
     return inputs
+
+
+def steer_answers(folder: Path, words: Sequence[str], first_bias: float = 6.0) -> Path:
+    """Make the tiny VLM at ``folder`` answer one of ``words`` and stop: sequence biases in its
+    ``generation_config.json`` (which every caller of ``generate`` applies) favour each word's
+    first token by ``first_bias`` and force the rest of it and the end token. Which word
+    comes first depends on the image through the random weights, so the answers vary by image
+    and variant as a real model's do, and an open answer names a class."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    bias: list[list] = []
+    for word in words:
+        seq = [*tok(word, add_special_tokens=False)["input_ids"], tok.eos_token_id]
+        bias.append([seq[:1], first_bias])
+        bias += [[seq[:k], 100.0] for k in range(2, len(seq) + 1)]
+    config = GenerationConfig.from_pretrained(folder)
+    config.sequence_bias = bias
+    config.save_pretrained(folder)
+    return folder

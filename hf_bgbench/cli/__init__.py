@@ -15,6 +15,7 @@ COMMANDS = [
     "report",
     "compare",
     "table",
+    "export",
     "list_benchmarks",
     "download",
     "build",

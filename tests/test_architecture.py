@@ -36,7 +36,15 @@ LAYERS = {
     3: ("inference", "probe", "scoring", "builders"),
     4: ("benchmarks",),
     5: ("render", "tasks", "report"),
-    6: ("cli", "space", "evaluate_metrics", "__init__", "__main__"),
+    6: (
+        "cli",
+        "space",
+        "evaluate_metrics",
+        "harnesses",
+        "lmms_eval_plugin",
+        "__init__",
+        "__main__",
+    ),
 }
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 HOOK = re.compile(r"^(hf_bgbench(?:\.\w+)+):\w+$")

@@ -1192,6 +1192,41 @@ WHOLE_ARGV_CASES = [
         )
     ),
     (
+        "export-lmms-eval-data-in-no-hub-layout",
+        _release,
+        ["export", "lmms-eval", "--benchmark", "in9", "--data", "{data}", "--output", "{out}"],
+        2,
+        "not a folder in the Hub layout (a README.md declaring 'configs:' beside Parquet files)",
+    ),
+    (
+        "export-lmms-eval-data-of-another-benchmark",
+        _rival10_hub,
+        ["export", "lmms-eval", "--benchmark", "in9", "--data", "{data}", "--output", "{out}"],
+        2,
+        "none of which is a in9 variant",
+    ),
+    (
+        "export-lmms-eval-data-without-one-benchmark",
+        _hub_folder,
+        ["export", "lmms-eval", "--data", "{data}", "--output", "{out}"],
+        2,
+        "--data names one benchmark's data: give exactly one --benchmark.",
+    ),
+    (
+        "export-vlmevalkit-more-classes-than-letters",
+        _hub_folder,
+        ["export", "vlmevalkit", "--benchmark", "imagenet-d", "--data", "{data}"],
+        2,
+        "imagenet-d has 113 classes; a VLMEvalKit multiple-choice question lists at most 26",
+    ),
+    (
+        "export-vlmevalkit-circular-zero",
+        _hub_folder,
+        ["export", "vlmevalkit", "--benchmark", "in9", "--data", "{data}", "--circular", "0"],
+        2,
+        "argument --circular: must be",
+    ),
+    (
         "card-whose-front-matter-is-a-list",
         _card_that_is_a_list,
         ["validate", "{data}"],

@@ -29,12 +29,12 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_them():
         assert command in ci, f".ci/run does not run the README command {command!r}"
 
 
-def _readme_commands() -> list[str]:
-    """Every ``bgbench`` command in the README's bash blocks (continuation lines joined,
+def _readme_commands(page: str = "README.md") -> list[str]:
+    """Every ``bgbench`` command in the bash blocks of ``page`` (continuation lines joined,
     comments and environment assignments dropped)."""
     import shlex
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / page).read_text(encoding="utf-8")
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -49,7 +49,8 @@ def _readme_commands() -> list[str]:
 
 
 def test_every_readme_bgbench_command_parses():
-    """A README command the CLI no longer takes (a renamed option, a gone choice) fails here."""
+    """A README or docs command the CLI no longer takes (a renamed option, a gone choice)
+    fails here."""
     import shlex
 
     import pytest
@@ -58,6 +59,8 @@ def test_every_readme_bgbench_command_parses():
 
     commands = _readme_commands()
     assert len(commands) > 20
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        commands += _readme_commands(str(page.relative_to(ROOT)))
     parser = build_parser()
     broken = []
     for command in commands:

@@ -10,11 +10,12 @@ from hf_bgbench.builders.arguments import positive_int
 
 LMMS_EVAL_HELP = (
     "Write lmms-eval task folders: per benchmark and rule, one task per variant and a group "
-    "whose aggregations are the benchmark's gaps (IN-9: bg_gap). The questions and the reading "
-    "of the answers are bgbench's own rules (open, choice-text; ImageNet-D: its authors' "
-    "two-way question). The installed plugin (LMMS_EVAL_PLUGINS=hf_bgbench.lmms_eval_plugin) "
-    "holds the same tasks over the Hub datasets; export them with --data to read a local "
-    "folder in the Hub layout, then pass --output to lmms-eval's --include_path."
+    "whose aggregations are the benchmark's gaps (such as BG-GAP). The questions and the "
+    "reading of the answers are bgbench's own rules (open, choice-text, or the two-way "
+    "question a benchmark's protocol sets). The installed plugin's folder "
+    "(hf_bgbench.lmms_eval_plugin.TASKS) holds the same tasks over the Hub datasets; export "
+    "them with --data to read a local folder in the Hub layout. Either folder is lmms-eval's "
+    "--include_path."
 )
 VLMEVALKIT_HELP = (
     "Write a benchmark as a VLMEvalKit multiple-choice TSV (index, image as base64 PNG, "
@@ -37,10 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the tasks read the data: a local folder in the Hub layout or a Hub dataset "
         "id (default: the benchmark's Hub dataset); needs one --benchmark",
     )
-    lm.add_argument("--output", type=Path, default=Path("bgbench_lmms_eval_tasks"))
+    lm.add_argument(
+        "--output",
+        type=Path,
+        default=Path("bgbench_lmms_eval_tasks"),
+        help="the folder to write (one folder per benchmark inside it)",
+    )
     lm.set_defaults(func=run_lmms_eval)
     vk = harness.add_parser("vlmevalkit", help="a VLMEvalKit TSV", description=VLMEVALKIT_HELP)
-    vk.add_argument("--benchmark", required=True, help="the benchmark (e.g. in9)")
+    vk.add_argument("--benchmark", required=True, help="the benchmark (`bgbench list` names them)")
     vk.add_argument("--data", required=True, help="its data: a folder or a Hub dataset id")
     vk.add_argument("--variants", nargs="+", help="the variants to write (default: all)")
     vk.add_argument(
@@ -54,7 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "layout (its name then ends in _Circular, which turns VLMEvalKit's circular "
         "evaluation on: an image counts right only if every rotation is)",
     )
-    vk.add_argument("--output", type=Path, default=Path("bgbench_vlmevalkit"))
+    vk.add_argument(
+        "--output",
+        type=Path,
+        default=Path("bgbench_vlmevalkit"),
+        help="the folder to write the TSV and its .md5 into",
+    )
     vk.set_defaults(func=run_vlmevalkit)
 
 
@@ -71,7 +82,7 @@ def run_lmms_eval(args: argparse.Namespace) -> int:
     for folder in folders:
         print(f"wrote {folder} ({len(list(folder.glob('*.yaml')))} task and group files)")
     print(
-        "run: lmms-eval --model llava_hf_chat --model_args pretrained=<model> "
+        "run: lmms-eval --model llava_hf --model_args pretrained=<model> "
         f"--include_path {args.output} --tasks <group, e.g. {folders[0].name}_open> "
         "--log_samples --output_path <folder>"
     )

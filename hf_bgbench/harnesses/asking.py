@@ -50,7 +50,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class AskedRule:
-    """One benchmark's rule as a harness asks it: ``protocol`` (the benchmark's evaluate
+    """One benchmark's rule as a harness asks it: ``protocol`` (the benchmark's default
     protocol it runs under), ``rule`` (the built rule) and the settings it was built from."""
 
     benchmark: str
@@ -105,11 +105,10 @@ class AskedRule:
 
 
 def harness_rules(spec: BenchmarkSpec) -> tuple[str, ...]:
-    """The rules a harness runs on ``spec`` under its default evaluate protocol: the
-    protocol's own two-way question where it sets one; else ``open``, and ``choice-text``
-    where the classes fit the option letters."""
-    protocol = spec.protocol_for("evaluate")
-    if _protocol_question(spec, protocol.name) is not None:
+    """The rules a harness runs on ``spec`` under its default protocol: the protocol's own
+    two-way question where it sets one; else ``open``, and ``choice-text`` where the classes
+    fit the option letters."""
+    if _protocol_question(spec) is not None:
         return (PAIR,)
     if spec.num_classes <= len(LETTERS):
         return ("open", "choice-text")
@@ -118,7 +117,7 @@ def harness_rules(spec: BenchmarkSpec) -> tuple[str, ...]:
 
 @cache
 def asked_rule(benchmark: str, rule: str) -> AskedRule:
-    """``rule`` on ``benchmark`` under its default evaluate protocol, built as
+    """``rule`` on ``benchmark`` under its default protocol, built as
     ``bgbench evaluate <vlm> --benchmark <benchmark> --vlm-protocol <rule>`` builds it."""
     from hf_bgbench.tasks.common import vlm_settings
     from hf_bgbench.tasks.options import RunOptions
@@ -139,11 +138,14 @@ def asked_rule(benchmark: str, rule: str) -> AskedRule:
 
 
 def _typed_protocol(spec: BenchmarkSpec) -> Any:
+    """The default protocol of the benchmark's default task (its first: the one that scores
+    each variant's predictions), its settings typed as the task reads them."""
     from hf_bgbench.tasks import get_task
     from hf_bgbench.tasks.protocol_settings import typed_protocol
 
-    return typed_protocol(spec, get_task("evaluate"), spec.protocol_for("evaluate"))
+    task = spec.tasks[0]
+    return typed_protocol(spec, get_task(task), spec.protocol_for(task))
 
 
-def _protocol_question(spec: BenchmarkSpec, name: str) -> Any:
+def _protocol_question(spec: BenchmarkSpec) -> Any:
     return getattr(_typed_protocol(spec).settings, "vlm_question", None)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from hf_bgbench.benchmarks import all_specs, get_benchmark
 from hf_bgbench.harnesses.asking import AskedRule, asked_rule, harness_rules
 from hf_bgbench.models.vlm.settings import PAIR
@@ -31,7 +33,8 @@ from hf_bgbench.spec import BenchmarkSpec
 
 SPLIT = "test"
 PACKAGED_TASKS = Path(__file__).resolve().parents[1] / "lmms_eval_plugin" / "tasks"
-"""Where the plugin's task folders live (``LMMS_EVAL_PLUGINS=hf_bgbench.lmms_eval_plugin``)."""
+"""The plugin's task folders (``hf_bgbench.lmms_eval_plugin.TASKS``, which imports nothing
+of bgbench: the tasks' own ``utils.py`` import this module)."""
 GENERATED = "# Written by `bgbench export lmms-eval` from bgbench's benchmark spec: do not edit."
 
 
@@ -208,29 +211,53 @@ def group_yaml(spec: BenchmarkSpec, rule: AskedRule) -> str:
     return text + "\n".join(lines) + "\n"
 
 
-def utils_py(spec: BenchmarkSpec, rules: Sequence[str]) -> str:
-    """The folder's ``utils.py``: the shared functions, bound to this benchmark's rules."""
-    lines = [
-        GENERATED,
-        f'"""lmms-eval functions of bgbench\'s {spec.short_name or spec.name} tasks."""',
-        "",
-        "from hf_bgbench.harnesses.lmms_eval_tasks import (  # noqa: F401",
-        "    TaskFunctions,",
-        "    counted_mean,",
-        "    negated_counted_mean,",
-        "    sum_of_terms,",
-        ")",
-        "",
-    ]
-    for rule in rules:
-        name = identifier(rule)
-        lines.append(f"{name}_task = TaskFunctions({json.dumps(spec.name)}, {json.dumps(rule)})")
-        lines.append(f"{name}_doc_to_text = {name}_task.doc_to_text")
+UTILS_PY = f'''{GENERATED}
+"""lmms-eval's functions of the tasks in this folder: bgbench's rules on the benchmark its
+_default_template_yaml names (:func:`hf_bgbench.harnesses.lmms_eval_tasks.task_function`)."""
+
+from hf_bgbench.harnesses.lmms_eval_tasks import task_function
+
+
+def __getattr__(name: str):
+    return task_function(__file__, name)
+'''
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """Reads a task template, its ``!function`` values as their names."""
+
+
+_TemplateLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+@functools.cache
+def folder_functions(folder: str) -> dict[str, Callable[..., Any]]:
+    """Name -> function of every name a task folder's YAML files give as ``utils.<name>``:
+    the benchmark is the one its template names."""
+    template = yaml.load((Path(folder) / "_default_template_yaml").read_text(), _TemplateLoader)
+    spec = get_benchmark(template["metadata"]["benchmark"])
+    functions: dict[str, Callable[..., Any]] = {
+        "counted_mean": counted_mean,
+        "negated_counted_mean": negated_counted_mean,
+        "sum_of_terms": sum_of_terms,
+    }
+    for rule in harness_rules(spec):
+        task = TaskFunctions(spec.name, rule)
+        functions["doc_to_visual"] = task.doc_to_visual
+        functions[f"{identifier(rule)}_doc_to_text"] = task.doc_to_text
         for variant in spec.variants:
-            call = f"{name}_task.results_of({json.dumps(variant)})"
-            lines.append(f"{name}_{identifier(variant)}_results = {call}")
-    lines.append(f"doc_to_visual = {identifier(rules[0])}_task.doc_to_visual")
-    return "\n".join(lines) + "\n"
+            functions[f"{identifier(rule)}_{identifier(variant)}_results"] = task.results_of(
+                variant
+            )
+    return functions
+
+
+def task_function(utils_file: str, name: str) -> Callable[..., Any]:
+    """The function ``name`` of the task folder holding ``utils_file`` (its ``utils.py``)."""
+    functions = folder_functions(str(Path(utils_file).resolve().parent))
+    if name not in functions:
+        raise AttributeError(f"{utils_file} has no function {name!r}")
+    return functions[name]
 
 
 def benchmark_files(spec: BenchmarkSpec, dataset_path: str | None = None) -> dict[str, str]:
@@ -240,7 +267,7 @@ def benchmark_files(spec: BenchmarkSpec, dataset_path: str | None = None) -> dic
     built = [asked_rule(spec.name, r) for r in rules]
     files = {
         "_default_template_yaml": template_yaml(spec, dataset_path or spec.hub_repo, built[0]),
-        "utils.py": utils_py(spec, rules),
+        "utils.py": UTILS_PY,
     }
     for rule in built:
         files[f"{task_name(spec.name, rule.name)}.yaml"] = group_yaml(spec, rule)
@@ -256,8 +283,8 @@ def folder_name(spec: BenchmarkSpec) -> str:
 
 
 def harness_specs() -> list[BenchmarkSpec]:
-    """The benchmarks that become tasks: those with a Hub dataset the evaluate task scores."""
-    return [s for s in all_specs() if s.hub_repo and "evaluate" in s.tasks]
+    """The benchmarks that become tasks: every one with a Hub dataset."""
+    return [s for s in all_specs() if s.hub_repo]
 
 
 def write_tasks(

@@ -74,7 +74,13 @@ def tsv_rows(
     index = 0
     for variant in variants:
         for row in reader.load(variant):
-            image = png_base64(row["image"])
+            try:
+                image = png_base64(row["image"])
+            except OSError as err:  # no image skipped unsaid: the export is refused
+                raise ValueError(
+                    f"{data} [{variant}] image {row['id']}: cannot be read ({err}). "
+                    "Repair or remove it, then export again."
+                ) from err
             for k, order in enumerate(orders):
                 out = {
                     "index": str(index + k * ROTATION_STRIDE),
@@ -111,14 +117,16 @@ def write_tsv(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     tsv = folder / f"{name}.tsv"
+    partial = folder / f"{name}.tsv.partial"  # a failed export leaves no TSV that looks whole
     fields = ["index", "image", "question", *LETTERS[: spec.num_classes], *COLUMNS[3:]]
     rows = 0
-    with tsv.open("w", encoding="utf-8", newline="") as f:
+    with partial.open("w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fields, delimiter="\t", lineterminator="\n")
         writer.writeheader()
         for row in tsv_rows(spec, data, chosen, circular):
             writer.writerow(row)
             rows += 1
+    partial.replace(tsv)
     md5 = hashlib.md5(tsv.read_bytes()).hexdigest()
     (folder / f"{name}.tsv.md5").write_text(f"{md5}  {tsv.name}\n", encoding="utf-8")
     return WrittenTsv(name, tsv, md5, rows)

@@ -1,17 +1,9 @@
 # Written by `bgbench export lmms-eval` from bgbench's benchmark spec: do not edit.
-"""lmms-eval functions of bgbench's ImageNet-D tasks."""
+"""lmms-eval's functions of the tasks in this folder: bgbench's rules on the benchmark its
+_default_template_yaml names (:func:`hf_bgbench.harnesses.lmms_eval_tasks.task_function`)."""
 
-from hf_bgbench.harnesses.lmms_eval_tasks import (  # noqa: F401
-    TaskFunctions,
-    counted_mean,
-    negated_counted_mean,
-    sum_of_terms,
-)
+from hf_bgbench.harnesses.lmms_eval_tasks import task_function
 
-pair_task = TaskFunctions("imagenet-d", "pair")
-pair_doc_to_text = pair_task.doc_to_text
-pair_background_results = pair_task.results_of("background")
-pair_texture_results = pair_task.results_of("texture")
-pair_material_results = pair_task.results_of("material")
-pair_clean_results = pair_task.results_of("clean")
-doc_to_visual = pair_task.doc_to_visual
+
+def __getattr__(name: str):
+    return task_function(__file__, name)

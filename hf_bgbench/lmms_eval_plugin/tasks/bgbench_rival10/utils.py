@@ -1,17 +1,9 @@
 # Written by `bgbench export lmms-eval` from bgbench's benchmark spec: do not edit.
-"""lmms-eval functions of bgbench's RIVAL10 tasks."""
+"""lmms-eval's functions of the tasks in this folder: bgbench's rules on the benchmark its
+_default_template_yaml names (:func:`hf_bgbench.harnesses.lmms_eval_tasks.task_function`)."""
 
-from hf_bgbench.harnesses.lmms_eval_tasks import (  # noqa: F401
-    TaskFunctions,
-    counted_mean,
-    negated_counted_mean,
-    sum_of_terms,
-)
+from hf_bgbench.harnesses.lmms_eval_tasks import task_function
 
-open_task = TaskFunctions("rival10", "open")
-open_doc_to_text = open_task.doc_to_text
-open_ordinary_results = open_task.results_of("ordinary")
-choice_text_task = TaskFunctions("rival10", "choice-text")
-choice_text_doc_to_text = choice_text_task.doc_to_text
-choice_text_ordinary_results = choice_text_task.results_of("ordinary")
-doc_to_visual = open_task.doc_to_visual
+
+def __getattr__(name: str):
+    return task_function(__file__, name)

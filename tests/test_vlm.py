@@ -220,9 +220,10 @@ def test_open_rule_records_each_answer_and_counts_no_answer(vlms, in9_release, t
     )
     vlm = doc["vlm"]
     assert vlm["generation"] == {"do_sample": False, "num_beams": 1, "max_new_tokens": 4}
-    assert "Chihuahua" in vlm["synonyms"][0] and "WordNet" in vlm["synonyms_source"]
+    assert "chihuahua" in vlm["synonyms"][0] and "WordNet" in vlm["synonyms_source"]
+    assert "hot dog" in vlm["blockers"]
     frame = pd.read_parquet(tmp_path / "out" / "predictions" / "original.parquet")
-    matched = [match_answer(a, vlm["synonyms"]) for a in frame["answer"]]
+    matched = [match_answer(a, vlm["synonyms"], vlm["blockers"]) for a in frame["answer"]]
     assert frame["pred_model"].tolist() == [9 if m is None else m for m in matched]
     unanswered = sum(m is None for m in matched)
     assert doc["unanswered"] == {"original": {"unanswered": unanswered, "n": len(frame)}}

@@ -398,7 +398,7 @@ def steer_answers(folder: Path, words: Sequence[str], first_bias: float = 6.0) -
     for word in words:
         seq = [*tok(word, add_special_tokens=False)["input_ids"], tok.eos_token_id]
         bias.append([seq[:1], first_bias])
-        bias += [[seq[:k], 100.0] for k in range(2, len(seq) + 1)]
+        bias += [[seq[:k], first_bias + 100.0] for k in range(2, len(seq) + 1)]
     config = GenerationConfig.from_pretrained(folder)
     config.sequence_bias = bias
     config.save_pretrained(folder)

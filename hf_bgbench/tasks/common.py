@@ -21,6 +21,7 @@ from hf_bgbench.labels import imagenet_classes
 from hf_bgbench.models.classifier import ORDER_ASSUMED
 from hf_bgbench.models.devices import checked_precision, resolve_device
 from hf_bgbench.models.vlm import VlmSettings, read_prompt
+from hf_bgbench.models.vlm.answer_words import read_table
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
 from hf_bgbench.models.vlm.settings import NO_ANSWER, PAIR, ServedSettings
 from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
@@ -248,8 +249,9 @@ def vlm_settings(
     prompt, source = read_prompt(options.vlm_prompt)
     classes = zero_shot_classnames(options.vlm_classes, spec)
     synonyms = synonyms_source = None
+    blockers: tuple[str, ...] = ()
     if options.vlm_protocol == "open" and classes != "imagenet":
-        synonyms, synonyms_source = class_synonyms(spec)
+        synonyms, blockers, synonyms_source = class_synonyms(spec)
     return VlmSettings(
         served=served_settings(options),
         protocol=options.vlm_protocol,
@@ -261,6 +263,7 @@ def vlm_settings(
         max_new_tokens=options.vlm_max_new_tokens,
         synonyms=synonyms,
         synonyms_source=synonyms_source,
+        blockers=blockers,
     )
 
 
@@ -279,22 +282,34 @@ def served_settings(options: Any) -> ServedSettings:
     )
 
 
-def class_synonyms(spec: BenchmarkSpec) -> tuple[tuple[tuple[str, ...], ...], str]:
-    """Per benchmark class: its name and the WordNet lemmas of the ImageNet-1k classes the
-    benchmark's published mapping assigns to it (the phrases an open answer may use)."""
-    wnids = imagenet_classes()[0]
-    table = spec.label_maps["imagenet-1k"]() if "imagenet-1k" in spec.label_maps else None
-    members = [
-        [w for w, k in zip(wnids, table, strict=True) if k == c] if table is not None else []
-        for c in range(spec.num_classes)
+def class_members(spec: BenchmarkSpec) -> list[list[str]] | None:
+    """Per benchmark class, the wnids of the ImageNet-1k classes its published mapping assigns
+    to it (None: the benchmark has no mapping)."""
+    if "imagenet-1k" not in spec.label_maps:
+        return None
+    wnids, table = imagenet_classes()[0], spec.label_maps["imagenet-1k"]()
+    return [
+        [w for w, k in zip(wnids, table, strict=True) if k == c] for c in range(spec.num_classes)
     ]
-    source = "the class names" + (
-        f" and the {lemma_source()} of the ImageNet-1k classes {spec.short_name}'s published "
-        "mapping assigns to each"
-        if table is not None
-        else ""
+
+
+def class_synonyms(
+    spec: BenchmarkSpec,
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], str]:
+    """(per class the phrases an open answer may use, the blocking compounds, their source):
+    the benchmark's answer-word table (:mod:`hf_bgbench.models.vlm.answer_words`), else its
+    class names and the WordNet lemmas of the ImageNet-1k classes mapped to each."""
+    found = read_table(spec.name, spec.classes)
+    if found is not None:
+        return found.classes, found.blockers, found.source
+    members = class_members(spec)
+    if members is None:
+        return synonym_table(spec.classes, [[] for _ in spec.classes]), (), "the class names"
+    source = (
+        f"the class names and the {lemma_source()} of the ImageNet-1k classes "
+        f"{spec.short_name}'s published mapping assigns to each"
     )
-    return synonym_table(spec.classes, members), source
+    return synonym_table(spec.classes, members), (), source
 
 
 def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | ClassNames:

@@ -18,24 +18,56 @@ def normalise(text: str) -> str:
 
 
 def _forms(phrase: str) -> set[str]:
-    """A phrase and its regular plurals (``fish``, ``fishes``; ``dog``, ``dogs``)."""
+    """A phrase and its regular plurals (``fish``, ``fishes``; ``dog``, ``dogs``;
+    ``butterfly``, ``butterflies``); irregular ones are phrases of the table."""
     p = normalise(phrase)
-    return {p, p + "s", p + "es"} if p else set()
+    if not p:
+        return set()
+    forms = {p, p + "s", p + "es"}
+    if p.endswith("y") and len(p) > 2 and p[-2] not in "aeiou":
+        forms.add(p[:-1] + "ies")
+    return forms
 
 
-def match_answer(answer: str, synonyms: Sequence[Sequence[str]]) -> int | None:
+@lru_cache(maxsize=8)
+def _phrase_index(
+    synonyms: tuple[tuple[str, ...], ...], blockers: tuple[str, ...]
+) -> tuple[dict[tuple[str, ...], frozenset[int]], int]:
+    """Word sequence -> the classes it names (empty: a blocking compound); the longest."""
+    index: dict[tuple[str, ...], frozenset[int]] = {}
+    for k, phrases in enumerate(synonyms):
+        for phrase in phrases:
+            for form in _forms(phrase):
+                key = tuple(form.split())
+                index[key] = index.get(key, frozenset()) | {k}
+    for phrase in blockers:
+        for form in _forms(phrase):
+            index.setdefault(tuple(form.split()), frozenset())
+    return index, max((len(k) for k in index), default=1)
+
+
+def match_answer(
+    answer: str, synonyms: Sequence[Sequence[str]], blockers: Sequence[str] = ()
+) -> int | None:
     """The class whose phrases ``answer`` names (None: it names none, or more than one).
 
-    A phrase matches as whole words (``"cat"`` is not in ``"category"``); a class whose phrase
-    lies inside a longer phrase of another named class (``"dog"`` in ``"hot dog"``) still
-    counts as named, so such an answer is ambiguous and gives no class."""
-    text = f" {normalise(answer)} "
-    named = [
-        k
-        for k, phrases in enumerate(synonyms)
-        if any(f" {form} " in text for p in phrases for form in _forms(p))
-    ]
-    return named[0] if len(named) == 1 else None
+    Phrases match as whole words (``"cat"`` is not in ``"category"``), the longest first: a
+    compound names what it names (``"tiger shark"`` a fish, not a tiger), and a blocking
+    compound (``blockers``: ``"hot dog"``) names nothing, so its words name nothing either."""
+    index, longest = _phrase_index(tuple(tuple(p) for p in synonyms), tuple(blockers))
+    words = normalise(answer).split()
+    named: set[int] = set()
+    i = 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            classes = index.get(tuple(words[i : i + n]))
+            if classes is not None:
+                named |= classes
+                i += n
+                break
+        else:
+            i += 1
+    return next(iter(named)) if len(named) == 1 else None
 
 
 @lru_cache(maxsize=1)

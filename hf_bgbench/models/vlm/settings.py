@@ -58,7 +58,8 @@ class PairQuestion:
 class VlmSettings:
     """One scoring rule. ``classes``: ``"imagenet"`` or the :class:`ClassNames` to score;
     ``prompt``: the user text (None: the rule's default; for ``choice`` it holds
-    :data:`CHOICES_SLOT`); ``synonyms``: per class, the phrases an open answer may use."""
+    :data:`CHOICES_SLOT`); ``synonyms``: per class, the phrases an open answer may use;
+    ``blockers``: compounds naming no class, whose words then name nothing ("hot dog")."""
 
     protocol: str = "likelihood"
     score: str = "mean"
@@ -69,6 +70,7 @@ class VlmSettings:
     max_new_tokens: int = 16
     synonyms: tuple[tuple[str, ...], ...] | None = None
     synonyms_source: str | None = None
+    blockers: tuple[str, ...] = ()  # compounds that name no class and block their words
     question: PairQuestion | None = None
     rule_source: str = "options"  # where the rule comes from: the options, or a protocol
     served: ServedSettings | None = None  # how a served model is reached (None: in process)

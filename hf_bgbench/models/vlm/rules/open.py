@@ -13,11 +13,16 @@ from hf_bgbench.models.vlm.backend import GENERATE, Backend, Generate, Generated
 from hf_bgbench.models.vlm.rules.base import Row, Rule, one_hot_scores, reasons
 from hf_bgbench.models.vlm.settings import VlmSettings
 
+MATCHING = (
+    "whole words, regular plurals too, the longest phrase first: a compound names what it "
+    "names, a blocking compound names nothing; an answer naming two classes or none is no answer"
+)
+
 
 class OpenRule(Rule):
     name = "open"
     kind = GENERATE
-    summary = "a greedy answer matched to the class names and their WordNet synonyms"
+    summary = "a greedy answer matched to the words that name each class (WordNet)"
 
     def __init__(self, settings: VlmSettings, choices: tuple[str, ...], backend: Backend):
         super().__init__(settings, choices, backend)
@@ -36,7 +41,8 @@ class OpenRule(Rule):
         self, answers: list[Generated], rows: Sequence[Row]
     ) -> tuple[torch.Tensor, dict[str, list]]:
         texts = [a.text for a in answers]
-        found = [None if t is None else match_answer(t, self.settings.synonyms) for t in texts]
+        table, blockers = self.settings.synonyms, self.settings.blockers
+        found = [None if t is None else match_answer(t, table, blockers) for t in texts]
         extras: dict[str, list] = {"answer": [None if t is None else t.strip() for t in texts]}
         extras |= self.reason_records(reasons(answers))
         return one_hot_scores(found, len(self.choices)), extras
@@ -46,4 +52,6 @@ class OpenRule(Rule):
             "prompt": self.prompt,
             "synonyms": [list(x) for x in self.settings.synonyms],
             "synonyms_source": self.settings.synonyms_source,
+            "blockers": list(self.settings.blockers),
+            "matching": MATCHING,
         }

@@ -629,6 +629,17 @@ def partial_average_deviations(metrics: Sequence[Any], frames: Frames) -> list[s
     return out
 
 
+def not_computed(metric: BenchmarkMetric, frames: Frames) -> str:
+    """The sentence that says why ``metric`` has no value: the variants it needs that were
+    not scored (left out by ``--variants``, or not in the data)."""
+    left = [v for v in metric.variants if v not in frames]
+    label = getattr(metric, "label", "") or metric.name
+    return (
+        f"{label} not computed (null in results.json): it needs {', '.join(left)}, which "
+        "this run did not score (not in --variants, or not in the data)."
+    )
+
+
 def compute_metrics(
     metrics: tuple[BenchmarkMetric, ...], frames: Frames, ctx: ScoringContext
 ) -> MetricOutput:
@@ -639,6 +650,8 @@ def compute_metrics(
             result = metric.compute(frames, ctx)
         else:
             result = MetricOutput(metric.missing())
+            if frames:  # its null is said, never left to be read as a number
+                result.report.notes.append(not_computed(metric, frames))
         # each metric's withheld intervals add to, not replace, those before it
         withheld = out.values.get(WITHHELD, {}) | result.values.get(WITHHELD, {})
         out.values.update(result.values)

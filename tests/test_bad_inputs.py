@@ -1191,6 +1191,29 @@ WHOLE_ARGV_CASES = [
             ["publish", "{data}", "--repo-id", "bgbench/in9", "--dry-run"],
         )
     ),
+    (  # fixed: wrote the results into the current folder
+        "output-empty-name",
+        _hub_folder,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--output", ""],
+        2,
+        "argument --output: an empty name; give the folder to write",
+    ),
+    (  # fixed: torch's "Found no NVIDIA driver" after the model had loaded
+        "device-cuda-without-that-gpu",
+        _hub_folder,
+        [
+            "evaluate",
+            "tf_efficientnet_lite0",
+            "--data",
+            "{data}",
+            "--device",
+            "cuda:7",
+            "--output",
+            "{out}",
+        ],  # fmt: skip
+        2,
+        "--device cuda:7: this machine has ",
+    ),
     (
         "export-lmms-eval-data-in-no-hub-layout",
         _release,
@@ -1638,6 +1661,20 @@ def test_bad_input_to_other_commands_gets_a_clear_message(
     said = capsys.readouterr()
     assert expected in said.err + said.out  # (validate and convert report on stdout)
     assert "Traceback" not in said.err + said.out
+
+
+def test_more_workers_than_cores_are_capped_saying_so(tmp_path, caplog):
+    """Fixed: --workers 999 started 999 decode processes."""
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    hub = _hub_folder(tmp_path)
+    argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(hub), "--variants", "original"]
+    with caplog.at_level("WARNING"):
+        assert main([*argv, "--workers", "999", "--output", str(tmp_path / "out")]) == 0
+    assert f"--workers 999: this machine gives the run {cores} CPU core(s)" in caplog.text
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["variants"]["original"]["n"] == 18
 
 
 def test_mismatched_ids_allowed_are_scored_on_shared_ids_and_recorded(tmp_path):
@@ -2359,6 +2396,24 @@ def _rival10_release_missing_a_companion(tmp: Path) -> Path:
 
 RESULTS_CASES = [
     # (id, input builder, argv with {data}, what to read from results.json, expected)
+    (  # fixed: bg_gap null with no sentence saying why
+        "headline-whose-variant-was-not-scored",
+        _hub_folder,
+        [
+            "evaluate",
+            "tf_efficientnet_lite0",
+            "--data",
+            "{data}",
+            "--variants",
+            "original",
+            "mixed_rand",
+        ],  # fmt: skip
+        lambda doc: (
+            doc["bg_gap"],
+            [n[:52] for n in doc["report"]["notes"] if "not computed" in n][0],
+        ),
+        (None, "BG-GAP (mixed_same − mixed_rand) not computed (null "),
+    ),
     (
         "photo-outside-the-classes",
         _photos_one_outside_the_classes,

@@ -55,6 +55,22 @@ def default_num_workers(device: torch.device | str | None = None, processes: int
     return max(1, min(4, cores))
 
 
+def capped_workers(requested: int) -> int:
+    """``--workers`` as asked, at most one per CPU core this process may use (more only
+    compete for the cores and each holds a copy of its batch), saying so when capped."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    if requested <= cores:
+        return requested
+    log.warning(
+        "--workers %d: this machine gives the run %d CPU core(s); using %d decode worker(s).",
+        requested,
+        cores,
+        cores,
+    )
+    return cores
+
+
 def default_cache_dir() -> Path:
     """``<cache root>/predictions`` (see :mod:`hf_bgbench.cache`)."""
     return cache_root() / "predictions"

@@ -17,6 +17,7 @@ batching, device, progress); the task's own fields come first on the command lin
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import numbers
 import os
@@ -86,7 +87,19 @@ WORKERS_TEXT = (
 
 def output_option(folder: str) -> Any:
     """The ``output_dir`` field (``--output``; the command line writes to ``folder``)."""
-    return option(None, "output folder", flags=("--output",), parse=Path, cli_default=Path(folder))
+    return option(
+        None, "output folder", flags=("--output",), parse=folder_path, cli_default=Path(folder)
+    )
+
+
+def folder_path(text: str) -> Path:
+    """A folder named on the command line; an empty name (``--output ""``, which would be
+    the current folder) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty name; give the folder to write (created when missing)"
+        )
+    return Path(text)
 
 
 def described(cls: type) -> list[tuple[str, Option, Any]]:
@@ -132,12 +145,28 @@ def check_device(device: Any, error: type[ValueError] = ValueError) -> None:
     import torch
 
     try:
-        torch.device(device)
+        kind = torch.device(device)
     except (RuntimeError, ValueError):
         raise error(
             f"--device {device!r}: not a device torch knows; give cuda (or cuda:N), mps or cpu, "
             "or leave it out for the best available."
         ) from None
+    if kind.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (kind.index or 0) >= count:
+            have = f"{count} CUDA GPU(s)" if count else "no CUDA GPU torch can use"
+            build = torch.version.cuda and f"torch built for CUDA {torch.version.cuda}"
+            raise error(
+                f"--device {device}: this machine has {have} ({build or 'a CPU-only torch'}). "
+                "Leave --device out to run on the best available device, or run where a GPU is."
+            )
+    if kind.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise error(
+                f"--device {device}: Apple's MPS is not available here. Leave --device out to "
+                "run on the best available device."
+            )
 
 
 def check_folder(path: Any, option_flag: str, error: type[ValueError] = ValueError) -> None:

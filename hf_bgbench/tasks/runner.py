@@ -44,6 +44,7 @@ from hf_bgbench.inference.engine import (
     PredictionCache,
     PredictionRun,
     cache_key,
+    capped_workers,
     default_cache_dir,
     default_num_workers,
     merge_runs,
@@ -475,13 +476,14 @@ def _new_run(task: Task, model: Any, options: Any, spec, protocol, started: floa
         workers=(
             default_num_workers(device, procs.num)
             if options.num_workers is None
-            else options.num_workers
+            else capped_workers(options.num_workers)
         ),
         progress=options.progress and procs.is_main,  # one set of bars, the main process's
         started=started,
         protocol=protocol,
     )
-    run.pipeline = pipeline_for(options.num_workers, cap=run.workers)
+    requested = None if options.num_workers is None else run.workers
+    run.pipeline = pipeline_for(requested, cap=run.workers)
     if protocol.name != published.name:
         run.departures.append(f"the {protocol.name} protocol, not the published {published.name}")
     return run

@@ -268,6 +268,7 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
         scores=[*headline, *accuracy_scores, *others],
         tables=tables,
         figures=[figure, *metrics.figures],  # a benchmark metric may add its own plots
+        notes=list(metrics.notes),  # e.g. a headline not computed, and why
     )
 
 

@@ -217,12 +217,32 @@ def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def _scored_size(doc: Mapping[str, Any]) -> str:
-    """ "N images" (per variant when the scores span several) of a results document."""
+    """ "N images" (per variant when the scores span several) of a results document; for a
+    rule that leaves unanswered images out of its accuracy, "N answered of M images"."""
     counts = [s["n"] for s in doc.get("report", {}).get("scores", []) if s.get("n")]
     if not counts:
         return ""
     configs = {s.get("config") for s in doc["report"]["scores"] if s.get("config")}
-    return f"{max(counts)} images" + (" per variant" if len(configs) > 1 else "")
+    per = " per variant" if len(configs) > 1 else ""
+    unanswered = doc.get("unanswered")
+    vlm = doc.get("vlm")
+    if isinstance(vlm, Mapping) and vlm.get("drops_unanswered") and unanswered:
+        scored = max(int(u.get("n", 0)) for u in unanswered.values())
+        return f"{max(counts)} answered of {scored} images{per}"
+    return f"{max(counts)} images{per}"
+
+
+def _vlm_args(doc: Mapping[str, Any], config: str | None) -> dict[str, Any]:
+    """How a generative VLM was scored, for the model-index: the rule (part of the number)
+    and, per variant, the images it left unanswered."""
+    vlm = doc.get("vlm")
+    if not isinstance(vlm, Mapping):
+        return {}
+    out: dict[str, Any] = {"vlm_rule": vlm.get("protocol"), "vlm_backend": vlm.get("backend")}
+    unanswered = (doc.get("unanswered") or {}).get(config) if config else None
+    if isinstance(unanswered, Mapping):
+        out["vlm_unanswered"] = f"{unanswered.get('unanswered')} of {unanswered.get('n')}"
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,6 +285,7 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
         if deviation:
             args["protocol_deviation"] = deviation
         args.update(_zero_shot_args(doc))
+        args.update(_vlm_args(doc, config))
         if args:
             dataset["args"] = args
         results.append(

@@ -206,3 +206,5 @@ def test_a_model_that_always_answers_snake_answers_reptile_on_every_image(in9_hu
         assert set(frame["pred_model"]) == {get_benchmark("in9").classes.index("reptile")}
         assert doc["unanswered"][variant]["unanswered"] == 0
     assert doc["vlm"]["blockers"] and "WordNet 3.0" in doc["vlm"]["synonyms_source"]
+    card = (out / "results_model_index.yaml").read_text()  # every output names the rule
+    assert "vlm_rule: open" in card and "vlm_unanswered: 0 of 18" in card

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+import yaml
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.benchmarks.imagenet_d.download import cached_imagenet_d
@@ -277,6 +278,12 @@ def test_vlm_is_asked_the_authors_two_way_question(release, layout, tmp_path, mo
     report = (out / "results.md").read_text()
     said = "left out of the accuracy, as the protocol's authors do): background 0 of 4 (both 0, "
     assert said in report and "material 1 of 2 (both 1, neither 0)" in report
+    # the model card names the rule, and both counts where answers were left out
+    card = yaml.safe_load((out / "results_model_index.yaml").read_text())["model-index"][0]
+    entries = {r["dataset"].get("config"): r["dataset"] for r in card["results"]}
+    assert entries["material"]["args"]["vlm_rule"] == "pair"
+    assert entries["material"]["args"]["vlm_unanswered"] == "1 of 2"
+    assert "answered of 4 images per variant" in entries["material"]["name"]
 
 
 def test_vlm_under_bgbench_protocol_is_scored_by_the_vlm_options(release, tmp_path):

@@ -83,7 +83,8 @@ def timed(fn) -> tuple[float, torch.Tensor]:
 
 def bench(name: str, folder: Path, args) -> None:
     clf = load_classifier(str(folder), vlm=VlmSettings(classes=IN9), device=args.device)
-    head = clf.model
+    head = clf.model  # the rule asking the in-process backend
+    backend = head.backend
     images = torch.rand(args.images, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     images = images.to(args.device)
     timed(lambda: clf.logits(images[:1]))  # warm up
@@ -92,7 +93,14 @@ def bench(name: str, folder: Path, args) -> None:
         t_cached, a = timed(lambda: clf.logits(images))
         t_full, b = timed(
             lambda: likelihood_without_cache(
-                head.model, head.processor, head.prompts[0], list(head.choices), "mean", images
+                backend.model,
+                backend.processor,
+                head.rule.prompt,
+                list(head.rule.choices),
+                "mean",
+                images,
+                # as the backend tokenises: a template that writes <bos> gets no second one
+                backend.text_kwargs.get("add_special_tokens", True),
             )
         )
         err = (a.cpu() - b).abs().max().item()

@@ -38,12 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the tasks read the data: a local folder in the Hub layout or a Hub dataset "
         "id (default: the benchmark's Hub dataset); needs one --benchmark",
     )
-    lm.add_argument(
-        "--output",
-        type=Path,
-        default=Path("bgbench_lmms_eval_tasks"),
-        help="the folder to write (one folder per benchmark inside it)",
-    )
+    _output(lm, "bgbench_lmms_eval_tasks", "the folder to write (one per benchmark inside)")
     lm.set_defaults(func=run_lmms_eval)
     vk = harness.add_parser("vlmevalkit", help="a VLMEvalKit TSV", description=VLMEVALKIT_HELP)
     vk.add_argument("--benchmark", required=True, help="the benchmark (`bgbench list` names them)")
@@ -60,13 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "layout (its name then ends in _Circular, which turns VLMEvalKit's circular "
         "evaluation on: an image counts right only if every rotation is)",
     )
-    vk.add_argument(
-        "--output",
-        type=Path,
-        default=Path("bgbench_vlmevalkit"),
-        help="the folder to write the TSV and its .md5 into",
-    )
+    _output(vk, "bgbench_vlmevalkit", "the folder to write the TSV and its .md5 into")
     vk.set_defaults(func=run_vlmevalkit)
+
+
+def _output(parser: argparse.ArgumentParser, default: str, what: str) -> None:
+    from hf_bgbench.tasks.options import folder_path
+
+    parser.add_argument("--output", type=folder_path, default=Path(default), help=what)
 
 
 def run_lmms_eval(args: argparse.Namespace) -> int:

@@ -132,23 +132,11 @@ class WordNet:
 
     def ancestors(self, wnid: str) -> set[str]:
         """``wnid`` and every synset above it."""
-        seen, todo = set(), [wnid]
-        while todo:
-            s = todo.pop()
-            if s not in seen:
-                seen.add(s)
-                todo += self.hypernyms.get(s, [])
-        return seen
+        return _reachable(wnid, self.hypernyms)
 
     def below(self, wnid: str) -> set[str]:
         """``wnid`` and every synset below it."""
-        seen, todo = set(), [wnid]
-        while todo:
-            s = todo.pop()
-            if s not in seen:
-                seen.add(s)
-                todo += self.children.get(s, [])
-        return seen
+        return _reachable(wnid, self.children)
 
     def depth(self, wnid: str) -> int:
         parents = self.hypernyms.get(wnid, [])
@@ -160,6 +148,17 @@ class WordNet:
         if not shared:
             raise ValueError(f"the synsets {list(members)[:5]} share no hypernym")
         return max(sorted(shared), key=self.depth)
+
+
+def _reachable(start: str, edges: Mapping[str, list[str]]) -> set[str]:
+    """``start`` and every synset reached from it along ``edges``."""
+    seen, todo = set(), [start]
+    while todo:
+        s = todo.pop()
+        if s not in seen:
+            seen.add(s)
+            todo += edges.get(s, [])
+    return seen
 
 
 def _entries(path: Path) -> Iterable[str]:

@@ -107,6 +107,13 @@ def _release(tmp: Path) -> Path:
     return write_release(tmp / "release", variants=("original", "only_bg_t"))
 
 
+def _release_with_a_garbage_mask(tmp: Path) -> Path:
+    release = _release(tmp)
+    mask = sorted(release.rglob("fg_mask/**/*.npy"))[0]
+    mask.write_bytes(b"not a numpy file")
+    return release
+
+
 def _unwritable_output(tmp: Path) -> Path:
     blocker = tmp / "a_file"
     blocker.write_text("not a folder")
@@ -571,6 +578,13 @@ CASES = [
         ["challenge", "tf_efficientnet_lite0", "--data", "{data}"],
         2,
         "It looks like rival10 data: pass --benchmark rival10.",
+    ),
+    (  # fixed: numpy's "allow_pickle" message, naming no file
+        "release-mask-that-is-no-npy",
+        _release_with_a_garbage_mask,
+        ["challenge", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        ".npy: not a readable .npy mask (",
     ),
     (  # fixed: "`references` ... out of range ... map the model's classes", after scoring
         "dataset-label-out-of-range",

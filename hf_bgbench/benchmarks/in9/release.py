@@ -100,7 +100,18 @@ def mask_path(root: Path, image_path: Path) -> Path:
 
 def mask_png_bytes(npy_path: Path) -> bytes:
     """A release mask (.npy, any numeric dtype) as an "L" PNG with values 0/255."""
-    mask = np.load(npy_path, allow_pickle=False)
+    try:
+        mask = np.load(npy_path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as err:  # numpy's own words named no file
+        raise ReleaseLayoutError(
+            f"{npy_path}: not a readable .npy mask ({type(err).__name__}: {err}). Replace it "
+            "with the release's file (re-download the release), or score without masks."
+        ) from None
+    if mask.ndim not in (2, 3) or mask.dtype.kind not in "biuf":
+        raise ReleaseLayoutError(
+            f"{npy_path}: a mask of shape {mask.shape} ({mask.dtype}); expected a numeric 2-D "
+            "array (or 3-D with one or three channels). Replace it with the release's file."
+        )
     if mask.ndim == 3:
         mask = mask[..., 0] if mask.shape[-1] in (1, 3) else mask[0]
     return encode_mask(mask)

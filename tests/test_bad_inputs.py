@@ -107,6 +107,26 @@ def _release(tmp: Path) -> Path:
     return write_release(tmp / "release", variants=("original", "only_bg_t"))
 
 
+def _release_with_one_image_of(size: int):
+    def build(tmp: Path) -> Path:
+        from PIL import Image
+
+        release = write_release(tmp / "release", variants=("original",))
+        first = sorted(release.rglob("bg_challenge/original/val/*/*.JPEG"))[0]
+        pixels = np.random.default_rng(0).integers(0, 255, (size, size, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(first, quality=90)
+        return release
+
+    return build
+
+
+def _truncated_parquet(tmp: Path) -> Path:
+    hub = _hub_folder(tmp)
+    shard = next((hub / "data" / "mixed_rand").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])  # cut short
+    return hub
+
+
 def _release_with_a_garbage_mask(tmp: Path) -> Path:
     release = _release(tmp)
     mask = sorted(release.rglob("fg_mask/**/*.npy"))[0]
@@ -578,6 +598,14 @@ CASES = [
         ["challenge", "tf_efficientnet_lite0", "--data", "{data}"],
         2,
         "It looks like rival10 data: pass --benchmark rival10.",
+    ),
+    (  # fixed: named neither the image nor the flag; and its size was probed with a forward
+        "release-with-one-image-of-another-size",
+        _release_with_one_image_of(2000),
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        "(image 'n00000000_0' is 2000x2000) cannot be batched at their own size; give the data "
+        "one size (the benchmarks' images are 224x224), or pass --resize-to-model-input",
     ),
     (  # fixed: numpy's "allow_pickle" message, naming no file
         "release-mask-that-is-no-npy",
@@ -1228,6 +1256,19 @@ WHOLE_ARGV_CASES = [
         2,
         "--device cuda:7: this machine has ",
     ),
+    *(  # fixed: pyarrow's "magic bytes not found in footer", naming no file
+        (
+            f"truncated-parquet-{argv[0]}",
+            _truncated_parquet,
+            argv,
+            {"validate": 1}.get(argv[0], 2),
+            "test-00000-of-00001.parquet is not a readable Parquet file (Parquet magic bytes",
+        )
+        for argv in (
+            ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--output", "{out}"],
+            ["validate", "{data}"],
+        )
+    ),
     (
         "export-lmms-eval-data-in-no-hub-layout",
         _release,
@@ -1675,6 +1716,33 @@ def test_bad_input_to_other_commands_gets_a_clear_message(
     said = capsys.readouterr()
     assert expected in said.err + said.out  # (validate and convert report on stdout)
     assert "Traceback" not in said.err + said.out
+
+
+def test_a_stray_image_size_never_reaches_the_model(tmp_path, monkeypatch):
+    """Fixed: the first image set the data's size, so a 12000x12000 one first was probed
+    with a forward at that size (22.6 GB, killed); a 1x1 one first made every image
+    "resized 1x1 -> 224x224". The size most images have is the working size, and with
+    --resize-to-model-input the stray image alone is resized."""
+    from hf_bgbench.models.classifier import Classifier
+
+    seen: list[tuple[int, ...]] = []
+    original = Classifier.logits
+
+    def spy(self, x):
+        seen.append(tuple(x.shape[-2:]))
+        return original(self, x)
+
+    monkeypatch.setattr(Classifier, "logits", spy)
+    for size in (1, 2000):
+        release = _release_with_one_image_of(size)(tmp_path / str(size))
+        out = tmp_path / f"out{size}"
+        argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(release), "--quiet"]
+        argv += ["--resize-to-model-input", "--workers", "0", "--output", str(out), "--no-cache"]
+        assert main(argv) == 0
+        doc = json.loads((out / "results.json").read_text())
+        assert doc["variants"]["original"]["n"] == 18
+        assert not [d for d in doc["protocol"]["deviations"] if d.startswith("resized")]
+    assert seen and max(seen) == (224, 224)
 
 
 def test_more_workers_than_cores_are_capped_saying_so(tmp_path, caplog):

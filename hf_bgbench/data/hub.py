@@ -265,6 +265,21 @@ def _offline() -> bool:
     )
 
 
+def check_parquet_files(files: list[str], where: str) -> None:
+    """Each file's Parquet footer read (its metadata only): a truncated or foreign file is
+    named here, not left to pyarrow's "magic bytes not found", which names none."""
+    import pyarrow.parquet as pq
+
+    for file in files:
+        try:
+            pq.read_metadata(file)
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise DataSourceError(
+                f"{where}: {file} is not a readable Parquet file ({err}). It was cut short or "
+                "replaced: rebuild or re-download the dataset."
+            ) from None
+
+
 def _read_parquet(
     location: str,
     variant: str,
@@ -274,6 +289,7 @@ def _read_parquet(
 ) -> datasets.Dataset:
     from datasets.exceptions import DatasetGenerationError
 
+    check_parquet_files(files, f"{location} [{variant}]")
     try:
         return datasets.load_dataset(
             "parquet", data_files=files, features=features, cache_dir=cache_dir, split="train"

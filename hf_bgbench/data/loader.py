@@ -375,7 +375,7 @@ def assemble(good: list[dict[str, Any]], images: list[torch.Tensor], bad: list) 
     """The :class:`Batch` of decoded rows ``good`` whose images are ``images``."""
     sizes = {tuple(image.shape[-2:]) for image in images}
     if len(sizes) > 1:
-        return size_message("images", sizes)
+        return size_message("images", sizes, odd_one(good, images))
     columns: dict[str, Any] = {}
     for column in good[0]:
         if column in (IMAGE, LABEL, ID, "error", ENCODED):
@@ -402,11 +402,23 @@ def assemble(good: list[dict[str, Any]], images: list[torch.Tensor], bad: list) 
     )
 
 
-def size_message(what: str, sizes: set) -> str:
+def odd_one(good: list[dict[str, Any]], images: list[torch.Tensor]) -> str:
+    """The id and size of an image whose size fewer images of the batch have."""
+    from collections import Counter
+
+    sizes = [tuple(image.shape[-2:]) for image in images]
+    rare = min(Counter(sizes).items(), key=lambda kv: kv[1])[0]
+    k = sizes.index(rare)
+    return f"image {good[k][ID]!r} is {rare[0]}x{rare[1]}"
+
+
+def size_message(what: str, sizes: set, example: str = "") -> str:
     listed = ", ".join(f"{h}x{w}" for h, w in sorted(sizes))
+    named = f" ({example})" if example else ""
     return (
-        f"{what} of different sizes ({listed}) cannot be batched at their own size; give "
-        "the data one size (the benchmarks' images are 224x224) or let the model resize them."
+        f"{what} of different sizes ({listed}){named} cannot be batched at their own size; "
+        "give the data one size (the benchmarks' images are 224x224), or pass "
+        "--resize-to-model-input to resize every image to the model's input (recorded)."
     )
 
 

@@ -15,6 +15,9 @@ from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.spec import BenchmarkSpec
 
+PROBE_LIMIT = 16
+"""Images with more than this many times the model's input pixels are resized to its input
+rather than probed with a forward at their own size."""
 RESIZED = "resized"
 """How every deviation sentence about resizing the benchmark's images begins."""
 
@@ -50,21 +53,59 @@ def input_geometry(
     """
     model_hw = tuple(int(v) for v in step.classifier.preprocessing.input_size)
     hw = tuple(int(v) for v in hw)
-    if hw == model_hw:
-        return None, []
+    if hw == model_hw:  # asked to resize: the data's size already, but a stray image is
+        return (model_hw if resize_to_model_input else None), []
     interpolation = getattr(step.classifier.preprocessing, "interpolation", "bilinear")
     change = f"{RESIZED} {hw[0]}x{hw[1]} -> {model_hw[0]}x{model_hw[1]} ({interpolation})"
     if resize_to_model_input:
         return model_hw, [f"{change}, as asked (--resize-to-model-input)"]
+    if hw[0] * hw[1] > PROBE_LIMIT * model_hw[0] * model_hw[1]:
+        # never a forward at such a size: a stray image's size could take the memory down
+        return model_hw, [f"{change}: over {PROBE_LIMIT}x the model's input, never run as is"]
     if accepts_size(step, hw):
         return None, []
     return model_hw, [f"{change}: the model does not accept {hw[0]}x{hw[1]} inputs"]
 
 
+SIZE_SAMPLE = 64
+"""Images whose stored size (read from their headers, not decoded) decides the data's
+working size: the size most of them have, so one stray image never sets it."""
+
+
 def first_image_size(ds: Any) -> tuple[int, int]:
-    """(H, W) of the first readable image of ``ds`` (the benchmark's working size); when
-    none of the first 8 can be read, the error says why the first could not (e.g. every
-    image above the decode limit), so the user knows what to change."""
+    """(H, W) most of the first :data:`SIZE_SAMPLE` images have, read from their headers
+    (the benchmark's working size; a stray image of another size -- a 1x1 or a 12000x12000
+    -- neither sets it nor is decoded for it); when none of them can be read, the error says
+    why the first could not (e.g. every image above the decode limit)."""
+    from collections import Counter
+
+    import datasets
+
+    from hf_bgbench.data.schema import IMAGE
+    from hf_bgbench.files import ImageDecodeError, image_size
+
+    if IMAGE not in ds.column_names or not isinstance(ds.features.get(IMAGE), datasets.Image):
+        return _first_decoded_size(ds)
+    stored = ds.select(range(min(len(ds), SIZE_SAMPLE))).select_columns([IMAGE])
+    stored = stored.cast_column(IMAGE, datasets.Image(decode=False))
+    sizes: Counter = Counter()
+    errors = []
+    for value in stored[IMAGE]:
+        try:
+            width, height = image_size(value)
+        except ImageDecodeError as err:
+            errors.append(str(err))
+            continue
+        sizes[(height, width)] += 1
+    if sizes:
+        return sizes.most_common(1)[0][0]
+    first = f"; the first: {errors[0]}" if errors else " (the data has no rows)"
+    raise DataSourceError(f"none of the first {len(errors)} images of the data can be read{first}")
+
+
+def _first_decoded_size(ds: Any) -> tuple[int, int]:
+    """(H, W) of the first decodable of the first 8 images (data whose images are not a
+    stored image column)."""
     errors = []
     for i in range(min(len(ds), 8)):
         item = DecodedRows(ds, [i])[0]

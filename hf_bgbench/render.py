@@ -140,8 +140,9 @@ def render_table(doc: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- Markdown
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
-    """results.md: headline numbers, tables, a LaTeX row and the model-index block."""
+def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None) -> str:
+    """results.md: headline numbers, tables, a LaTeX row and the model-index block, or,
+    when the model-index is written to ``model_index_file`` beside it, where it is."""
     report = doc["report"]
     out = [f"# {_title(doc)}", ""]
     if _protocol_name(doc):
@@ -186,14 +187,21 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             "```",
             "",
         ]
-    out += [
-        "Model card (`model-index`, paste into the front matter of the model's README.md):",
-        "",
-        "```yaml",
-        render_model_index(doc).rstrip(),
-        "```",
-        "",
-    ]
+    if model_index_file:  # its YAML is most of the page: a file of its own
+        out += [
+            f"Model card: the `model-index` to paste into the front matter of the model's "
+            f"README.md is `{model_index_file}`, beside this file.",
+            "",
+        ]
+    else:
+        out += [
+            "Model card (`model-index`, paste into the front matter of the model's README.md):",
+            "",
+            "```yaml",
+            render_model_index(doc).rstrip(),
+            "```",
+            "",
+        ]
     probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
     out += probe + list(report["notes"]) + _withheld(doc)
     software = software_text(doc.get("software"))

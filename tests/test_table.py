@@ -330,3 +330,12 @@ def _compiles(tex: str, folder: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_results_md_points_to_the_model_index_file_written_beside_it():
+    """Fixed: results.md spent most of its lines on the model-index YAML, which
+    results_model_index.yaml already holds; the Space, which writes no such file, keeps it."""
+    doc = evaluate_doc("tf_efficientnet_lite0", 0.1)
+    beside = render_markdown(doc, "results_model_index.yaml")
+    assert "```yaml" not in beside and "is `results_model_index.yaml`, beside this" in beside
+    assert "```yaml\nmodel-index:" in render_markdown(doc)

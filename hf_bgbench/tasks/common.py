@@ -543,7 +543,9 @@ def write_run(
 
     writers: dict[str, Callable[[Path], None]] = {
         f"{stem}.json": lambda p: write_json(doc, p),
-        f"{stem}.md": lambda p: p.write_text(render_markdown(doc), encoding="utf-8"),
+        f"{stem}.md": lambda p: p.write_text(
+            render_markdown(doc, f"{stem}_model_index.yaml"), encoding="utf-8"
+        ),
         f"{stem}_model_index.yaml": lambda p: p.write_text(
             render_model_index(doc), encoding="utf-8"
         ),

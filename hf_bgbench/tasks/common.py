@@ -94,7 +94,7 @@ def normalisation_deviations(fixed: Normalisation | None, classifier: Any) -> li
     return [
         f"Inputs normalised with the model's own {pair(*own)}; the authors' "
         f"{fixed.source} normalises every model with {pair(*theirs)}, which a model "
-        "trained with other statistics scores lower under (README, 'Protocols and fidelity')."
+        "trained with other statistics scores lower under (docs/fidelity.md)."
     ]
 
 

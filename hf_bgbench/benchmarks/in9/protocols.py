@@ -8,7 +8,7 @@ The two agree for the torchvision models the paper scored; where they differ the
 records a sentence generated from both pairs (:data:`AUTHORS_NORMALISATION`). Measured on
 ``tf_efficientnet_lite0`` (mean = std = 0.5) over a 63-image build of the sample photos,
 ImageNet's mean/std scores 1.6 to 17.5 points lower per variant, BG-GAP unchanged (see the
-README's fidelity table for the command). IN-9's paper has no noise or
+docs/fidelity.md for the command). IN-9's paper has no noise or
 saliency analysis: those tasks apply Moayeri et al. (2022)'s protocol -- accuracy per class,
 then the mean over classes -- to IN-9's ``original`` images and their masks (224x224 as
 released, so no resize), and say so.

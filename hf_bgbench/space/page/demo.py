@@ -42,14 +42,15 @@ def build_demo() -> gr.Blocks:
     names = datasets_for(allowed(), start.name)
     first = names[0] if names else None
     every_name = list(allowed())  # the API's choices; the page shows those of its benchmark
-    with gr.Blocks(title="bgbench: background reliance of image classifiers") as demo:
+    with gr.Blocks(title="bgbench: background reliance of image models") as demo:
         gr.Markdown(
-            "# How much does your classifier lean on the background?\n"
-            "Scores a timm or transformers ImageNet classifier from the Hub, or a CLIP-family "
-            "model zero-shot (transformers CLIP or SigLIP, an open_clip repo; ImageNet's 1000 "
-            "class names, OpenAI's 80 prompt templates), on the "
-            "background-reliance benchmarks. **BG-GAP** (ImageNet-9) = accuracy on "
-            "*mixed_same* − *mixed_rand*: the points a model loses when the object's "
+            "# How much does your image model lean on the background?\n"
+            "Scores a model from the Hub -- a timm or transformers ImageNet classifier, a "
+            "CLIP-family model zero-shot (transformers CLIP or SigLIP, an open_clip repo), or "
+            "a generative vision-language model by a named rule -- on the background-reliance "
+            "benchmarks the operator offers here (ImageNet-9 and its Backgrounds Challenge, "
+            "RIVAL10, ImageNet-E, ImageNet-D, ImageNet-W). **BG-GAP** (ImageNet-9) = accuracy "
+            "on *mixed_same* − *mixed_rand*: the points a model loses when the object's "
             "background stops matching its class."
         )
         score = build_score_tab(start, every_name, first)

@@ -2653,6 +2653,8 @@ def test_a_torchvision_operator_error_names_the_pair(monkeypatch, capsys):
     assert main(["list"]) == 2
     err = capsys.readouterr().err
     assert "are not a matching pair: their builds differ (one for the CPU, one for CUDA" in err
+    # fixed: the same version numbers again, which pip answers "Requirement already satisfied"
+    assert '`pip install --force-reinstall --no-deps "torch==' in err
     assert '`python -c "import torchvision"` then runs without an error.' in err
 
 

@@ -80,13 +80,18 @@ def torch_pair_problem(torch_version: str | None, vision_version: str | None) ->
     )
 
 
-def pair_message(torch_version: str, vision_version: str, why: str, install: str) -> str:
+def pair_message(
+    torch_version: str, vision_version: str, why: str, install: str, *, reinstall: bool = False
+) -> str:
     """What to install when torch and torchvision do not work together (``why``: how they
-    differ; ``install``: the torchvision requirement that fits this torch)."""
+    differ; ``install``: the torchvision requirement that fits this torch; ``reinstall``:
+    the versions are already the ones named, so pip must replace them, not keep them)."""
+    force = "--force-reinstall --no-deps " if reinstall else ""
     return (
         f"torch {torch_version} and torchvision {vision_version} are not a matching pair: "
         f'{why}, so every model import fails ("operator torchvision::nms does not exist"). '
-        f'Install the two from one index: `pip install "torch=={torch_version}" {install}` '
+        f"Install the two from one index: "
+        f'`pip install {force}"torch=={torch_version}" {install}` '
         f"(for the CPU build add --index-url {CPU_INDEX}); `{CHECK_COMMAND}` then runs "
         "without an error."
     )
@@ -104,4 +109,5 @@ def explain_torch_error(err: BaseException) -> str | None:
         vision_version,
         "their builds differ (one for the CPU, one for CUDA, or from different indexes)",
         f'"torchvision=={vision_version}"',
+        reinstall=True,  # the same numbers: without it pip says "already satisfied"
     )

@@ -2745,7 +2745,7 @@ def test_a_decode_limit_below_every_image_says_so(tmp_path, monkeypatch, capsys)
     argv = ["evaluate", "tf_efficientnet_lite0", "--data", str(data), "--no-cache"]
     assert main([*argv, "--output", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "none of the first 8 images of the data can be read; the first: " in err
+    assert "none of the first 18 images of the data can be read; the first: " in err
     assert "50,176 pixels, more than the 40,000 bgbench decodes" in err
     assert "BGBENCH_MAX_IMAGE_PIXELS" in err and "Traceback" not in err
 

@@ -31,7 +31,19 @@ from hf_bgbench.space.page.tab_leaderboard import (
 )
 from hf_bgbench.space.page.tab_report import build_report_tab, report_job
 from hf_bgbench.space.page.tab_score import SCORE_IDLE, build_score_tab, on_benchmark, score_job
-from hf_bgbench.space.settings import CONCURRENCY, QUEUE_SIZE, allowed, start_benchmark
+from hf_bgbench.space.settings import (
+    CONCURRENCY,
+    QUEUE_SIZE,
+    allowed,
+    offered_benchmarks,
+    start_benchmark,
+)
+
+
+def offered_names() -> str:
+    """The benchmarks the page offers, as prose names them."""
+    specs = [get_benchmark(b) for b in offered_benchmarks()]
+    return ", ".join(s.short_name or s.name for s in specs)
 
 
 def build_demo() -> gr.Blocks:
@@ -48,8 +60,7 @@ def build_demo() -> gr.Blocks:
             "Scores a model from the Hub -- a timm or transformers ImageNet classifier, a "
             "CLIP-family model zero-shot (transformers CLIP or SigLIP, an open_clip repo), or "
             "a generative vision-language model by a named rule -- on the background-reliance "
-            "benchmarks the operator offers here (ImageNet-9 and its Backgrounds Challenge, "
-            "RIVAL10, ImageNet-E, ImageNet-D, ImageNet-W). **BG-GAP** (ImageNet-9) = accuracy "
+            f"benchmarks offered here ({offered_names()}). **BG-GAP** (ImageNet-9) = accuracy "
             "on *mixed_same* − *mixed_rand*: the points a model loses when the object's "
             "background stops matching its class."
         )

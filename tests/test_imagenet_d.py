@@ -319,6 +319,29 @@ def test_vlm_that_never_names_one_class_is_refused_plainly(release, tmp_path, mo
         )
 
 
+def test_a_vlm_that_never_follows_the_question_is_stopped_early(release, tmp_path, monkeypatch):
+    """Fixed: such a run computed every image (26 minutes) before refusing."""
+    from hf_bgbench.models.vlm import load
+    from tests.vlm_fixtures import write_llava
+
+    asked = []
+
+    def never(self, pixels, prompt, n):
+        asked.append(len(pixels))
+        return ["no idea"] * len(pixels)
+
+    monkeypatch.setattr(TransformersBackend, "_generate", never)
+    monkeypatch.setattr(load, "NO_ANSWER_STOP", 2)
+    with pytest.raises(ValueError, match="answered none of 4 images in a row"):
+        evaluate_model(
+            str(write_llava(tmp_path / "llava")),
+            benchmark="imagenet-d",
+            data=str(release),
+            **QUIET,
+        )
+    assert sum(asked) == 4  # the first batch (background's 4 images), none of the others
+
+
 # --------------------------------------------------------------------------- conversion, Hub
 
 

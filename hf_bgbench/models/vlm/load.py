@@ -20,6 +20,9 @@ from hf_bgbench.models.vlm.backends.hf_transformers import TransformersBackend
 from hf_bgbench.models.vlm.head import build_head
 from hf_bgbench.models.vlm.settings import VlmSettings
 
+NO_ANSWER_STOP = 64
+"""Images in a row without an answer after which a rule that leaves such images out of its
+accuracy (ImageNet-D's two-way question) stops the run."""
 DYNAMIC_CANVAS = 448
 """The square a photo is centre-cropped to for a processor without one fixed input size
 (Qwen2-VL's pixel budget, Idefics3's longest edge): the benchmarks' own images go at their
@@ -70,8 +73,27 @@ class VlmClassifier(Classifier):
 
     def scored(self, batch: torch.Tensor, rows: Any) -> tuple[torch.Tensor, dict[str, list]]:
         """(scores, per-image records) of ``batch`` whose first ``len(rows)`` images have
-        ``rows`` (id, true label and the :attr:`row_columns` values)."""
-        return self.model.answer(batch, rows)
+        ``rows`` (id, true label and the :attr:`row_columns` values). A rule that leaves
+        unanswered images out of the accuracy is stopped once :data:`NO_ANSWER_STOP` images
+        in a row got none: every further image would be computed for no number."""
+        scores, extras = self.model.answer(batch, rows)
+        if self.vlm.get("drops_unanswered") and len(rows):
+            answered = scores[: len(rows)].argmax(1) < scores.shape[1] - 1
+            self._unanswered_run = 0 if answered.any() else self.unanswered_run + len(rows)
+            if self._unanswered_run >= NO_ANSWER_STOP:
+                raise ValueError(
+                    f"The model answered none of {self._unanswered_run} images in a row with "
+                    "exactly one of its question's two classes, and this protocol leaves such "
+                    "answers out of the accuracy: it does not follow the question, so the run "
+                    "stops here instead of computing every image for no number (the answers "
+                    "of the batches before are kept in the prediction cache). Score it under "
+                    "another --protocol."
+                )
+        return scores, extras
+
+    @property
+    def unanswered_run(self) -> int:
+        return getattr(self, "_unanswered_run", 0)
 
     def usage(self) -> dict[str, Any]:
         return self.model.backend.usage()

@@ -2322,9 +2322,9 @@ PYTHON_CASES = [
         "compare-runs-of-different-variants",
         _compare_runs_of_different_variants,
         "The two runs scored different variants (A alone scored mixed_same; B alone only_fg) "
-        "and the data at None no longer gives their recorded fingerprints, so the shared "
-        "variants cannot be shown to be the same images. Re-run both with --variants "
-        "mixed_rand and compare those.",
+        "and the data (no location recorded) cannot be read here to check them (moved, or a "
+        "Hub dataset while offline), so the shared variants cannot be shown to be the same "
+        "images. Re-run both with --variants mixed_rand and compare those.",
     ),
     (  # before: every difference 0 with "no interval", written as a comparison
         "compare-a-run-with-itself",

@@ -74,17 +74,22 @@ def _variant_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | Non
             "share none: there is nothing to pair. Re-run one of them with the other's "
             "--variants."
         )
-    if _data_of_variants(a, va) == data_a.get("fingerprint") and _data_of_variants(
-        b, vb
-    ) == data_b.get("fingerprint"):
+    now = (_data_of_variants(a, va), _data_of_variants(b, vb))
+    if now == (data_a.get("fingerprint"), data_b.get("fingerprint")):
         return (
             f"The runs scored different variants of the same data ({only}); compared: the "
             f"shared variants {', '.join(shared)} and the scores built on them alone."
         )
+    # unreadable here is not changed: say which (it said "no longer gives" for both)
+    why = (
+        "cannot be read here to check them (moved, or a Hub dataset while offline)"
+        if None in now
+        else "now gives other fingerprints than the runs recorded (it changed since)"
+    )
+    where = f" at {data_a['location']}" if data_a.get("location") else " (no location recorded)"
     raise CompareError(
-        f"The two runs scored different variants ({only}) and the data at "
-        f"{data_a.get('location')} no longer gives their recorded fingerprints, so the shared "
-        f"variants cannot be shown to be the same images. Re-run both with --variants "
+        f"The two runs scored different variants ({only}) and the data{where} {why}, so the "
+        f"shared variants cannot be shown to be the same images. Re-run both with --variants "
         f"{' '.join(shared)} and compare those."
     )
 

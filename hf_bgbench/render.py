@@ -170,6 +170,7 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
             + (f" {s['description']}" if s.get("description") else ""),
             "",
         ]
+    out += _no_answer_line(doc)
     for table in report["tables"]:
         out += [table["title"], "", "| " + " | ".join(table["columns"]) + " |"]
         out.append(
@@ -210,6 +211,18 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
         "",
     ]
     return "\n".join(out)
+
+
+def _no_answer_line(doc: Mapping[str, Any]) -> list[str]:
+    """Beside the headline, the images a VLM gave no answer for, per variant (a number a
+    reader must see with the accuracy it lowers)."""
+    unanswered = doc.get("unanswered")
+    if not isinstance(unanswered, Mapping) or not unanswered:
+        return []
+    vlm = doc.get("vlm") if isinstance(doc.get("vlm"), Mapping) else {}
+    how = "left out of the accuracy" if vlm.get("drops_unanswered") else "counted as wrong"
+    parts = ", ".join(f"{v} {c.get('unanswered')} of {c.get('n')}" for v, c in unanswered.items())
+    return [f"No answer ({how}): {parts}.", ""]
 
 
 def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:

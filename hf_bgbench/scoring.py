@@ -225,6 +225,13 @@ CATEGORY_LABELS = {
     "bg_fools": "BG Fools",
     "other": "Other",
 }
+CATEGORY_NOTE = (
+    "BG Required: right on the full image and on the background alone, wrong on the "
+    "foreground; BG+FG Required: right on the full image only; BG Irrelevant: full image and "
+    "foreground alike right or alike wrong; BG Fools: wrong on the full image, right on the "
+    "foreground, the background alone giving the same wrong class; Other: the rest (Xiao et "
+    "al. 2021, Table 3)."
+)
 
 
 @dataclass(frozen=True)
@@ -266,6 +273,7 @@ class PredictionCategories:
             ),
             columns=["category", "%"],
             rows=[[CATEGORY_LABELS[k], pct(cats[k])] for k in CATEGORY_LABELS],
+            note=CATEGORY_NOTE,  # the words define themselves only to those who read the paper
         )
         values = {"categories": cats, "categories_n": len(common), "categories_roles": roles}
         return MetricOutput(values, Report(tables=[table]))

@@ -281,6 +281,8 @@ class BenchmarkSpec:
     evaluate_metrics: tuple[str, ...] = ()
     # How prose names the benchmark ("IN-9"); default: its name.
     short_name: str = ""
+    # What each variant holds, in a phrase (reports define the variants they show).
+    variant_text: Mapping[str, str] = field(default_factory=dict)
     # The layout its builder / converter writes and ``bgbench validate`` checks (None: no
     # builder makes it; only the generic checks apply).
     layout: BuiltLayout | None = None

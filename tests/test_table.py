@@ -339,3 +339,19 @@ def test_results_md_points_to_the_model_index_file_written_beside_it():
     beside = render_markdown(doc, "results_model_index.yaml")
     assert "```yaml" not in beside and "is `results_model_index.yaml`, beside this" in beside
     assert "```yaml\nmodel-index:" in render_markdown(doc)
+
+
+def test_results_md_defines_the_prediction_categories_where_they_appear():
+    """Fixed: "BG Required", "BG Fools", ... were shown undefined."""
+    import pandas as pd
+
+    from hf_bgbench.benchmarks import get_benchmark
+    from hf_bgbench.scoring import ScoringContext, compute_metrics
+
+    spec = get_benchmark("in9")
+    frame = pd.DataFrame({"id": ["a", "b"], "label": [0, 1], "pred": [0, 1]})
+    frames = {v: frame for v in ("original", "mixed_rand", "only_bg_t")}
+    out = compute_metrics(spec.metrics, frames, ScoringContext({}, spec.classes))
+    (table,) = [t for t in out.report.tables if t.key == "categories"]
+    assert "BG Fools: wrong on the full image, right on the foreground" in table.note
+    assert "BG Required: right on the full image and on the background alone" in table.note

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hf_bgbench.benchmarks.in9.variants import VARIANT_TEXT
 from hf_bgbench.builders.card import (
     citation_lines,
     dataset_info_entries,
@@ -20,18 +21,6 @@ from hf_bgbench.builders.card import (
 )
 from hf_bgbench.data import hub
 from hf_bgbench.spec import BenchmarkSpec
-
-VARIANT_TEXT = {
-    "original": "the image, unmodified (resized to 256, centre-cropped to 224)",
-    "only_bg_b": "the bounding box filled with black",
-    "only_bg_t": "the bounding box filled with a tiled strip of the image's own background",
-    "no_fg": "the GrabCut foreground filled with black (its shape is kept)",
-    "only_fg": "the GrabCut foreground on black",
-    "mixed_same": "the foreground on the only_bg_t background of another image of the same class",
-    "mixed_rand": "the foreground on the only_bg_t background of another, random image",
-    "mixed_next": "the foreground on the only_bg_t background of an image of class (y + 1) mod C",
-    "in9l": "IN-9L: every training photo of the classes, balanced, bytes unchanged (train only)",
-}
 
 DROP_TEXT = {
     "unreadable": "photo could not be decoded",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9, in9_label_space
 from hf_bgbench.benchmarks.in9.protocols import IN9_PROTOCOLS
 from hf_bgbench.benchmarks.in9.references import IN9_LEADERBOARD, IN9_REFERENCES, IN9_REPORT
-from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS
+from hf_bgbench.benchmarks.in9.variants import IN9_LAYOUT, IN9_VARIANTS, VARIANT_TEXT
 from hf_bgbench.scoring import PairedGap, PredictionCategories
 from hf_bgbench.spec import BenchmarkSpec
 
@@ -77,6 +77,7 @@ IN9 = BenchmarkSpec(
         "background signal. BG-GAP = acc(mixed_same) - acc(mixed_rand)."
     ),
     short_name="IN-9",
+    variant_text={v: VARIANT_TEXT[v] for v in IN9_VARIANTS},
     paper_url="https://arxiv.org/abs/2006.09994",
     homepage="https://github.com/MadryLab/backgrounds_challenge",
     evaluate_metrics=("bg_gap", "bg_challenge"),

@@ -25,3 +25,16 @@ IN9_LAYOUT = BuiltLayout(
 )
 """224x224 images, one mask per photo shared by every variant, balanced classes, and the
 background rule of each mixed variant."""
+
+# What each variant (and IN-9L) holds, in a phrase: the card and the reports define them.
+VARIANT_TEXT = {
+    "original": "the image, unmodified (resized to 256, centre-cropped to 224)",
+    "only_bg_b": "the bounding box filled with black",
+    "only_bg_t": "the bounding box filled with a tiled strip of the image's own background",
+    "no_fg": "the GrabCut foreground filled with black (its shape is kept)",
+    "only_fg": "the GrabCut foreground on black",
+    "mixed_same": "the foreground on the only_bg_t background of another image of the same class",
+    "mixed_rand": "the foreground on the only_bg_t background of another, random image",
+    "mixed_next": "the foreground on the only_bg_t background of an image of class (y + 1) mod C",
+    "in9l": "IN-9L: every training photo of the classes, balanced, bytes unchanged (train only)",
+}

@@ -215,6 +215,7 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
         Score(f"accuracy/{v}", v, r["accuracy"], ci95=r["accuracy_ci95"], n=r["n"], config=v)
         for v, r in per_variant.items()
     ]
+    defined = [f"{v} = {spec.variant_text[v]}" for v in per_variant if v in spec.variant_text]
     variants_table = Table(
         "variants",
         "Accuracy per variant:",
@@ -223,6 +224,7 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
             [v, pct(r["accuracy"]), interval(r["accuracy_ci95"]), str(r["n"]), str(r["skipped"])]
             for v, r in per_variant.items()
         ],
+        note=("Variants: " + "; ".join(defined) + ".") if defined else "",
     )
     gaps = [s for s in metrics.scores if s.unit == "pts"]
     tables = [variants_table]

@@ -78,6 +78,18 @@ def _unanswered(doc: Mapping[str, Any]) -> list[str]:
     return [f"No answer ({how}): {parts}"]
 
 
+def _cache_line(doc: Mapping[str, Any]) -> list[str]:
+    """Whether the predictions were computed now or read from the cache (results'
+    ``reused_images``), so a fast rerun is not mistaken for a new measurement."""
+    reused, computed = doc.get("reused_images") or 0, doc.get("computed_images") or 0
+    if not reused:
+        return []
+    return [
+        f"{reused} of {reused + computed} images' predictions came from the prediction cache "
+        "(scored before by the same model, data and settings); --no-cache recomputes them"
+    ]
+
+
 def served_line(doc: Mapping[str, Any]) -> list[str]:
     """What scoring a served model cost (results' ``served``), in one sentence."""
     s = doc.get("served")
@@ -114,7 +126,7 @@ def render_table(doc: Mapping[str, Any]) -> str:
             + (f"  n={s['n']}" if s.get("n") is not None else "")
             + (f" ({s['left_out']})" if s.get("left_out") else "")
         )
-    lines += _withheld(doc) + _unanswered(doc) + served_line(doc)
+    lines += _withheld(doc) + _unanswered(doc) + served_line(doc) + _cache_line(doc)
     for table in report["tables"]:
         widths = [
             max(len(str(c)), *(len(str(r[i])) for r in table["rows"])) if table["rows"] else len(c)
@@ -170,7 +182,7 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
             + (f" {s['description']}" if s.get("description") else ""),
             "",
         ]
-    out += _no_answer_line(doc)
+    out += [f"{line}.\n" for line in _unanswered(doc)]  # beside the headline it lowers
     for table in report["tables"]:
         out += [table["title"], "", "| " + " | ".join(table["columns"]) + " |"]
         out.append(
@@ -211,18 +223,6 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
         "",
     ]
     return "\n".join(out)
-
-
-def _no_answer_line(doc: Mapping[str, Any]) -> list[str]:
-    """Beside the headline, the images a VLM gave no answer for, per variant (a number a
-    reader must see with the accuracy it lowers)."""
-    unanswered = doc.get("unanswered")
-    if not isinstance(unanswered, Mapping) or not unanswered:
-        return []
-    vlm = doc.get("vlm") if isinstance(doc.get("vlm"), Mapping) else {}
-    how = "left out of the accuracy" if vlm.get("drops_unanswered") else "counted as wrong"
-    parts = ", ".join(f"{v} {c.get('unanswered')} of {c.get('n')}" for v, c in unanswered.items())
-    return [f"No answer ({how}): {parts}.", ""]
 
 
 def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -209,5 +209,5 @@ def test_a_model_that_always_answers_snake_answers_reptile_on_every_image(in9_hu
     card = (out / "results_model_index.yaml").read_text()  # every output names the rule
     assert "vlm_rule: open" in card and "vlm_unanswered: 0 of 18" in card
     page = (out / "results.md").read_text()  # paste-ready: the counts and the words defined
-    assert "No answer (counted as wrong): original 0 of 18, mixed_rand 0 of 18." in page
+    assert "No answer (counted as wrong, never guessed): original 0 of 18, mixed_rand 0 of" in page
     assert "Variants: original = the image, unmodified" in page

@@ -355,3 +355,13 @@ def test_results_md_defines_the_prediction_categories_where_they_appear():
     (table,) = [t for t in out.report.tables if t.key == "categories"]
     assert "BG Fools: wrong on the full image, right on the foreground" in table.note
     assert "BG Required: right on the full image and on the background alone" in table.note
+
+
+def test_the_terminal_says_when_predictions_came_from_the_cache():
+    """Fixed: a rerun read from the cache printed as if it had scored anew."""
+    from hf_bgbench.render import render_table
+
+    doc = evaluate_doc("tf_efficientnet_lite0", 0.1)
+    assert "came from the prediction cache" not in render_table(doc)
+    doc |= {"reused_images": 5, "computed_images": 13}
+    assert "5 of 18 images' predictions came from the prediction cache" in render_table(doc)

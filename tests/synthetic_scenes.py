@@ -1,60 +1,26 @@
 """Synthetic ImageNet-style photos with a known object, box and mask, for the builder tests.
 
-Each scene is a textured background in a class-specific hue with one elliptical object of a
-contrasting colour. Photos are written as ImageNet distributes them
-(``images/<wnid>/<wnid>_<k>.JPEG`` and PASCAL-VOC ``boxes/<wnid>/<wnid>_<k>.xml``).
+Each scene is the demo's (:mod:`hf_bgbench.benchmarks.in9.demo`): a textured background in a
+class-specific hue with one elliptical object of a contrasting colour. Photos are written as
+ImageNet distributes them (``images/<wnid>/<wnid>_<k>.JPEG`` and PASCAL-VOC
+``boxes/<wnid>/<wnid>_<k>.xml``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-from PIL import Image
-
+from hf_bgbench.benchmarks.in9.demo import (  # noqa: F401 -- the tests' names for them
+    PHOTO_SIZE,
+    class_wnids,
+    scene,
+    voc_xml,
+    write_photo,
+)
 from hf_bgbench.benchmarks.in9.labels import imagenet_to_in9
 from hf_bgbench.labels import imagenet_classes
 
-SIZE = (200, 160)  # width, height of a photo (small: GrabCut time grows with pixels)
-
-
-def class_wnids() -> list[str]:
-    """The first ImageNet wnid of each IN-9 class, in label order."""
-    wnids, table = imagenet_classes()[0], imagenet_to_in9()
-    return [wnids[int(np.flatnonzero(table == y)[0])] for y in range(9)]
-
-
-def scene(label: int, k: int, size=SIZE, box_scale: float = 1.0):
-    """(rgb uint8, truth mask bool, box (x0, y0, x1, y1)) of one synthetic photo."""
-    w, h = size
-    rng = np.random.default_rng(1000 * label + k)
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    hue = np.array(
-        [(label * 37) % 256, (label * 91 + 60) % 256, (label * 53 + 120) % 256], np.float32
-    )
-    stripes = 20 * np.sin(xx / (6 + label) + yy / 11)[..., None]
-    background = 0.55 * hue + 40 + stripes + rng.normal(0, 6, (h, w, 3))
-    cx, cy = w * (0.45 + 0.1 * rng.random()), h * (0.45 + 0.1 * rng.random())
-    rx, ry = w * 0.16 * box_scale, h * 0.22 * box_scale
-    truth = ((xx - cx) / rx) ** 2 + ((yy - cy) / ry) ** 2 <= 1.0
-    colour = 255 - 0.55 * hue - 40
-    obj = colour + 12 * np.sin(xx / 3)[..., None] + rng.normal(0, 4, (h, w, 3))
-    rgb = np.where(truth[..., None], obj, background).clip(0, 255).astype(np.uint8)
-    margin_x, margin_y = 0.12 * rx, 0.12 * ry
-    box = (cx - rx - margin_x, cy - ry - margin_y, cx + rx + margin_x, cy + ry + margin_y)
-    return rgb, truth, tuple(float(v) for v in box)
-
-
-def voc_xml(filename: str, size, boxes) -> str:
-    objects = "".join(
-        f"<object><name>x</name><bndbox><xmin>{b[0]:.0f}</xmin><ymin>{b[1]:.0f}</ymin>"
-        f"<xmax>{b[2]:.0f}</xmax><ymax>{b[3]:.0f}</ymax></bndbox></object>"
-        for b in boxes
-    )
-    return (
-        f"<annotation><filename>{filename}</filename><size><width>{size[0]}</width>"
-        f"<height>{size[1]}</height><depth>3</depth></size>{objects}</annotation>"
-    )
+SIZE = PHOTO_SIZE  # width, height of a photo (the demo's: GrabCut time grows with pixels)
 
 
 def write_photos(root: Path, per_class: int = 2, extras: bool = True) -> tuple[Path, Path]:
@@ -88,10 +54,5 @@ def write_photos(root: Path, per_class: int = 2, extras: bool = True) -> tuple[P
 
 
 def _write(images, boxes, wnid, stem, rgb, _truth, box, extra_box=None) -> None:
-    (images / wnid).mkdir(parents=True, exist_ok=True)
-    Image.fromarray(rgb).save(images / wnid / f"{stem}.JPEG", quality=95)
-    if boxes is not None and box is not None:
-        (boxes / wnid).mkdir(parents=True, exist_ok=True)
-        all_boxes = [box] + ([extra_box] if extra_box else [])
-        size = (rgb.shape[1], rgb.shape[0])
-        (boxes / wnid / f"{stem}.xml").write_text(voc_xml(f"{stem}.JPEG", size, all_boxes))
+    box_list = [box] + ([extra_box] if extra_box else []) if box is not None else []
+    write_photo(images, boxes, wnid, stem, rgb, box_list if boxes is not None else [])

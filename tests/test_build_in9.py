@@ -313,3 +313,23 @@ def test_real_photos_with_estimated_boxes(shared_data, tmp_path, capsys):
     scored = json.loads((results / "results.json").read_text())
     assert set(scored["variants"]) == set(IN9_VARIANTS)
     assert all(v["n"] == len(ids) for v in scored["variants"].values())
+
+
+@pytest.mark.slow  # GrabCut on 18 generated photos, then a model scores them
+def test_the_demo_builds_an_in9_any_model_scores_named_as_a_demo(tmp_path, capsys):
+    """A first run with no ImageNet photo and no network: generated photos through the real
+    builder, and the printed command scores a model on them."""
+    from hf_bgbench.cli import main
+
+    assert main(["demo", "--output", str(tmp_path / "demo"), "--per-class", "2", "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert "DEMO data: generated images, not ImageNet photos." in said
+    command = next(line for line in said.splitlines() if line.startswith("Score a model"))
+    argv = command.split(": ", 1)[1].split()[1:]
+    assert main([*argv, "--quiet", "--workers", "0"]) == 0
+    doc = json.loads((tmp_path / "demo" / "results" / "results.json").read_text())
+    assert {r["n"] for r in doc["variants"].values()} == {18}
+    assert doc["data"]["location"].endswith("in9_demo")  # never credited to the Hub dataset
+    card = (tmp_path / "demo" / "results" / "results_model_index.yaml").read_text()
+    assert "not the published dataset" in card
+    assert main(["demo", "--output", str(tmp_path / "d2"), "--per-class", "1"]) == 2

@@ -53,6 +53,7 @@ IN9_HOOKS = {
     "cli_build": "hf_bgbench.benchmarks.in9.cli:BUILD",
     "cli_convert": "hf_bgbench.benchmarks.in9.cli:CONVERT",
     "cli_download": "hf_bgbench.benchmarks.in9.cli:DOWNLOAD",
+    "cli_commands": "hf_bgbench.benchmarks.in9.demo:DEMO",
 }
 IN9 = BenchmarkSpec(
     name="in9",

@@ -226,12 +226,17 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
 
 
 def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(column names, cells) of the scores marked for the LaTeX row."""
+    """(column names, cells) of the scores marked for the LaTeX row: each value with its 95%
+    interval in small type beside it, as ``bgbench table`` writes them, minus signs as
+    such."""
     scores = [s for s in doc["report"]["scores"] if s.get("latex", True)]
     scores = [s for s in scores if not s["headline"]] + [s for s in scores if s["headline"]]
-    return [s["short"] or s["label"] for s in scores], [
-        number(s["value"], s["unit"]) for s in scores
-    ]
+    cells = []
+    for s in scores:
+        value = number(s["value"], s["unit"]).replace("-", "$-$")
+        ci = interval(s.get("ci95"), s["unit"]) if s.get("ci95") else ""
+        cells.append(value + (f" {{\\scriptsize {ci.replace('-', '$-$')}}}" if ci else ""))
+    return [s["short"] or s["label"] for s in scores], cells
 
 
 # --------------------------------------------------------------------------- model-index

@@ -210,7 +210,11 @@ def test_one_zero_shot_model_with_two_heads_gets_two_named_rows(tmp_path):
 def test_the_latex_row_of_results_md_compiles_with_underscores_in_the_model_id():
     doc = evaluate_doc("tf_efficientnet_lite0", 0.1)
     md = render_markdown(doc)
-    assert r"tf\_efficientnet\_lite0 & 90.0 & 75.0 & 65.0 & 10.0 \\" in md
+    # fixed: the row gave no intervals; now each beside its value, as `bgbench table` writes
+    assert (
+        r"tf\_efficientnet\_lite0 & 90.0 {\scriptsize [80.0, 95.0]} & 75.0 {\scriptsize "
+        r"[60.0, 85.0]} & 65.0 {\scriptsize [50.0, 80.0]} & 10.0 {\scriptsize [5.0, 15.0]} \\"
+    ) in md
     assert latex_text(r"a_b & 5% #1 {x} ~^\ $") == (
         r"a\_b \& 5\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{} \$"
     )

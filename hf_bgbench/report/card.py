@@ -28,7 +28,7 @@ from hf_bgbench.inference.engine import default_num_workers
 from hf_bgbench.models.devices import resolve_device
 from hf_bgbench.report.eval_results import write_eval_results
 from hf_bgbench.report.headlines import headline_rows, protocol_of, reference_rows
-from hf_bgbench.report.markdown import report_markdown
+from hf_bgbench.report.markdown import report_markdown, shown_rows
 from hf_bgbench.report.profile import draw_profile
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
@@ -357,7 +357,9 @@ def write_report_files(doc: dict[str, Any], out: Path) -> list[str]:
     write_run_folder(  # in this order: the .md and .json name the eval-results files
         out,
         {
-            "reliance_profile.png": lambda p: draw_profile(doc["headlines"], p, doc["model"]),
+            "reliance_profile.png": lambda p: draw_profile(
+                shown_rows(doc["headlines"]), p, doc["model"]
+            ),
             ".eval_results": eval_results,
             "report.md": lambda p: p.write_text(report_markdown(doc), encoding="utf-8"),
             "report.json": lambda p: write_json(doc, p),

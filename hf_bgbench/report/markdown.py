@@ -5,7 +5,7 @@ their sources and model tags, and the files."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hf_bgbench.results import model_head_line
@@ -55,6 +55,12 @@ def measure_text(row: Mapping[str, Any]) -> str:
     return f"{row['label']}{which}{unit}{' ' + arrow if arrow else ''}"
 
 
+def shown_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The headline rows the table and the figure show: not those of a benchmark that was
+    not run (its own section says why and how to fetch its data)."""
+    return [row for row in rows if row.get("status") != "not run"]
+
+
 def report_markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown (a section to paste into a model card)."""
     lines = [
@@ -72,7 +78,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         "| Benchmark | Measure | Value [95% CI] | n | Published models | Protocol |",
         "|---|---|---|---|---|---|",
     ]
-    for row in report["headlines"]:
+    for row in shown_rows(report["headlines"]):
         lines.append(
             f"| {row['benchmark_title']} | {measure_text(row)} | {value_text(row)} | "
             f"{row['n'] if row['n'] is not None else '—'} | {published_text(row)} | "

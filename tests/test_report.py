@@ -586,3 +586,21 @@ def test_the_reports_progress_counts_only_the_tasks_that_will_run(in9_release, t
     counted = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
     n = len(get_benchmark("in9").report_tasks)
     assert [line.split("]")[0] + "]" for line in counted] == [f"[{i}/{n}]" for i in range(1, n + 1)]
+
+
+def test_a_challenge_sample_is_labelled_a_sample_beside_the_full_set_numbers(in9_release, tmp_path):
+    """Fixed: a challenge over a sample of foregrounds sat unlabelled beside the published
+    full-set numbers."""
+    doc = run_report(
+        ColourRuleClassifier(),
+        tmp_path / "out",
+        data={"in9": str(in9_release)},
+        benchmarks=["in9"],
+        challenge_foregrounds=5,
+        **QUIET,
+    )
+    row = _row(doc, "challenge_accuracy")
+    assert row["sample"] == "5 of 18 foregrounds (--max-foregrounds)"
+    assert _row(doc, "bg_gap")["sample"] == ""  # evaluate ran on all of the data
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "(a sample: 5 of 18 foregrounds (--max-foregrounds))" in md

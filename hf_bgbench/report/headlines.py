@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hf_bgbench.report.paired import subset_of
 from hf_bgbench.spec import BenchmarkSpec, Headline
 
 DISPLAY_SCALE = {"%": 100.0, "pts": 100.0, "": 1.0}
@@ -78,6 +79,7 @@ def headline_rows(
             "protocol": "",
             "status": "not run",
             "warnings": [],
+            "sample": "",
             "published": published_values(spec, h),
         }
         doc = docs.get(h.task)
@@ -97,6 +99,8 @@ def headline_rows(
                 )
             row["protocol"] = protocol_of(doc)[0]
             row["warnings"] = list(doc.get("warnings") or [])
+            # a number over a sample sits beside full-set published ones: said as a sample
+            row["sample"] = subset_of(doc).removeprefix("a seeded subset: ")
         rows.append(row)
     return rows
 

@@ -33,6 +33,8 @@ def value_text(row: Mapping[str, Any]) -> str:
     text = display_number(row["value"], row["unit"])
     if ci is not None:
         text += f" [{display_number(ci[0], row['unit'])}, {display_number(ci[1], row['unit'])}]"
+    if row.get("sample"):  # not the full set the published numbers beside it are of
+        text += f" (a sample: {row['sample']})"
     return f"{text} {WARNED}" if row.get("warnings") else text
 
 

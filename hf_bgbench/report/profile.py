@@ -55,6 +55,8 @@ def _row(ax, row: dict[str, Any]) -> None:
     which = f": {row['which']}" if row["which"] else ""
     arrow = ARROWS[row["reliance"]]
     name = f"{row['benchmark_title']} · {row['label']}{which}{unit} {arrow}".rstrip()
+    if row.get("sample"):
+        name += " (a sample)"
     if row.get("warnings"):
         name += " ⚠"
     ax.set_yticks([0])

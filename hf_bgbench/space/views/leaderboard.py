@@ -262,11 +262,15 @@ def _headline_numbers(doc: Mapping[str, Any]) -> list[Number]:
         return []
     headlines = spec.headlines(doc.get("task"))
     rows = headline_rows(spec, {h.task: doc for h in headlines}, headlines)
-    return [
-        (row["label"], row["value"], row["ci95"], row["unit"])
+    return [  # a number over a sample says so, beside full-set published ones
+        (row["label"] + (" (a sample)" if row.get("sample") else ""), *_value_of(row))
         for row in rows
         if row["status"] == "run" and row["value"] is not None
     ]
+
+
+def _value_of(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return row["value"], row["ci95"], row["unit"]
 
 
 def _shown(label: str, score: Mapping[str, Any]) -> Number:

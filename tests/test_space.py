@@ -1143,3 +1143,17 @@ def test_every_stop_brings_the_buttons_label_back():
             assert out[0] == "**Stopped** at your request.", press
             update = postprocess_update_dict(run, out[1])  # as Gradio does with it
             assert update.get("value") == "Run", (press, update)
+
+
+def test_reproduce_this_says_how_to_install_what_the_space_runs(monkeypatch):
+    """Fixed: it said `pip install hf-bgbench`, which no package index serves."""
+    from hf_bgbench import __version__
+    from hf_bgbench.space.views.reproduce import reproduce_markdown
+
+    monkeypatch.setenv("SPACE_ID", "owner/bgbench")
+    text = reproduce_markdown(["bgbench evaluate m"])
+    wheel = f"spaces/owner/bgbench/resolve/main/wheels/hf_bgbench-{__version__}-py3-none-any.whl"
+    assert f"pip install https://huggingface.co/{wheel}" in text
+    monkeypatch.delenv("SPACE_ID")
+    assert "`pip install -e .` in a checkout" in reproduce_markdown(["bgbench evaluate m"])
+    assert "pip install hf-bgbench" not in reproduce_markdown(["bgbench evaluate m"])

@@ -139,17 +139,32 @@ def report_command(
     return " ".join(shlex.quote(w) for w in words)
 
 
+def install_hint() -> str:
+    """How a visitor installs what this Space runs: hf-bgbench is on no package index, so
+    the wheel this Space carries (``bgbench publish-space`` uploads it under ``wheels/``), by
+    its address on the Hub; outside a Space, from a checkout of the source."""
+    import os
+
+    from hf_bgbench import __version__
+
+    space = os.environ.get("SPACE_ID")
+    if not space:
+        return "install hf-bgbench from its source: `pip install -e .` in a checkout"
+    wheel = f"hf_bgbench-{__version__}-py3-none-any.whl"
+    return f"`pip install https://huggingface.co/spaces/{space}/resolve/main/wheels/{wheel}`"
+
+
 def reproduce_markdown(
     commands: Sequence[str], notes: Sequence[str] = (), document: str = "results.json"
 ) -> str:
-    """The commands as a "Reproduce this" section: run them (``pip install hf-bgbench``)
-    and the results document (``document``: its file name) holds the same numbers."""
+    """The commands as a "Reproduce this" section: run them (installed as
+    :func:`install_hint` says) and the results document (``document``: its file name)
+    holds the same numbers."""
     block = "\n".join(commands)
     lines = [
         "### Reproduce this",
         "",
-        f"The same {document} on your machine (`pip install hf-bgbench`), with this Space's "
-        "caps and data:",
+        f"The same {document} on your machine ({install_hint()}), with this Space's caps and data:",
         "",
         f"```bash\n{block}\n```",
     ]

@@ -156,22 +156,7 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
     """results.md: headline numbers, tables, a LaTeX row and the model-index block, or,
     when the model-index is written to ``model_index_file`` beside it, where it is."""
     report = doc["report"]
-    out = [f"# {_title(doc)}", ""]
-    if _protocol_name(doc):
-        summary = doc["protocol"].get("summary")
-        out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
-    head = model_head_line(doc)
-    if head:
-        out += [head[0].upper() + head[1:] + ".", ""]
-    for d in _deviations(doc):
-        out += [f"> **Protocol deviation:** {d}", ""]
-    out += [f"{line}.\n" for line in served_line(doc)]
-    departures = doc["protocol"].get("departures") if _protocol_name(doc) else None
-    if departures:  # what keeps the run off a leaderboard, said where the numbers are
-        out += [
-            f"> **Not the published protocol on all of the data:** {'; '.join(departures)}.",
-            "",
-        ]
+    out = _markdown_head(doc)
     for s in (s for s in report["scores"] if s["headline"]):
         unit = " points" if s["unit"] == "pts" else ("%" if s["unit"] == "%" else "")
         out += [
@@ -190,6 +175,43 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
         )
         out += ["| " + " | ".join(map(str, row)) + " |" for row in table["rows"]]
         out += ["", table["note"], ""] if table.get("note") else [""]
+    out += _markdown_paste(doc, model_index_file)
+    probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
+    out += probe + list(report["notes"]) + _withheld(doc)
+    software = software_text(doc.get("software"))
+    out += [
+        f"hf_bgbench {doc.get('hf_bgbench_version', '')}{f' ({software})' if software else ''}.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _markdown_head(doc: Mapping[str, Any]) -> list[str]:
+    """results.md's top: the title, the protocol, the model's head, every deviation and
+    departure, and a served model's cost -- said before any number."""
+    out = [f"# {_title(doc)}", ""]
+    if _protocol_name(doc):
+        summary = doc["protocol"].get("summary")
+        out += [f"Protocol: **{_protocol_name(doc)}**" + (f" — {summary}" if summary else ""), ""]
+    head = model_head_line(doc)
+    if head:
+        out += [head[0].upper() + head[1:] + ".", ""]
+    for d in _deviations(doc):
+        out += [f"> **Protocol deviation:** {d}", ""]
+    out += [f"{line}.\n" for line in served_line(doc)]
+    departures = doc["protocol"].get("departures") if _protocol_name(doc) else None
+    if departures:  # what keeps the run off a leaderboard, said where the numbers are
+        out += [
+            f"> **Not the published protocol on all of the data:** {'; '.join(departures)}.",
+            "",
+        ]
+    return out
+
+
+def _markdown_paste(doc: Mapping[str, Any], model_index_file: str | None) -> list[str]:
+    """The paste-ready parts of results.md: the LaTeX row, and the model-index or where it
+    is (its YAML is most of the page: a file of its own when one is written)."""
+    out: list[str] = []
     cols, values = latex_row(doc)
     if cols:
         out += [
@@ -200,29 +222,20 @@ def render_markdown(doc: Mapping[str, Any], model_index_file: str | None = None)
             "```",
             "",
         ]
-    if model_index_file:  # its YAML is most of the page: a file of its own
-        out += [
+    if model_index_file:
+        return out + [
             f"Model card: the `model-index` to paste into the front matter of the model's "
             f"README.md is `{model_index_file}`, beside this file.",
             "",
         ]
-    else:
-        out += [
-            "Model card (`model-index`, paste into the front matter of the model's README.md):",
-            "",
-            "```yaml",
-            render_model_index(doc).rstrip(),
-            "```",
-            "",
-        ]
-    probe = [doc["probe"]["note"]] if (doc.get("probe") or {}).get("note") else []
-    out += probe + list(report["notes"]) + _withheld(doc)
-    software = software_text(doc.get("software"))
-    out += [
-        f"hf_bgbench {doc.get('hf_bgbench_version', '')}{f' ({software})' if software else ''}.",
+    return out + [
+        "Model card (`model-index`, paste into the front matter of the model's README.md):",
+        "",
+        "```yaml",
+        render_model_index(doc).rstrip(),
+        "```",
         "",
     ]
-    return "\n".join(out)
 
 
 def latex_row(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -298,20 +311,13 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
         groups.setdefault(s.get("config"), []).append(
             {"type": s["key"].split("/")[0], "value": value, "name": s["label"]}
         )
-    deviation = "; ".join(_deviations(doc))
     results = []
     for config, metrics in groups.items():
         dataset: dict[str, Any] = {"name": dataset_name, "type": dataset_type}
         if config:
             dataset["config"] = config
         dataset["split"] = "test"
-        args: dict[str, Any] = {}
-        if _protocol_name(doc):
-            args["protocol"] = _protocol_name(doc)
-        if deviation:
-            args["protocol_deviation"] = deviation
-        args.update(_zero_shot_args(doc))
-        args.update(_vlm_args(doc, config))
+        args = _dataset_args(doc, config)
         if args:
             dataset["args"] = args
         results.append(
@@ -323,6 +329,18 @@ def model_index(doc: Mapping[str, Any]) -> dict[str, Any]:
             }
         )
     return {"model-index": [{"name": str(doc.get("model", "?")), "results": results}]}
+
+
+def _dataset_args(doc: Mapping[str, Any], config: str | None) -> dict[str, Any]:
+    """A model-index entry's ``dataset.args``: the protocol, its deviations, a zero-shot
+    head and a VLM's rule -- what the number depends on besides the data."""
+    args: dict[str, Any] = {}
+    if _protocol_name(doc):
+        args["protocol"] = _protocol_name(doc)
+    deviation = "; ".join(_deviations(doc))
+    if deviation:
+        args["protocol_deviation"] = deviation
+    return args | _zero_shot_args(doc) | _vlm_args(doc, config)
 
 
 def render_model_index(doc: Mapping[str, Any]) -> str:

@@ -84,25 +84,34 @@ def headline_rows(
         }
         doc = docs.get(h.task)
         if doc is not None:
-            try:
-                score, which = pick_score(h, doc)
-            except KeyError:
-                row["status"] = "not in results" + (f" (needs {h.needs})" if h.needs else "")
-            else:
-                ci = score.get("ci95")
-                row.update(
-                    value=display(score.get("value"), h.unit),
-                    ci95=None if ci is None else [display(x, h.unit) for x in ci],
-                    n=score.get("n"),
-                    which=which,
-                    status="run",
-                )
-            row["protocol"] = protocol_of(doc)[0]
-            row["warnings"] = list(doc.get("warnings") or [])
-            # a number over a sample sits beside full-set published ones: said as a sample
-            row["sample"] = subset_of(doc).removeprefix("a seeded subset: ")
+            row.update(_from_results(h, doc))
         rows.append(row)
     return rows
+
+
+def _from_results(h: Headline, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What a headline's row takes from its task's results document."""
+    try:
+        score, which = pick_score(h, doc)
+    except KeyError:
+        out: dict[str, Any] = {
+            "status": "not in results" + (f" (needs {h.needs})" if h.needs else "")
+        }
+    else:
+        ci = score.get("ci95")
+        out = {
+            "value": display(score.get("value"), h.unit),
+            "ci95": None if ci is None else [display(x, h.unit) for x in ci],
+            "n": score.get("n"),
+            "which": which,
+            "status": "run",
+        }
+    return out | {
+        "protocol": protocol_of(doc)[0],
+        "warnings": list(doc.get("warnings") or []),
+        # a number over a sample sits beside full-set published ones: said as a sample
+        "sample": subset_of(doc).removeprefix("a seeded subset: "),
+    }
 
 
 def published_values(spec: BenchmarkSpec, headline: Headline) -> list[dict[str, Any]]:

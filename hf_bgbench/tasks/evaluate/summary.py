@@ -209,14 +209,10 @@ def summarize_runs(
     return body, report
 
 
-def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:
-    headline = [s for s in metrics.scores if s.headline]
-    accuracy_scores = [
-        Score(f"accuracy/{v}", v, r["accuracy"], ci95=r["accuracy_ci95"], n=r["n"], config=v)
-        for v, r in per_variant.items()
-    ]
+def _variants_table(spec: BenchmarkSpec, per_variant: dict[str, Any]) -> Table:
+    """Accuracy per variant, the variants it shows defined beneath it."""
     defined = [f"{v} = {spec.variant_text[v]}" for v in per_variant if v in spec.variant_text]
-    variants_table = Table(
+    return Table(
         "variants",
         "Accuracy per variant:",
         ["variant", "accuracy (%)", "95% CI", "n", "skipped"],
@@ -226,6 +222,15 @@ def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -
         ],
         note=("Variants: " + "; ".join(defined) + ".") if defined else "",
     )
+
+
+def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:
+    headline = [s for s in metrics.scores if s.headline]
+    accuracy_scores = [
+        Score(f"accuracy/{v}", v, r["accuracy"], ci95=r["accuracy_ci95"], n=r["n"], config=v)
+        for v, r in per_variant.items()
+    ]
+    variants_table = _variants_table(spec, per_variant)
     gaps = [s for s in metrics.scores if s.unit == "pts"]
     tables = [variants_table]
     if gaps:

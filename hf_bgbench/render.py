@@ -63,7 +63,8 @@ def _withheld(doc: Mapping[str, Any]) -> list[str]:
 
 def _unanswered(doc: Mapping[str, Any]) -> list[str]:
     """The images a VLM gave no answer, per variant (results' ``unanswered``): a rule that
-    may abstain says how often it did, so a low accuracy is not read as wrong answers."""
+    may abstain says how often it did, so a low accuracy is not read as wrong answers. The
+    one sentence the terminal and results.md give, beside the headline."""
     counts = doc.get("unanswered")
     if not isinstance(counts, Mapping) or not counts:
         return []
@@ -73,9 +74,15 @@ def _unanswered(doc: Mapping[str, Any]) -> list[str]:
         + no_answer_reasons(c)
         for v, c in counts.items()
     )
-    left_out = (doc.get("vlm") or {}).get("drops_unanswered")
-    how = "left out of the accuracy" if left_out else "counted as wrong, never guessed"
-    return [f"No answer ({how}): {parts}"]
+    if (doc.get("vlm") or {}).get("drops_unanswered"):
+        return [
+            f"No answer (left out of the accuracy, as the protocol's authors do): {parts} -- "
+            "an answer naming both classes of its two-way question, or neither"
+        ]
+    return [
+        f"No answer (counted as wrong, never guessed): {parts} -- an open answer naming no "
+        "class or two, or rotations of the options that disagree"
+    ]
 
 
 def _cache_line(doc: Mapping[str, Any]) -> list[str]:

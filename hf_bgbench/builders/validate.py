@@ -413,9 +413,9 @@ def validate_dataset(
             if not paths:
                 result.problems.append(f"{where}: the card lists it but no file matches")
                 continue
-            broken = _unreadable_parquet(paths)
+            broken = hub.unreadable_parquet(paths)
             if broken:  # named, file by file; its rows cannot be checked
-                result.problems += [f"{where}: {b}" for b in broken]
+                result.problems += [f"{where}: {b}; rebuild or re-download it" for b in broken]
                 continue
             label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
             names = [n.lower() for n in getattr(label, "names", [])]
@@ -475,14 +475,3 @@ def validate_dataset(
                     f"for the same id, e.g. {differing[:EXAMPLES]}"
                 )
     return result
-
-
-def _unreadable_parquet(paths: list[str]) -> list[str]:
-    """A sentence per file whose Parquet footer cannot be read (cut short, or no Parquet)."""
-    out = []
-    for path in paths:
-        try:
-            pq.read_metadata(path)
-        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
-            out.append(f"{path} is not a readable Parquet file ({err}); rebuild or re-download it")
-    return out

@@ -265,19 +265,28 @@ def _offline() -> bool:
     )
 
 
-def check_parquet_files(files: list[str], where: str) -> None:
-    """Each file's Parquet footer read (its metadata only): a truncated or foreign file is
-    named here, not left to pyarrow's "magic bytes not found", which names none."""
+def unreadable_parquet(files: list[str]) -> list[str]:
+    """A sentence per file whose Parquet footer (its metadata only) cannot be read: cut
+    short, or no Parquet -- named, not left to pyarrow's "magic bytes not found"."""
     import pyarrow.parquet as pq
 
+    out = []
     for file in files:
         try:
             pq.read_metadata(file)
         except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
-            raise DataSourceError(
-                f"{where}: {file} is not a readable Parquet file ({err}). It was cut short or "
-                "replaced: rebuild or re-download the dataset."
-            ) from None
+            out.append(f"{file} is not a readable Parquet file ({err})")
+    return out
+
+
+def check_parquet_files(files: list[str], where: str) -> None:
+    """Refuse ``files`` when one of them is not a readable Parquet file, naming it."""
+    broken = unreadable_parquet(files)
+    if broken:
+        raise DataSourceError(
+            f"{where}: {broken[0]}. It was cut short or replaced: rebuild or re-download "
+            "the dataset."
+        )
 
 
 def _read_parquet(

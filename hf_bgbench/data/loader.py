@@ -331,12 +331,19 @@ def choose_decoder(
     return "torchvision" if cuda and first_jpeg_pixels(ds) > GPU_DECODE_MIN_PIXELS else "pil"
 
 
+def stored_images(ds: datasets.Dataset, limit: int) -> list[dict[str, Any]]:
+    """The image column of the first ``limit`` rows as stored (``{"bytes", "path"}``), not
+    decoded: what a size or a format is read from, from the header alone."""
+    rows = ds.select(range(min(len(ds), limit))).select_columns([IMAGE])
+    return rows.cast_column(IMAGE, datasets.Image(decode=False))[IMAGE]
+
+
 def first_jpeg_pixels(ds: datasets.Dataset) -> int:
     """Width x height of the first row's stored image when it is a JPEG (by its bytes, not
     its name; read from its header, not decoded); 0 otherwise."""
     if not len(ds):
         return 0
-    value = ds.select_columns([IMAGE]).cast_column(IMAGE, datasets.Image(decode=False))[0][IMAGE]
+    (value,) = stored_images(ds, 1)
     data, path = value.get("bytes"), value.get("path")
     if not data and path and Path(path).is_file():
         with open(path, "rb") as f:

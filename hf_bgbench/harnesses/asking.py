@@ -94,7 +94,6 @@ class AskedRule:
         scores, records = self.rule.scores(got, [row])
         k = int(scores[0].argmax())
         pred = k if k < len(self.rule.choices) else None
-        records.pop("class_scores", None)
         records = {key: value[0] for key, value in records.items()}
         counted = not (self.name == PAIR and pred is None)
         return Verdict(pred, pred == row["label"], counted, records)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_bgbench.data.loader import DecodedRows, Geometry
+from hf_bgbench.data.loader import DecodedRows, Geometry, stored_images
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.spec import BenchmarkSpec
@@ -86,11 +86,9 @@ def first_image_size(ds: Any) -> tuple[int, int]:
 
     if IMAGE not in ds.column_names or not isinstance(ds.features.get(IMAGE), datasets.Image):
         return _first_decoded_size(ds)
-    stored = ds.select(range(min(len(ds), SIZE_SAMPLE))).select_columns([IMAGE])
-    stored = stored.cast_column(IMAGE, datasets.Image(decode=False))
     sizes: Counter = Counter()
     errors = []
-    for value in stored[IMAGE]:
+    for value in stored_images(ds, SIZE_SAMPLE):
         try:
             width, height = image_size(value)
         except ImageDecodeError as err:
@@ -99,8 +97,13 @@ def first_image_size(ds: Any) -> tuple[int, int]:
         sizes[(height, width)] += 1
     if sizes:
         return sizes.most_common(1)[0][0]
+    raise none_readable(errors)
+
+
+def none_readable(errors: Sequence[str]) -> DataSourceError:
+    """The refusal when none of the first images could be read: why the first could not."""
     first = f"; the first: {errors[0]}" if errors else " (the data has no rows)"
-    raise DataSourceError(f"none of the first {len(errors)} images of the data can be read{first}")
+    return DataSourceError(f"none of the first {len(errors)} images of the data can be read{first}")
 
 
 def _first_decoded_size(ds: Any) -> tuple[int, int]:
@@ -112,8 +115,7 @@ def _first_decoded_size(ds: Any) -> tuple[int, int]:
         if item["error"] is None:
             return tuple(item["image"].shape[-2:])
         errors.append(str(item["error"]))
-    first = f"; the first: {errors[0]}" if errors else " (the data has no rows)"
-    raise DataSourceError(f"none of the first {len(errors)} images of the data can be read{first}")
+    raise none_readable(errors)
 
 
 def precropped(spec: BenchmarkSpec, reader: Reader) -> bool:

@@ -99,9 +99,13 @@ class ModelRef:
     vlm: VlmSettings = VlmSettings()  # how a generative VLM's output becomes class scores
 
     @property
+    def is_local(self) -> bool:
+        """Whether the model is a folder on this disk (not a Hub repo or a bare name)."""
+        return self.files is not None and self.files.folder is not None
+
+    @property
     def location(self) -> str:
-        f = self.files
-        return f.folder if f is not None and f.folder is not None else self.target
+        return self.files.folder if self.is_local else self.target
 
 
 @dataclass(frozen=True)

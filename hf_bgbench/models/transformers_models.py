@@ -264,16 +264,14 @@ def load_transformers_zero_shot(
 
 
 def _load_transformers(ref: ModelRef) -> Any:
-    local = ref.files is not None and ref.files.folder is not None
-    return load_transformers(ref.model_id, ref.location, local=local)
+    return load_transformers(ref.model_id, ref.location, local=ref.is_local)
 
 
 def _load_transformers_zero_shot(ref: ModelRef) -> Any:
-    local = ref.files is not None and ref.files.folder is not None
     return load_transformers_zero_shot(
         ref.model_id,
         ref.location,
-        local=local,
+        local=ref.is_local,
         prompts=ref.prompts(),
         progress=ref.progress,
         device=ref.device,

@@ -43,6 +43,7 @@ class VlmClassifier(Classifier):
 
     kind = "generative"
     vlm: dict[str, Any]
+    _unanswered_run = 0  # images in a row without an answer, for a rule that drops them
     # the (mean, std) its processor normalises with; a sentence where it is out of sight
     normalisation: tuple[tuple[float, ...], tuple[float, ...]] | str | None = None
     gradient_refusal = (
@@ -79,7 +80,7 @@ class VlmClassifier(Classifier):
         scores, extras = self.model.answer(batch, rows)
         if self.vlm.get("drops_unanswered") and len(rows):
             answered = scores[: len(rows)].argmax(1) < scores.shape[1] - 1
-            self._unanswered_run = 0 if answered.any() else self.unanswered_run + len(rows)
+            self._unanswered_run = 0 if answered.any() else self._unanswered_run + len(rows)
             if self._unanswered_run >= NO_ANSWER_STOP:
                 raise ValueError(
                     f"The model answered none of {self._unanswered_run} images in a row with "
@@ -90,10 +91,6 @@ class VlmClassifier(Classifier):
                     "another --protocol."
                 )
         return scores, extras
-
-    @property
-    def unanswered_run(self) -> int:
-        return getattr(self, "_unanswered_run", 0)
 
     def usage(self) -> dict[str, Any]:
         return self.model.backend.usage()
@@ -239,8 +236,9 @@ def outside_classifier(
 
 
 def _load_vlm(ref: ModelRef) -> VlmClassifier:
-    local = ref.files is not None and ref.files.folder is not None
-    return load_vlm(ref.model_id, ref.location, local=local, settings=ref.vlm, device=ref.device)
+    return load_vlm(
+        ref.model_id, ref.location, local=ref.is_local, settings=ref.vlm, device=ref.device
+    )
 
 
 register_loader(  # before the transformers classifiers' (any model_type)

@@ -23,7 +23,6 @@ from hf_bgbench.tasks.evaluate.summary import (
     summarize,
     summarize_runs,
     unanswered_counts,
-    unanswered_note,
 )
 from hf_bgbench.tasks.runner import Run, Summary
 
@@ -233,8 +232,6 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
         numbers, report = summarize(run.spec, scored[""], skipped[""], seed=run.options.seed)
     preprocessing = _preprocessing(run, work, out)
     run.deviations += partial_average_deviations(run.spec.metrics, predictions)
-    if unanswered:
-        report.notes.append(unanswered_note(unanswered, left_out))
     rotations = rotation_accuracies(run.mapper.table, predictions)
     if rotations:
         report.notes.append(rotation_note(rotations))

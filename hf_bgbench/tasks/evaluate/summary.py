@@ -15,7 +15,7 @@ from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
 from hf_bgbench.metrics import accuracy, per_class_accuracy
 from hf_bgbench.models.vlm import NO_ANSWER
-from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table, no_answer_reasons
+from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
 from hf_bgbench.scoring import (
     BOOTSTRAP_RESAMPLES,
     RUN_COLUMN,
@@ -340,26 +340,6 @@ def answered_only(label_space: Any, predictions: Mapping[str, pd.DataFrame]) -> 
             "scored by this protocol -- try another --protocol."
         )
     return out
-
-
-def unanswered_note(counts: Mapping[str, Mapping[str, int]], left_out: bool = False) -> str:
-    """The report's sentence on the images that got no answer (counted as wrong, or left
-    out of the accuracy when the rule says so)."""
-    parts = ", ".join(
-        f"{v} {c['unanswered']} of {c['n']}"
-        + (f" (both {c['both']}, neither {c['neither']})" if "both" in c else "")
-        + no_answer_reasons(c)
-        for v, c in counts.items()
-    )
-    if left_out:
-        return (
-            f"No answer (left out of the accuracy, as the protocol's authors do): {parts} -- "
-            "an answer naming both classes of its two-way question, or neither."
-        )
-    return (
-        f"No answer (counted as wrong, never guessed): {parts} -- an open answer naming no "
-        "class or two, or rotations of the options that disagree."
-    )
 
 
 def rotation_accuracies(

@@ -1269,6 +1269,13 @@ WHOLE_ARGV_CASES = [
             ["validate", "{data}"],
         )
     ),
+    (  # refused before any photo is written: a class of one photo builds no mixed variant
+        "demo-one-photo-per-class",
+        _hub_folder,
+        ["demo", "--output", "{out}/demo", "--per-class", "1"],
+        2,
+        "--per-class must be 2 or more, got 1.",
+    ),
     (
         "export-lmms-eval-data-in-no-hub-layout",
         _release,

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -126,6 +127,7 @@ class VllmShapedServer:
         self.model = model
         self.requests: list[dict] = []
         self.statuses: list[int] = []  # answered (in order) before any body
+        self.status_of: Callable[[dict], int] | None = None  # a status chosen by the request
         self.letters = 9
         server = self
 
@@ -137,6 +139,7 @@ class VllmShapedServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
                 status = server.statuses.pop(0) if server.statuses else 200
+                status = server.status_of(body) if server.status_of else status
                 if status != 200:
                     payload = {"error": {"message": f"scripted {status}", "code": status}}
                     return self._send(status, payload, {"Retry-After": "0"})

@@ -25,7 +25,13 @@ from hf_bgbench.models.vlm.backends.openai_api import generated, public_endpoint
 from hf_bgbench.models.vlm.settings import ServedSettings
 from hf_bgbench.models.vlm.wire import png_bytes
 from hf_bgbench.models.zero_shot import ClassNames
-from tests.served import TransformersServe, VllmShapedServer, letter_logprobs, token_logprobs
+from tests.served import (
+    TransformersServe,
+    VllmShapedServer,
+    image_bytes,
+    letter_logprobs,
+    token_logprobs,
+)
 from tests.vlm_fixtures import write_llava
 
 SECRET = "sk-test-0123456789-never-written"
@@ -371,6 +377,30 @@ def test_a_fatal_answer_stops_the_requests_not_yet_sent(tmp_path):
             clf.scored(_images(8), [{}] * 8)
         sent = len(server.requests)
     assert sent == 1
+
+
+def test_the_reason_a_run_stopped_is_said_even_when_a_stopped_request_is_read_first(
+    tmp_path, monkeypatch
+):
+    """Image 0's request is still retrying when image 1's is refused for good: the run stops
+    with the refusal's own message (the fix it names), not with 'another request failed'."""
+    import time
+
+    monkeypatch.setattr(openai_api, "RETRY_BASE_SECONDS", 5.0)  # image 0 waits: woken by stop
+    images = _images(2)
+    first = png_bytes(images[0])
+
+    def status_of(body: dict) -> int:
+        if image_bytes(body["messages"]) == first:
+            time.sleep(0.3)  # answered after image 1's refusal
+            return 503
+        return 401
+
+    with VllmShapedServer() as server:
+        server.status_of = status_of
+        clf = _served(server.url, tmp_path, "open", server_kind="generic", max_concurrency=2)
+        with pytest.raises(openai_api.ServedModelError, match="refused the API key"):
+            clf.scored(images, [{}] * 2)
 
 
 def test_a_rule_that_asks_many_requests_per_image_says_so_before_the_first(tmp_path, caplog):

@@ -124,6 +124,7 @@ class OpenAICompatibleBackend(Backend):
         self.server_models: set[str] = set()
         self.fingerprints: set[str] = set()
         self.stopped = threading.Event()  # a fatal answer or Ctrl-C: nothing more is sent
+        self.first_failure = ""  # the fatal answer's own message, said by every stopped request
 
     # ------------------------------------------------------------------ the request kinds
 
@@ -244,7 +245,9 @@ class OpenAICompatibleBackend(Backend):
         tries = self.settings.retries + 1
         for attempt in range(1, tries + 1):
             if self.stopped.is_set():  # another request failed for good: not sent
-                raise ServedModelError("stopped: another request to the server failed for good")
+                raise ServedModelError(
+                    self.first_failure or "stopped: another request to the server failed for good"
+                )
             try:
                 response = self.client.chat.completions.create(
                     model=self.served_model, messages=messages, **body
@@ -278,26 +281,32 @@ class OpenAICompatibleBackend(Backend):
             self._count(retries=1)
             if self.stopped.wait(wait):  # woken by a fatal answer elsewhere: give up now
                 continue
-        self.stopped.set()
-        raise ServedModelError(
+        raise self._stop(
             f"The server at {self.endpoint} did not answer after {tries} tries (last: "
             f"{failure}). The {len(self.cache.answers)} answers received so far are cached in "
             f"{self.cache.folder}; start the server and run the same command again: nothing "
             "already answered is asked twice."
         )
 
+    def _stop(self, message: str) -> ServedModelError:
+        """The error that stops the run; the first one's message is what every request stopped
+        after it says, so the reason reaches the user whichever request is read first."""
+        with self.counts_lock:
+            self.first_failure = self.first_failure or message
+        self.stopped.set()
+        return ServedModelError(message)
+
     def _refused(self, err: Any) -> dict:
         status, message = err.status_code, _message(err)
-        if status in (401, 403, 404):  # every request would fail so: none is sent after it
-            self.stopped.set()
+        # every request would fail so: none is sent after it
         if status in (401, 403):
-            raise ServedModelError(
+            raise self._stop(
                 f"The server at {self.endpoint} refused the API key (HTTP {status}: {message}). "
                 f"Put the key in ${self.settings.api_key_env} (--api-key-env names another "
                 "variable)."
             ) from None
         if status == 404:
-            raise ServedModelError(
+            raise self._stop(
                 f"The server at {self.endpoint} has no model {self.served_model!r} (HTTP 404: "
                 f"{message}). Its /v1/models lists what it serves; pass openai:<that name>."
             ) from None

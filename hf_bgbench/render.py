@@ -374,7 +374,14 @@ def plot_figure(fig_spec: Mapping[str, Any], path: Path) -> str:
     return path.name
 
 
+MAX_UPRIGHT_BARS = 24
+"""More bars than this (64 worlds) are drawn lying down, one row each, top to bottom: upright
+they would need a figure metres wide or labels too small to read."""
+
+
 def _bars(plt, fig_spec: Mapping[str, Any]):
+    if len(fig_spec["labels"]) > MAX_UPRIGHT_BARS and not fig_spec.get("histogram"):
+        return _lying_bars(plt, fig_spec)
     hist = fig_spec.get("histogram")
     panels = 2 if hist else 1
     labels = list(fig_spec["labels"])
@@ -409,6 +416,35 @@ def _bars(plt, fig_spec: Mapping[str, Any]):
         ax2.set_xlabel(hist["xlabel"])
         ax2.set_ylabel(hist["ylabel"])
         ax2.set_title(hist["title"], fontsize=10)
+    return fig
+
+
+def _lying_bars(plt, fig_spec: Mapping[str, Any]):
+    """:func:`_bars` for many labels: horizontal bars in the labels' order from the top, the
+    value (and n) at the end of each bar's interval, the reference a dashed vertical line."""
+    labels = list(fig_spec["labels"])
+    fig, ax = plt.subplots(figsize=(7.5, 0.22 * len(labels) + 1.6))
+    values = [v if v is not None else 0.0 for v in fig_spec["values"]]
+    errors = _error_bars(values, fig_spec.get("intervals"))
+    rows = list(range(len(labels)))[::-1]  # the first label on top
+    ax.barh(rows, values, color="#4C72B0", xerr=errors, capsize=2, ecolor="#333333", height=0.7)
+    ax.set_yticks(rows, labels, fontsize=7)
+    ends = [v + (errors[1][i] if errors else 0.0) for i, v in enumerate(values)]
+    counts = fig_spec.get("counts") or [None] * len(labels)
+    for row, end, value, n in zip(rows, ends, fig_spec["values"], counts, strict=True):
+        text = "—" if value is None else f"{value:.1f}" + (f" (n={n})" if n else "")
+        ax.annotate(
+            text, (end, row), xytext=(3, 0), textcoords="offset points", va="center", fontsize=6
+        )
+    if fig_spec.get("reference"):
+        value, label = fig_spec["reference"]
+        ax.axvline(value, color="gray", ls="--", lw=1, label=label)
+        ax.legend(loc="lower right", fontsize=8)
+    ylim = fig_spec["ylim"] if "ylim" in fig_spec else (0, 105)
+    ax.set_xlim(*(ylim or (None, None)))
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_xlabel(fig_spec["ylabel"])
+    ax.set_title(_wrapped(fig_spec["title"], ax), fontsize=10)
     return fig
 
 

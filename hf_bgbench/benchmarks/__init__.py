@@ -26,7 +26,7 @@ __all__ = [
     "register",
 ]
 
-BUILTIN = ("in9", "rival10", "imagenet_e", "watermark", "imagenet_d")
+BUILTIN = ("in9", "rival10", "imagenet_e", "watermark", "imagenet_d", "pug_imagenet")
 """The benchmark folders shipped with the package, one per line of this tuple."""
 
 _REGISTRY: dict[str, BenchmarkSpec] = {}

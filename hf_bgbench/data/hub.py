@@ -135,7 +135,7 @@ class HubFolder(Reader):
         # its own, keyed by this folder's path and files, makes that impossible.
         key = hashlib.sha256(f"{self.location}|{self._signature(None)}".encode()).hexdigest()
         cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
-        ds = _read_parquet(
+        ds = read_parquet_files(
             self.location, variant, files[split], info.features if info else None, str(cache)
         )
         declared = info.splits.get(split) if info and info.splits else None
@@ -289,13 +289,15 @@ def check_parquet_files(files: list[str], where: str) -> None:
         )
 
 
-def _read_parquet(
+def read_parquet_files(
     location: str,
     variant: str,
     files: list[str],
     features: datasets.Features | None,
     cache_dir: str,
 ) -> datasets.Dataset:
+    """``files`` read by ``datasets``' Parquet builder into ``cache_dir`` (a folder of the
+    caller's, keyed by what the files are); a broken file is named, never a traceback."""
     from datasets.exceptions import DatasetGenerationError
 
     check_parquet_files(files, f"{location} [{variant}]")

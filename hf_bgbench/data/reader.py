@@ -77,6 +77,10 @@ class Reader:
     # Hub dataset ids whose files are this layout (not configs ``load_dataset`` reads): such
     # an id is read by this reader from its snapshot, also where only Hub ids are taken.
     hub_repos: ClassVar[tuple[str, ...]] = ()
+    # True for a benchmark's own reader of a folder that also looks like the Hub layout of
+    # configs (a release that is one Parquet table, not a config per variant): it is tried
+    # before the generic Hub-folder reader.
+    claims_hub_layout: ClassVar[bool] = False
 
     def __init__(self, location: str, variants: Sequence[str], spec: BenchmarkSpec):
         self.location = location

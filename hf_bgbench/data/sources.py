@@ -39,8 +39,13 @@ __all__ = [
 
 
 def readers_for(spec: BenchmarkSpec) -> list[type[Reader]]:
-    """The readers tried for ``spec``, in order."""
-    return [HubFolder, *(resolve_hook(p) for p in spec.readers), PhotoFolder, HubDataset]
+    """The readers tried for ``spec``, in order: the benchmark's own readers that claim a
+    Hub-layout folder, the Hub-layout folder, the benchmark's other readers, a folder of
+    photos, a Hub dataset id."""
+    own = [resolve_hook(p) for p in spec.readers]
+    first = [r for r in own if r.claims_hub_layout]
+    rest = [r for r in own if not r.claims_hub_layout]
+    return [*first, HubFolder, *rest, PhotoFolder, HubDataset]
 
 
 def resolve_source(data: str | Path, spec: BenchmarkSpec, *, hub_only: bool = False) -> Reader:

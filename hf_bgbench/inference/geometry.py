@@ -127,16 +127,22 @@ def precropped(spec: BenchmarkSpec, reader: Reader) -> bool:
 class Stretch:
     """A protocol's fixed input size: the whole photo resized to (H, W) with PIL's bilinear
     filter (antialiased), no crop -- ``transforms.Resize((H, W))`` as some authors feed
-    every image -- then uint8 (3, H, W). A class, not a closure, so loader workers can
-    pickle it."""
+    every image -- then uint8 (3, H, W). With ``crop``, the photo's central ``crop`` x
+    ``crop`` square first (``transforms.CenterCrop(crop)``: padded with black where the
+    photo is smaller), as PUG: ImageNet's authors crop before they resize. A class, not a
+    closure, so loader workers can pickle it."""
 
-    def __init__(self, size: Sequence[int]):
+    def __init__(self, size: Sequence[int], crop: int | None = None):
         self.size = (int(size[0]), int(size[1]))
+        self.crop = crop
         self.geometry = Geometry(self.size, None, "bilinear")
 
     def __call__(self, image: Any) -> torch.Tensor:
+        import torchvision.transforms.functional as F
 
         rgb = image if image.mode == "RGB" else image.convert("RGB")
+        if self.crop is not None:
+            rgb = F.center_crop(rgb, [self.crop, self.crop])
         array = np.asarray(self.geometry(rgb), dtype=np.uint8)
         return torch.from_numpy(array.copy()).permute(2, 0, 1)
 
@@ -157,16 +163,19 @@ def image_transform(
     ds: Any,
     resize_to_model_input: bool,
     stretch: Sequence[int] | None = None,
+    crop: int | None = None,
 ) -> tuple[Any, list[str], str]:
     """(per-image transform to uint8, protocol deviations, name of what is applied) for
     scoring ``ds`` (its first image gives the size): with ``stretch`` (a protocol's fixed
-    size), every photo resized to it, no crop; else raw photos get the model's own eval
-    transform (resize + centre crop, no deviation) and precropped images are fed at their
-    own size, resized only when asked or when the model cannot take that size."""
+    size), every photo resized to it (after a central ``crop`` square, when given); else
+    raw photos get the model's own eval transform (resize + centre crop, no deviation) and
+    precropped images are fed at their own size, resized only when asked or when the model
+    cannot take that size."""
     pre = step.classifier.preprocessing
     if stretch is not None and not precropped(spec, reader):
         size, deviations = stretch_size(step, stretch, resize_to_model_input)
-        return Stretch(size), deviations, f"stretch {size[0]}x{size[1]}"
+        cropped = f"centre crop {crop} + " if crop is not None else ""
+        return Stretch(size, crop), deviations, f"{cropped}stretch {size[0]}x{size[1]}"
     if not precropped(spec, reader):
         return pre.full_transform(normalize=False), [], "full"
     resize_to, deviations = input_geometry(step, first_image_size(ds), resize_to_model_input)

@@ -115,7 +115,13 @@ def prepare(run: Run) -> _Work:
     run.start_model(batch_size=run.batch_size, num_workers=o.num_workers)
     first = next(iter(datasets.values()))
     transform, deviations, applied = image_transform(
-        run.step, spec, reader, first, o.resize_to_model_input, stretch=run.stretch
+        run.step,
+        spec,
+        reader,
+        first,
+        o.resize_to_model_input,
+        stretch=run.stretch,
+        crop=run.protocol.settings.center_crop,
     )
     run.deviations += deviations
     run.deviations += normalisation_deviations(

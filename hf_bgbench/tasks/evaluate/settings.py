@@ -21,12 +21,14 @@ class EvaluateProtocolSettings:
     the model's own classes); ``authors_normalisation``: the fixed mean/std the authors'
     code normalises every model with (None: none), recorded as a deviation where the
     model's own differs; ``zero_shot``: the head CLIP-family models get (None: the
-    ``--zero-shot-classes`` / ``--templates`` options); ``vlm_question``: the two-way question
-    a generative VLM is asked about each image (None: the ``--vlm-*`` rules). No
-    ``aggregation``: evaluate counts over the images it scores, the only way it counts, so a
-    recipe naming another would record one it did not follow."""
+    ``--zero-shot-classes`` / ``--templates`` options); ``center_crop``: the central square
+    every photo is cut to before the ``stretch`` (None: the whole photo); ``vlm_question``:
+    the two-way question a generative VLM is asked about each image (None: the ``--vlm-*``
+    rules). No ``aggregation``: evaluate counts over the images it scores, the only way it
+    counts, so a recipe naming another would record one it did not follow."""
 
     stretch: tuple[int, int] | None = None
+    center_crop: int | None = None
     head: HeadSettings | None = None
     authors_normalisation: Normalisation | None = None
     zero_shot: ZeroShotHead | None = None
@@ -34,3 +36,5 @@ class EvaluateProtocolSettings:
 
     def __post_init__(self) -> None:
         check_stretch(self.stretch)
+        if self.center_crop is not None and (self.stretch is None or self.center_crop < 1):
+            raise ValueError("setting 'center_crop' needs a 'stretch' and a size >= 1.")

@@ -113,3 +113,24 @@ def write_pug(folder: Path, shared_data: Path, rows: list[dict] | None = None) -
     ds.to_parquet(str(folder / "data" / "train-00000-of-00001.parquet"))
     (folder / "README.md").write_text(CARD)
     return folder
+
+
+def drawn_rows(classes: tuple[str, ...] = ("Goldfish", "Wolf"), worlds: int = 3) -> list[dict]:
+    """Rows of drawn images (no photo needed): one asset per class in every world, and one
+    camera-yaw row per asset; for tables a test breaks on purpose."""
+    rows = []
+    for n, pug_class in enumerate(classes):
+        base = {"character_name": f"{pug_class}_{n:02d}", "character_label": pug_class, **DEFAULTS}
+        for w in range(worlds):
+            colour = (40 * n % 255, 60 * w % 255, 120)
+            image = Image.new("RGB", (64, 64), colour)
+            rows.append({**base, "world_name": f"World_{w}", "image": image})
+        rows.append(
+            {
+                **base,
+                "world_name": "World_0",
+                "camera_yaw": 30.0,
+                "image": Image.new("RGB", (64, 64), (9, 9, 9)),
+            }
+        )
+    return rows

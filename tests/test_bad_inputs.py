@@ -301,6 +301,27 @@ def _vlm_and_full_release(tmp: Path) -> Path:
 ZERO_SHOT = ["evaluate", "{tmp}/model", "--data", "{data}"]
 SERVED = ["evaluate", "openai:org/vlm", "--data", "{data}", "--api-base", "http://127.0.0.1:9/v1"]
 IMAGENET_D = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "imagenet-d", "--data", "{data}"]
+PUG = ["evaluate", "tf_efficientnet_lite0", "--benchmark", "pug-imagenet", "--data", "{data}"]
+
+
+def _pug(edit):
+    """A drawn PUG: ImageNet table in the Hub layout, its rows changed by ``edit`` first."""
+    from tests.pug_fixture import drawn_rows, write_pug
+
+    def build(tmp: Path) -> Path:
+        return write_pug(tmp / "pug", Path("."), rows=edit(drawn_rows()))
+
+    return build
+
+
+def _without(column: str):
+    return lambda rows: [{k: v for k, v in r.items() if k != column} for r in rows]
+
+
+def _one_image_world(rows: list[dict]) -> list[dict]:
+    return [*rows, {**rows[0], "character_name": "Goldfish_09", "world_name": "World_9"}]
+
+
 IMAGENET_D_VLM = ["evaluate", "{tmp}/model", "--benchmark", "imagenet-d", "--data", "{data}"]
 
 
@@ -380,6 +401,31 @@ CASES = [
         ["evaluate", "resnet 50!", "--data", "{data}"],
         2,
         "Unknown model 'resnet 50!': it holds ' ', '!', which no timm name, Hub repo id",
+    ),
+    (  # PUG: ImageNet's table
+        "pug-imagenet-parquet-without-world-name",
+        _pug(_without("world_name")),
+        PUG,
+        2,
+        "lacks the column(s) world_name: PUG: ImageNet's table has",
+    ),
+    (
+        "pug-imagenet-unknown-class",
+        _pug(
+            lambda rows: [
+                {**r, "character_label": "Kitten"} if i == 0 else r for i, r in enumerate(rows)
+            ]
+        ),
+        PUG,
+        2,
+        "1 class name(s) in 'character_label' are not PUG: ImageNet classes: Kitten",
+    ),
+    (
+        "pug-imagenet-world-with-one-image",
+        _pug(_one_image_world),
+        PUG,
+        2,
+        "[worlds]: the world(s) World_9 hold a single image where only the world varies",
     ),
     (  # ImageNet-D's release layout
         "imagenet-d-class-folder-not-among-the-113",

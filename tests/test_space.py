@@ -965,7 +965,7 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert "](reliance_profile.png)" not in section
     assert '<img src="data:image/png;base64,' in figure and "reliance_profile.png" in figure
     # a benchmark without data is said, not silently dropped
-    assert "This Space offers no data for ImageNet-D, ImageNet-E, RIVAL10" in section
+    assert "This Space offers no data for ImageNet-D, ImageNet-E, PUG: ImageNet, RIVAL10" in section
     # the `bgbench report` command that makes the same card, the caps as the
     # tasks' own flags, the server folder by its allow-list name
     from hf_bgbench.space.views.report_card import report_caps

@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hf_bgbench.benchmarks import all_specs  # noqa: E402
+from hf_bgbench.labels import imagenet_classes  # noqa: E402
 from hf_bgbench.models.vlm.answer_words import TABLES, WordNet, answer_table, write_tables  # noqa: E402
 from hf_bgbench.tasks.common import class_members  # noqa: E402
 
@@ -30,7 +31,7 @@ def main() -> int:
     for spec in all_specs():
         members = class_members(spec)
         if members is not None:
-            tables[spec.name] = answer_table(spec.classes, members, net)
+            tables[spec.name] = answer_table(spec.classes, members, net, imagenet_classes()[0])
             counts = [len(c) for c in tables[spec.name]["classes"]]
             print(
                 f"{spec.name}: {sum(counts)} phrases, {len(tables[spec.name]['blockers'])} blockers"

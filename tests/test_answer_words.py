@@ -190,6 +190,20 @@ def test_the_table_builder_follows_its_rules(tmp_path):
     assert match_answer("Puppy dogs!", synonyms, table["blockers"]) == 1
 
 
+def test_a_class_whose_hypernym_is_far_wider_keeps_its_members_as_roots(tmp_path):
+    """PUG-like: "pet" = {puppy, viper} meets at "animal", which holds another class's member
+    (wolf) and more unmapped ImageNet classes than pet has members: each member is a root, so
+    "lizard" or "snake" never answers pet. With no unmapped class under it, animal stays."""
+    net = WordNet.read(_write_wordnet(tmp_path / "wn"))
+    members = [["n00000010", "n00000005"], ["n00000011"]]
+    imagenet = ["n00000004", "n00000005", "n00000006", "n00000009", "n00000010", "n00000011"]
+    table = answer_table(["pet", "wolf"], members, net, imagenet)
+    assert table["roots"] == [["n00000010", "n00000005"], "n00000011"]
+    pet = set(table["classes"][0])
+    assert {"pet", "puppy", "viper"} <= pet and not {"lizard", "snake", "dog"} & pet
+    assert answer_table(["pet", "wolf"], members, net)["roots"][0] == "n00000002"
+
+
 @pytest.mark.slow  # a tiny VLM scored on the synthetic IN-9
 def test_a_model_that_always_answers_snake_answers_reptile_on_every_image(in9_hub, tmp_path):
     from tests.vlm_fixtures import steer_answers, write_llava

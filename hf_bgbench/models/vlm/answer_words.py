@@ -5,7 +5,8 @@
 How the table is built, for classes each made of ImageNet classes (its ``members``):
 
 1. A class's root is its members' lowest common hypernym (IN-9's "reptile": the synset
-   reptile). Every noun synset below a root belongs to the class whose root is nearest above
+   reptile), or, where that is a kind far wider than the class, each member
+   (:func:`class_roots`: PUG's Mask would otherwise be every artifact). Every noun synset below a root belongs to the class whose root is nearest above
    it (a snake to reptile; a dog to IN-9's dog, not to carnivore, whose root is higher); a
    synset above another class's root (canine, above dog) belongs to none.
 2. A word names a class when the senses a reader means by it -- those seen in WordNet's
@@ -173,24 +174,50 @@ def _phrase(word: str) -> str:
     return word.split("(")[0].replace("_", " ").lower().strip()
 
 
-def class_of_synsets(net: WordNet, roots: Sequence[str]) -> dict[str, int]:
-    """Synset -> the class whose root is nearest above it; synsets above another class's
-    root are left out."""
+def class_of_synsets(net: WordNet, roots: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Synset -> the class with a root nearest above it; synsets above another class's
+    root are left out. A class without a root (no ImageNet-1k class of its own) owns none."""
     owner: dict[str, int] = {}
-    depth = [net.depth(r) for r in roots]
-    for k in sorted(range(len(roots)), key=lambda k: depth[k]):  # deeper roots win
-        for s in net.below(roots[k]):
+    placed = [(net.depth(r), k, r) for k, rs in enumerate(roots) for r in rs]
+    for _, k, root in sorted(placed, key=lambda p: p[0]):  # deeper roots win
+        for s in net.below(root):
             owner[s] = k
-    above = set().union(*(net.ancestors(r) - {r} for r in roots))
+    above = set().union(*(net.ancestors(r) - {r} for _, _, r in placed))
     return {s: k for s, k in owner.items() if s not in above}
 
 
+def class_roots(
+    net: WordNet, members: Sequence[str], unmapped: set[str], others: set[str]
+) -> list[str]:
+    """A class's roots: its members' lowest common hypernym, or each member itself where
+    that hypernym is a kind far wider than the class -- it holds other classes' members
+    (``others``) and more ImageNet-1k classes mapped to no class (``unmapped``) than the
+    class has members: PUG's Mask (mask, oxygen mask, ski mask) meets at "artifact", and its
+    Rabbit's hamster takes the rabbits up to "placental mammal", where every horse would
+    answer Rabbit. IN-9's carnivore holds the dog class's members but few unmapped ones, and
+    RIVAL10's car many unmapped cars but no other class's: both keep their hypernym."""
+    if not members:
+        return []
+    common = net.root(members)
+    below = net.below(common)
+    if below & others and len(below & unmapped) > len(members):
+        return list(members)
+    return [common]
+
+
 def answer_table(
-    names: Sequence[str], members: Sequence[Sequence[str]], net: WordNet
+    names: Sequence[str],
+    members: Sequence[Sequence[str]],
+    net: WordNet,
+    imagenet: Sequence[str] = (),
 ) -> dict[str, object]:
     """The resource of one benchmark: per class (in class order) the phrases that name it,
-    the blocking compounds, and how it was built."""
-    roots = [net.root(m) for m in members]
+    the blocking compounds, and how it was built (``imagenet``: every ImageNet-1k wnid, to
+    tell a class's root too general; :func:`class_roots`). A class no ImageNet-1k class
+    maps to (PUG's Shirt: its index is Sweatshirt's) is named by its own name only."""
+    mapped = {w for m in members for w in m}
+    unmapped = set(imagenet) - mapped
+    roots = [class_roots(net, m, unmapped, mapped - set(m)) for m in members]
     owner = class_of_synsets(net, roots)
     phrases: list[set[str]] = [{n.replace("_", " ").lower()} for n in names]
     for word, (offsets, tagged) in net.senses.items():
@@ -201,7 +228,7 @@ def answer_table(
         k = classes.pop()
         # a sense of the class's own kind that no class holds (an aircraft beside a vehicle)
         # makes the word ambiguous; a person, a substance, a food or a sweater does not
-        kind = net.kind[roots[k]]
+        kind = net.kind[roots[k][0]]
         if not any(owner.get(s) is None and net.kind[s] == kind for s in meant):
             phrases[k].add(word)
     for k in range(len(phrases)):
@@ -213,7 +240,7 @@ def answer_table(
     )
     return {
         "source": SOURCE,
-        "roots": roots,
+        "roots": [r[0] if len(r) == 1 else r for r in roots],
         "classes": [sorted(p) for p in phrases],
         "blockers": blockers,
     }

@@ -6,9 +6,10 @@ How the table is built, for classes each made of ImageNet classes (its ``members
 
 1. A class's root is its members' lowest common hypernym (IN-9's "reptile": the synset
    reptile), or, where that is a kind far wider than the class, each member
-   (:func:`class_roots`: PUG's Mask would otherwise be every artifact). Every noun synset below a root belongs to the class whose root is nearest above
-   it (a snake to reptile; a dog to IN-9's dog, not to carnivore, whose root is higher); a
-   synset above another class's root (canine, above dog) belongs to none.
+   (:func:`class_roots`: PUG's Mask would otherwise be every artifact). Every noun synset
+   below a root belongs to the class whose root is nearest above it (a snake to reptile; a
+   dog to IN-9's dog, not to carnivore, whose root is higher); a synset above another
+   class's root (canine, above dog) belongs to none.
 2. A word names a class when the senses a reader means by it -- those seen in WordNet's
    sense-tagged corpora (``tagsense_cnt``: "dog" is the animal, not the frump or the
    andiron), or every sense of a word never tagged -- hold one of the class's synsets, none of

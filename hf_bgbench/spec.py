@@ -279,6 +279,9 @@ class BenchmarkSpec:
     # The ``evaluate`` metric modules (hf_bgbench.evaluate_metrics) that score this benchmark:
     # they are generated with this spec's citation, variant names and class count.
     evaluate_metrics: tuple[str, ...] = ()
+    # The data's licence where it limits use, in a sentence: said where the benchmark is
+    # offered (the Space) and where its scores are published ("" when nothing to say).
+    data_license: str = ""
     # How prose names the benchmark ("IN-9"); default: its name.
     short_name: str = ""
     # What each variant holds, in a phrase (reports define the variants they show).

@@ -283,6 +283,15 @@ def test_the_hub_dataset_not_cached_offline_says_how_to_get_it(tmp_path, monkeyp
     assert "bgbench download pug-imagenet" in err and "Traceback" not in err
 
 
+def test_published_scores_say_the_data_licence(scored, tmp_path):
+    from hf_bgbench.report.results_dataset import dataset_card, results_plan
+
+    _, configs = results_plan(scored)
+    card = dataset_card(configs)
+    assert "PUG: ImageNet's images are CC-BY-NC 4.0" in card and "never the images" in card
+    assert "CC-BY-NC" not in dataset_card([{"config_name": "m__in9", "data_files": []}])
+
+
 def test_listed_with_its_variants(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out

@@ -15,12 +15,13 @@ Layout in the dataset repo (one folder per model x benchmark, one config each)::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.hub.card import CARD_FIX, CardError, yaml_problem
 from hf_bgbench.hub.errors import HubUnreachableError, is_hub_unreachable
 from hf_bgbench.hub.publish import is_unreachable_or_refused, require_online, unreachable_error
@@ -161,7 +162,16 @@ def dataset_card(configs: list[dict[str, Any]], existing: str = "") -> str:
         "x benchmark (`load_dataset(repo, '<model>__<benchmark>', split=...)`), the files under "
         "`runs/<model>/<benchmark>/<task>/`. Compare two runs image by image with "
         "`bgbench compare hf://datasets/<repo>/runs/<model>/<benchmark>/<task> ...`.\n"
+        + "".join(f"\n{line}\n" for line in licence_lines(merged))
     )
+
+
+def licence_lines(configs: Mapping[str, Any]) -> list[str]:
+    """The data licence of each benchmark the configs (``<model>__<benchmark>``) score, where
+    it limits use: said beside the scores published on it."""
+    named = {name.rpartition("__")[2] for name in configs}
+    specs = [get_benchmark(b) for b in list_benchmarks() if b in named]
+    return [s.data_license for s in specs if s.data_license]
 
 
 def publish_results(

@@ -9,8 +9,9 @@ SOURCE_REPO = "facebook/PUG_ImageNet"
 SOURCE_SPLIT = "train"
 LICENSE = "cc-by-nc-4.0"
 LICENSE_TEXT = (
-    "CC-BY-NC 4.0, and the authors ask that the PUG datasets not be used to train generative "
-    "models; publishing a model's scores on it is neither"
+    "PUG: ImageNet's images are CC-BY-NC 4.0, and the authors ask that the PUG datasets not "
+    "be used to train generative models; publishing a model's scores and per-image "
+    "predictions (ids and labels, never the images) is neither"
 )
 
 WORLD = "world_name"

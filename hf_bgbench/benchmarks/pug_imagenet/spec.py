@@ -113,9 +113,9 @@ PUG_IMAGENET = BenchmarkSpec(
     description=(
         "151 ImageNet classes rendered with Unreal Engine (724 assets): every asset in 64 "
         "worlds with nothing else moved, then camera, pose, size, texture and light one at a "
-        "time. Accuracy per world, its spread and the objects the world changes. Data: "
-        f"{LICENSE_TEXT}."
+        "time. Accuracy per world, its spread and the objects the world changes."
     ),
+    data_license=f"{LICENSE_TEXT}.",
     short_name="PUG: ImageNet",
     paper_url="https://arxiv.org/abs/2308.03977",
     homepage="https://github.com/facebookresearch/PUG",

@@ -296,3 +296,33 @@ def test_listed_with_its_variants(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert SPEC in out
+
+
+def test_the_space_shows_the_licence_and_offers_the_allow_listed_hub_dataset(monkeypatch):
+    from hf_bgbench.space.page.tab_score import benchmark_note
+    from hf_bgbench.space.settings import allowed, offered_benchmarks
+
+    note = benchmark_note(get_benchmark(SPEC))
+    assert "CC-BY-NC 4.0" in note and "not be used to train generative models" in note
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", "pug-imagenet=facebook/PUG_ImageNet")
+    assert offered_benchmarks() == [SPEC]
+    assert allowed()[SPEC].is_hub
+
+
+def test_clip_is_scored_over_the_151_names_with_its_recorded_prompt(pug, hf_clip_folder):
+    from hf_bgbench.tasks.evaluate import evaluate_model
+
+    doc = evaluate_model(
+        str(hf_clip_folder),
+        benchmark=SPEC,
+        data=str(pug),
+        variants=["worlds"],
+        progress=False,
+        num_workers=0,
+        device="cpu",
+        use_cache=False,
+    )
+    head = doc["zero_shot"]
+    assert head["num_classes"] == 151 and head["templates"] == ["a photo of a {}."]
+    assert "kangaroo" in head["classnames"] and doc["protocol"]["name"] == SPEC
+    assert doc["variants"]["worlds"]["n"] == 36 and doc["spread/worlds"] is not None

@@ -74,7 +74,10 @@ def build_demo() -> gr.Blocks:
         offer_images(demo.load, explore)
         # the page shows the choices of the benchmark shown (the API accepts every one)
         demo.load(
-            on_benchmark, score.benchmark, [score.task, score.variants, score.dataset], queue=False
+            on_benchmark,
+            score.benchmark,
+            [score.task, score.variants, score.dataset, score.about],
+            queue=False,
         )
         offer_datasets(demo.load, explore.benchmark, explore.data)
         offer_pairs(demo.load, explore.benchmark, explore.pair)

@@ -195,9 +195,17 @@ def _every_variant() -> list[str]:
     return list(dict.fromkeys(v for b in list_benchmarks() for v in get_benchmark(b).variants))
 
 
+def benchmark_note(spec: BenchmarkSpec) -> str:
+    """What the benchmark is, under its picker: its description (with its data's licence,
+    where the licence limits use) and its paper."""
+    paper = f" [Paper]({spec.paper_url})." if spec.paper_url else ""
+    licence = f" {spec.data_license}" if spec.data_license else ""
+    return f"**{spec.short_name}**: {spec.description}{paper}{licence}"
+
+
 def on_benchmark(name: str) -> tuple[Any, ...]:
     """The tab's task, variant and dataset choices for benchmark ``name`` (the first of each
-    picked; the variants the dataset holds, those the headline reads ticked)."""
+    picked; the variants the dataset holds, those the headline reads ticked) and its note."""
     spec = get_benchmark(name)
     offered = datasets_for(allowed(), name)
     chosen = offered[0] if offered else None
@@ -205,6 +213,7 @@ def on_benchmark(name: str) -> tuple[Any, ...]:
         gr.update(choices=task_choices(name), value=spec.tasks[0]),
         _variants_update(chosen, name),
         gr.update(choices=offered, value=chosen),
+        benchmark_note(spec),
     )
 
 
@@ -222,6 +231,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
         with gr.Row():
             benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
             task = gr.Radio(every_task(), value=start.tasks[0], label="Task")
+        about = gr.Markdown(benchmark_note(start), elem_id="benchmark-note")
         variants = gr.CheckboxGroup(
             _every_variant(),
             value=ticked,
@@ -260,7 +270,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             ),
             elem_id="vlm-rule",
         )
-        benchmark.change(on_benchmark, benchmark, [task, variants, dataset], queue=False)
+        benchmark.change(on_benchmark, benchmark, [task, variants, dataset, about], queue=False)
         dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
         task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
         with gr.Row():
@@ -284,6 +294,7 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
         dataset=dataset,
         benchmark=benchmark,
         task=task,
+        about=about,
         variants=variants,
         restrict=restrict,
         label_map=label_map,

@@ -22,6 +22,9 @@ Hooks (:attr:`BenchmarkSpec.hooks`, resolved by :meth:`BenchmarkSpec.hook`):
 ``cached_download``
     ``function(cache_dir=None) -> Path | None``: the folder of an earlier ``bgbench
     download``, used when no ``--data`` is given and the Hub dataset cannot be had.
+``validate_release``
+    ``function(folder, spec) -> ValidationResult | None``: ``bgbench validate`` on the
+    benchmark's own release layout (None: the folder is not that layout).
 ``data_deviations``
     ``function(spec, reader) -> list[str]``: plain sentences on how the data being scored
     departs from the published benchmark (e.g. a CPU rebuild of edits the paper made with a

@@ -1358,6 +1358,13 @@ WHOLE_ARGV_CASES = [
         "argument --circular: must be",
     ),
     (
+        "pug-imagenet-validate-parquet-without-world-name",
+        _pug(_without("world_name")),
+        ["validate", "--benchmark", "pug-imagenet", "{data}"],
+        1,
+        "lacks the column(s) world_name",
+    ),
+    (
         "card-whose-front-matter-is-a-list",
         _card_that_is_a_list,
         ["validate", "{data}"],

@@ -65,6 +65,21 @@ class ValidationResult:
         return not self.problems
 
 
+def _release_check(
+    folder: Path, by_name: dict[str, BenchmarkSpec], benchmark: str | None
+) -> ValidationResult | None:
+    """The result of a benchmark's own check of its release layout (its ``validate_release``
+    hook: ``function(folder, spec) -> ValidationResult | None``, None when the folder is not
+    that layout), for the benchmark named or, without one, the first whose layout it is."""
+    specs = [find_spec(by_name, benchmark)] if benchmark else list(by_name.values())
+    for spec in specs:
+        check = spec.hook("validate_release")
+        found = check(folder, spec) if check is not None else None
+        if found is not None:
+            return found
+    return None
+
+
 def resolve_folder(target: str | Path) -> Path:
     """A local folder as is; otherwise a Hub dataset id, downloaded (or read from cache)."""
     path = Path(target)
@@ -356,6 +371,9 @@ def validate_dataset(
     report or card names, else the one its labels match)."""
     by_name = {spec.name: spec for spec in sorted(specs, key=lambda spec: spec.name)}
     folder = resolve_folder(target)
+    own = _release_check(folder, by_name, benchmark)
+    if own is not None:
+        return own
     result = ValidationResult(folder=folder)
     meta = hub.read_card_metadata(folder)
     entries = {c["config_name"]: c for c in meta.get("configs", [])}

@@ -126,6 +126,7 @@ PUG_IMAGENET = BenchmarkSpec(
     hooks={
         "cli_download": "hf_bgbench.benchmarks.pug_imagenet.cli:DOWNLOAD",
         "cached_download": "hf_bgbench.benchmarks.pug_imagenet.download:cached_pug_imagenet",
+        "validate_release": "hf_bgbench.benchmarks.pug_imagenet.validate:validate_pug_imagenet",
     },
     report=PUG_REPORT,
     leaderboard=PUG_LEADERBOARD,

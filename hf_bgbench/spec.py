@@ -282,6 +282,10 @@ class BenchmarkSpec:
     # The ``evaluate`` metric modules (hf_bgbench.evaluate_metrics) that score this benchmark:
     # they are generated with this spec's citation, variant names and class count.
     evaluate_metrics: tuple[str, ...] = ()
+    # The Hub dataset holds one config per variant (False: one table the benchmark's own
+    # reader splits into variants, as PUG: ImageNet's; a harness that loads configs cannot
+    # read it).
+    hub_variant_configs: bool = True
     # The data's licence where it limits use, in a sentence: said where the benchmark is
     # offered (the Space) and where its scores are published ("" when nothing to say).
     data_license: str = ""

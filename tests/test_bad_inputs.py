@@ -1358,6 +1358,13 @@ WHOLE_ARGV_CASES = [
         "argument --circular: must be",
     ),
     (
+        "pug-imagenet-as-lmms-eval-tasks",
+        lambda tmp: tmp,
+        ["export", "lmms-eval", "--benchmark", "pug-imagenet", "--output", "{out}"],
+        2,
+        "is one table that bgbench's own reader splits into variants, not one dataset config",
+    ),
+    (
         "pug-imagenet-validate-parquet-without-world-name",
         _pug(_without("world_name")),
         ["validate", "--benchmark", "pug-imagenet", "{data}"],

@@ -283,8 +283,20 @@ def folder_name(spec: BenchmarkSpec) -> str:
 
 
 def harness_specs() -> list[BenchmarkSpec]:
-    """The benchmarks that become tasks: every one with a Hub dataset."""
-    return [s for s in all_specs() if s.hub_repo]
+    """The benchmarks that become tasks: every one with a Hub dataset of one config per
+    variant (an lmms-eval task loads a config)."""
+    return [s for s in all_specs() if s.hub_repo and s.hub_variant_configs]
+
+
+def check_harness_spec(spec: BenchmarkSpec) -> None:
+    """Refuse, saying why, a benchmark whose data no lmms-eval task can load."""
+    if not spec.hub_variant_configs:
+        raise ValueError(
+            f"{spec.short_name}'s data ({spec.hub_repo}) is one table that bgbench's own reader "
+            "splits into variants, not one dataset config per variant, and an lmms-eval task "
+            f"loads a config: score it with `bgbench evaluate MODEL --benchmark {spec.name}` "
+            "(served models too: openai:<name> --api-base URL)."
+        )
 
 
 def write_tasks(
@@ -292,6 +304,8 @@ def write_tasks(
 ) -> list[Path]:
     """Write the task folders of ``benchmarks`` (None: all) under ``out``; the folders."""
     specs = [get_benchmark(b) for b in benchmarks] if benchmarks else harness_specs()
+    for spec in specs:
+        check_harness_spec(spec)
     written = []
     for spec in specs:
         folder = Path(out) / folder_name(spec)

@@ -103,6 +103,7 @@ PUG_IMAGENET = BenchmarkSpec(
     metrics=PUG_METRICS,
     hub_repo=SOURCE_REPO,
     hub_published=True,
+    hub_variant_configs=False,
     download_command="bgbench download pug-imagenet",
     label_maps={"imagenet-1k": imagenet_to_pug},
     tasks=("evaluate",),

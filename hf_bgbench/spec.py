@@ -282,6 +282,9 @@ class BenchmarkSpec:
     # The ``evaluate`` metric modules (hf_bgbench.evaluate_metrics) that score this benchmark:
     # they are generated with this spec's citation, variant names and class count.
     evaluate_metrics: tuple[str, ...] = ()
+    # id -> the unit ``--max-images`` draws whole (None: single images): PUG: ImageNet's asset,
+    # so a subset keeps each drawn asset in every world and worlds compare over the same ones.
+    subset_unit: Callable[[str], str] | None = None
     # The Hub dataset holds one config per variant (False: one table the benchmark's own
     # reader splits into variants, as PUG: ImageNet's; a harness that loads configs cannot
     # read it).

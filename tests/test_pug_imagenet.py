@@ -326,3 +326,18 @@ def test_clip_is_scored_over_the_151_names_with_its_recorded_prompt(pug, hf_clip
     assert head["num_classes"] == 151 and head["templates"] == ["a photo of a {}."]
     assert "kangaroo" in head["classnames"] and doc["protocol"]["name"] == SPEC
     assert doc["variants"]["worlds"]["n"] == 36 and doc["spread/worlds"] is not None
+
+
+def test_max_images_draws_whole_assets_so_worlds_compare_over_the_same_ones():
+    from hf_bgbench.benchmarks.pug_imagenet.rows import asset_of
+    from hf_bgbench.tasks.evaluate.aligned import drawn_ids
+
+    ids = sorted(f"worlds/W{w}/asset{a:02d}" for w in range(4) for a in range(9))
+    kept = drawn_ids(ids, 10, seed=0, stream=1, unit_of=asset_of)
+    assert len(kept) == 10  # exactly the cap, as a row draw gives
+    worlds = (
+        pd.Series([i.split("/")[1] for i in kept]).groupby([asset_of(i) for i in kept]).nunique()
+    )
+    assert sorted(worlds) == [2, 4, 4]  # two whole assets, the last one cut to the cap
+    assert drawn_ids(ids, 10, seed=0, stream=1, unit_of=asset_of) == kept  # seeded
+    assert drawn_ids(ids, 99, seed=0, stream=1, unit_of=asset_of) == set(ids)

@@ -106,6 +106,11 @@ def row_ids(meta: pd.DataFrame, variant: str) -> list[str]:
     ]
 
 
+def asset_of(image_id: str) -> str:
+    """The asset of a row, from its id (``<variant>/<level>/<asset>``)."""
+    return image_id.split(LEVEL_SEPARATOR, 2)[2]
+
+
 def check_variant_rows(ids: list[str], meta: pd.DataFrame, variant: str, where: str) -> None:
     """Refuse rows that cannot be told apart (one asset twice at one level) and, for the
     worlds, a world with a single image (its accuracy would be 0 or 100%, and the spread

@@ -32,6 +32,7 @@ from hf_bgbench.benchmarks.pug_imagenet.references import (
     PUG_LEADERBOARD,
     PUG_REPORT,
 )
+from hf_bgbench.benchmarks.pug_imagenet.rows import asset_of
 from hf_bgbench.spec import BenchmarkSpec, Protocol
 
 SOURCES = (
@@ -104,6 +105,7 @@ PUG_IMAGENET = BenchmarkSpec(
     hub_repo=SOURCE_REPO,
     hub_published=True,
     hub_variant_configs=False,
+    subset_unit=asset_of,
     download_command="bgbench download pug-imagenet",
     label_maps={"imagenet-1k": imagenet_to_pug},
     tasks=("evaluate",),

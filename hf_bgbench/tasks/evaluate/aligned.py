@@ -4,7 +4,10 @@ ids must agree (or, when asked, only the shared images are scored, recorded)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID
@@ -53,6 +56,29 @@ def restrict_to_shared(spec: BenchmarkSpec, dss: dict) -> dict:
         }
 
 
+def drawn_ids(
+    ids: list[str], limit: int, seed: int, stream: int, unit_of: Callable[[str], str] | None
+) -> set[str]:
+    """``limit`` of ``ids`` drawn with ``seed``: rows, or, with ``unit_of`` (the benchmark's
+    ``subset_unit``), whole units (PUG's assets, each with all its worlds) in a seeded order
+    until the next would pass ``limit``, the last one cut to it, so exactly ``limit`` are
+    drawn whenever there are more and a comparison across levels stays over the same units."""
+    if unit_of is None or limit >= len(ids):
+        return {ids[i] for i in seeded_subset(len(ids), limit, seed, stream=stream, what="images")}
+    if limit < 1:
+        raise ValueError(f"--max-images must be >= 1, got {limit}.")
+    by_unit: dict[str, list[str]] = {}
+    for image_id in ids:
+        by_unit.setdefault(unit_of(image_id), []).append(image_id)
+    units = sorted(by_unit)
+    keep: list[str] = []
+    for k in np.random.default_rng([seed, stream]).permutation(len(units)):
+        keep += by_unit[units[k]][: limit - len(keep)]
+        if len(keep) == limit:
+            break
+    return set(keep)
+
+
 def draw_subset(
     spec: BenchmarkSpec, dss: dict, limit: int | None, seed: int
 ) -> tuple[dict, list[str] | None]:
@@ -73,8 +99,7 @@ def draw_subset(
             ids = sorted(ds[ID], key=str)
             # aligned variants share stream 0; each other variant a stream of its own
             stream = 0 if variant in spec.aligned_variants else number + 1
-            rows = seeded_subset(len(ids), limit, seed, stream=stream, what="images")
-            keep = {ids[i] for i in rows}
+            keep = drawn_ids(ids, limit, seed, stream, spec.subset_unit)
             if variant in spec.aligned_variants:
                 aligned_keep = keep
         drawn |= keep

@@ -62,7 +62,8 @@ class ImageNetDDownload:
 def download(
     options: ImageNetDDownload, spec: BenchmarkSpec, specs: Sequence[BenchmarkSpec]
 ) -> int:
-    from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot, snapshot_commit
+    from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot
+    from hf_bgbench.hub.snapshots import snapshot_commit
 
     folder = imagenet_d_snapshot(**keywords(options))
     commit = snapshot_commit(folder)

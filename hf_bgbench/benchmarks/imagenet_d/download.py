@@ -9,7 +9,13 @@ from pathlib import Path
 
 from hf_bgbench.benchmarks.imagenet_d.facts import SOURCE_REPO
 from hf_bgbench.data.reader import DataSourceError
-from hf_bgbench.hub.reachable import check_hub
+from hf_bgbench.hub.snapshots import dataset_snapshot
+
+NOT_CACHED = (
+    f"The Hub dataset {SOURCE_REPO} is not in the local Hugging Face cache and the Hub cannot "
+    "be reached: run `bgbench download imagenet-d` where it can, or give --data a copy of it "
+    "(`git lfs clone https://huggingface.co/datasets/zcs15/ImageNet-D`)."
+)
 
 
 def imagenet_d_snapshot(
@@ -17,28 +23,13 @@ def imagenet_d_snapshot(
 ) -> Path:
     """The folder of the Hub dataset's snapshot (downloaded unless ``local_only`` or the Hub
     is offline, then read from the cache); a DataSourceError says how to get it."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
-    if not local_only:
-        check_hub()  # once: an unreachable Hub means the local cache only, said once
-    try:
-        folder = snapshot_download(
-            SOURCE_REPO,
-            repo_type="dataset",
-            revision=revision,
-            cache_dir=cache_dir,
-            local_files_only=local_only,
-        )
-    except LocalEntryNotFoundError:
-        raise DataSourceError(
-            f"The Hub dataset {SOURCE_REPO} is not in the local Hugging Face cache and the Hub "
-            "cannot be reached: run `bgbench download imagenet-d` where it can, or give --data "
-            "a copy of it (`git lfs clone https://huggingface.co/datasets/zcs15/ImageNet-D`)."
-        ) from None
-    except Exception as err:  # a network or Hub error, said plainly
-        raise DataSourceError(f"Cannot fetch the Hub dataset {SOURCE_REPO}: {err}") from None
-    return Path(folder)
+    return dataset_snapshot(
+        SOURCE_REPO,
+        revision=revision,
+        cache_dir=cache_dir,
+        local_only=local_only,
+        not_cached=NOT_CACHED,
+    )
 
 
 def cached_imagenet_d(cache_dir: str | Path | None = None) -> Path | None:
@@ -47,12 +38,3 @@ def cached_imagenet_d(cache_dir: str | Path | None = None) -> Path | None:
         return imagenet_d_snapshot(cache_dir=cache_dir, local_only=True)
     except DataSourceError:
         return None
-
-
-def snapshot_commit(folder: str | Path) -> str | None:
-    """The commit of a Hugging Face cache snapshot folder (``.../snapshots/<commit>``)."""
-    folder = Path(folder)
-    for part in (folder, *folder.parents):
-        if part.parent.name == "snapshots":
-            return part.name
-    return None

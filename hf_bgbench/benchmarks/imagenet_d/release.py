@@ -21,7 +21,7 @@ from pathlib import Path
 
 import datasets
 
-from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot, snapshot_commit
+from hf_bgbench.benchmarks.imagenet_d.download import imagenet_d_snapshot
 from hf_bgbench.benchmarks.imagenet_d.facts import (
     CLEAN,
     NEGATIVE,
@@ -37,6 +37,7 @@ from hf_bgbench.data.imagefolder import OUTSIDE_CLASSES, is_image_folder, labell
 from hf_bgbench.data.reader import DataSourceError, Reader, files_signature
 from hf_bgbench.data.schema import ID, IMAGE, LABEL, benchmark_features
 from hf_bgbench.files import IMAGE_SUFFIXES
+from hf_bgbench.hub.snapshots import snapshot_commit
 from hf_bgbench.labels import UNMAPPED
 from hf_bgbench.spec import BenchmarkSpec
 

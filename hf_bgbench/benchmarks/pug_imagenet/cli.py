@@ -28,7 +28,8 @@ class PugImageNetDownload:
 def download(
     options: PugImageNetDownload, spec: BenchmarkSpec, specs: Sequence[BenchmarkSpec]
 ) -> int:
-    from hf_bgbench.benchmarks.pug_imagenet.download import pug_snapshot, snapshot_commit
+    from hf_bgbench.benchmarks.pug_imagenet.download import pug_snapshot
+    from hf_bgbench.hub.snapshots import snapshot_commit
 
     folder = pug_snapshot(**keywords(options))
     commit = snapshot_commit(folder)

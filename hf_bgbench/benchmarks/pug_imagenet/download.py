@@ -10,10 +10,16 @@ from pathlib import Path
 from hf_bgbench.benchmarks.pug_imagenet.facts import SOURCE_REPO
 from hf_bgbench.data.reader import DataSourceError
 from hf_bgbench.hub.reachable import check_hub, hub_offline
+from hf_bgbench.hub.snapshots import dataset_snapshot
 
 log = logging.getLogger(__name__)
 PATTERNS = ("data/*.parquet", "README.md")
 """What is fetched: the table's Parquet shards and the card; nothing else is needed."""
+NOT_CACHED = (
+    f"The Hub dataset {SOURCE_REPO} is not in the local Hugging Face cache and the Hub cannot "
+    "be reached: run `bgbench download pug-imagenet` where it can (about 29 GB), or give "
+    "--data a copy of it (its Parquet files, a save_to_disk copy or the authors' tarball)."
+)
 
 
 def download_size(revision: str | None = None) -> tuple[int, int]:
@@ -31,15 +37,11 @@ def pug_snapshot(
     revision: str | None = None, cache_dir: str | Path | None = None, *, local_only: bool = False
 ) -> Path:
     """The folder of the Hub dataset's snapshot (downloaded unless ``local_only`` or the Hub
-    is offline, then read from the cache; a finished download is reused); a DataSourceError
-    says how to get it."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
+    is offline, then read from the cache; a finished download is reused), its size said
+    before the download; a DataSourceError says how to get it."""
     if not local_only:
         check_hub()  # once: an unreachable Hub means the local cache only, said once
-    offline = local_only or hub_offline()
-    if not offline:
+    if not (local_only or hub_offline()):
         try:
             files, size = download_size(revision)
             log.warning(
@@ -51,25 +53,14 @@ def pug_snapshot(
             )
         except Exception as err:  # the size is said when it can be; the download goes on
             log.warning("%s: its size could not be read (%s)", SOURCE_REPO, err)
-    try:
-        folder = snapshot_download(
-            SOURCE_REPO,
-            repo_type="dataset",
-            revision=revision,
-            cache_dir=cache_dir,
-            allow_patterns=list(PATTERNS),
-            local_files_only=offline,
-        )
-    except LocalEntryNotFoundError:
-        raise DataSourceError(
-            f"The Hub dataset {SOURCE_REPO} is not in the local Hugging Face cache and the Hub "
-            "cannot be reached: run `bgbench download pug-imagenet` where it can (about 29 GB), "
-            "or give --data a copy of it (its Parquet files, a save_to_disk copy or the "
-            "authors' tarball)."
-        ) from None
-    except Exception as err:  # a network or Hub error, said plainly
-        raise DataSourceError(f"Cannot fetch the Hub dataset {SOURCE_REPO}: {err}") from None
-    return Path(folder)
+    return dataset_snapshot(
+        SOURCE_REPO,
+        revision=revision,
+        cache_dir=cache_dir,
+        local_only=local_only,
+        not_cached=NOT_CACHED,
+        allow_patterns=PATTERNS,
+    )
 
 
 def cached_pug_imagenet(cache_dir: str | Path | None = None) -> Path | None:
@@ -78,12 +69,3 @@ def cached_pug_imagenet(cache_dir: str | Path | None = None) -> Path | None:
         return pug_snapshot(cache_dir=cache_dir, local_only=True)
     except DataSourceError:
         return None
-
-
-def snapshot_commit(folder: str | Path) -> str | None:
-    """The commit of a Hugging Face cache snapshot folder (``.../snapshots/<commit>``)."""
-    folder = Path(folder)
-    for part in (folder, *folder.parents):
-        if part.parent.name == "snapshots":
-            return part.name
-    return None

@@ -48,6 +48,14 @@ def level_accuracy(rows: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["accuracy", "n"], kind="stable")
 
 
+def levels_record(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """:func:`level_accuracy`'s rows as results.json keeps them: level -> n, accuracy, CI."""
+    return {
+        str(level): {"n": int(r.n), "accuracy": float(r.accuracy), "ci95": [r.low, r.high]}
+        for level, r in table.iterrows()
+    }
+
+
 def spread_interval(
     rows: pd.DataFrame, seed: int, resamples: int
 ) -> tuple[list[float] | None, str | None]:
@@ -134,10 +142,7 @@ class LevelSpread:
             f"worst/{n}_level": str(table.index[0]),
             f"changed/{n}": changed,
             f"changed/{n}_ci95": changed_ci,
-            f"levels/{n}": {
-                str(level): {"n": int(r.n), "accuracy": float(r.accuracy), "ci95": [r.low, r.high]}
-                for level, r in table.iterrows()
-            },
+            f"levels/{n}": levels_record(table),
         }
 
     def _scores(self, table, spread, interval, changed, changed_ci, assets, images) -> list:
@@ -235,10 +240,7 @@ class LevelTables:
         out = MetricOutput()
         for variant in (f for f in self.factors if f in frames and len(frames[f])):
             table = level_accuracy(by_level(frames[variant]))
-            out.values[f"levels/{variant}"] = {
-                str(level): {"n": int(r.n), "accuracy": float(r.accuracy), "ci95": [r.low, r.high]}
-                for level, r in table.iterrows()
-            }
+            out.values[f"levels/{variant}"] = levels_record(table)
             out.report.tables.append(level_table(table, variant, "value"))
         return out
 

@@ -23,7 +23,7 @@ import datasets
 import pandas as pd
 import pyarrow.parquet as pq
 
-from hf_bgbench.benchmarks.pug_imagenet.download import pug_snapshot, snapshot_commit
+from hf_bgbench.benchmarks.pug_imagenet.download import pug_snapshot
 from hf_bgbench.benchmarks.pug_imagenet.facts import (
     ASSET,
     METADATA,
@@ -46,6 +46,7 @@ from hf_bgbench.benchmarks.pug_imagenet.rows import (
 from hf_bgbench.data.hub import read_parquet_files
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
+from hf_bgbench.hub.snapshots import snapshot_commit
 from hf_bgbench.spec import BenchmarkSpec
 
 LAYOUT_TEXT = (

@@ -910,6 +910,47 @@ def colour_rule_report(model_id, allowed, output_dir):
     )
 
 
+def test_pug_imagenet_from_its_hub_dataset_shows_the_worlds(tmp_path, monkeypatch, shared_data):
+    """PUG: ImageNet allow-listed by its Hub id, read from the cache: the report shows the
+    accuracy per world and the world spread, the plot of the worlds comes back, and the
+    samples come from the Hub table's own images."""
+    import shutil
+
+    import huggingface_hub.constants as hub_constants
+
+    from hf_bgbench.tasks.evaluate import evaluate_model
+    from tests.pug_fixture import write_pug
+
+    repo = tmp_path / "hub" / "datasets--facebook--PUG_ImageNet"
+    write_pug(tmp_path / "src", shared_data)
+    shutil.copytree(tmp_path / "src", repo / "snapshots" / ("e" * 40))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("e" * 40)
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    allow_list = "pug-imagenet=facebook/PUG_ImageNet"
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", allow_list)
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    _app_for(allow_list)
+
+    def run(task, model_id, options):
+        return evaluate_model(model_id, **options | {"use_cache": False, "device": "cpu"})
+
+    _job(monkeypatch, run)
+    out = _scored(
+        "tf_efficientnet_lite0",
+        "pug-imagenet",
+        ["worlds"],
+        False,
+        "pug-imagenet",
+        progress=_quiet,
+    )
+    assert "Accuracy per world (worlds), worst first:" in out["report"]
+    assert "spread across worlds" in out["report"]
+    files = {Path(f).name for f in out["files"]}
+    assert "worlds.png" in files and "results.json" in files
+    assert "<img" in out["samples"]
+
+
 def test_imagenet_d_from_its_hub_dataset_is_scored(tmp_path, monkeypatch):
     """An allow-list entry naming the authors' Hub dataset (its own release layout, not
     configs) is read from its snapshot by ImageNet-D's reader: accuracy per subset."""

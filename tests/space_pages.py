@@ -215,7 +215,7 @@ def visible(page, label: str):
 def choose_task(page, task: str, benchmark: str = "in9") -> None:
     from hf_bgbench.space.settings import task_label
 
-    visible(page, task_label(task, benchmark)).check()
+    pick(page, "Task", task_label(task, benchmark))
 
 
 def pick(page, label: str, option: str) -> None:

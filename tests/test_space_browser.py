@@ -49,6 +49,27 @@ def reports_server(launch, in9_release):
     return launch(BGBENCH_SPACE_DATASETS=f"in9-local={in9_release}")
 
 
+def test_a_first_visit_reaches_score_without_scrolling_past_the_expert_options(
+    reports_server, browser
+):
+    """At 1280 x 800 and on a phone (390 x 844): Score is on the first screen, above the
+    folded Advanced options (variants, label map, VLM rule), which open on a click."""
+    from playwright.sync_api import expect
+
+    page = open_page(browser, reports_server.url)
+    for width, height in ((WIDTH, 800), (PHONE, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(600)
+        button = page.locator("#score-button").bounding_box()
+        assert button["y"] + button["height"] <= height, (width, button)
+        assert page.locator("#advanced").bounding_box()["y"] > button["y"]
+        expect(page.locator("#label-map")).to_be_hidden()
+    page.get_by_text("Advanced: variants, label map, generative-VLM rule").click()
+    expect(page.locator("#label-map")).to_be_visible()
+    expect(page.locator("#variants")).to_be_visible()
+    page.close()
+
+
 def test_score_the_bundled_model_in_a_browser(reports_server, browser):
     from playwright.sync_api import expect
 

@@ -217,6 +217,49 @@ def on_benchmark(name: str) -> tuple[Any, ...]:
     )
 
 
+def _expert_controls(ticked: list[str]) -> tuple[Any, Any, Any, Any]:
+    """The Score tab's expert options (variants, restricted argmax, label map, VLM rule),
+    each saying what it changes; their defaults are the published protocol."""
+    variants = gr.CheckboxGroup(
+        _every_variant(),
+        value=ticked,
+        label="Variants (those the dataset holds)",
+        info=(
+            "Ticked: those the headline metrics read. Each variant adds time; past the "
+            "job's image budget each scores a seeded subset (recorded, not ranked)."
+        ),
+        elem_id="variants",
+    )
+    restrict = gr.Checkbox(
+        label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
+    )
+    label_map = gr.Radio(
+        label_maps(),
+        value="auto",
+        label="Label map: how the model's outputs become the benchmark's labels",
+        info=(
+            "auto: the benchmark's published protocol. model / imagenet: the model's own "
+            "classes mapped (imagenet: a 1000-class model's), no head to train. probe: a "
+            "linear head trained on the train split (long on a CPU). A choice other than "
+            "the benchmark's protocol is recorded, and ranked apart."
+        ),
+        elem_id="label-map",
+    )
+    vlm_rule = gr.Radio(
+        list(VLM_PROTOCOLS),
+        value=VLM_DEFAULT_RULE,
+        label="Generative VLMs (LLaVA, Qwen2-VL, SmolVLM, ...): how an answer becomes class scores",
+        info=(
+            "likelihood: each class name's log-probability as the answer; choice: lettered "
+            "options, read from the letters' logits; open: a free answer matched to the "
+            "class names (no class or two: no answer, counted). Recorded with the "
+            "results; other models leave it at likelihood."
+        ),
+        elem_id="vlm-rule",
+    )
+    return variants, restrict, label_map, vlm_rule
+
+
 def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | None) -> Any:
     """The *Score a model* tab, within the demo's ``gr.Blocks``, showing benchmark ``start``
     and dataset ``first`` (``every_name``: every allow-listed dataset, the API's choices).
@@ -230,55 +273,25 @@ def build_score_tab(start: BenchmarkSpec, every_name: list[str], first: str | No
             dataset = gr.Dropdown(every_name, value=first, label="Dataset")
         with gr.Row():
             benchmark = gr.Dropdown(offered_benchmarks(), value=start.name, label="Benchmark")
-            task = gr.Radio(every_task(), value=start.tasks[0], label="Task")
-        about = gr.Markdown(benchmark_note(start), elem_id="benchmark-note")
-        variants = gr.CheckboxGroup(
-            _every_variant(),
-            value=ticked,
-            label="Variants (those the dataset holds)",
-            info=(
-                "Ticked: those the headline metrics read. Each variant adds time; past the "
-                "job's image budget each scores a seeded subset (recorded, not ranked)."
-            ),
-            elem_id="variants",
-        )
-        restrict = gr.Checkbox(
-            label="Argmax only over the benchmark's ImageNet classes (not the published protocol)"
-        )
-        label_map = gr.Radio(
-            label_maps(),
-            value="auto",
-            label="Label map: how the model's outputs become the benchmark's labels",
-            info=(
-                "auto: the benchmark's published protocol. model / imagenet: the model's own "
-                "classes mapped (imagenet: a 1000-class model's), no head to train. probe: a "
-                "linear head trained on the train split (long on a CPU). A choice other than "
-                "the benchmark's protocol is recorded, and ranked apart."
-            ),
-            elem_id="label-map",
-        )
-        vlm_rule = gr.Radio(
-            list(VLM_PROTOCOLS),
-            value=VLM_DEFAULT_RULE,
-            label="Generative VLMs (LLaVA, Qwen2-VL, SmolVLM, ...): how an answer becomes "
-            "class scores",
-            info=(
-                "likelihood: each class name's log-probability as the answer; choice: lettered "
-                "options, read from the letters' logits; open: a free answer matched to the "
-                "class names (no class or two: no answer, counted). Recorded with the "
-                "results; other models leave it at likelihood."
-            ),
-            elem_id="vlm-rule",
-        )
-        benchmark.change(on_benchmark, benchmark, [task, variants, dataset, about], queue=False)
-        dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
-        task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
+            # a dropdown, not radio buttons: six long task names pushed Score off a phone
+            task = gr.Dropdown(every_task(), value=start.tasks[0], label="Task", elem_id="task")
+        # the button before the expert options: a first visit reaches it without scrolling
         with gr.Row():
             run = gr.Button(SCORE_IDLE, variant="primary", scale=4, elem_id="score-button")
             stop = gr.Button("Stop", variant="stop", scale=1, elem_id="stop-button")
+        about = gr.Markdown(benchmark_note(start), elem_id="benchmark-note")
         status = gr.Markdown(
-            "Pick a model, a dataset and a task, then press **Score**.", elem_id="job-status"
+            "Pick a model, a dataset and a task, then press **Score**. The defaults are the "
+            "benchmark's published protocol; **Advanced** below changes them.",
+            elem_id="job-status",
         )
+        with gr.Accordion(
+            "Advanced: variants, label map, generative-VLM rule", open=False, elem_id="advanced"
+        ):
+            variants, restrict, label_map, vlm_rule = _expert_controls(ticked)
+        benchmark.change(on_benchmark, benchmark, [task, variants, dataset, about], queue=False)
+        dataset.input(_variants_update, [dataset, benchmark], variants, queue=False)
+        task.change(lambda t: gr.update(visible=takes_variants(t)), task, variants, queue=False)
         report = gr.Markdown(elem_id="report")
         samples = gr.HTML(elem_id="samples")
         plots = gr.HTML(elem_id="plots")

@@ -538,6 +538,14 @@ def test_a_refused_model_id_is_refused_before_queuing(space, model):
     for name in ("score", "explore", "flips", "report_card", "compare_models"):
         (dep,) = [d for d in config if d["id"] == by_fn[name][0]._id]
         assert dep["trigger_after"] in gates and dep["trigger_only_on_success"], name
+    # Explore: a click while an image is scored is kept and runs after it (gradio's default
+    # drops it, leaving the picker and the result on different images); the others once
+    mode = {
+        name: next(d for d in config if d["id"] == by_fn[name][0]._id)["trigger_after"]
+        for name in ("score", "explore")
+    }
+    modes = {d["id"]: d["trigger_mode"] for d in config}
+    assert modes[mode["explore"]] == "always_last" and modes[mode["score"]] == "once"
 
 
 @pytest.mark.parametrize("model", ["../x", "https://h/x"])

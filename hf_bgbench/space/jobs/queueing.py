@@ -92,19 +92,27 @@ def model_gate(model_text: str) -> None:
 
 
 def checked_click(
-    button: gr.Button, model_text: gr.Textbox, shown: Any, group: str | None = None
+    button: gr.Button,
+    model_text: gr.Textbox,
+    shown: Any,
+    group: str | None = None,
+    *,
+    last_wins: bool = False,
 ) -> Any:
     """``button``'s click, checked before anything is queued: the status line ``shown``
     says what happens to the job (:func:`click_status`; ``group``: the job's concurrency
     group, None for no queue news) and :func:`model_gate` stops the click on a refused
-    model id; chain the job with ``.success``. (API callers, who join the job's queue
-    directly, meet the same checks in its validator.)"""
+    model id; chain the job with ``.success``. With ``last_wins`` a click while the job
+    runs is kept and runs after it (gradio drops it by default), so what is shown last is
+    what was asked last. (API callers, who join the job's queue directly, meet the same
+    checks in its validator.)"""
 
     def status_at_click(text: str, request: gr.Request = None) -> Any:  # type: ignore[assignment]
         return click_status(text, group, request)
 
-    button.click(status_at_click, model_text, shown, queue=False)
-    return button.click(model_gate, model_text, None, queue=False)
+    mode = "always_last" if last_wins else None
+    button.click(status_at_click, model_text, shown, queue=False, trigger_mode=mode)
+    return button.click(model_gate, model_text, None, queue=False, trigger_mode=mode)
 
 
 def checked_compare_click(

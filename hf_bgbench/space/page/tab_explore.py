@@ -337,7 +337,8 @@ def _flip_explorer(tab: SimpleNamespace, start: BenchmarkSpec) -> None:
 def explore_job(tab: Any) -> None:
     """The Explore button's job (:func:`explore`), behind its checked click, in the Explore
     requests' own queue."""
-    queueing.checked_click(tab.run, tab.model, tab.summary).success(
+    # the last click wins: a second image asked for while one is scored is shown after it
+    queueing.checked_click(tab.run, tab.model, tab.summary, last_wins=True).success(
         explore,
         [tab.model, tab.data, tab.benchmark, tab.image],
         [tab.gallery, tab.summary],

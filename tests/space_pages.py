@@ -193,6 +193,14 @@ def open_page(browser, url: str):
     return page
 
 
+def open_advanced(page) -> None:
+    """Unfold the Score tab's Advanced options (variants, label map, VLM rule), folded on a
+    first visit (gradio renders a folded section's controls only once it is opened)."""
+    if not page.locator("#variants").is_visible():
+        page.get_by_text("Advanced: variants, label map, generative-VLM rule").click()
+        page.locator("#variants").wait_for()
+
+
 def shot(page, folder: Path, name: str) -> Path:
     path = folder / name
     # images below the fold load lazily: scroll through the page so the shot shows them

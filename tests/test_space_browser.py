@@ -32,6 +32,7 @@ from tests.space_pages import (
     check_layout,
     click_score_and_see_the_status,
     download_links,
+    open_advanced,
     open_page,
     phone_layout_problems,
     pick,
@@ -95,6 +96,7 @@ def test_score_the_bundled_model_in_a_browser(reports_server, browser):
     # ticked by default: the variants BG-GAP reads and the reference (on 2 vCPU all eight
     # would not fit the job's limit with margin); the others are offered, unticked
     assert list(results["variants"]) == ["original", "mixed_same", "mixed_rand"]
+    open_advanced(page)
     offered = page.evaluate(
         "() => [...document.querySelectorAll('#variants input[type=checkbox]')]"
         ".map(c => c.closest('label').innerText.trim())"

@@ -17,6 +17,7 @@ from tests.space_pages import (
     choose_task,
     click_score_and_see_the_status,
     download_links,
+    open_advanced,
     open_page,
     pick,
     results_of,
@@ -108,6 +109,7 @@ def test_imagenet_e_defaults_score(reports_server, browser):
     pick(page, "Benchmark", "imagenet-e")
     expect(visible(page, "Dataset")).to_have_value("imagenet-e-local")
     page.wait_for_timeout(1000)
+    open_advanced(page)
     ticked = sorted(
         page.evaluate(
             "() => [...document.querySelectorAll('#variants input[type=checkbox]:checked')]"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hf_bgbench.benchmarks.imagenet_d.facts import SOURCE_REPO
 from hf_bgbench.data.reader import DataSourceError
-from hf_bgbench.hub.snapshots import dataset_snapshot
+from hf_bgbench.data.snapshots import dataset_snapshot
 
 NOT_CACHED = (
     f"The Hub dataset {SOURCE_REPO} is not in the local Hugging Face cache and the Hub cannot "

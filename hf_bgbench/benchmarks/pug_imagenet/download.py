@@ -9,8 +9,8 @@ from pathlib import Path
 
 from hf_bgbench.benchmarks.pug_imagenet.facts import SOURCE_REPO
 from hf_bgbench.data.reader import DataSourceError
+from hf_bgbench.data.snapshots import dataset_snapshot
 from hf_bgbench.hub.reachable import check_hub, hub_offline
-from hf_bgbench.hub.snapshots import dataset_snapshot
 
 log = logging.getLogger(__name__)
 PATTERNS = ("data/*.parquet", "README.md")

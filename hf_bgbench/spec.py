@@ -22,6 +22,10 @@ Hooks (:attr:`BenchmarkSpec.hooks`, resolved by :meth:`BenchmarkSpec.hook`):
 ``cached_download``
     ``function(cache_dir=None) -> Path | None``: the folder of an earlier ``bgbench
     download``, used when no ``--data`` is given and the Hub dataset cannot be had.
+``data_departures``
+    ``function(spec, reader) -> list[str]``: how the data is not the whole published
+    benchmark (part of it downloaded, say); each sentence a departure, so the run is not
+    credited as the published protocol.
 ``validate_release``
     ``function(folder, spec) -> ValidationResult | None``: ``bgbench validate`` on the
     benchmark's own release layout (None: the folder is not that layout).

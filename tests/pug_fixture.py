@@ -99,10 +99,25 @@ def pug_rows(shared_data: Path) -> list[dict]:
     return rows
 
 
-def write_pug(folder: Path, shared_data: Path, rows: list[dict] | None = None) -> Path:
-    """The fixture (or ``rows``) as the Hub serves facebook/PUG_ImageNet."""
+def write_pug(
+    folder: Path, shared_data: Path, rows: list[dict] | None = None, shards: int = 1
+) -> Path:
+    """The fixture (or ``rows``) as the Hub serves facebook/PUG_ImageNet; with ``shards``
+    2, the worlds rows in the first shard and the factors' rows in the second."""
     rows = rows if rows is not None else pug_rows(shared_data)
     (folder / "data").mkdir(parents=True, exist_ok=True)
+    if shards == 2:
+        moved = [r["camera_yaw"] != 0 or r["scene_light"] != "Default" for r in rows]
+        parts = [[r for r, m in zip(rows, moved, strict=True) if m == k] for k in (False, True)]
+    else:
+        parts = [rows]
+    for n, part in enumerate(parts):
+        _write_shard(part, folder / "data" / f"train-{n:05d}-of-{len(parts):05d}.parquet")
+    (folder / "README.md").write_text(CARD)
+    return folder
+
+
+def _write_shard(rows: list[dict], path: Path) -> None:
     frame = pd.DataFrame(rows)
     numeric = {c: pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns}
     features = datasets.Features(
@@ -110,9 +125,7 @@ def write_pug(folder: Path, shared_data: Path, rows: list[dict] | None = None) -
         | {"image": datasets.Image()}
     )
     ds = datasets.Dataset.from_dict({c: frame[c].tolist() for c in frame.columns}, features)
-    ds.to_parquet(str(folder / "data" / "train-00000-of-00001.parquet"))
-    (folder / "README.md").write_text(CARD)
-    return folder
+    ds.to_parquet(str(path))
 
 
 def drawn_rows(classes: tuple[str, ...] = ("Goldfish", "Wolf"), worlds: int = 3) -> list[dict]:

@@ -273,6 +273,52 @@ def test_the_hub_dataset_is_read_from_the_cache_offline(pug, tmp_path, monkeypat
     assert "worlds" in reader.variants
 
 
+def test_a_download_of_some_variants_fetches_only_their_shards(tmp_path, monkeypatch, shared_data):
+    """The factor columns of every shard read first; only the factor rows' shard fetched;
+    the whole table's defaults recorded, so the partial snapshot gives the same rows as the
+    whole table (alone, its camera_yaw values tie: no default) and is named a departure."""
+    import huggingface_hub.constants as hub_constants
+
+    from hf_bgbench.benchmarks.pug_imagenet.shards import plan_shards, record_defaults
+
+    whole = write_pug(tmp_path / "whole", shared_data, shards=2)
+    files = sorted(p.relative_to(whole).as_posix() for p in (whole / "data").glob("*.parquet"))
+    sizes = {f: (whole / f).stat().st_size for f in files}
+    commit = "f" * 40
+    plan = plan_shards(["camera_yaw"], commit, sizes, lambda p: open(whole / p, "rb"), False)
+    assert plan.shards == ("data/train-00001-of-00002.parquet",) and plan.every == 2
+    assert plan.rows == {"camera_yaw": 18} and plan.size < plan.total
+    monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path / "bgbench"))
+    snapshot = tmp_path / "hub" / "datasets--facebook--PUG_ImageNet" / "snapshots" / commit
+    (snapshot / "data").mkdir(parents=True)
+    shutil.copy(whole / plan.shards[0], snapshot / plan.shards[0])
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    spec = get_benchmark(SPEC)
+    with pytest.raises(PugTableError, match="'camera_yaw' has no default value"):
+        resolve_source(str(snapshot), spec)
+    record_defaults(plan)
+    partial = resolve_source("facebook/PUG_ImageNet", spec, hub_only=True)
+    assert partial.variants == ("camera_yaw", "scene_light")
+    full = resolve_source(str(whole), spec)
+    assert sorted(partial.load("camera_yaw")["id"]) == sorted(full.load("camera_yaw")["id"])
+    assert "1 of the table's 2 shards" in partial.partial()
+    from hf_bgbench.tasks.evaluate import evaluate_model
+
+    doc = evaluate_model(
+        "tf_efficientnet_lite0",
+        benchmark=SPEC,
+        data="facebook/PUG_ImageNet",
+        progress=False,
+        num_workers=0,
+        device="cpu",
+        use_cache=False,
+    )
+    assert not doc["protocol"]["published"]
+    assert any("a partial download" in d for d in doc["protocol"]["departures"])
+
+
 def test_the_hub_dataset_not_cached_offline_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     import huggingface_hub.constants as hub_constants
 

@@ -507,6 +507,9 @@ def _run(run: Run) -> dict[str, Any]:
         about_data = spec.hook("data_deviations")
         if about_data is not None:
             run.deviations += about_data(spec, run.reader)
+        partial = spec.hook("data_departures")
+        if partial is not None:
+            run.departures += partial(spec, run.reader)
         work = task.prepare(run)  # its data first, then run.start_model()
     if run.step is None:
         raise RuntimeError(f"the {task.name!r} task's prepare hook did not start the model.")

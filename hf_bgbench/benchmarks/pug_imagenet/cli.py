@@ -23,6 +23,13 @@ class PugImageNetDownload:
     cache_dir: Path | None = option(
         None, "the Hugging Face cache folder (default: $HF_HUB_CACHE, else ~/.cache/huggingface)"
     )
+    variants: tuple[str, ...] | None = option(
+        None,
+        "only the shards that hold these variants' rows (worlds, camera_yaw, ...): the "
+        "factor columns of every shard are read first, a few MB, and the size said",
+        many=True,
+        metavar="VARIANT",
+    )
 
 
 def download(
@@ -31,6 +38,7 @@ def download(
     from hf_bgbench.benchmarks.pug_imagenet.download import pug_snapshot
     from hf_bgbench.hub.snapshots import snapshot_commit
 
+    spec.check_variants(list(options.variants or ()))
     folder = pug_snapshot(**keywords(options))
     commit = snapshot_commit(folder)
     print(f"PUG: ImageNet is at {folder}" + (f" (commit {commit})" if commit else ""))

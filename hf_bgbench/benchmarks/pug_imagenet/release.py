@@ -14,6 +14,7 @@ from file names, so the three forms give the same rows.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -43,6 +44,7 @@ from hf_bgbench.benchmarks.pug_imagenet.rows import (
     row_ids,
     variant_mask,
 )
+from hf_bgbench.benchmarks.pug_imagenet.shards import recorded_defaults
 from hf_bgbench.data.hub import read_parquet_files
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
@@ -54,6 +56,7 @@ LAYOUT_TEXT = (
     f"tarball's {TARBALL_LABELS} beside its images) with the columns {', '.join(METADATA)}"
 )
 FILENAME = "filename"
+SHARD_OF = re.compile(r"-of-(\d+)\.parquet$")
 MISSING_FILE = "missing_file"
 
 
@@ -88,6 +91,12 @@ def _saved_columns(folder: Path) -> list[str]:
         return []
     first = saved[next(iter(saved))] if isinstance(saved, datasets.DatasetDict) else saved
     return first.column_names
+
+
+def partial_download(spec: BenchmarkSpec, reader: Reader) -> list[str]:
+    """The spec's ``data_departures`` hook: a partial download is not the whole benchmark."""
+    said = reader.partial() if isinstance(reader, PugImageNetRelease) else None
+    return [said] if said else []
 
 
 class PugImageNetRelease(Reader):
@@ -146,14 +155,38 @@ class PugImageNetRelease(Reader):
 
     @cached_property
     def defaults(self) -> dict[str, Any]:
-        defaults = factor_defaults(self.meta)
+        """Each factor's default: the whole table's, recorded when only some of this commit's
+        shards were downloaded (a part could not give them), else the value most rows hold."""
+        recorded = recorded_defaults(self.revision())
+        defaults = recorded[0] if recorded else factor_defaults(self.meta)
         said = ", ".join(f"{c}={level_text(v)}" for c, v in defaults.items())
+        how = (
+            "the value most rows of the whole table hold, recorded when only some of its "
+            "shards were downloaded"
+            if recorded
+            else "the value most rows hold"
+        )
         self.assume(
-            f"{self.location}: each factor's default is the value most rows hold ({said}); "
-            f"'{WORLDS}' = the rows with every factor but {WORLD} at its default, a factor's "
-            "variant = the rows with that factor off its default and the others at theirs"
+            f"{self.location}: each factor's default is {how} ({said}); '{WORLDS}' = the rows "
+            f"with every factor but {WORLD} at its default, a factor's variant = the rows with "
+            "that factor off its default and the others at theirs"
         )
         return defaults
+
+    def partial(self) -> str | None:
+        """A sentence when the Parquet files are some of the table's shards (their
+        ``-of-NNNNN`` names say how many it has), else None."""
+        if self.form != "parquet":
+            return None
+        files = parquet_files(Path(self.location))
+        totals = {int(m.group(1)) for f in files if (m := SHARD_OF.search(f.name))}
+        every = max(totals, default=0)
+        if len(totals) != 1 or len(files) >= every:
+            return None
+        return (
+            f"a partial download: {len(files)} of the table's {every} shards (bgbench download "
+            "pug-imagenet --variants); each variant is the rows these shards hold"
+        )
 
     def offered(self) -> tuple[str, ...]:
         """The variants with at least one row."""

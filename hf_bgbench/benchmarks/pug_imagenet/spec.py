@@ -130,6 +130,7 @@ PUG_IMAGENET = BenchmarkSpec(
         "cli_download": "hf_bgbench.benchmarks.pug_imagenet.cli:DOWNLOAD",
         "cached_download": "hf_bgbench.benchmarks.pug_imagenet.download:cached_pug_imagenet",
         "validate_release": "hf_bgbench.benchmarks.pug_imagenet.validate:validate_pug_imagenet",
+        "data_departures": "hf_bgbench.benchmarks.pug_imagenet.release:partial_download",
     },
     report=PUG_REPORT,
     leaderboard=PUG_LEADERBOARD,

@@ -995,6 +995,31 @@ def test_imagenet_d_from_its_hub_dataset_is_scored(tmp_path, monkeypatch):
     assert results["data"]["kind"] == "imagenet-d-release" and "Done in" in out["status"]
 
 
+def test_the_report_cards_status_line_moves_while_its_job_runs(in9_release, tmp_path, monkeypatch):
+    """Fixed: the line was drawn once and said "checking the model … 0 s" for a whole
+    18-minute card. Every tick redraws it: the stage after the checks, and the clock."""
+    import time
+
+    from hf_bgbench.space.jobs.process import ThreadJob
+
+    monkeypatch.setenv("BGBENCH_SPACE_DATASETS", f"in9-local={in9_release}")
+    monkeypatch.setenv("BGBENCH_LEADERBOARD_DIR", str(tmp_path / "leaderboard"))
+    _load_app()
+
+    def slow_report(*args):
+        time.sleep(3.5)  # a card that takes a while before its first progress bar
+        return colour_rule_report(*args)
+
+    monkeypatch.setattr(
+        tab_report, "Job", lambda fn, args, **kw: ThreadJob(slow_report, args, seconds=300)
+    )
+    lines = [u[0] for u in tab_report.report_card("tf_efficientnet_lite0", progress=_quiet)]
+    running = [line for line in lines if "each benchmark's task in turn" in line]
+    clocks = {re.search(r"(\d+) s since the start", line).group(1) for line in running}
+    assert len(running) >= 3 and len(clocks) >= 2, lines
+    assert "Done in" in lines[-1]
+
+
 def test_space_report_card_renders_the_report_section(in9_release, tmp_path, monkeypatch):
     from hf_bgbench.space.jobs.process import ThreadJob
     from tests.in9_fixture import EXPECTED_BG_GAP

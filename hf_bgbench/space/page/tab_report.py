@@ -87,9 +87,13 @@ def report_card(
             seconds=seconds,
             hint="Try a smaller model.",
         )
+        status.stage(f"loading {model.model_id}, then each benchmark's task in turn")
+
+        def update() -> tuple[Any, ...]:  # drawn anew at every tick: the clock and the step
+            return (status.markdown(), skip, skip, skip, skip)
+
         with job:
-            waiting = (status.markdown(), skip, skip, skip, skip)
-            if not (yield from running.follow(job, status, progress, request, lambda: waiting)):
+            if not (yield from running.follow(job, status, progress, request, update)):
                 return
             job.result()
     except Exception as err:

@@ -296,6 +296,7 @@ def test_a_job_is_killed_when_its_caller_stops_waiting():
     with Job(time.sleep, (60,), seconds=120, track=False) as job:
         updates = job.updates(tick=0.2)
         assert next(updates) is None  # a tick without news: the caller may look around
+        job.wait_started()
         assert job._proc.is_alive()
     assert not job._proc.is_alive()  # leaving the block (a closed generator too) kills it
 
@@ -315,6 +316,7 @@ def test_a_job_ends_when_the_space_that_started_it_is_gone(tmp_path):
         "from hf_bgbench.space.jobs.process import Job\n"
         "if __name__ == '__main__':\n"
         "    with Job(time.sleep, (120,), seconds=300, track=False) as job:\n"
+        "        job.wait_started()\n"
         "        print(job._proc.pid, flush=True)\n"
         "        time.sleep(1)\n"
         "        os._exit(0)  # the app gone: no block left, no atexit\n"
@@ -547,11 +549,30 @@ def _wait(condition, seconds: float = 120) -> bool:
     return False
 
 
+def test_a_job_slow_to_start_still_ticks_and_leaves_nothing_running(monkeypatch):
+    """Fixed: a fresh Space's first job waits for its job server (18 s seen) inside the
+    start, and the status line said 0 s all along. The start runs in a thread: the caller
+    gets its ticks before the process exists, and a stop then waits for it and ends it."""
+    started = Job._start
+
+    def slow_start(self):
+        time.sleep(3)  # the job server importing its stack
+        started(self)
+
+    monkeypatch.setattr(Job, "_start", slow_start)
+    with Job(time.sleep, (60,), seconds=120, track=False) as job:
+        updates = job.updates(tick=0.2)
+        assert next(updates) is None and job._proc is None  # a tick before the process
+        updates.close()
+    assert job._proc is not None and not job._proc.is_alive()
+
+
 def test_a_stopped_job_leaves_no_worker_behind():
     """Stop (a closed page, the unread limit: the same path) ends the job's process and the
     workers it started, which would otherwise be re-parented and live on: the job runs in a
     process group of its own, and the whole group is ended (checked in the process table)."""
     with Job(with_workers, (2, 300), seconds=600, track=False) as job:
+        job.wait_started()
         pgid = job._proc.pid
         assert _wait(lambda: len(live_group(pgid)) == 3), live_group(pgid)  # the job and 2 workers
         workers = [p for p in live_group(pgid) if p != pgid]
@@ -561,6 +582,7 @@ def test_a_stopped_job_leaves_no_worker_behind():
 
 def test_a_job_at_its_time_limit_leaves_no_worker_behind():
     with Job(with_workers, (2, 300), seconds=600, track=False) as job:
+        job.wait_started()
         pgid = job._proc.pid
         assert _wait(lambda: len(live_group(pgid)) == 3), live_group(pgid)
         job.seconds = job.elapsed  # its limit is now: the next update stops it

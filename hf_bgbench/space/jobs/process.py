@@ -124,38 +124,67 @@ class Job:
         self._proc: Any = None
         self._conn: Any = None
         self._outcome: tuple[str, Any] | None = None
+        self._starting: threading.Thread | None = None
+        self._start_error: BaseException | None = None
         self.started = 0.0
 
     def __enter__(self) -> Job:
-        ctx = job_context()  # forked from a server that imported the stack once
-        parent, child = ctx.Pipe(duplex=False)
-        # not a daemon: the job may start data-loader workers of its own
-        self._proc = ctx.Process(
-            target=_child,
-            args=(
-                child,
-                self.fn,
-                self.args,
-                self.kwargs,
-                self.track,
-                handed_variables(),
-                os.getpid(),
-            ),
-            daemon=False,
-        )
-        self._proc.start()
-        _LIVE.add(self._proc.pid)
-        child.close()
-        self._conn = parent
-        self.started = time.monotonic()
+        """Start the process in a thread of its own: the first job of a fresh Space waits
+        for the job server to import its stack (18 s seen), and :meth:`updates` keeps
+        yielding ticks meanwhile, so the status line's clock moves instead of saying 0 s."""
+        self._starting = threading.Thread(target=self._start, daemon=True)
+        self._starting.start()
         return self
+
+    def _start(self) -> None:
+        try:
+            ctx = job_context()  # forked from a server that imported the stack once
+            parent, child = ctx.Pipe(duplex=False)
+            # not a daemon: the job may start data-loader workers of its own
+            self._proc = ctx.Process(
+                target=_child,
+                args=(
+                    child,
+                    self.fn,
+                    self.args,
+                    self.kwargs,
+                    self.track,
+                    handed_variables(),
+                    os.getpid(),
+                ),
+                daemon=False,
+            )
+            self._proc.start()
+            _LIVE.add(self._proc.pid)
+            child.close()
+            self._conn = parent
+            self.started = time.monotonic()
+        except BaseException as err:  # raised by updates(), in the caller's thread
+            self._start_error = err
+
+    def wait_started(self) -> None:
+        """Block until the process has started (its error raised)."""
+        for _ in self._started(1.0):
+            pass
+
+    def _started(self, tick: float) -> Iterator[None]:
+        """None every ``tick`` seconds until the process has started; its error raised."""
+        while self._starting is not None and self._starting.is_alive():
+            self._starting.join(tick)
+            if self._starting.is_alive():
+                yield None
+        if self._start_error is not None:
+            raise self._start_error
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
     def stop(self) -> None:
         """Kill the job's process and every process it started (its session's process group:
-        data-loader workers would otherwise live on), if any still runs."""
+        data-loader workers would otherwise live on), if any still runs; a process still
+        being started is waited for first, so none is left running after its stop."""
+        if self._starting is not None:
+            self._starting.join()
         if self._proc is not None:
             end_group(self._proc.pid)
             if self._proc.is_alive():
@@ -175,6 +204,7 @@ class Job:
         """Until the job ends: each progress report ``(desc, n, total)`` as it arrives, and
         None after every ``tick`` seconds without one. :class:`JobTimeout` at the limit;
         :class:`SpaceRefusal` when the process dies without a result."""
+        yield from self._started(tick)
         deadline = self.started + self.seconds
         while self._outcome is None:
             left = deadline - time.monotonic()

@@ -1040,6 +1040,10 @@ def test_space_report_card_renders_the_report_section(in9_release, tmp_path, mon
     assert '<img src="data:image/png;base64,' in figure and "reliance_profile.png" in figure
     # a benchmark without data is said, not silently dropped
     assert "This Space offers no data for ImageNet-D, ImageNet-E, PUG: ImageNet, RIVAL10" in section
+    # its runs enter the leaderboard as Score's do
+    assert "Added to the leaderboard (colour-rule-imagenet-1k, evaluate on in9-local)" in section
+    rows = read_rows(tmp_path / "leaderboard")
+    assert {(r["model"], r["task"]) for r in rows} >= {("colour-rule-imagenet-1k", "evaluate")}
     # the `bgbench report` command that makes the same card, the caps as the
     # tasks' own flags, the server folder by its allow-list name
     from hf_bgbench.space.views.report_card import report_caps

@@ -135,6 +135,9 @@ def test_compare_reuses_the_runs_this_space_finished(space):
     assert "Done in" in out["status"], out["status"]
     assert space.job_calls[-1] == ("evaluate", "tf_efficientnet_lite1", sorted(ticked))
     assert [m for _, m, _ in space.job_calls] == ["tf_efficientnet_lite0", "tf_efficientnet_lite1"]
+    # which run was reused, and that the new one joined the leaderboard, are said
+    assert "A: tf_efficientnet_lite0: reused this Space's earlier run" in out["report"]
+    assert "B: Added to the leaderboard (" in out["report"]
     _compared()  # both runs known now: nothing is scored again
     assert len(space.job_calls) == 2
     # the flips need three variants: the full run serves

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
@@ -23,7 +24,7 @@ import gradio as gr
 
 from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.space.checks.allowlist import AllowedDataset, allowed_data
-from hf_bgbench.space.checks.messages import SpaceRefusal
+from hf_bgbench.space.checks.messages import SpaceRefusal, visitor_message
 from hf_bgbench.space.jobs.clients import Attention
 from hf_bgbench.space.jobs.finished_runs import FinishedRun, FinishedRuns
 from hf_bgbench.space.jobs.process import Job, ThreadJob
@@ -33,11 +34,13 @@ from hf_bgbench.space.settings import (
     EXPLORE_SECONDS,
     JOB_SECONDS,
     job_seconds,
+    leaderboard_dir,
     run_output_dir,
     takes_variants,
     task_options,
 )
 from hf_bgbench.space.views.explore import explore_image
+from hf_bgbench.space.views.leaderboard import LEADERBOARD_REPO_ENV, NotEligible, append_result
 from hf_bgbench.space.views.reproduce import run_command
 from hf_bgbench.tasks import run_task
 
@@ -181,7 +184,8 @@ def finished_run(
 ) -> Iterator[tuple[Any, ...]]:
     """The run of ``task`` for ``model_id`` on ``entry`` at the Space's caps: one this
     process finished (:data:`FINISHED`), else a new job, driven by ``follow_job(job)`` (a
-    :func:`follow` generator). Returns (:class:`FinishedRun`, the options it ran with);
+    :func:`follow` generator). Returns (:class:`FinishedRun`, the options it ran with, a
+    sentence: which earlier run was reused, or what the leaderboard made of the new one);
     None when its visitor stopped reading."""
     spec = get_benchmark(benchmark)
     picked = [v for v in spec.variants if v in set(variants)] if takes_variants(task) else []
@@ -189,7 +193,11 @@ def finished_run(
     options["benchmark"] = benchmark
     found = FINISHED.find(task, model_id, entry.name, options, picked)
     if found is not None:
-        return found, options
+        return (
+            found,
+            options,
+            f"{model_id}: reused this Space's earlier run ({task} on {entry.name}).",
+        )
     out = run_output_dir()
     options.update(data=allowed_data(entry, spec), output_dir=str(out))
     command = run_command(task, model_id, entry, options)
@@ -198,7 +206,20 @@ def finished_run(
             return None
         results = job.result()
     FINISHED.add(task, model_id, entry.name, options, out, results)
-    return FinishedRun(out, results), options
+    return FinishedRun(out, results), options, record_run(results, entry.name)
+
+
+def record_run(results: dict[str, Any], dataset: str) -> str:
+    """Add a run to the leaderboard; what the report says of it (entered, or why not)."""
+    try:
+        row = append_result(
+            leaderboard_dir(), results, dataset, os.environ.get(LEADERBOARD_REPO_ENV)
+        )
+    except NotEligible as err:
+        return str(err)
+    except Exception as err:  # the score stands even if the leaderboard cannot be written
+        return f"The leaderboard could not be updated: {visitor_message(err)}"
+    return f"Added to the leaderboard ({row['model']}, {row['task']} on {dataset})."
 
 
 def follow(

@@ -100,7 +100,7 @@ def compare_models(
         # the variants a Score run ticks by default (the headline's): one that run scored
         # is reused, not scored again on every variant the dataset holds
         held = default_variants(dataset, benchmark)
-        runs = []
+        runs, said = [], []  # each side's run, and whether it was reused or entered
         for side, model in (("A", a), ("B", b)):
             status.stage(f"scoring {side}: {model.model_id} ({task} on {', '.join(held)})")
             progress(0.05, desc=f"scoring {model.model_id}")
@@ -110,7 +110,8 @@ def compare_models(
             )
             if got is None:
                 return  # nobody reads the updates: the job was stopped
-            runs.append(got)
+            runs.append(got[:2])
+            said.append(f"{side}: {got[2]}")
         status.stage("pairing the images and resampling")
         yield update()
         hidden = hidden_paths(entry)
@@ -127,7 +128,7 @@ def compare_models(
         for m, (_, options), folder in zip((a, b), runs, folders, strict=True)
     ]
     commands.append(f"bgbench compare {folders[0]} {folders[1]} --output bgbench_compare")
-    notes = [n for n in (note_a, note_b) if n]
+    notes = [n for n in (note_a, note_b, *said) if n]
     markdown = shown.markdown + "".join(f"\n\n> {n}" for n in notes)
     markdown += "\n\n" + reproduce_markdown(commands, [data_note])
     took = round(status.clock() - status.started)

@@ -206,7 +206,7 @@ def flips(
         )
         if got is None:
             return
-        run, options = got
+        run, options, reused = got
         status.stage("finding the images that flip")
         yield update()
         data = allowed_data(entry, spec)
@@ -216,7 +216,7 @@ def flips(
         message = visitor_message(err, hidden_paths(entry))
         yield f"**Stopped:** {message}", skip
         raise running.stopped(message) from None
-    summary += "".join(f"\n\n> {n}" for n in [note] if n)
+    summary += "".join(f"\n\n> {n}" for n in [note, reused] if n)
     summary += "\n\n" + reproduce_section(task, model.model_id, entry, options)
     yield summary, f'<div class="bgbench-scroll">{shown}</div>'
 

@@ -30,6 +30,7 @@ from hf_bgbench.space.views.display import (
 )
 from hf_bgbench.space.views.report_card import (
     report_benchmarks,
+    report_datasets,
     report_reproduce_section,
     space_report,
 )
@@ -95,7 +96,7 @@ def report_card(
         with job:
             if not (yield from running.follow(job, status, progress, request, update)):
                 return
-            job.result()
+            entered = record_report_runs(job.result(), offered)
     except Exception as err:
         message = visitor_message(err, hidden)
         yield (f"**Stopped:** {message}", skip, skip, skip, idle)
@@ -111,6 +112,7 @@ def report_card(
         section += f"\n\n> This Space offers no data for {', '.join(missing)}: not in this card."
     if note:
         section += f"\n\n> {note}"
+    section += "".join(f"\n\n> {n}" for n in entered)
     section += "\n\n" + report_reproduce_section(model.model_id, offered)
     took = round(status.clock() - status.started)
     queueing.JOB_TIMES.add(took)
@@ -121,6 +123,19 @@ def report_card(
         report_files(out, hidden),
         idle,
     )
+
+
+def record_report_runs(doc: dict[str, Any], offered: list[AllowedDataset]) -> list[str]:
+    """Each task run of a report card entered on the leaderboard, as Score's runs are (the
+    same rules); what the leaderboard made of each."""
+    datasets = report_datasets(offered)
+    said = []
+    for bench in doc.get("benchmarks") or []:
+        entry = datasets.get(bench.get("name"))
+        for task in (bench.get("tasks") or {}).values():
+            if entry is not None and task.get("status") == "run" and task.get("results"):
+                said.append(running.record_run(task["results"], entry.name))
+    return said
 
 
 def _offered_name(name: str) -> str:

@@ -4,7 +4,6 @@ variant; a full run enters the leaderboard."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -34,7 +33,6 @@ from hf_bgbench.space.settings import (
     JOB_SECONDS,
     allowed,
     job_seconds,
-    leaderboard_dir,
     offered_benchmarks,
     run_output_dir,
     takes_variants,
@@ -49,7 +47,6 @@ from hf_bgbench.space.views.display import (
     split_report,
     write_results_download,
 )
-from hf_bgbench.space.views.leaderboard import LEADERBOARD_REPO_ENV, NotEligible, append_result
 from hf_bgbench.space.views.reproduce import cli_files, reproduce_section, run_command
 from hf_bgbench.space.views.samples import prediction_gallery, read_predictions, samples_html
 from hf_bgbench.spec import BenchmarkSpec
@@ -150,7 +147,7 @@ def score(
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
         raise running.stopped(message) from None
-    notes = [n for n in (note, record_run(results, entry.name)) if n]
+    notes = [n for n in (note, running.record_run(results, entry.name)) if n]
     public = public_document(results, hidden_paths(entry))
     shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
     report, extras = split_report(render_markdown(shown_doc))
@@ -170,19 +167,6 @@ def score(
         extras,  # its model-index names the data scored (render.model_index)
         idle,
     )
-
-
-def record_run(results: dict[str, Any], dataset: str) -> str:
-    """Add a run to the leaderboard; what the report says of it (entered, or why not)."""
-    try:
-        row = append_result(
-            leaderboard_dir(), results, dataset, os.environ.get(LEADERBOARD_REPO_ENV)
-        )
-    except NotEligible as err:
-        return str(err)
-    except Exception as err:  # the score stands even if the leaderboard cannot be written
-        return f"The leaderboard could not be updated: {visitor_message(err)}"
-    return f"Added to the leaderboard ({row['model']}, {row['task']} on {dataset})."
 
 
 def _variants_update(dataset: str | None, benchmark: str) -> Any:

@@ -222,9 +222,9 @@ def test_compare_of_different_variants_compares_the_shared_ones(in9_release, tmp
 def test_forest_plot_rows_in_one_unit_share_one_axis(tmp_path):
     """compare.png: every score in points on one x axis (a 2-point difference as long in
     each row), iRFS on its own; a withheld interval drawn as a point."""
-    from hf_bgbench.report.compare import draw_compare
+    from hf_bgbench.report.compare import RIGHT_OF_ZERO, draw_compare
 
-    def row(label, unit, difference, ci):
+    def row(label, unit, difference, ci, reliance=0):
         return {
             "benchmark": "in9",
             "label": label,
@@ -232,13 +232,14 @@ def test_forest_plot_rows_in_one_unit_share_one_axis(tmp_path):
             "difference": difference,
             "ci95": ci,
             "headline": True,
+            "reliance": reliance,
         }
 
     doc = {
         "a": {"model": "A"},
         "b": {"model": "B"},
         "rows": [
-            row("BG-GAP", "pts", 1.0, [-2.0, 4.0]),
+            row("BG-GAP", "pts", 1.0, [-2.0, 4.0], reliance=1),
             row("original", "%", 10.0, [5.0, 30.0]),
             row("mixed_rand", "%", 0.0, None),
             row("mean iRFS", "", 0.02, [-0.01, 0.05]),
@@ -249,6 +250,8 @@ def test_forest_plot_rows_in_one_unit_share_one_axis(tmp_path):
     assert ranges["pts"] == pytest.approx((-30 * 1.15, 30 * 1.15))  # the widest row decides
     assert ranges["value"] == pytest.approx((-0.05 * 1.15, 0.05 * 1.15))
     assert (tmp_path / "compare.png").stat().st_size > 5_000
+    # each row says which side of 0 is which: BG-GAP's right is A leaning more
+    assert RIGHT_OF_ZERO[1] == "right of 0: A leans more on the background"
 
 
 def test_verdict_directions():

@@ -323,6 +323,15 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+RIGHT_OF_ZERO = {
+    1: "right of 0: A leans more on the background",
+    -1: "right of 0: A leans less on the background",
+    0: "right of 0: A higher",
+}
+"""Each forest-plot row's reading of a positive A − B, by its score's reliance direction
+(:class:`hf_bgbench.spec.Headline`): BG-GAP's right is A worse, challenge accuracy's A better."""
+
+
 def draw_compare(doc: Mapping[str, Any], path: Path) -> dict[str, tuple[float, float]]:
     """A forest plot: each score's A − B with its interval, 0 marked. Rows in one unit
     share one panel and one x axis (a difference of 2 points looks as large in every row);
@@ -343,7 +352,7 @@ def draw_compare(doc: Mapping[str, Any], path: Path) -> dict[str, tuple[float, f
     fig, axes = plt.subplots(
         len(units),
         1,
-        figsize=(7.5, 0.45 * sum(sizes) + 0.9 * len(units) + 0.6),
+        figsize=(10.0, 0.45 * sum(sizes) + 0.9 * len(units) + 0.6),
         squeeze=False,
         gridspec_kw={"height_ratios": sizes},
     )
@@ -375,6 +384,17 @@ def draw_compare(doc: Mapping[str, Any], path: Path) -> dict[str, tuple[float, f
         )
         ax.set_ylim(-0.6, len(group) - 0.4)
         ax.set_xlim(-span, span)
+        for y, r in enumerate(reversed(group)):  # which side of 0 is A's better side
+            ax.annotate(
+                RIGHT_OF_ZERO[r["reliance"]],
+                (1.0, y),
+                xycoords=("axes fraction", "data"),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color="0.35",
+            )
         ranges[unit.strip() or "value"] = ax.get_xlim()
         ax.set_xlabel(f"A − B{unit}" if unit else "A − B", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)

@@ -318,6 +318,38 @@ def _without(column: str):
     return lambda rows: [{k: v for k, v in r.items() if k != column} for r in rows]
 
 
+def _pug_shard(change):
+    """The drawn PUG table with its one Parquet file changed by ``change(path)``."""
+
+    def build(tmp: Path) -> Path:
+        folder = _pug(lambda rows: rows)(tmp)
+        change(next((folder / "data").glob("*.parquet")))
+        return folder
+
+    return build
+
+
+def _no_rows(path: Path) -> None:
+    pq.write_table(pq.read_table(path).slice(0, 0), path)
+
+
+def _cut_short(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:200])
+
+
+def _pug_tarball_without_its_images(tmp: Path) -> Path:
+    """The tarball layout: its table names images, none of which is there."""
+    from tests.pug_fixture import drawn_rows
+
+    rows = drawn_rows()
+    folder = tmp / "tarball"
+    folder.mkdir()
+    table = pd.DataFrame([{k: v for k, v in r.items() if k != "image"} for r in rows])
+    table["filename"] = [f"Worlds/{n:03d}.png" for n in range(len(rows))]
+    table.to_csv(folder / "labels_pug_imagenet.csv", index=False)
+    return folder
+
+
 def _one_image_world(rows: list[dict]) -> list[dict]:
     return [*rows, {**rows[0], "character_name": "Goldfish_09", "world_name": "World_9"}]
 
@@ -408,6 +440,27 @@ CASES = [
         PUG,
         2,
         "lacks the column(s) world_name: PUG: ImageNet's table has",
+    ),
+    (
+        "pug-imagenet-table-with-no-row",
+        _pug_shard(_no_rows),
+        PUG,
+        2,
+        "holds no row: there is no image to score",
+    ),
+    (  # fixed: read as another layout, and told "holds the variant(s) default"
+        "pug-imagenet-parquet-cut-short",
+        _pug_shard(_cut_short),
+        PUG,
+        2,
+        "train-00000-of-00001.parquet is not a readable Parquet file",
+    ),
+    (  # fixed: an IndexError traceback
+        "pug-imagenet-tarball-whose-images-are-all-missing",
+        _pug_tarball_without_its_images,
+        PUG,
+        2,
+        "holds no row: there is no image to score",
     ),
     (
         "pug-imagenet-unknown-class",
@@ -1356,6 +1409,22 @@ WHOLE_ARGV_CASES = [
         ["export", "vlmevalkit", "--benchmark", "in9", "--data", "{data}", "--circular", "0"],
         2,
         "argument --circular: must be",
+    ),
+    (  # fixed: it advised lmms-eval, which cannot load PUG's one table
+        "pug-imagenet-as-a-vlmevalkit-tsv",
+        _pug(lambda rows: rows),
+        [
+            "export",
+            "vlmevalkit",
+            "--benchmark",
+            "pug-imagenet",
+            "--data",
+            "{data}",
+            "--output",
+            "{out}",
+        ],
+        2,
+        "Score the VLM with bgbench itself: bgbench evaluate MODEL --benchmark pug-imagenet",
     ),
     (
         "pug-imagenet-as-lmms-eval-tasks",

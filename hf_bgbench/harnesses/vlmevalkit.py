@@ -49,8 +49,14 @@ def check_exportable(spec: BenchmarkSpec) -> None:
     if spec.num_classes > len(LETTERS):
         raise ValueError(
             f"{spec.name} has {spec.num_classes} classes; a VLMEvalKit multiple-choice question "
-            f"lists at most {len(LETTERS)} lettered options. Run it in lmms-eval instead: "
-            f"bgbench export lmms-eval --benchmark {spec.name}."
+            f"lists at most {len(LETTERS)} lettered options. "
+            + (
+                f"Run it in lmms-eval instead: bgbench export lmms-eval --benchmark {spec.name}."
+                if spec.hub_variant_configs
+                else f"Score the VLM with bgbench itself: bgbench evaluate MODEL --benchmark "
+                f"{spec.name} --vlm-protocol open (served models too: openai:<name> "
+                "--api-base URL)."
+            )
         )
 
 

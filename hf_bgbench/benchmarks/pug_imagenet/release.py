@@ -14,6 +14,7 @@ from file names, so the three forms give the same rows.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from functools import cached_property
@@ -45,7 +46,7 @@ from hf_bgbench.benchmarks.pug_imagenet.rows import (
     variant_mask,
 )
 from hf_bgbench.benchmarks.pug_imagenet.shards import recorded_defaults
-from hf_bgbench.data.hub import read_parquet_files
+from hf_bgbench.data.hub import check_parquet_files, read_parquet_files
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.hub.snapshots import snapshot_commit
@@ -55,6 +56,7 @@ LAYOUT_TEXT = (
     f"PUG: ImageNet's table ({SOURCE_REPO}'s Parquet files, a save_to_disk copy, or the "
     f"tarball's {TARBALL_LABELS} beside its images) with the columns {', '.join(METADATA)}"
 )
+log = logging.getLogger(__name__)
 FILENAME = "filename"
 SHARD_OF = re.compile(r"-of-(\d+)\.parquet$")
 MISSING_FILE = "missing_file"
@@ -78,8 +80,8 @@ def table_form(folder: Path) -> str | None:
     if files:
         try:
             names = pq.read_schema(files[0]).names
-        except Exception:  # a broken file: not ours to judge here; the Hub reader names it
-            return None
+        except Exception:  # broken: claimed, so reading it names the file and the fix
+            return "parquet"
         return "parquet" if set(names) & {WORLD, ASSET} else None
     return None
 
@@ -138,12 +140,20 @@ class PugImageNetRelease(Reader):
             table = self._tarball_table()
         else:
             files = [str(f) for f in parquet_files(folder)]
+            check_parquet_files(files, self.location)
+            if not sum(pq.ParquetFile(f).metadata.num_rows for f in files):
+                raise PugTableError(f"{self.location} holds no row: there is no image to score.")
             key = hashlib.sha256(f"{self.location}|{self.files_key()}".encode()).hexdigest()
             cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
             table = read_parquet_files(self.location, "table", files, None, str(cache))
         check_columns([*table.column_names], self.location)
         if IMAGE not in table.column_names:
-            raise PugTableError(f"{self.location} has no {IMAGE!r} column.")
+            raise PugTableError(
+                f"{self.location} has no {IMAGE!r} column: PUG: ImageNet's table holds each "
+                "rendered image beside its factors. Use the authors' data as released."
+            )
+        if not len(table):
+            raise PugTableError(f"{self.location} holds no row: there is no image to score.")
         return table
 
     @cached_property
@@ -200,12 +210,24 @@ class PugImageNetRelease(Reader):
             raise PugTableError(f"{folder / TARBALL_LABELS}: cannot read it ({err}).") from None
         check_columns([*meta.columns, IMAGE], str(folder / TARBALL_LABELS))
         if FILENAME not in meta.columns:
-            raise PugTableError(f"{folder / TARBALL_LABELS} has no {FILENAME!r} column.")
+            raise PugTableError(
+                f"{folder / TARBALL_LABELS} has no {FILENAME!r} column: the tarball's table "
+                "names each image's file (relative to its folder) there."
+            )
         paths = [folder / str(name) for name in meta[FILENAME]]
         present = [p.is_file() for p in paths]
         missing = [str(p) for p, ok in zip(paths, present, strict=True) if not ok]
         for variant in VARIANTS:  # said per variant, counted in the results
             self.note_skipped(variant, "test", {MISSING_FILE: missing})
+        if missing:  # said now too: a check on the rows left may refuse them first
+            log.warning(
+                "%s: %d of the %d images %s names are missing (e.g. %s): left out, counted",
+                folder,
+                len(missing),
+                len(paths),
+                TARBALL_LABELS,
+                missing[0],
+            )
         meta = meta[present].reset_index(drop=True)
         data = {IMAGE: [str(p) for p, ok in zip(paths, present, strict=True) if ok]}
         data |= {c: meta[c].tolist() for c in METADATA}

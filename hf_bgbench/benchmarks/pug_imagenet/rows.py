@@ -54,7 +54,8 @@ def labels_of(meta: pd.DataFrame, where: str) -> np.ndarray:
     """The label of every row from its class name; a name that is none of the 151 refused."""
     known = class_labels()
     keys = meta[CLASS].map(class_key)
-    unknown = sorted(set(meta.loc[~keys.isin(known.keys()), CLASS].astype(str)))
+    names = meta[CLASS].where(meta[CLASS].notna(), "(empty)").astype(str)
+    unknown = sorted(set(names[~keys.isin(known.keys())]))
     if unknown:
         raise PugTableError(
             f"{where}: {len(unknown)} class name(s) in {CLASS!r} are not PUG: ImageNet classes: "

@@ -154,7 +154,7 @@ def test_space_scores_with_the_library(space, in9_release, monkeypatch):
     predictions = read_predictions(Path(out["files"][0]).parents[1] / "predictions")
     classes = get_benchmark("in9").classes
     recorded = {
-        (v, classes[p] if p >= 0 else "outside in9", classes[y])
+        (v, classes[p] if p >= 0 else "none of IN-9's classes", classes[y])
         for v, t in predictions.items()
         for p, y in zip(t["pred"], t["label"], strict=True)
     }

@@ -67,7 +67,9 @@ def test_explore_predicts_what_the_score_run_recorded(benchmark, request, tmp_pa
             for seen in shown:
                 row = recorded[(seen.variant, image_id)]
                 assert seen.prediction == (
-                    spec.classes[row.pred] if row.pred >= 0 else f"outside {benchmark}"
+                    spec.classes[row.pred]
+                    if row.pred >= 0
+                    else f"none of {spec.short_name}'s classes"
                 ), (seen.variant, image_id)
                 if seen.correct:  # the confidence of the true class, as the run recorded it
                     assert seen.confidence == pytest.approx(row.prob_true, abs=1e-4)

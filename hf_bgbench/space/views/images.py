@@ -21,8 +21,11 @@ def open_reader(data: Reader | str | Path, spec: BenchmarkSpec) -> Reader:
 
 
 def class_name(spec: BenchmarkSpec, label: int) -> str:
-    """The class name of ``label``, or a note that it lies outside the benchmark."""
-    return spec.classes[label] if 0 <= label < spec.num_classes else f"outside {spec.name}"
+    """The class name of ``label``, or a note that it lies outside the benchmark's classes
+    (a 1000-class model's prediction none of them stands for: counted wrong)."""
+    if 0 <= label < spec.num_classes:
+        return spec.classes[label]
+    return f"none of {spec.short_name}'s classes"
 
 
 def thumbnail(image: Any) -> np.ndarray:

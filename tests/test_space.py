@@ -1125,6 +1125,28 @@ def test_a_step_whose_first_batches_are_slow_is_not_stopped_when_its_pace_fits()
     assert slow.cannot_finish(180, settle=30).startswith("The job was stopped early")
 
 
+def test_the_whole_jobs_estimate_once_a_step_has_finished():
+    """Three variants, one bar each: while the first runs only its own estimate is said;
+    once it has finished (20 s), the line adds the whole job's: the current step's time left
+    plus the step not begun at 20 s."""
+    from hf_bgbench.space.jobs.status import JobStatus
+
+    now = [0.0]
+    status = JobStatus("evaluate", 600, clock=lambda: now[0], steps=3)
+    for n in (0, 10, 20):
+        now[0] = float(n)
+        status.bar("in9/original", n, 20)
+    assert status.whole_eta() is None and "left in all" not in status.markdown()
+    assert "step 1 of 3" in status.markdown()
+    now[0] = 20.0
+    status.bar("in9/mixed_same", 0, 20)
+    now[0] = 30.0
+    status.bar("in9/mixed_same", 10, 20)  # 10 s for the other 10 images of this step
+    assert status.whole_eta() == pytest.approx(10 + 20)
+    text = status.markdown()
+    assert "step 2 of 3" in text and "about 30 s left in all" in text
+
+
 @pytest.mark.parametrize(
     "allow_list, offered, first",
     [
@@ -1181,8 +1203,8 @@ def test_the_status_clock_ticks_while_the_model_is_checked(space, monkeypatch):
     monkeypatch.setattr(running, "TICK_SECONDS", 0.01)
 
     class Counted(tab_score.JobStatus):  # a clock that moves a second each time it is read
-        def __init__(self, title, limit):
-            super().__init__(title, limit, clock=lambda: float(next(clock)))
+        def __init__(self, title, limit, **kw):
+            super().__init__(title, limit, clock=lambda: float(next(clock)), **kw)
 
     monkeypatch.setattr(tab_score, "JobStatus", Counted)
     seen = []

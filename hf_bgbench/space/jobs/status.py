@@ -42,9 +42,13 @@ class JobStatus:
         limit: float,
         clock: Callable[[], float] = time.monotonic,
         limited: str = "a job",
+        steps: int | None = None,
     ):
-        # ``limited``: what the limit applies to ("each model's run" for a comparison)
+        # ``limited``: what the limit applies to ("each model's run" for a comparison);
+        # ``steps``: how many progress bars the job runs, when known (evaluate: one a variant)
         self.title, self.limit, self.clock, self.limited = title, limit, clock, limited
+        self.steps = steps
+        self.step_seconds: list[float] = []  # how long each finished step took
         self.started = clock()
         self.current = "starting"
         self.step: tuple[str, int, int | None] | None = None
@@ -60,6 +64,7 @@ class JobStatus:
         if desc not in self._first:
             if self.step is not None and self.step[0] != desc:
                 self.steps_done += 1
+                self.step_seconds.append(self.clock() - self._first[self.step[0]][0])
             self._first[desc] = (self.clock(), n)
             self._recent[desc] = deque(maxlen=RECENT_UPDATES)
         self._recent[desc].append((self.clock(), n))
@@ -92,6 +97,16 @@ class JobStatus:
             return None
         return (total - n) * (t1 - t0) / (n1 - n0)
 
+    def whole_eta(self) -> float | None:
+        """Seconds the whole job still needs, once measurable: the current step's estimate
+        plus the steps not begun at the mean time of those finished (None: the number of
+        steps is not known, or no step has finished yet)."""
+        eta = self.eta()
+        if not self.steps or not self.step_seconds or eta is None:
+            return None
+        left = max(self.steps - self.steps_done - 1, 0)
+        return eta + left * sum(self.step_seconds) / len(self.step_seconds)
+
     def cannot_finish(self, left: float, settle: float) -> str:
         """Why the job cannot finish in the ``left`` seconds it has ("" while it may): the
         step it is in has run ``settle`` seconds at least and has a recent pace, and even
@@ -117,13 +132,17 @@ class JobStatus:
         else:
             desc, n, total = self.step
             share = progress_fraction(n, total)
-            step = f"step {self.steps_done + 1}, " if self.steps_done else ""
+            of = f" of {self.steps}" if self.steps else ""
+            step = f"step {self.steps_done + 1}{of}, " if self.steps_done or self.steps else ""
             text = f"Now: {step}{desc} — {n}/{total}" if total else f"Now: {step}{desc} — {n}"
             if share is not None:
                 text += f" ({100 * share:.0f}%)"
             eta = self.eta()
             if eta is not None:
                 text += f", about {_duration(max(eta, 1))} left in this step"
+            whole = self.whole_eta()
+            if whole is not None:
+                text += f"; about {_duration(max(whole, 1))} left in all"
             lines.append(text)
         lines.append(
             f"{_duration(elapsed)} since the start; this Space stops {self.limited} after "

@@ -97,7 +97,9 @@ def score(
     benchmark = requested_benchmark(benchmark)
     task = default_task(benchmark) if task is None else task
     title = f"{task} · {(model_text or '').strip()[:80] or '?'} · {dataset}"
-    status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS)
+    # evaluate runs one progress bar a variant: the whole job's estimate can be made
+    steps = len(variants or []) if task == "evaluate" else None
+    status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS, steps=steps)
     skip = gr.skip()
     busy = gr.update(value=SCORE_BUSY, interactive=False)
     idle = gr.update(value=SCORE_IDLE, interactive=True)

@@ -97,8 +97,9 @@ def score(
     benchmark = requested_benchmark(benchmark)
     task = default_task(benchmark) if task is None else task
     title = f"{task} · {(model_text or '').strip()[:80] or '?'} · {dataset}"
-    # evaluate runs one progress bar a variant: the whole job's estimate can be made
-    steps = len(variants or []) if task == "evaluate" else None
+    # a task that scores the variants picked runs one progress bar each: the whole job's
+    # estimate can be made from them
+    steps = len(variants or []) if task and takes_variants(task) else None
     status = JobStatus(title, job_seconds(task) if task else JOB_SECONDS, steps=steps)
     skip = gr.skip()
     busy = gr.update(value=SCORE_BUSY, interactive=False)

@@ -130,13 +130,9 @@ class HubFolder(Reader):
         files = self._data_files(card, variant)
         split = _served_split(self.location, variant, split, list(files))
         info = datasets.info.DatasetInfosDict.from_dataset_card_data(card).get(variant)
-        # Measured with datasets 5.2: two local folders with the same name share one cache
-        # entry, so the second folder silently loads the first one's rows. A cache folder of
-        # its own, keyed by this folder's path and files, makes that impossible.
-        key = hashlib.sha256(f"{self.location}|{self._signature(None)}".encode()).hexdigest()
-        cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
+        cache = local_cache_dir(self.location, self._signature(None))
         ds = read_parquet_files(
-            self.location, variant, files[split], info.features if info else None, str(cache)
+            self.location, variant, files[split], info.features if info else None, cache
         )
         declared = info.splits.get(split) if info and info.splits else None
         if declared is not None and declared.num_examples != len(ds):
@@ -287,6 +283,15 @@ def check_parquet_files(files: list[str], where: str) -> None:
             f"{where}: {broken[0]}. It was cut short or replaced: rebuild or re-download "
             "the dataset."
         )
+
+
+def local_cache_dir(location: str, files_signature: str) -> str:
+    """The ``datasets`` cache folder for a local folder's Parquet files, keyed by its path and
+    files. Measured with datasets 5.2: two local folders with the same name share one cache
+    entry, so the second folder silently loads the first one's rows; a folder of its own
+    makes that impossible."""
+    key = hashlib.sha256(f"{location}|{files_signature}".encode()).hexdigest()
+    return str(Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20])
 
 
 def read_parquet_files(

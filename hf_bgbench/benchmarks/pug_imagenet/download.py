@@ -30,17 +30,6 @@ NOT_CACHED = (
 )
 
 
-def download_size(revision: str | None = None) -> tuple[int, int]:
-    """(files, bytes) the download fetches, from the Hub's file list (no data read)."""
-    from fnmatch import fnmatch
-
-    from huggingface_hub import HfApi
-
-    info = HfApi().dataset_info(SOURCE_REPO, revision=revision, files_metadata=True)
-    files = [s for s in info.siblings or [] if any(fnmatch(s.rfilename, p) for p in PATTERNS)]
-    return len(files), sum(s.size or 0 for s in files)
-
-
 def pug_snapshot(
     revision: str | None = None,
     cache_dir: str | Path | None = None,
@@ -72,17 +61,17 @@ def pug_snapshot(
 
 
 def _say_size(revision: str | None) -> None:
-    try:
-        files, size = download_size(revision)
+    try:  # the shards' sizes from the Hub's file list (no data read); the card is a few kB
+        _, sizes = hub_files(revision)
     except Exception as err:  # the size is said when it can be; the download goes on
         log.warning("%s: its size could not be read (%s)", SOURCE_REPO, err)
         return
     log.warning(
-        "%s: %d files, %.1f GB in all, into the Hugging Face cache (files already there are "
-        "not fetched again; --variants fetches only the shards those variants need)",
+        "%s: %d Parquet shards, %.1f GB in all, into the Hugging Face cache (files already there "
+        "are not fetched again; --variants fetches only the shards those variants need)",
         SOURCE_REPO,
-        files,
-        size / 1e9,
+        len(sizes),
+        sum(sizes.values()) / 1e9,
     )
 
 

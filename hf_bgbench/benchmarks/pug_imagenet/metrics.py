@@ -111,19 +111,18 @@ class LevelSpread:
         if not len(rows):
             return MetricOutput(self.missing())
         table = level_accuracy(rows)
-        spread = (
-            float(table["accuracy"].max() - table["accuracy"].min()) if len(table) > 1 else None
-        )
-        interval, withheld = spread_interval(rows, ctx.seed, ctx.bootstrap_resamples)
-        interval = interval if spread is not None else None
+        spread = interval = withheld = None
+        if len(table) > 1:  # one level has no spread
+            spread = float(table["accuracy"].max() - table["accuracy"].min())
+            interval, withheld = spread_interval(rows, ctx.seed, ctx.bootstrap_resamples)
         worst = table.index[0]
         changed, changed_ci, assets = changed_share(rows)
         values = self._values(table, spread, interval, changed, changed_ci)
-        if withheld and spread is not None:
+        if withheld:
             values[WITHHELD] = {f"spread/{self.name}": withheld}
         report = Report(
             self._scores(table, spread, interval, changed, changed_ci, assets, len(rows)),
-            tables=[self._table(table)],
+            tables=[level_table(table, self.name, self.level)],
         )
         if self.figure:
             report.figures.append(self._figure(table))
@@ -185,9 +184,6 @@ class LevelSpread:
                 latex=False,
             ),
         ]
-
-    def _table(self, table: pd.DataFrame) -> Table:
-        return level_table(table, self.name, self.level)
 
     def _figure(self, table: pd.DataFrame) -> Figure:
         ordered = table.iloc[::-1]  # best first, so the eye reads down to the worst

@@ -46,7 +46,7 @@ from hf_bgbench.benchmarks.pug_imagenet.rows import (
     variant_mask,
 )
 from hf_bgbench.benchmarks.pug_imagenet.shards import recorded_defaults
-from hf_bgbench.data.hub import check_parquet_files, read_parquet_files
+from hf_bgbench.data.hub import check_parquet_files, local_cache_dir, read_parquet_files
 from hf_bgbench.data.reader import Reader
 from hf_bgbench.data.schema import ID, IMAGE, LABEL
 from hf_bgbench.hub.snapshots import snapshot_commit
@@ -88,11 +88,19 @@ def table_form(folder: Path) -> str | None:
 
 def _saved_columns(folder: Path) -> list[str]:
     try:
-        saved = datasets.load_from_disk(str(folder))
+        return saved_table(folder).column_names
     except Exception:
         return []
-    first = saved[next(iter(saved))] if isinstance(saved, datasets.DatasetDict) else saved
-    return first.column_names
+
+
+def saved_table(folder: Path) -> datasets.Dataset:
+    """A ``save_to_disk`` copy's table (a DatasetDict's one split)."""
+    saved = datasets.load_from_disk(str(folder))
+    return saved[next(iter(saved))] if isinstance(saved, datasets.DatasetDict) else saved
+
+
+def no_row(location: str) -> PugTableError:
+    return PugTableError(f"{location} holds no row: there is no image to score.")
 
 
 def partial_download(spec: BenchmarkSpec, reader: Reader) -> list[str]:
@@ -134,18 +142,17 @@ class PugImageNetRelease(Reader):
         """Every row: the image and the factor columns, in the table's order."""
         folder = Path(self.location)
         if self.form == "saved":
-            saved = datasets.load_from_disk(str(folder))
-            table = saved[next(iter(saved))] if isinstance(saved, datasets.DatasetDict) else saved
+            table = saved_table(folder)
         elif self.form == "tarball":
             table = self._tarball_table()
         else:
             files = [str(f) for f in parquet_files(folder)]
             check_parquet_files(files, self.location)
+            # (datasets' Parquet builder fails on a file of no row instead of reading it)
             if not sum(pq.ParquetFile(f).metadata.num_rows for f in files):
-                raise PugTableError(f"{self.location} holds no row: there is no image to score.")
-            key = hashlib.sha256(f"{self.location}|{self.files_key()}".encode()).hexdigest()
-            cache = Path(datasets.config.HF_DATASETS_CACHE) / "bgbench_local" / key[:20]
-            table = read_parquet_files(self.location, "table", files, None, str(cache))
+                raise no_row(self.location)
+            cache = local_cache_dir(self.location, self.files_key())
+            table = read_parquet_files(self.location, "table", files, None, cache)
         check_columns([*table.column_names], self.location)
         if IMAGE not in table.column_names:
             raise PugTableError(
@@ -153,7 +160,7 @@ class PugImageNetRelease(Reader):
                 "rendered image beside its factors. Use the authors' data as released."
             )
         if not len(table):
-            raise PugTableError(f"{self.location} holds no row: there is no image to score.")
+            raise no_row(self.location)
         return table
 
     @cached_property
@@ -216,6 +223,7 @@ class PugImageNetRelease(Reader):
             )
         paths = [folder / str(name) for name in meta[FILENAME]]
         present = [p.is_file() for p in paths]
+        kept = [str(p) for p, ok in zip(paths, present, strict=True) if ok]
         missing = [str(p) for p, ok in zip(paths, present, strict=True) if not ok]
         for variant in VARIANTS:  # said per variant, counted in the results
             self.note_skipped(variant, "test", {MISSING_FILE: missing})
@@ -229,7 +237,7 @@ class PugImageNetRelease(Reader):
                 missing[0],
             )
         meta = meta[present].reset_index(drop=True)
-        data = {IMAGE: [str(p) for p, ok in zip(paths, present, strict=True) if ok]}
+        data = {IMAGE: kept}
         data |= {c: meta[c].tolist() for c in METADATA}
         features = datasets.Features({IMAGE: datasets.Image()})
         features |= datasets.Dataset.from_pandas(meta[list(METADATA)]).features

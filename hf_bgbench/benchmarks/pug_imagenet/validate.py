@@ -32,8 +32,9 @@ def validate_pug_imagenet(folder: Path, spec: BenchmarkSpec) -> ValidationResult
         result.problems.append(str(err))
         return result
     result.notes += reader.assumptions
-    if reader.partial():
-        result.notes.append(str(reader.partial()))
+    partial = reader.partial()
+    if partial:
+        result.notes.append(partial)
     absent = [v for v in spec.variants if v not in reader.variants]
     if absent:
         result.notes.append(f"variants with no row in this table: {', '.join(absent)}")

@@ -235,8 +235,7 @@ def follow(
         if step is not None:
             status.bar(*step)
             page_progress(progress)(*step)
-        # the ticks while the job's process starts are not counted against its reader: the
-        # job is judged once it runs, as before its start moved out of the way of the ticks
+        # the ticks while the job's process starts are not counted against its reader
         if job.started and attention.gone():
             return False
         late = status.cannot_finish(job.seconds - job.elapsed, SETTLE_SECONDS)

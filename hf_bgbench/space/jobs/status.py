@@ -54,7 +54,10 @@ class JobStatus:
         self.step: tuple[str, int, int | None] | None = None
         self._first: dict[str, tuple[float, int]] = {}  # bar -> (time, count) first seen
         self._recent: dict[str, deque[tuple[float, int]]] = {}  # bar -> its last updates
-        self.steps_done = 0
+
+    @property
+    def steps_done(self) -> int:
+        return len(self.step_seconds)
 
     def stage(self, text: str) -> None:
         self.current, self.step = text, None
@@ -63,7 +66,6 @@ class JobStatus:
         desc = desc or "scoring"
         if desc not in self._first:
             if self.step is not None and self.step[0] != desc:
-                self.steps_done += 1
                 self.step_seconds.append(self.clock() - self._first[self.step[0]][0])
             self._first[desc] = (self.clock(), n)
             self._recent[desc] = deque(maxlen=RECENT_UPDATES)

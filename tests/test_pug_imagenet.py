@@ -317,6 +317,16 @@ def test_a_download_of_some_variants_fetches_only_their_shards(tmp_path, monkeyp
     )
     assert not doc["protocol"]["published"]
     assert any("a partial download" in d for d in doc["protocol"]["departures"])
+    # the record damaged on disk (one digit changed, the same size) is said and not used
+    from hf_bgbench.benchmarks.pug_imagenet.shards import defaults_file, recorded_defaults
+
+    path = defaults_file(commit)
+    text = path.read_text()
+    assert '"shards": 2' in text
+    path.write_text(text.replace('"shards": 2', '"shards": 3'))
+    assert recorded_defaults(commit) is None
+    path.write_bytes(b"\xff" * len(text))
+    assert recorded_defaults(commit) is None
 
 
 def test_the_hub_dataset_not_cached_offline_says_how_to_get_it(tmp_path, monkeypatch, capsys):

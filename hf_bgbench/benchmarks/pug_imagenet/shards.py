@@ -10,8 +10,10 @@ commit (:func:`recorded_defaults`), so a run on the partial snapshot chooses the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -96,19 +98,40 @@ def defaults_file(commit: str) -> Path:
     return cache_root() / "pug_imagenet" / commit / "factor_defaults.json"
 
 
+def _digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
 def record_defaults(plan: ShardPlan) -> Path:
-    """Keep the whole table's defaults for ``plan.commit`` (read by :func:`recorded_defaults`)."""
+    """Keep the whole table's defaults for ``plan.commit`` (read by :func:`recorded_defaults`),
+    with their digest, written under a temporary name and renamed (whole or absent)."""
     path = defaults_file(plan.commit)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"defaults": plan.defaults, "shards": plan.every}, indent=1))
+    payload = {"defaults": plan.defaults, "shards": plan.every}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**payload, "sha256": _digest(payload)}, indent=1))
+    os.replace(tmp, path)
     return path
 
 
 def recorded_defaults(commit: str | None) -> tuple[dict[str, Any], int] | None:
     """(the whole table's defaults, its shard count) recorded when part of ``commit`` was
-    downloaded, else None."""
+    downloaded, else None. A record damaged on disk (unreadable, or other bytes of the same
+    size: its digest differs) is said and not used: wrong defaults would choose other rows."""
     path = defaults_file(commit) if commit else None
     if path is None or not path.is_file():
         return None
-    data = json.loads(path.read_text())
-    return data["defaults"], int(data["shards"])
+    try:
+        data = json.loads(path.read_text())
+        payload = {"defaults": data["defaults"], "shards": int(data["shards"])}
+        whole = data.get("sha256") == _digest(payload)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        whole = False
+    if not whole:
+        log.warning(
+            "%s is damaged: not used (each factor's default is then taken from the shards "
+            "present). Run `bgbench download pug-imagenet --variants ...` again to record it.",
+            path,
+        )
+        return None
+    return payload["defaults"], payload["shards"]

@@ -48,8 +48,9 @@ IMAGENET_MEAN_STD = {
     "source": "facebookresearch/PUG run_pug_imagenet: transforms.Normalize, every model",
 }
 DEVIATIONS = (
-    "The authors' code runs every model under CUDA fp16 autocast; bgbench runs it in the "
-    "model's own precision (fp32 on a CPU), so a near tie can fall the other way.",
+    "The authors' code runs every model under CUDA fp16 autocast; bgbench runs the precision "
+    "--precision names (IEEE fp32 unless another is asked for, which is then recorded as a "
+    "deviation of its own), so a near tie can fall the other way.",
     "The authors score the tarball's factor folders; bgbench chooses the same rows from the "
     "Hub table's columns (each factor's default = the value most rows hold), recorded in "
     "data.assumptions with the defaults found.",

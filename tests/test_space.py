@@ -603,6 +603,85 @@ def test_a_queued_visitor_is_told_their_place_and_an_estimate(space, monkeypatch
     assert queueing.click_status("timm/resnet50.a1_in1k", queueing.JOB_GROUP, None) == gr.skip()
 
 
+def test_a_queued_visitors_line_is_redrawn_with_the_running_jobs_time(space, monkeypatch):
+    """While a visitor's job waits, its line is redrawn: its place among the waiting jobs (by
+    its own session), how long the running job has run, and an estimate that counts it; once
+    its job has left the queue the redraw stops (None) and the job's own updates speak."""
+    from types import SimpleNamespace
+
+    now = [1000.0]
+    times = JobTimes(clock=lambda: now[0])
+    monkeypatch.setattr(queueing, "JOB_TIMES", times)
+    for seconds in (100, 140, 120):
+        times.add(seconds)
+    token = times.started()  # the running job
+    now[0] += 90
+
+    def event(session: str) -> SimpleNamespace:
+        return SimpleNamespace(concurrency_id=queueing.JOB_GROUP, alive=True, session_hash=session)
+
+    queue = SimpleNamespace(
+        event_queue_per_concurrency_id={
+            queueing.JOB_GROUP: SimpleNamespace(queue=[event("other"), event("me")])
+        },
+        active_jobs=[[event("runner")]],
+    )
+    monkeypatch.setattr(clients, "_queue", lambda: queue)
+    said = queueing.waiting_status(queueing.JOB_GROUP, SimpleNamespace(session_hash="me"))
+    assert said.startswith("**Queued:** your job is number 2 in line, behind 1 running and 1")
+    assert "The running job has run 1 min 30 s." in said
+    # the running job ends in about 30 s, the one ahead of me takes 2 min after it
+    assert "It should start in about 2 min 30 s" in said
+    assert "refreshed every 5 s" in said
+    now[0] += 60  # past the median: the running job is taken to end now
+    said = queueing.waiting_status(queueing.JOB_GROUP, SimpleNamespace(session_hash="me"))
+    assert "has run 2 min 30 s" in said and "start in about 2 min 00 s" in said
+    queue.event_queue_per_concurrency_id[queueing.JOB_GROUP].queue = [event("me")]
+    said = queueing.waiting_status(queueing.JOB_GROUP, SimpleNamespace(session_hash="me"))
+    assert said.startswith("**Queued:** your job is number 1 in line, behind 1 running job.")
+    assert "It should start when the running job ends (it has run longer than usual; a" in said
+    times.ended(token)
+    queue.event_queue_per_concurrency_id[queueing.JOB_GROUP].queue = []
+    assert queueing.waiting_status(queueing.JOB_GROUP, SimpleNamespace(session_hash="me")) is None
+
+
+@pytest.mark.parametrize(
+    "running_for, ahead, slots, expected",
+    [
+        ([], 0, 1, 0.0),  # a free slot
+        ([30.0], 0, 1, 90.0),  # the running job's remaining time
+        ([30.0], 2, 1, 330.0),  # then two whole jobs
+        ([30.0, 100.0], 1, 2, 90.0),  # two slots: the one ahead takes the first freed (20 s)
+        ([500.0], 1, 1, 120.0),  # a job past the median ends "now"
+    ],
+)
+def test_the_wait_counts_the_running_jobs_and_the_slots(running_for, ahead, slots, expected):
+    from hf_bgbench.space.jobs.status import wait_estimate
+
+    assert wait_estimate(running_for, ahead, 120.0, slots) == pytest.approx(expected)
+
+
+def test_a_queued_job_notes_its_start_and_end(space, monkeypatch):
+    """The queued job's wrapper notes when it runs (for the estimate) and forgets it when it
+    ends, stopped or not; Gradio still sees the job's own parameters."""
+    import inspect
+
+    times = JobTimes()
+    monkeypatch.setattr(queueing, "JOB_TIMES", times)
+
+    def job(model: str, request: gr.Request = None):  # type: ignore[assignment]
+        yield f"running {model}"
+        yield "done"
+
+    wrapped = queueing.timed(job)
+    assert list(inspect.signature(wrapped).parameters) == ["model", "request"]
+    steps = wrapped("m")
+    assert next(steps) == "running m" and len(times.starts) == 1
+    steps.close()  # Stop: Gradio closes the generator
+    assert times.starts == {}
+    assert list(queueing.timed(job)("m")) == ["running m", "done"] and times.starts == {}
+
+
 def test_the_label_map_reaches_the_task_and_its_command(space, monkeypatch):
     """The Score tab's label map is the task's --label-map: passed to the job (unless auto,
     the published protocol), in the reproduce command, and a value the page does not offer

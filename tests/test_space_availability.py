@@ -188,6 +188,45 @@ def test_one_job_per_client_and_a_full_queue_still_loads_the_page(busy_server, b
     page.close()
 
 
+@pytest.fixture(scope="module")
+def queue_server(launch, in9_release):
+    """A Space with one job at a time and no per-client cap, so that a second page of this
+    machine waits in line behind the first page's long noise job."""
+    return launch(
+        BGBENCH_SPACE_DATASETS=f"in9-local={in9_release}",
+        BGBENCH_SPACE_JOBS_PER_CLIENT="0",
+        BGBENCH_SPACE_NOISE_IMAGES="0",
+    )
+
+
+def test_a_queued_visitors_line_is_redrawn_until_the_job_starts(queue_server, browser):
+    """A visitor whose job waits reads its place and how long the running job has run, and
+    the line is redrawn while it waits (the running job's time grows); when the job ahead is
+    stopped, the waiting job starts and its line shows its own progress."""
+    from playwright.sync_api import expect
+
+    first = open_page(browser, queue_server.url)
+    choose_task(first, "noise")
+    click_score_and_see_the_status(first)
+    wait_for(lambda: queue_server.jobs(), 120, "the first job started")
+    second = open_page(browser, queue_server.url)
+    status = second.locator("#job-status")
+    second.get_by_role("button", name="Score", exact=True).click()
+    expect(status).to_contain_text("your job is number 1 in line", timeout=30_000)
+    ran = re.compile(r"The running job has run (\d+ s|\d+ min \d+ s)")
+    expect(status).to_contain_text(ran, timeout=30_000)
+    before = ran.search(status.inner_text()).group(1)
+    expect(status).not_to_contain_text(f"has run {before};", timeout=30_000)  # redrawn
+    assert "your job is number 1 in line" in status.inner_text()
+    shot(second, queue_server.folder, "space_queued.png")
+    first.get_by_role("button", name="Stop").click()
+    expect(status).not_to_contain_text("Queued", timeout=60_000)
+    expect(status).to_contain_text(re.compile("Now:|Done in"), timeout=60_000)
+    second.get_by_role("button", name="Stop").click()
+    first.close()
+    second.close()
+
+
 def test_uploads_are_refused(busy_server):
     """The Space takes no uploads: a small .html file is answered 413, and a 48 MB one is
     cut off while it is still being sent (413, or the connection closed on the sender)."""

@@ -15,6 +15,9 @@ object for the whole Space (and a test can swap it).
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -27,6 +30,7 @@ from hf_bgbench.space.settings import CONCURRENCY, JOB_SECONDS, JOBS_PER_CLIENT,
 
 JOB_GROUP, EXPLORE_GROUP = "score-job", "explore-job"
 JOB_TIMES = JobTimes()  # this Space's recent scoring jobs: a queued visitor's estimate
+QUEUE_REFRESH_SECONDS = 5.0  # how often a queued visitor's place and estimate are redrawn
 
 
 def refusal(
@@ -79,7 +83,58 @@ def click_status(model_text: str, group: str | None, request: gr.Request | None)
         )
     if not waiting and len(running) < CONCURRENCY:
         return gr.skip()
-    return queue_message(len(running), len(waiting), JOB_TIMES, JOB_SECONDS)
+    return _queued(len(running), len(waiting))
+
+
+def _queued(running: int, ahead: int) -> str:
+    return queue_message(
+        running,
+        ahead,
+        JOB_TIMES,
+        JOB_SECONDS,
+        slots=CONCURRENCY,
+        refreshed=QUEUE_REFRESH_SECONDS,
+    )
+
+
+def waiting_status(group: str, request: gr.Request | None) -> Any:
+    """The status line of a visitor whose job of ``group`` waits, redrawn: its place now and
+    a fresh estimate; None once its job has left the queue (it runs: its own updates speak,
+    or it was stopped)."""
+    running, waiting = jobs_in(group)
+    session = getattr(request, "session_hash", None)
+    places = [i for i, e in enumerate(waiting) if getattr(e, "session_hash", None) == session]
+    if session is None or not places:
+        return None
+    return _queued(len(running), places[0])
+
+
+def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a queued job whose start and end :data:`JOB_TIMES` notes, so that a queued
+    visitor's estimate counts how long the running job has already run. Gradio reads the
+    job's parameters (request, progress) through ``functools.wraps``."""
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def job(*args: Any, **kwargs: Any) -> Any:
+            token = JOB_TIMES.started()
+            try:
+                return (yield from fn(*args, **kwargs))
+            finally:
+                JOB_TIMES.ended(token)
+
+        return job
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        token = JOB_TIMES.started()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            JOB_TIMES.ended(token)
+
+    return call
 
 
 def model_gate(model_text: str) -> None:
@@ -112,7 +167,25 @@ def checked_click(
 
     mode = "always_last" if last_wins else None
     button.click(status_at_click, model_text, shown, queue=False, trigger_mode=mode)
+    if group is not None:
+        _refresh_while_queued(button, shown, group)
     return button.click(model_gate, model_text, None, queue=False, trigger_mode=mode)
+
+
+def _refresh_while_queued(button: gr.Button, shown: Any, group: str) -> None:
+    """Redraw ``shown`` every :data:`QUEUE_REFRESH_SECONDS` while the visitor's job waits in
+    ``group``'s queue (:func:`waiting_status`): a timer started by the click, stopped once
+    the job has left the queue."""
+    ticker = gr.Timer(QUEUE_REFRESH_SECONDS, active=False)
+
+    def tick(request: gr.Request = None) -> tuple[Any, Any]:  # type: ignore[assignment]
+        said = waiting_status(group, request)
+        if said is None:
+            return gr.skip(), gr.Timer(active=False)
+        return said, gr.skip()
+
+    button.click(lambda: gr.Timer(active=True), None, ticker, queue=False, api_visibility="private")
+    ticker.tick(tick, None, [shown, ticker], queue=False, api_visibility="private")
 
 
 def checked_compare_click(
@@ -132,6 +205,7 @@ def checked_compare_click(
         model_gate(b)
 
     button.click(status_at_click, [model_a, model_b], shown, queue=False)
+    _refresh_while_queued(button, shown, JOB_GROUP)
     return button.click(gate, [model_a, model_b], None, queue=False)
 
 
@@ -142,7 +216,7 @@ def queued_job(
     (``CONCURRENCY`` at a time), ``validator`` run before it is queued, Gradio's progress bar
     under ``progress_on``."""
     return checked.success(
-        fn,
+        timed(fn),
         inputs,
         outputs,
         show_progress_on=progress_on,

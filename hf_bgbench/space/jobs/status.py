@@ -7,9 +7,10 @@ queued visitor's place in line with an estimate from this Space's own recent job
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hf_bgbench.space.jobs.progress import progress_fraction
 
@@ -154,11 +155,14 @@ class JobStatus:
 
 
 class JobTimes:
-    """How long this Space's recent jobs took (seconds, the newest ``keep``): what a queued
-    visitor's estimate is made of -- this Space's own hardware and jobs, not a guess."""
+    """How long this Space's recent jobs took (seconds, the newest ``keep``), and since when
+    the running ones run: what a queued visitor's estimate is made of -- this Space's own
+    hardware and jobs, not a guess."""
 
-    def __init__(self, keep: int = 20) -> None:
+    def __init__(self, keep: int = 20, clock: Callable[[], float] = time.monotonic) -> None:
         self.recent: deque[float] = deque(maxlen=keep)
+        self.clock = clock
+        self.starts: dict[object, float] = {}
 
     def add(self, seconds: float) -> None:
         self.recent.append(float(seconds))
@@ -171,30 +175,94 @@ class JobTimes:
         mid = len(ordered) // 2
         return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
+    def started(self) -> object:
+        """Note that a job starts now; hand the token to :meth:`ended` when it ends."""
+        token = object()
+        self.starts[token] = self.clock()
+        return token
 
-def queue_message(running: int, waiting: int, times: JobTimes, limit: float) -> str:
-    """What a visitor whose job joins the queue behind ``running`` running and ``waiting``
-    waiting jobs is told: their place, and an estimate of the wait from the median of this
-    Space's recent job times (said as unknown until a job has finished)."""
+    def ended(self, token: object) -> None:
+        self.starts.pop(token, None)
+
+    def running_for(self, running: int) -> list[float]:
+        """How long each of the ``running`` jobs the queue holds has run, the newest starts
+        (a job cancelled mid-step may end its record late; the queue's count is the truth)."""
+        now = self.clock()
+        newest = sorted(self.starts.values())[-running:] if running > 0 else []
+        return [now - start for start in newest]
+
+
+def wait_estimate(running_for: Sequence[float], ahead: int, median: float, slots: int) -> float:
+    """Seconds until a job behind ``ahead`` waiting jobs starts, when ``slots`` jobs run at
+    once, the running ones have run ``running_for`` seconds and a job takes ``median``: each
+    slot frees when its job ends (a job past the median is taken to end now), and each job
+    ahead takes the slot that frees first."""
+    free = [max(median - ran, 0.0) for ran in running_for]
+    free += [0.0] * max(slots - len(free), 0)
+    heapq.heapify(free)
+    for _ in range(ahead):
+        heapq.heappush(free, heapq.heappop(free) + median)
+    return free[0]
+
+
+def queue_message(
+    running: int,
+    waiting: int,
+    times: JobTimes,
+    limit: float,
+    *,
+    slots: int = 1,
+    refreshed: float | None = None,
+) -> str:
+    """What a visitor whose job waits behind ``running`` running and ``waiting`` waiting jobs
+    is told: their place, how long the running jobs have run, and an estimate of the wait
+    from this Space's recent job times (said as unknown until a job has finished). With
+    ``refreshed``, the seconds between two refreshes of the line."""
     ahead = running + waiting
     behind = " and ".join(
         f"{n} {what}" for n, what in ((running, "running"), (waiting, "waiting")) if n
     )
-    place = (
+    lines = [
         f"**Queued:** your job is number {waiting + 1} in line, behind {behind} "
         f"job{'s' if ahead != 1 else ''}."
-    )
+    ]
+    ran = times.running_for(running)
+    if ran:
+        lines.append(
+            f"The running job{'s have' if len(ran) > 1 else ' has'} run "
+            + ", ".join(_duration(s) for s in sorted(ran, reverse=True))
+            + "."
+        )
+    lines.append(_estimate(times, ran + [0.0] * (running - len(ran)), waiting, slots, limit))
+    tail = "It starts by itself; this line then shows its progress."
+    if refreshed is not None:
+        tail += f" (This line is refreshed every {_duration(refreshed)}.)"
+    return "\n\n".join([*lines[:-1], f"{lines[-1]} {tail}"])
+
+
+def _estimate(
+    times: JobTimes, running_for: list[float], waiting: int, slots: int, limit: float
+) -> str:
+    """The sentence with the estimated wait (or why there is none yet)."""
     median = times.median()
     if median is None:
-        estimate = (
+        return (
             "No estimate yet: no job has finished since this Space started; each runs at "
             f"most {_duration(limit)}."
         )
-    else:
-        n = len(times.recent)
-        took = f"last {n} jobs took" if n > 1 else "last job took"
-        estimate = (
-            f"It should start in about {_duration(max(ahead * median, 1))} (this Space's "
-            f"{took} {_duration(max(median, 1))}{' at the median' if n > 1 else ''})."
+    n = len(times.recent)
+    took = f"last {n} jobs took" if n > 1 else "last job took"
+    wait = wait_estimate(running_for, waiting, median, slots)
+    overdue = any(ran >= median for ran in running_for)
+    start = (
+        f"It should start in about {_duration(max(wait, 1))}"
+        if wait >= 1 or not overdue
+        else (
+            "It should start when the running job ends (it has run longer than usual; a job "
+            f"here stops after at most {_duration(limit)})"
         )
-    return f"{place}\n\n{estimate} It starts by itself; this line then shows its progress."
+    )
+    return (
+        f"{start} (this Space's {took} {_duration(max(median, 1))}"
+        f"{' at the median' if n > 1 else ''})."
+    )

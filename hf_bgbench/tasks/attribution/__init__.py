@@ -11,7 +11,8 @@ that feature, the same IoU) says whether it generalises.
 
 Hooks: prepare = both splits of the mask variant with attribute masks, at the protocol's
 size; compute = feature and Grad-CAM passes (:mod:`~hf_bgbench.tasks.attribution.cam`);
-summarise = :mod:`~hf_bgbench.tasks.attribution.summary`.
+summarise = the numbers (:mod:`~hf_bgbench.tasks.attribution.summary`) and the report section
+(:mod:`~hf_bgbench.tasks.attribution.report`).
 """
 
 from __future__ import annotations

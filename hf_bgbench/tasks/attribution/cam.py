@@ -134,10 +134,7 @@ def cam_pass(
     attribute mask of the image. ``keep``: the images, maps and masks are kept too."""
     if not tops:
         return CamScores(layer=layer)
-    jobs: dict[int, list[Pair]] = defaultdict(list)
-    for pair, positions in tops.items():
-        for p in positions:
-            jobs[p].append(pair)
+    jobs = _jobs(tops)
     position = {i: p for p, i in enumerate(feats.ids)}
     row_of = {i: r for r, i in enumerate(ds["id"])}
     rows = sorted(row_of[feats.ids[p]] for p in jobs)
@@ -151,23 +148,46 @@ def cam_pass(
             if runner is None:
                 scores.layer = scores.layer or _layer(run.step, model, batch.images.shape[-2:])
                 runner = CamRunner(model, scores.layer).__enter__()
-            work = []  # (image index, class, feature)
-            for i, name in enumerate(batch.ids):
-                work += [(i, c, f) for c, f in jobs[position[name]]]
-            masks = [attribute_masks(e, geometry) for e in batch.columns[ATTRIBUTE_MASKS]]
-            for start in range(0, len(work), run.batch_size):
-                chunk = work[start : start + run.batch_size]
-                x = batch.images[[i for i, _, _ in chunk]].float().div(255)
-                maps, _ = runner(x, [FeatureTarget(f) for _, _, f in chunk])
-                for (i, c, f), cam in zip(chunk, maps, strict=True):
-                    _score(scores, c, f, cam, *masks[i], tau)
-                    if keep:
-                        scores.kept.append(_panel(batch, i, c, f, cam, masks[i]))
+            work = [(i, c, f) for i, name in enumerate(batch.ids) for c, f in jobs[position[name]]]
+            _score_batch(scores, runner, batch, work, geometry, tau, run.batch_size, keep=keep)
     finally:
         batches.close()
         if runner is not None:
             runner.__exit__(None, None, None)
     return scores
+
+
+def _jobs(tops: dict[Pair, list[int]]) -> dict[int, list[Pair]]:
+    """Per image position: the (class, feature) pairs whose top images it is among."""
+    jobs: dict[int, list[Pair]] = defaultdict(list)
+    for pair, positions in tops.items():
+        for p in positions:
+            jobs[p].append(pair)
+    return jobs
+
+
+def _score_batch(
+    scores: CamScores,
+    runner: CamRunner,
+    batch: Any,
+    work: list[tuple[int, int, int]],
+    geometry: Geometry | None,
+    tau: float,
+    chunk_size: int,
+    *,
+    keep: bool,
+) -> None:
+    """Grad-CAM of each (image index, class, feature) of ``work`` on one batch, ``chunk_size``
+    maps at a time, scored into ``scores`` (and kept as panels when ``keep``)."""
+    masks = [attribute_masks(e, geometry) for e in batch.columns[ATTRIBUTE_MASKS]]
+    for start in range(0, len(work), chunk_size):
+        chunk = work[start : start + chunk_size]
+        x = batch.images[[i for i, _, _ in chunk]].float().div(255)
+        maps, _ = runner(x, [FeatureTarget(f) for _, _, f in chunk])
+        for (i, c, f), cam in zip(chunk, maps, strict=True):
+            _score(scores, c, f, cam, *masks[i], tau)
+            if keep:
+                scores.kept.append(_panel(batch, i, c, f, cam, masks[i]))
 
 
 def _score(scores: CamScores, c: int, f: int, cam: np.ndarray, names, masks, tau) -> None:

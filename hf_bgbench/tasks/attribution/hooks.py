@@ -16,12 +16,12 @@ from hf_bgbench.tasks.attribution.cam import (
     top_images,
 )
 from hf_bgbench.tasks.attribution.options import AttributionError
+from hf_bgbench.tasks.attribution.report import build_report
 from hf_bgbench.tasks.attribution.summary import (
     RESULT_KEYS,
     best_features,
     gallery_rows,
     pair_rows,
-    report_section,
     summarize,
     writers,
 )
@@ -162,4 +162,4 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
             "total_seconds": round(run.total_seconds(), 3),
         },
     )
-    return Summary(body, report_section(body), RESULT_KEYS, lambda: writers(out, body))
+    return Summary(body, build_report(body), RESULT_KEYS, lambda: writers(out, body))

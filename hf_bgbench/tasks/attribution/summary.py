@@ -1,10 +1,10 @@
-"""What an attribution run reports: per (class, attribute) the best feature with its train
-and test IoU, their means and the gap, the train-vs-test scatter (the paper's Fig. 10) and
-the gallery of the best features' Grad-CAMs on their top images."""
+"""What an attribution run computes and keeps: per (class, attribute) the best feature with
+its train and test IoU, their means and the gap, and the gallery of the best features'
+Grad-CAMs on their top images; its report section (with the train-vs-test scatter, the
+paper's Fig. 10) is built from the numbers by :mod:`hf_bgbench.tasks.attribution.report`."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
-from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 from hf_bgbench.tasks.attribution.options import GALLERY_FILE
 
@@ -36,43 +36,58 @@ def summarize(out: Mapping[str, Any], top_k: int, tau: float, seed: int) -> dict
     intervals over those pairs (paired: a pair's two IoUs are resampled together)."""
     pairs = out["pairs"]
     both = [p for p in pairs if p["test_iou"] is not None]
+    means, withheld = _mean_ious(both, seed)
+    return (
+        {"top_k": int(top_k), "tau": float(tau)}
+        | means
+        | {
+            "n_pairs": len(pairs),
+            "n_pairs_tested": len(both),
+            "pairs": pairs,
+            "feature_dim": out["feature_dim"],
+            "examined_features": out["examined"],
+            "n_train_images": out["n_train"],
+            "n_test_images": out["n_test"],
+            "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "pair"},
+            **({WITHHELD: withheld} if withheld else {}),
+        }
+    )
+
+
+def _mean_ious(
+    both: Sequence[Mapping[str, Any]], seed: int
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The mean train and test IoU over ``both`` (the pairs with a test value) and their
+    difference, each with its paired bootstrap interval (all None without a pair), and why
+    an interval is withheld."""
     train = np.array([p["train_iou"] for p in both], float)
     test = np.array([p["test_iou"] for p in both], float)
-    numbers: dict[str, Any] = {"top_k": int(top_k), "tau": float(tau)}
+    numbers: dict[str, Any] = {}
     for key in ("mean_train_iou", "mean_test_iou", "iou_gap"):
         numbers |= {key: None, f"{key}_ci95": None}
     withheld: dict[str, str] = {}
-    if len(both):
-        intervals = bootstrap_intervals(
-            {"train": train, "test": test},
-            {
-                "mean_train_iou": mean_of("train"),
-                "mean_test_iou": mean_of("test"),
-                "iou_gap": difference_of_means("train", "test"),
-            },
-            n_resamples=BOOTSTRAP_RESAMPLES,
-            seed=seed,
-        )
-        values = {
-            "mean_train_iou": train.mean(),
-            "mean_test_iou": test.mean(),
-            "iou_gap": train.mean() - test.mean(),
-        }
-        for key, (bounds, gap) in intervals.items():
-            ci95 = None if bounds is None else list(bounds)
-            numbers |= {key: float(values[key]), f"{key}_ci95": ci95}
-            withheld |= {key: gap} if gap else {}
-    return numbers | {
-        "n_pairs": len(pairs),
-        "n_pairs_tested": len(both),
-        "pairs": pairs,
-        "feature_dim": out["feature_dim"],
-        "examined_features": out["examined"],
-        "n_train_images": out["n_train"],
-        "n_test_images": out["n_test"],
-        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "pair"},
-        **({WITHHELD: withheld} if withheld else {}),
+    if not both:
+        return numbers, withheld
+    intervals = bootstrap_intervals(
+        {"train": train, "test": test},
+        {
+            "mean_train_iou": mean_of("train"),
+            "mean_test_iou": mean_of("test"),
+            "iou_gap": difference_of_means("train", "test"),
+        },
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        seed=seed,
+    )
+    values = {
+        "mean_train_iou": train.mean(),
+        "mean_test_iou": test.mean(),
+        "iou_gap": train.mean() - test.mean(),
     }
+    for key, (bounds, gap) in intervals.items():
+        ci95 = None if bounds is None else list(bounds)
+        numbers |= {key: float(values[key]), f"{key}_ci95": ci95}
+        withheld |= {key: gap} if gap else {}
+    return numbers, withheld
 
 
 def best_features(scores: Any, classes: Sequence[int]) -> dict[tuple[int, str], int]:
@@ -111,86 +126,6 @@ def gallery_rows(pairs: Sequence[Mapping[str, Any]], most: int) -> list[Mapping[
     """The ``most`` pairs with the highest train IoU (ties: table order)."""
     ranked = sorted(enumerate(pairs), key=lambda ip: (-ip[1]["train_iou"], ip[0]))
     return [p for _, p in ranked[:most] if p["train_iou"] > 0]
-
-
-def _cell(value: float | None) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
-
-
-def report_section(body: Mapping[str, Any]) -> Report:
-    n, k, tau = body["n_pairs_tested"], body["top_k"], body["tau"]
-    how = f"(top {k} images per class and feature; Grad-CAM binarised at {tau:g} x max)"
-    scores = [
-        Score(
-            "mean_train_iou",
-            "Mean IoU of the best feature per attribute, train",
-            body["mean_train_iou"],
-            ci95=body["mean_train_iou_ci95"],
-            n=n,
-            headline=True,
-            short="Train IoU",
-            description=how,
-        ),
-        Score(
-            "mean_test_iou",
-            "Mean IoU of the same features, test",
-            body["mean_test_iou"],
-            ci95=body["mean_test_iou_ci95"],
-            n=n,
-            headline=True,
-            short="Test IoU",
-            description="(does the attribution generalise to unseen images?)",
-        ),
-        Score(
-            "iou_gap",
-            "Train − test IoU",
-            body["iou_gap"],
-            unit="pts",
-            ci95=body["iou_gap_ci95"],
-            n=n,
-            short="Gap",
-        ),
-    ]
-    rows = [
-        [
-            p["class"],
-            p["attribute"],
-            str(p["feature"]),
-            _cell(p["train_iou"]),
-            f"{p['train_n']}/{p['train_k']}",
-            _cell(p["test_iou"]),
-            f"{p['test_n']}/{p['test_k']}",
-        ]
-        for p in body["pairs"]
-    ]
-    table = Table(
-        "pairs",
-        "Best feature per class and attribute:",
-        ["Class", "Attribute", "Feature", "Train IoU", "n", "Test IoU", "n"],
-        rows,
-        note="IoU averaged over the top images (an image without the attribute counts 0); "
-        "n = top images with the attribute / top images. 95% intervals of the means: "
-        f"percentile bootstrap over the pairs ({body['bootstrap']['resamples']} resamples, "
-        f"seed {body['bootstrap']['seed']}).",
-    )
-    both = [p for p in body["pairs"] if p["test_iou"] is not None]
-    figures = []
-    if both:
-        figures.append(
-            Figure(
-                file="attribution.png",
-                title=f"{body['model']}: best feature per attribute, train vs test IoU",
-                labels=[f"{p['class']}/{p['attribute']}" for p in both],
-                values=[100 * p["test_iou"] for p in both],
-                x=[100 * p["train_iou"] for p in both],
-                ylabel="test IoU (%)",
-                xlabel="train IoU (%)",
-                kind="scatter",
-                diagonal=True,
-                xlim=(0.0, 105.0),
-            )
-        )
-    return Report(scores, [table], figures, [])
 
 
 def writers(out: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Callable[[Path], None]]:

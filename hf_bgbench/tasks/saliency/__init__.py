@@ -17,7 +17,8 @@ centre crop applied alike to image and masks); compute = the maps per batch
 (:mod:`hf_bgbench.tasks.saliency.maps`); summarise = the protocol's ``aggregation``, by
 default the authors' (``class-mean``: per predicted class a NaN-skipping mean, then the mean
 over classes), with seeded percentile-bootstrap intervals, and the other aggregation (the
-plain mean over images) as a secondary value (:mod:`hf_bgbench.tasks.saliency.summary`).
+plain mean over images) as a secondary value (:mod:`hf_bgbench.tasks.saliency.summary`; the
+report section: :mod:`hf_bgbench.tasks.saliency.report`).
 """
 
 from __future__ import annotations

@@ -13,12 +13,8 @@ from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.tasks.common import paper_value_deviations
 from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
 from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
-from hf_bgbench.tasks.saliency.summary import (
-    RESULT_KEYS,
-    saliency_report_section,
-    summarize,
-    write_saliency_files,
-)
+from hf_bgbench.tasks.saliency.report import build_report
+from hf_bgbench.tasks.saliency.summary import RESULT_KEYS, summarize, write_saliency_files
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +113,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
             "images_per_second": round(len(out["ids"]) / max(run.seconds, 1e-9), 2),
         },
     )
-    report = saliency_report_section(body, out["delta"])
+    report = build_report(body, out["delta"])
     return Summary(
         body, report, RESULT_KEYS, lambda: write_saliency_files(out, spec, run.classifier, body)
     )

@@ -138,6 +138,12 @@ class Figure:
             )
 
 
+def percent_interval(bounds: Sequence[float] | None) -> list[float] | None:
+    """An interval of fractions in percent, a bar's error bar in a :class:`Figure`; None
+    (no error bar) when there is none (missing or withheld)."""
+    return [100 * x for x in bounds] if bounds else None
+
+
 @dataclass
 class Report:
     scores: list[Score] = field(default_factory=list)

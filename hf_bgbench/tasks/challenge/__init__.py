@@ -19,8 +19,9 @@ composite and adds per-background attack success rates.
 
 Hooks over the runner: prepare = foregrounds and backgrounds (seeded subsets), the input
 size, the background chunk and the cache identity; compute = the schedule over every share;
-summarise = :mod:`hf_bgbench.tasks.challenge.summary`. Results add to the common header what
-the verdicts cost (``composites_*``, ``clean_forwards``, ``computed_rows`` /
+summarise = :mod:`hf_bgbench.tasks.challenge.summary` (the numbers) and
+:mod:`hf_bgbench.tasks.challenge.report` (the report section). Results add to the common
+header what the verdicts cost (``composites_*``, ``clean_forwards``, ``computed_rows`` /
 ``reused_rows``), ``settings``, ``timing`` and ``memory``.
 """
 

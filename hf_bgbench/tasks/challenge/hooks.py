@@ -17,12 +17,12 @@ from hf_bgbench.inference.geometry import first_image_size, input_geometry
 from hf_bgbench.tasks.challenge.cache import CacheIdentity, default_challenge_cache_dir
 from hf_bgbench.tasks.challenge.memory import background_chunk, peak_memory
 from hf_bgbench.tasks.challenge.options import ChallengeError
+from hf_bgbench.tasks.challenge.report import build_report
 from hf_bgbench.tasks.challenge.run import LoopOptions, decoders, run_pairs
 from hf_bgbench.tasks.challenge.schedule import ORDER_DESCRIPTION
 from hf_bgbench.tasks.challenge.shards import merge_memory, merge_shards
 from hf_bgbench.tasks.challenge.summary import (
     RESULT_KEYS,
-    challenge_report_section,
     summarize,
     write_challenge_files,
 )
@@ -155,7 +155,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         },
         memory=out["memory"],
     )
-    report = challenge_report_section(body, run.spec, out.get("asr"))
+    report = build_report(body, run.spec, out.get("asr"))
     return Summary(body, report, RESULT_KEYS, lambda: write_challenge_files(out, bg_labels, bg_ids))
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +75,32 @@ class _Counts:
     decode_seconds: float = 0.0
 
 
+@dataclass
+class _Backgrounds:
+    """The backgrounds read so far, over the chunks: their ids, labels and positions in the
+    requested list, the unreadable ones, and the size they share."""
+
+    ids: list[str] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    hw: tuple[int, int] | None = None
+
+    def add(
+        self, bgs: torch.Tensor, labels: np.ndarray, ids: list[str], where: dict[str, int]
+    ) -> np.ndarray:
+        """Keep one decoded chunk (``where``: requested position of each id); returns the
+        chunk's positions in the requested list. A chunk of another size is refused."""
+        if self.hw is not None and tuple(bgs.shape[-2:]) != self.hw:
+            raise DataError(size_message("background images", {self.hw, tuple(bgs.shape[-2:])}))
+        self.hw = tuple(bgs.shape[-2:])
+        candidates = np.asarray([where[i] for i in ids], np.int64)
+        self.ids.extend(ids)
+        self.labels.extend(labels.tolist())
+        self.positions.extend(candidates.tolist())
+        return candidates
+
+
 def run_pairs(
     fg_ds: datasets.Dataset,
     fg_idx: Sequence[int],
@@ -111,32 +136,14 @@ class _Loop:
         opts = self.opts
         requested = _ids(bg_ds, bg_idx)
         pending = list(range(len(self.fg_idx)))
-        bg_ids: list[str] = []
-        bg_labels: list[int] = []
-        bg_positions: list[int] = []
-        bg_skipped: list[dict[str, Any]] = []
-        hw: tuple[int, int] | None = None
+        backgrounds = _Backgrounds()
         starts = list(range(0, len(bg_idx), opts.chunk_size))
         for number, start in enumerate(starts, 1):
             chunk = list(range(start, min(start + opts.chunk_size, len(bg_idx))))
-            t0 = time.perf_counter()
-            rows = [bg_idx[p] for p in chunk]
-            device = self.step.device
-            bgs, labels, ids, skipped = decode_backgrounds(
-                bg_ds, rows, device, opts.batch_size, opts.progress, opts.pipeline
-            )
-            self.counts.decode_seconds += time.perf_counter() - t0
-            bg_skipped.extend(skipped)
+            bgs, labels, ids = self._decode(bg_ds, [bg_idx[p] for p in chunk], backgrounds)
             if not ids:
                 continue
-            if hw is not None and tuple(bgs.shape[-2:]) != hw:
-                raise DataError(size_message("background images", {hw, tuple(bgs.shape[-2:])}))
-            hw = tuple(bgs.shape[-2:])
-            where = {requested[p]: p for p in chunk}
-            candidates = np.asarray([where[i] for i in ids], np.int64)
-            bg_ids.extend(ids)
-            bg_labels.extend(labels.tolist())
-            bg_positions.extend(candidates.tolist())
+            candidates = backgrounds.add(bgs, labels, ids, {requested[p]: p for p in chunk})
             stats = FoolingStats(opts.num_classes, len(bg_idx), opts.seed)
             desc = "challenge" if len(starts) == 1 else f"challenge [{number}/{len(starts)}]"
             self._chunk(pending, bgs, candidates, ids, stats, desc)
@@ -146,24 +153,44 @@ class _Loop:
                 for p in pending
                 if p in self.known and (opts.full_matrix or not self.known[p].vulnerable)
             ]
+        self._warn_unreadable(backgrounds.skipped)
+        return self._outputs(backgrounds, len(starts))
+
+    def _decode(self, bg_ds: datasets.Dataset, rows: list[int], backgrounds: _Backgrounds):
+        """(images, labels, ids) of one chunk of backgrounds decoded onto the device, timed;
+        its unreadable rows are added to ``backgrounds``."""
+        opts = self.opts
+        t0 = time.perf_counter()
+        bgs, labels, ids, skipped = decode_backgrounds(
+            bg_ds, rows, self.step.device, opts.batch_size, opts.progress, opts.pipeline
+        )
+        self.counts.decode_seconds += time.perf_counter() - t0
+        backgrounds.skipped.extend(skipped)
+        return bgs, labels, ids
+
+    def _warn_unreadable(self, bg_skipped: list[dict[str, Any]]) -> None:
+        """Say how many foregrounds and backgrounds could not be read."""
         if self.fg_skipped:
             log.warning(
                 "%d foreground(s) could not be read and were skipped.", len(self.fg_skipped)
             )
         if bg_skipped:
             log.warning("%d background(s) could not be read and were skipped.", len(bg_skipped))
-        out = _collect(self.known, len(self.fg_idx), bg_positions)
+
+    def _outputs(self, backgrounds: _Backgrounds, chunks: int) -> dict[str, Any]:
+        """The per-foreground outcomes, the backgrounds read and what the run cost."""
+        out = _collect(self.known, len(self.fg_idx), backgrounds.positions)
         out.update(
             skipped=self.fg_skipped,
-            bg_ids=bg_ids,
-            bg_labels=np.asarray(bg_labels, np.int64),
-            bg_skipped=bg_skipped,
+            bg_ids=backgrounds.ids,
+            bg_labels=np.asarray(backgrounds.labels, np.int64),
+            bg_skipped=backgrounds.skipped,
             composites_computed=self.counts.composites,
             clean_forwards=self.counts.clean,
             rows_computed=self.counts.computed,
             rows_reused=self.counts.reused,
             decode_seconds=self.counts.decode_seconds,
-            chunks=len(starts),
+            chunks=chunks,
         )
         return out
 
@@ -173,10 +200,24 @@ class _Loop:
         opts = self.opts
         schedule = Schedule(candidates, opts.batch_size, full_matrix=opts.full_matrix, stats=stats)
         cache = None
-        cached: dict[str, CachedRow] = {}
         if opts.cache_root is not None and opts.identity is not None:
             cache = ChallengeCache(opts.cache_root, opts.identity.key(bg_ids))
-            cached = cache.load()
+        cached = cache.load() if cache is not None else {}
+        todo = self._reuse(pending, cached, candidates, bg_ids, schedule, stats)
+        if todo:
+            self._compute(todo, bgs, schedule, candidates, bg_ids, cache, desc)
+
+    def _reuse(
+        self,
+        pending: list[int],
+        cached: dict[str, CachedRow],
+        candidates: np.ndarray,
+        bg_ids: list[str],
+        schedule: Schedule,
+        stats: FoolingStats,
+    ) -> list[int]:
+        """Apply the cached rows of the foregrounds ``pending`` (in early stop also counting
+        their composites in the schedule's statistics); returns those not cached."""
         local = {b: j for j, b in enumerate(bg_ids)}
         todo = []
         for p in pending:
@@ -189,31 +230,32 @@ class _Loop:
                 p, row.label, row.vulnerable, fooling, row.pred, row.composites, row.row
             )
             self._apply(p, row.clean_pred, outcome, candidates)
-            if not opts.full_matrix:  # the schedule starts from what cached rows imply
+            if not self.opts.full_matrix:  # the schedule starts from what cached rows imply
                 _replay(stats, row, candidates)
                 if row.vulnerable:
                     schedule.longest_vulnerable = max(schedule.longest_vulnerable, row.composites)
             self.counts.reused += 1
-        if not todo:
-            return
+        return todo
+
+    def _compute(
+        self,
+        todo: list[int],
+        bgs: torch.Tensor,
+        schedule: Schedule,
+        candidates: np.ndarray,
+        bg_ids: list[str],
+        cache: ChallengeCache | None,
+        desc: str,
+    ) -> None:
+        """Decide the foregrounds ``todo`` through the schedule, each outcome written to the
+        cache (when there is one) every :data:`FLUSH_EVERY` foregrounds and at the end."""
         unsaved: dict[str, CachedRow] = {}
-        bar = tqdm(total=len(todo), desc=desc, unit="fg", disable=not opts.progress)
+        bar = tqdm(total=len(todo), desc=desc, unit="fg", disable=not self.opts.progress)
         try:
             for outcome in self._decide(todo, bgs, schedule):
                 fg = self._apply(outcome.key, None, outcome, candidates)
                 self.counts.computed += 1
-                fooling_id = bg_ids[outcome.fooling] if outcome.fooling >= 0 else None
-                unsaved[fg.id] = CachedRow(
-                    fg.label,
-                    fg.clean_pred,
-                    outcome.vulnerable,
-                    fooling_id,
-                    outcome.pred,
-                    outcome.composites,
-                    row=outcome.row,
-                    tried=outcome.tried,
-                    fooled=outcome.fooled,
-                )
+                unsaved[fg.id] = _cached_row(fg, outcome, bg_ids)
                 if cache is not None and len(unsaved) >= FLUSH_EVERY:
                     cache.append(unsaved)
                     unsaved = {}
@@ -226,32 +268,14 @@ class _Loop:
     def _decide(self, todo: list[int], bgs: torch.Tensor, schedule: Schedule):
         """Yield each foreground's :class:`Outcome` as the schedule decides it."""
         step = self.step
-        batches = decoded_batches(
-            self.fg_ds,
-            [self.fg_idx[p] for p in todo],
-            skipped=self.fg_skipped,
-            desc="foregrounds",
-            progress=False,  # the schedule's bar counts decided foregrounds instead
-            columns=(MASK,),
-            batch_size=FOREGROUND_CHUNK,
-            decoder=choose_decoder(self.fg_ds, step.device),
-            device=step.device,
-            pipeline=self.opts.pipeline,
-        )
-        position = {self.fg_ids[p]: p for p in todo}
+        arrivals = self._arrivals_of(self._foreground_batches(todo), todo, bgs)
         pool = _Pool(schedule.capacity, tuple(bgs.shape[-2:]), step.device)
-        waiting: deque[tuple[int, torch.Tensor, torch.Tensor, bool, int]] = deque()
-        exhausted = False
         while True:
-            while schedule.wants() and (waiting or not exhausted):
-                if not waiting:
-                    batch = next(batches, None)
-                    if batch is None:
-                        exhausted = True
-                    else:
-                        waiting.extend(self._arrivals(batch, position, bgs))
-                    continue
-                p, image, mask, binary, label = waiting.popleft()
+            while schedule.wants():  # foregrounds are decoded only as the schedule has room
+                arrival = next(arrivals, None)
+                if arrival is None:
+                    break
+                p, image, mask, binary, label = arrival
                 pool.put(p, image, mask, binary)
                 schedule.admit(p, label)
             if not len(schedule):
@@ -266,6 +290,28 @@ class _Loop:
             for outcome in decided:
                 pool.release(outcome.key)
                 yield outcome
+
+    def _foreground_batches(self, todo: list[int]) -> Iterator[Batch]:
+        """The foregrounds ``todo`` decoded onto the device, with their masks, in batches."""
+        return decoded_batches(
+            self.fg_ds,
+            [self.fg_idx[p] for p in todo],
+            skipped=self.fg_skipped,
+            desc="foregrounds",
+            progress=False,  # the schedule's bar counts decided foregrounds instead
+            columns=(MASK,),
+            batch_size=FOREGROUND_CHUNK,
+            decoder=choose_decoder(self.fg_ds, self.step.device),
+            device=self.step.device,
+            pipeline=self.opts.pipeline,
+        )
+
+    def _arrivals_of(self, batches: Iterator[Batch], todo: list[int], bgs: torch.Tensor):
+        """Yield the decoded foregrounds one at a time (see :meth:`_arrivals`), decoding the
+        next batch only when the one before is used up."""
+        position = {self.fg_ids[p]: p for p in todo}
+        for batch in batches:
+            yield from self._arrivals(batch, position, bgs)
 
     def _arrivals(self, batch: Batch, position: dict[str, int], bgs: torch.Tensor):
         """(position, image, mask, whether the mask is binary, label) of a decoded
@@ -310,6 +356,22 @@ def _replay(stats: FoolingStats, row: CachedRow, candidates: np.ndarray) -> None
     tried = np.arange(len(candidates)) if row.tried is None else row.tried
     fooled = np.isin(tried, row.fooled)
     stats.observe(np.full(len(tried), row.label), candidates[tried], fooled)
+
+
+def _cached_row(fg: _Foreground, outcome: Outcome, bg_ids: list[str]) -> CachedRow:
+    """The cache's row of a foreground the schedule just decided (``bg_ids``: the chunk's)."""
+    fooling_id = bg_ids[outcome.fooling] if outcome.fooling >= 0 else None
+    return CachedRow(
+        fg.label,
+        fg.clean_pred,
+        outcome.vulnerable,
+        fooling_id,
+        outcome.pred,
+        outcome.composites,
+        row=outcome.row,
+        tried=outcome.tried,
+        fooled=outcome.fooled,
+    )
 
 
 class _Pool:

@@ -1,6 +1,6 @@
-"""What a Backgrounds Challenge run reports and keeps: its numbers (from the per-foreground
-verdicts, all from :mod:`hf_bgbench.metrics`), its report section (scores, tables, figure;
-rendered by :mod:`hf_bgbench.render` like every task) and its per-foreground files."""
+"""What a Backgrounds Challenge run computes and keeps: its numbers (from the per-foreground
+verdicts, all from :mod:`hf_bgbench.metrics`) and its per-foreground files. Its report
+section is :func:`hf_bgbench.tasks.challenge.report.build_report`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.formatting import interval, pct
 from hf_bgbench.metrics import (
     FoolingMatrix,
     accuracy,
@@ -21,7 +20,6 @@ from hf_bgbench.metrics import (
     challenge_report,
     wilson_interval,
 )
-from hf_bgbench.results import Figure, Report, Score, Table
 
 RESULT_KEYS = [  # what a reader wants first in challenge.json (after the header)
     "mode",
@@ -37,149 +35,6 @@ RESULT_KEYS = [  # what a reader wants first in challenge.json (after the header
 TOP_BACKGROUNDS = 3  # most fooling backgrounds listed per class in the results
 
 
-def challenge_report_section(body: dict[str, Any], spec, asr: np.ndarray | None) -> Report:
-    lo, hi = body["challenge_accuracy_ci95"]
-    scores = [
-        Score(
-            "challenge_accuracy",
-            "Challenge accuracy",
-            body["challenge_accuracy"],
-            ci95=[lo, hi],
-            n=body["n_foregrounds"],
-            headline=True,
-            description=(
-                f"(share of foregrounds that no {body['background_variant']} background, of "
-                "any class, makes the model misclassify)."
-            ),
-        ),
-        Score(
-            "accuracy",
-            f"Clean accuracy ({body['foreground_variant']})",
-            body["clean_accuracy"],
-            n=body["n_foregrounds"],
-            config=body["foreground_variant"],
-            short="Clean acc.",
-        ),
-    ]
-    summary = Table(
-        "challenge",
-        "Backgrounds Challenge:",
-        ["Model", "Challenge acc. (%)", "95% CI", "Clean acc. (%)", "Foregrounds", "Backgrounds"],
-        [
-            [
-                str(body["model"]),
-                pct(body["challenge_accuracy"]),
-                interval(body["challenge_accuracy_ci95"]),
-                pct(body["clean_accuracy"]),
-                str(body["n_foregrounds"]),
-                str(body["n_backgrounds"]),
-            ]
-        ],
-        note=(
-            f"Mode: {body['mode'].replace('_', ' ')}; composites evaluated "
-            f"{body['composites_evaluated']:,} of {body['composites_total']:,} (the least "
-            f"any order needs: {body['composites_minimal']:,})"
-            + _subset_note(body["subset"], body.get("skipped") or {})
-            + f". Clean accuracy: the uncomposited {body['foreground_variant']} images."
-        ),
-    )
-    per_class = body["challenge_accuracy_per_class"]
-    counts = body["n_foregrounds_per_class"]
-    attack = body.get("attack_success")
-    if attack:
-        classes = Table(
-            "per_class",
-            "Per class:",
-            [
-                "Class",
-                "n",
-                "Challenge acc. (%)",
-                "Max ASR (%)",
-                "Most fooling background",
-                "Foolable into (%)",
-            ],
-            [
-                [
-                    name,
-                    str(counts[name]),
-                    pct(value),
-                    pct(attack["per_class"][name]["max_asr"]),
-                    (attack["per_class"][name]["top_backgrounds"] or [{"id": "—"}])[0]["id"],
-                    pct(attack["per_class"][name]["foolable_into"]),
-                ]
-                for name, value in per_class.items()
-            ],
-            note=(
-                "ASR (attack success rate) of a background: share of foregrounds of other "
-                "classes it flips into its own class. Foolable into: share of other-class "
-                "foregrounds that some background of the class flips into it. "
-                f"{pct(attack['fooled_into_background_class'])}% of foregrounds can be fooled "
-                "into the background's class by some background."
-            ),
-        )
-        scores.append(
-            Score(
-                "fooled_into_background_class",
-                "Foregrounds foolable into the background's class",
-                attack["fooled_into_background_class"],
-                latex=False,
-            )
-        )
-    else:
-        classes = Table(
-            "per_class",
-            "Per class:",
-            ["Class", "n", "Challenge acc. (%)"],
-            [[name, str(counts[name]), pct(value)] for name, value in per_class.items()],
-        )
-    figure = Figure(
-        file="challenge.png",
-        title=f"{body['model']}: Backgrounds Challenge",
-        labels=list(per_class),
-        values=[100 * v if v is not None else None for v in per_class.values()],
-        ylabel="challenge accuracy (%)",
-        reference=(100 * body["challenge_accuracy"], "overall"),
-        counts=[counts[n] for n in per_class],
-        ylim=(0.0, 100.0),
-        histogram=(
-            {
-                "values": (100 * asr[~np.isnan(asr)]).tolist(),
-                "xlabel": "attack success rate of a background (%)",
-                "ylabel": "backgrounds",
-                "title": "ASR distribution",
-            }
-            if asr is not None
-            else None
-        ),
-    )
-    notes = [f"Seed {body['seed']} (subsets and the schedule's tie-breaks)."]
-    if body["mode"] == "early_stop":
-        notes.append(
-            "Each foreground stops at its first fooling composite; backgrounds are tried "
-            "most harmful first (how often they fooled, and how far they lowered the true "
-            "class's probability, so far). The verdicts do not depend on that order, but "
-            "which fooling background vulnerable.parquet lists does: with scheduling, a "
-            "fooling background is the first found in the schedule, not in dataset order."
-        )
-    return Report(scores, [summary, classes], [figure], notes)
-
-
-def _subset_note(sub: dict[str, Any], skipped: dict[str, Any]) -> str:
-    """The caps that left images out, said as a subset; "" when every image was used (a cap
-    above the data's size draws them all)."""
-    from hf_bgbench.tasks.common import left_images_out
-
-    caps = [
-        f"{cap}={sub[cap]}"
-        for cap, ids, part in (
-            ("max_foregrounds", "foreground_ids", "foregrounds"),
-            ("max_backgrounds", "background_ids", "backgrounds"),
-        )
-        if left_images_out(sub.get(cap), sub.get(ids), len(skipped.get(part) or []))
-    ]
-    return f"; random subset ({', '.join(caps)}, seed {sub['seed']})" if caps else ""
-
-
 def write_challenge_files(
     out: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
 ) -> dict[str, Callable[[Path], None]]:
@@ -190,8 +45,23 @@ def write_challenge_files(
     the prediction on it: in early stop the first one the schedule found (the most harmful
     backgrounds so far are tried first), not necessarily the first in dataset order; in full-matrix
     mode the first in dataset order. ``composites``: what the foreground took."""
+    frame = _vulnerable_frame(out, bg_labels, bg_ids)
+    writers: dict[str, Callable[[Path], None]] = {}
+    if out["rows"]:
+        matrix = np.stack(out["rows"])
+        labels = np.asarray(out["labels"], np.int64)
+        frame["n_fooling_backgrounds"] = (matrix != labels[:, None]).sum(axis=1)
+        writers["fooling_matrix.npz"] = _matrix_writer(out, matrix, bg_labels, bg_ids)
+    writers["vulnerable.parquet"] = lambda path: frame.to_parquet(path, index=False)
+    return writers
+
+
+def _vulnerable_frame(
+    out: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
+) -> pd.DataFrame:
+    """vulnerable.parquet's rows: each foreground's verdict, fooling background and cost."""
     first = np.asarray(out["first_bg"], np.int64)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "id": out["ids"],
             "label": np.asarray(out["labels"], np.int64),
@@ -205,27 +75,27 @@ def write_challenge_files(
             "composites": np.asarray(out["composites_per_fg"], np.int64),
         }
     )
-    writers: dict[str, Callable[[Path], None]] = {}
-    if out["rows"]:
-        matrix = np.stack(out["rows"])
-        labels = np.asarray(out["labels"], np.int64)
-        frame["n_fooling_backgrounds"] = (matrix != labels[:, None]).sum(axis=1)
 
-        def write_matrix(path: Path) -> None:
-            with path.open("wb") as f:  # a file object: savez would append ".npz" to a name
-                np.savez_compressed(
-                    f,
-                    predictions=matrix.astype(np.int16),
-                    foreground_labels=labels,
-                    background_labels=bg_labels,
-                    foreground_ids=np.asarray(out["ids"]),
-                    background_ids=np.asarray(bg_ids),
-                    attack_success_rate=out.get("asr"),
-                )
 
-        writers["fooling_matrix.npz"] = write_matrix
-    writers["vulnerable.parquet"] = lambda path: frame.to_parquet(path, index=False)
-    return writers
+def _matrix_writer(
+    out: dict[str, Any], matrix: np.ndarray, bg_labels: np.ndarray, bg_ids: list[str]
+) -> Callable[[Path], None]:
+    """The writer of fooling_matrix.npz: every composite's prediction, the ids and labels of
+    both sides, and each background's attack success rate."""
+
+    def write_matrix(path: Path) -> None:
+        with path.open("wb") as f:  # a file object: savez would append ".npz" to a name
+            np.savez_compressed(
+                f,
+                predictions=matrix.astype(np.int16),
+                foreground_labels=np.asarray(out["labels"], np.int64),
+                background_labels=bg_labels,
+                foreground_ids=np.asarray(out["ids"]),
+                background_ids=np.asarray(bg_ids),
+                attack_success_rate=out.get("asr"),
+            )
+
+    return write_matrix
 
 
 def summarize(
@@ -234,11 +104,31 @@ def summarize(
     """The challenge's numbers from the per-foreground verdicts (and the full matrix)."""
     labels = np.asarray(out["labels"], np.int64)
     vulnerable = np.asarray(out["vulnerable"], bool)
-    acc = challenge_accuracy(vulnerable)
+    results = _verdict_numbers(spec, out, labels, vulnerable, len(bg_ids))
+    results |= _composite_counts(out, vulnerable, len(bg_ids), full_matrix=full_matrix)
+    if full_matrix:
+        matrix = FoolingMatrix.from_arrays(
+            np.stack(out["rows"]), labels, bg_labels, spec.num_classes
+        )
+        # the metric core's numbers of the fooling matrix (a dict, not the report section)
+        matrix_numbers = challenge_report(matrix)
+        if not math.isclose(matrix_numbers["challenge_accuracy"], results["challenge_accuracy"]):
+            # same data, same definition
+            raise RuntimeError("full-matrix challenge accuracy disagrees with the per-row flags")
+        results["attack_success"] = _asr_summary(spec, matrix_numbers, bg_labels, bg_ids)
+        out["asr"] = np.asarray(matrix_numbers["attack_success_rate"], float)  # for the outputs
+    return results
+
+
+def _verdict_numbers(
+    spec, out: dict[str, Any], labels: np.ndarray, vulnerable: np.ndarray, n_bg: int
+) -> dict[str, Any]:
+    """Challenge accuracy (overall, with its Wilson interval, and per class), clean accuracy
+    and the counts of foregrounds and backgrounds."""
     per_class = challenge_accuracy_per_class(vulnerable, labels)
-    n_fg, n_bg = len(labels), len(bg_ids)
-    results: dict[str, Any] = {
-        "challenge_accuracy": acc,
+    n_fg = len(labels)
+    return {
+        "challenge_accuracy": challenge_accuracy(vulnerable),
         "challenge_accuracy_ci95": list(wilson_interval(int((~vulnerable).sum()), n_fg)),
         "clean_accuracy": accuracy(np.asarray(out["clean_pred"]), labels),
         "n_foregrounds": n_fg,
@@ -248,6 +138,16 @@ def summarize(
         "n_foregrounds_per_class": {
             n: int((labels == c).sum()) for c, n in enumerate(spec.classes)
         },
+    }
+
+
+def _composite_counts(
+    out: dict[str, Any], vulnerable: np.ndarray, n_bg: int, *, full_matrix: bool
+) -> dict[str, Any]:
+    """What the verdicts cost: composites evaluated, the least any order needs, and what
+    this run computed or took from the cache."""
+    n_fg = len(vulnerable)
+    return {
         # composites the verdicts took (cached foregrounds count what they took when computed)
         "composites_evaluated": int(out["composites"]),
         # the least any order can take: every background for a robust foreground, one
@@ -261,37 +161,29 @@ def summarize(
         "computed_rows": int(out["rows_computed"]),  # (foreground, background chunk) verdicts
         "reused_rows": int(out["rows_reused"]),  # ... taken from the cache
     }
-    if full_matrix:
-        matrix = FoolingMatrix.from_arrays(
-            np.stack(out["rows"]), labels, bg_labels, spec.num_classes
-        )
-        report = challenge_report(matrix)
-        if not math.isclose(report["challenge_accuracy"], acc):  # same data, same definition
-            raise RuntimeError("full-matrix challenge accuracy disagrees with the per-row flags")
-        results["attack_success"] = _asr_summary(spec, report, bg_labels, bg_ids)
-        out["asr"] = np.asarray(report["attack_success_rate"], float)  # for the outputs
-    return results
 
 
 def _asr_summary(
-    spec, report: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
+    spec, matrix_numbers: dict[str, Any], bg_labels: np.ndarray, bg_ids: list[str]
 ) -> dict[str, Any]:
-    asr = np.asarray(report["attack_success_rate"], float)
+    """The results' ``attack_success``: the backgrounds' attack success rates overall and
+    per class (from :func:`hf_bgbench.metrics.challenge_report`'s ``matrix_numbers``)."""
+    asr = np.asarray(matrix_numbers["attack_success_rate"], float)
     per_class = {}
     for c, name in enumerate(spec.classes):
         cols = np.flatnonzero((bg_labels == c) & ~np.isnan(asr))
         order = cols[np.argsort(-asr[cols], kind="stable")][:TOP_BACKGROUNDS]
         per_class[name] = {
             "n_backgrounds": int((bg_labels == c).sum()),
-            "max_asr": report["max_attack_success_rate_per_class"].get(c),
+            "max_asr": matrix_numbers["max_attack_success_rate_per_class"].get(c),
             "mean_asr": float(asr[cols].mean()) if len(cols) else None,
             "top_backgrounds": [{"id": bg_ids[j], "asr": float(asr[j])} for j in order],
-            "foolable_into": report["foolable_into"].get(c),
+            "foolable_into": matrix_numbers["foolable_into"].get(c),
         }
     defined = asr[~np.isnan(asr)]
     return {
         "mean_asr": float(defined.mean()) if len(defined) else None,
         "max_asr": float(defined.max()) if len(defined) else None,
-        "fooled_into_background_class": report["fooled_into_background_class"],
+        "fooled_into_background_class": matrix_numbers["fooled_into_background_class"],
         "per_class": per_class,
     }

@@ -5,7 +5,8 @@ Hooks over the runner (:mod:`hf_bgbench.tasks.runner`): prepare = the variants a
 transform; compute = each variant through the cached, resumable engine (a share per process
 under ``accelerate launch``, gathered in order, so the numbers are those of one process);
 summarise = per-variant accuracy with Wilson intervals and every metric the spec declares
-(:mod:`hf_bgbench.tasks.evaluate.summary`).
+(:mod:`hf_bgbench.tasks.evaluate.summary`), and the report section
+(:mod:`hf_bgbench.tasks.evaluate.report`).
 
 Data that holds repeated seeded builds (:meth:`Reader.runs`, e.g. ``bgbench build imagenet-e
 --runs N``) is scored run by run; the results then add ``runs`` (each run's numbers, their

@@ -1,7 +1,8 @@
-"""What an ``evaluate`` run reports: per-variant accuracy with Wilson intervals, the
-benchmark's metrics (:mod:`hf_bgbench.scoring`) and the report section the renderer draws;
-over repeated seeded builds of the data (:meth:`Reader.runs`), also each run's numbers and
-their mean and spread (:func:`summarize_runs`)."""
+"""The numbers of an ``evaluate`` run: per-variant accuracy with Wilson intervals and the
+benchmark's metrics (:mod:`hf_bgbench.scoring`), with the report section the renderer draws
+(:func:`hf_bgbench.tasks.evaluate.report.build_report`); over repeated seeded builds of the
+data (:meth:`Reader.runs`), also each run's numbers and their mean and spread
+(:func:`summarize_runs`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.formatting import interval, number, pct
+from hf_bgbench.formatting import pct
 from hf_bgbench.metrics import accuracy, per_class_accuracy
 from hf_bgbench.models.vlm import NO_ANSWER
-from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD, Report
 from hf_bgbench.scoring import (
     BOOTSTRAP_RESAMPLES,
     RUN_COLUMN,
@@ -23,6 +24,7 @@ from hf_bgbench.scoring import (
     accuracy_interval,
     compute_metrics,
 )
+from hf_bgbench.tasks.evaluate.report import build_report, runs_note, runs_table
 
 
 def summarize(
@@ -45,32 +47,11 @@ def summarize(
     per_variant: dict[str, Any] = {}
     withheld: dict[str, str] = {}
     for variant, frame in predictions.items():
-        if frame.empty:
-            bad = skipped.get(variant, [])
-            why = (
-                f": all {len(bad)} could not be read; the first: {bad[0]['reason']} Replace or "
-                "remove the unreadable files, or score other data"
-                if bad
-                else ""
-            )
-            raise ValueError(f"{spec.name}/{variant}: no image could be scored{why}.")
-        per_class = per_class_accuracy(frame["pred"], frame["label"], spec.num_classes)
-        # over images: runs of the same images (pooled) count each image once
-        ci95, gap, n = accuracy_interval(frame, seed, bootstrap_resamples)
+        unread = skipped.get(variant, [])
+        per_variant[variant], gap = _variant_numbers(
+            spec, variant, frame, unread, seed, bootstrap_resamples
+        )
         withheld |= {f"accuracy/{variant}": gap} if gap else {}
-        measured = {"n_measurements": int(len(frame))} if RUN_COLUMN in frame else {}
-        per_variant[variant] = {
-            "accuracy": accuracy(frame["pred"], frame["label"]),
-            "accuracy_ci95": ci95,
-            "n": int(n),
-            **measured,
-            "per_class": {
-                name: (None if pd.isna(acc) else float(acc))
-                for name, acc in zip(spec.classes, per_class, strict=True)
-            },
-            "skipped": len(skipped.get(variant, [])),
-            "skipped_ids": [s["id"] for s in skipped.get(variant, [])],
-        }
     ctx = ScoringContext(
         {v: r["accuracy"] for v, r in per_variant.items()}, spec.classes, seed, bootstrap_resamples
     )
@@ -80,7 +61,48 @@ def summarize(
     if withheld:
         body[WITHHELD] = withheld
     body["bootstrap"] = {"seed": seed, "resamples": bootstrap_resamples, "confidence": 0.95}
-    return body, _report(spec, per_variant, metrics.report)
+    return body, build_report(spec, per_variant, metrics.report)
+
+
+def _variant_numbers(
+    spec: BenchmarkSpec,
+    variant: str,
+    frame: pd.DataFrame,
+    unread: list[dict[str, Any]],
+    seed: int,
+    bootstrap_resamples: int,
+) -> tuple[dict[str, Any], str | None]:
+    """(one variant's numbers, why its interval is withheld or None): accuracy and its
+    interval, n, per-class accuracy and the images that could not be read."""
+    if frame.empty:
+        raise ValueError(f"{spec.name}/{variant}: no image could be scored{_why_none(unread)}.")
+    per_class = per_class_accuracy(frame["pred"], frame["label"], spec.num_classes)
+    # over images: runs of the same images (pooled) count each image once
+    ci95, gap, n = accuracy_interval(frame, seed, bootstrap_resamples)
+    measured = {"n_measurements": int(len(frame))} if RUN_COLUMN in frame else {}
+    numbers = {
+        "accuracy": accuracy(frame["pred"], frame["label"]),
+        "accuracy_ci95": ci95,
+        "n": int(n),
+        **measured,
+        "per_class": {
+            name: (None if pd.isna(acc) else float(acc))
+            for name, acc in zip(spec.classes, per_class, strict=True)
+        },
+        "skipped": len(unread),
+        "skipped_ids": [s["id"] for s in unread],
+    }
+    return numbers, gap
+
+
+def _why_none(unread: list[dict[str, Any]]) -> str:
+    """Why a variant has no scored image, when its images could not be read ("" else)."""
+    if not unread:
+        return ""
+    return (
+        f": all {len(unread)} could not be read; the first: {unread[0]['reason']} Replace or "
+        "remove the unreadable files, or score other data"
+    )
 
 
 RUNS_STD_DDOF = 1  # the sample standard deviation over runs
@@ -125,22 +147,52 @@ def summarize_runs(
     number is the mean over the runs."""
     skipped = skipped or {}
     names = list(predictions)
+    per_run, units = _scores_per_run(spec, predictions, skipped, seed, bootstrap_resamples)
+    spread = _spread_over_runs(names, per_run, list(units))
+    body, report = summarize(
+        spec,
+        pool_runs(predictions),
+        _pooled_skipped(predictions, skipped),
+        seed=seed,
+        bootstrap_resamples=bootstrap_resamples,
+    )
+    body["runs"] = spread
+    report.tables.insert(0, runs_table(spread, units))
+    n_images = max(r["n"] for r in body["variants"].values())
+    report.notes.append(runs_note(names, n_images, _uneven_variants(predictions, body)))
+    return body, report
+
+
+def _scores_per_run(
+    spec: BenchmarkSpec,
+    predictions: dict[str, dict[str, pd.DataFrame]],
+    skipped: dict[str, dict[str, list[dict[str, Any]]]],
+    seed: int,
+    bootstrap_resamples: int,
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """(run -> score key -> value, score key -> unit): every score of each run's report
+    that has a value, and each score's unit (from the first run that has it)."""
     per_run: dict[str, dict[str, float]] = {}
-    shown: dict[str, Score] = {}
-    for name in names:
+    units: dict[str, str] = {}
+    for name, frames in predictions.items():
         _, report = summarize(
-            spec,
-            predictions[name],
-            skipped.get(name),
-            seed=seed,
-            bootstrap_resamples=bootstrap_resamples,
+            spec, frames, skipped.get(name), seed=seed, bootstrap_resamples=bootstrap_resamples
         )
         per_run[name] = {s.key: float(s.value) for s in report.scores if s.value is not None}
         for score in report.scores:
-            shown.setdefault(score.key, score)
-    keys = [k for k in shown if all(k in per_run[n] for n in names)]
-    values = {k: [per_run[n][k] for n in names] for k in keys}
-    spread = {
+            units.setdefault(score.key, score.unit)
+    return per_run, units
+
+
+def _spread_over_runs(
+    names: list[str], per_run: dict[str, dict[str, float]], keys: list[str]
+) -> dict[str, Any]:
+    """The results' ``runs``: each number every run has, per run and its mean, sample std,
+    min and max over the runs."""
+    values = {
+        k: [per_run[n][k] for n in names] for k in keys if all(k in per_run[n] for n in names)
+    }
+    return {
         "count": len(names),
         "names": names,
         "per_run": per_run,
@@ -153,7 +205,16 @@ def summarize_runs(
         "min": {k: min(v) for k, v in values.items()},
         "max": {k: max(v) for k, v in values.items()},
     }
-    pooled_skipped = {
+
+
+def _pooled_skipped(
+    predictions: dict[str, dict[str, pd.DataFrame]],
+    skipped: dict[str, dict[str, list[dict[str, Any]]]],
+) -> dict[str, list[dict[str, Any]]]:
+    """Per variant, every run's unreadable images, each id prefixed by its run (as
+    :func:`pool_runs` prefixes the scored ones)."""
+    names = list(predictions)
+    return {
         variant: [
             {**s, "id": f"{name}/{s['id']}"}
             for name in names
@@ -161,122 +222,14 @@ def summarize_runs(
         ]
         for variant in predictions[names[0]]
     }
-    body, report = summarize(
-        spec,
-        pool_runs(predictions),
-        pooled_skipped,
-        seed=seed,
-        bootstrap_resamples=bootstrap_resamples,
-    )
-    body["runs"] = spread
-    report.tables.insert(
-        0,
-        Table(
-            "runs",
-            f"Mean and spread over {len(names)} runs (std: sample standard deviation):",
-            ["number", "mean", "std", "min", "max", *names],
-            [
-                [
-                    k,
-                    number(spread["mean"][k], shown[k].unit),
-                    number(spread["std"][k], shown[k].unit),
-                    number(spread["min"][k], shown[k].unit),
-                    number(spread["max"][k], shown[k].unit),
-                    *(number(v, shown[k].unit) for v in values[k]),
-                ]
-                for k in keys
-            ],
-        ),
-    )
-    sizes = {v: {len(predictions[n][v]) for n in names} for v in body["variants"]}
-    uneven = [v for v, n in sizes.items() if len(n) > 1]
-    n_images = max(r["n"] for r in body["variants"].values())
-    report.notes.append(
-        f"Scored over {len(names)} runs of the data ({', '.join(names)}), repeated "
-        f"measurements of the same {n_images} images: the numbers above pool the runs "
-        "(paired differences pair an image with itself within a run); n counts images, and "
-        "the 95% intervals resample images, each with all its runs, so they reflect the "
-        "images' uncertainty, not the runs' (the runs table gives each run's numbers and "
-        "their spread); "
-        + (
-            f"which weights the runs by their images: {', '.join(uneven)} differ in size "
-            "between runs; the runs table gives the plain mean over runs."
-            if uneven
-            else "which with runs of equal size is the mean over the runs; the runs table "
-            "gives each run's numbers and their spread."
-        )
-    )
-    return body, report
 
 
-def _variants_table(spec: BenchmarkSpec, per_variant: dict[str, Any]) -> Table:
-    """Accuracy per variant, the variants it shows defined beneath it."""
-    defined = [f"{v} = {spec.variant_text[v]}" for v in per_variant if v in spec.variant_text]
-    return Table(
-        "variants",
-        "Accuracy per variant:",
-        ["variant", "accuracy (%)", "95% CI", "n", "skipped"],
-        [
-            [v, pct(r["accuracy"]), interval(r["accuracy_ci95"]), str(r["n"]), str(r["skipped"])]
-            for v, r in per_variant.items()
-        ],
-        note=("Variants: " + "; ".join(defined) + ".") if defined else "",
-    )
-
-
-def _report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:
-    headline = [s for s in metrics.scores if s.headline]
-    accuracy_scores = [
-        Score(f"accuracy/{v}", v, r["accuracy"], ci95=r["accuracy_ci95"], n=r["n"], config=v)
-        for v, r in per_variant.items()
-    ]
-    variants_table = _variants_table(spec, per_variant)
-    gaps = [s for s in metrics.scores if s.unit == "pts"]
-    tables = [variants_table]
-    if gaps:
-        tables.append(
-            Table(
-                "gaps",
-                "Gaps (percentage points):",
-                ["gap", "points", "95% CI (paired bootstrap)"],
-                [[s.label, pct(s.value), interval(s.ci95)] for s in gaps],
-            )
-        )
-    tables += metrics.tables
-    # the classes with images (a 1000-class benchmark's table would be mostly empty columns)
-    shown = [
-        c for c in spec.classes if any(r["per_class"][c] is not None for r in per_variant.values())
-    ] or list(spec.classes)
-    tables.append(
-        Table(
-            "per_class",
-            "Per-class accuracy (%):",
-            ["variant", *shown],
-            [[v, *(pct(r["per_class"][c]) for c in shown)] for v, r in per_variant.items()],
-        )
-    )
-    title = ""
-    if headline:
-        title = f" — {headline[0].short or headline[0].label} {pct(headline[0].value)} pts"
-    figure = Figure(
-        file="accuracy.png",
-        title=f"accuracy per variant{title}",
-        labels=list(per_variant),
-        values=[100 * r["accuracy"] for r in per_variant.values()],
-        ylabel="accuracy (%) with 95% CI",
-        intervals=[
-            [100 * x for x in r["accuracy_ci95"]] if r["accuracy_ci95"] else None
-            for r in per_variant.values()
-        ],
-        reference=(100 / spec.num_classes, "chance"),
-    )
-    others = [s for s in metrics.scores if s not in headline]
-    return Report(
-        scores=[*headline, *accuracy_scores, *others],
-        tables=tables,
-        figures=[figure, *metrics.figures],  # a benchmark metric may add its own plots
-        notes=list(metrics.notes),  # e.g. a headline not computed, and why
-    )
+def _uneven_variants(
+    predictions: dict[str, dict[str, pd.DataFrame]], body: dict[str, Any]
+) -> list[str]:
+    """The scored variants whose number of images differs between runs."""
+    sizes = {v: {len(frames[v]) for frames in predictions.values()} for v in body["variants"]}
+    return [v for v, n in sizes.items() if len(n) > 1]
 
 
 def protocol_note(body: dict[str, Any]) -> str:

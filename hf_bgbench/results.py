@@ -138,6 +138,12 @@ class Figure:
             )
 
 
+def scaled_interval(bounds: Sequence[float] | None, scale: float) -> list[float] | None:
+    """A 95% interval in a figure's unit (each bound times ``scale``, e.g. 100 for percent);
+    a missing one (withheld: no error bar) stays None."""
+    return [scale * v for v in bounds] if bounds else None
+
+
 @dataclass
 class Report:
     scores: list[Score] = field(default_factory=list)

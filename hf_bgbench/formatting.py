@@ -8,7 +8,8 @@ decimals with a sign, for scores that go below zero such as RFS)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 
 def pct(x: float | None) -> str:
@@ -28,6 +29,20 @@ def number(value: float | None, unit: str = "%") -> str:
 def interval(bounds: Sequence[float] | None, unit: str = "%") -> str:
     """A (lo, hi) interval as ``[lo, hi]`` in ``unit``; "—" when there is none."""
     return "—" if not bounds else f"[{number(bounds[0], unit)}, {number(bounds[1], unit)}]"
+
+
+Cells = Sequence[tuple[str, Callable[[Any], str]]]
+"""A table's columns after the name: (key, how the value under that key is written)."""
+
+
+def table_row(name: str, values: Mapping[str, Any], cells: Cells) -> list[str]:
+    """A table row: ``name``, then each (key, write) of ``cells`` as ``write(values[key])``."""
+    return [name, *(write(values[key]) for key, write in cells)]
+
+
+def named_rows(rows: Mapping[str, Mapping[str, Any]], cells: Cells) -> list[list[str]]:
+    """One :func:`table_row` per named entry of ``rows``, in their order."""
+    return [table_row(name, values, cells) for name, values in rows.items()]
 
 
 LATEX_SPECIAL = {

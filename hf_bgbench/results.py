@@ -138,10 +138,10 @@ class Figure:
             )
 
 
-def percent_interval(bounds: Sequence[float] | None) -> list[float] | None:
-    """An interval of fractions in percent, a bar's error bar in a :class:`Figure`; None
-    (no error bar) when there is none (missing or withheld)."""
-    return [100 * x for x in bounds] if bounds else None
+def scaled_interval(bounds: Sequence[float] | None, scale: float) -> list[float] | None:
+    """A 95% interval in a figure's unit (each bound times ``scale``, e.g. 100 for percent);
+    a missing one (withheld: no error bar) stays None."""
+    return [scale * v for v in bounds] if bounds else None
 
 
 @dataclass

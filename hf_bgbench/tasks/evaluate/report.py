@@ -9,7 +9,7 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
-from hf_bgbench.results import Figure, Report, Score, Table, percent_interval
+from hf_bgbench.results import Figure, Report, Score, Table, scaled_interval
 
 
 def build_report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:
@@ -98,7 +98,7 @@ def _accuracy_figure(
         labels=list(per_variant),
         values=[100 * r["accuracy"] for r in per_variant.values()],
         ylabel="accuracy (%) with 95% CI",
-        intervals=[percent_interval(r["accuracy_ci95"]) for r in per_variant.values()],
+        intervals=[scaled_interval(r["accuracy_ci95"], 100) for r in per_variant.values()],
         reference=(100 / spec.num_classes, "chance"),
     )
 

@@ -9,7 +9,8 @@ aggregation (the paper's: per class, then the mean over the classes).
 
 Hooks over the runner: prepare = the mask variant's test images (a seeded subset) at the
 protocol's size; compute = clean and grayed copies per batch through the model step;
-summarise = :mod:`hf_bgbench.tasks.graying.summary`.
+summarise = the numbers and per-image table (:mod:`hf_bgbench.tasks.graying.summary`) and the
+report (:func:`hf_bgbench.tasks.graying.report.build_report`).
 
 Fig. 8 has a second number: the accuracy on the grayed test images of a linear head
 re-fitted on grey-background train images (the authors' ``finetuner.py``

@@ -18,6 +18,7 @@ from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
 from hf_bgbench.probe.features import probe_note
 from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying.options import GrayingError
+from hf_bgbench.tasks.graying.report import build_report
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.runner import Run, Summary
 
@@ -187,7 +188,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
 def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     o = run.options
     aggregation = run.protocol.settings.aggregation
-    numbers, report, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
+    numbers, _, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
     body = run.body(
         numbers,
         **run.masked_record(out, work.geometry),
@@ -198,4 +199,4 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         },
     )
     files = {PER_IMAGE_FILE: lambda path: frame.to_parquet(path, index=False)}
-    return Summary(body, report(body), RESULT_KEYS, lambda: files)
+    return Summary(body, build_report(body), RESULT_KEYS, lambda: files)

@@ -1,7 +1,7 @@
 """What a graying run reports: clean and grayed accuracy and the drop (class means or
 pooled, with bootstrap intervals) and, when a head was re-fitted on grey-background train
-images, its accuracy on the grayed images (Fig. 8's second number); per class, its report
-section and per-image table."""
+images, its accuracy on the grayed images (Fig. 8's second number); per class, and its
+per-image table. Its report is made by :mod:`hf_bgbench.tasks.graying.report`."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_bgbench.formatting import interval, pct
 from hf_bgbench.metrics.classification import class_mean
 from hf_bgbench.metrics.intervals import bootstrap_intervals, difference_of_means, mean_of
-from hf_bgbench.results import WITHHELD, Figure, Report, Score, Table
+from hf_bgbench.results import WITHHELD, Report
 from hf_bgbench.scoring import BOOTSTRAP_RESAMPLES
 from hf_bgbench.tasks.graying.options import PER_IMAGE_FILE
+from hf_bgbench.tasks.graying.report import build_report
 
 RESULT_KEYS = [
     "aggregation",
@@ -49,7 +49,27 @@ def _numbers(
     the number of columns). An interval resampling cannot vary (a class of one image, or
     all alike: :func:`hf_bgbench.metrics.intervals.resampling_gap`) is None, and
     ``intervals_withheld`` says why."""
-    columns = {
+    columns = _columns(right)
+    class_means = aggregation == "class-mean"
+    intervals = bootstrap_intervals(
+        columns,
+        _statistics(columns),
+        groups=labels if class_means else None,
+        names=names,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        seed=seed,
+    )
+    acc = _accuracies(columns, labels, num_classes if class_means else None)
+    numbers = {}
+    for key, (bounds, _) in intervals.items():
+        numbers |= {key: acc[key], f"{key}_ci95": None if bounds is None else list(bounds)}
+    withheld = {key: interval.withheld for key, interval in intervals.items() if interval.withheld}
+    return numbers | ({WITHHELD: withheld} if withheld else {})
+
+
+def _columns(right: np.ndarray) -> dict[str, np.ndarray]:
+    """Each column of ``right`` (n, 2 or 3) as 0/1 floats, under its result key."""
+    return {
         key: right[:, c].astype(float)
         for c, key in (
             (CLEAN, "accuracy_clean"),
@@ -58,7 +78,10 @@ def _numbers(
         )
         if c < right.shape[1]
     }
-    # each column's mean and the drop (in the order results list them), from one draw
+
+
+def _statistics(columns: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Each column's mean and the drop (in the order results list them), for one draw."""
     statistics = {
         "accuracy_clean": mean_of("accuracy_clean"),
         "accuracy_grayed": mean_of("accuracy_grayed"),
@@ -66,25 +89,22 @@ def _numbers(
     }
     if "accuracy_grayed_refit" in columns:
         statistics["accuracy_grayed_refit"] = mean_of("accuracy_grayed_refit")
-    class_means = aggregation == "class-mean"
-    intervals = bootstrap_intervals(
-        columns,
-        statistics,
-        groups=labels if class_means else None,
-        names=names,
-        n_resamples=BOOTSTRAP_RESAMPLES,
-        seed=seed,
-    )
+    return statistics
+
+
+def _accuracies(
+    columns: dict[str, np.ndarray], labels: np.ndarray, num_classes: int | None
+) -> dict[str, float]:
+    """Each column's accuracy -- the mean over the ``num_classes`` classes of the per-class
+    accuracy, or pooled over images where ``num_classes`` is None -- and the drop."""
     acc = {
-        key: class_mean(column, labels, num_classes)[1] if class_means else float(column.mean())
+        key: class_mean(column, labels, num_classes)[1]
+        if num_classes is not None
+        else float(column.mean())
         for key, column in columns.items()
     }
     acc["drop"] = acc["accuracy_clean"] - acc["accuracy_grayed"]
-    numbers = {}
-    for key, (bounds, _) in intervals.items():
-        numbers |= {key: acc[key], f"{key}_ci95": None if bounds is None else list(bounds)}
-    withheld = {key: interval.withheld for key, interval in intervals.items() if interval.withheld}
-    return numbers | ({WITHHELD: withheld} if withheld else {})
+    return acc
 
 
 def _per_attribute(
@@ -113,7 +133,8 @@ def _per_attribute(
 def summarize(
     spec: Any, out: dict[str, Any], seed: int, aggregation: str, gray: float
 ) -> tuple[dict[str, Any], Callable[[dict[str, Any]], Report], pd.DataFrame]:
-    """(the numbers, a function body -> report section, the per-image table)."""
+    """(the numbers, the report builder :func:`hf_bgbench.tasks.graying.report.build_report`,
+    the per-image table)."""
     labels = out["labels"]
     right = out["pred"] == labels[:, None]  # (n, 2)
     numbers = {
@@ -121,19 +142,29 @@ def summarize(
         "gray": float(gray),
         **_numbers(right, labels, seed, aggregation, spec.num_classes, list(spec.classes)),
         "n_images": len(labels),
-        "per_class": {
-            name: {"n": int((labels == c).sum())}
-            | _numbers(
-                right[labels == c], labels[labels == c], seed, "image-pooled", spec.num_classes
-            )
-            for c, name in enumerate(spec.classes)
-            if (labels == c).any()
-        },
+        "per_class": _per_class(spec, right, labels, seed),
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "image"},
         "per_image_file": PER_IMAGE_FILE,
     }
     if out.get("attributes") is not None:
         numbers["per_attribute"] = _per_attribute(out, right[:, CLEAN], seed, spec.num_classes)
+    return numbers, build_report, _per_image_frame(spec, out)
+
+
+def _per_class(spec: Any, right: np.ndarray, labels: np.ndarray, seed: int) -> dict[str, Any]:
+    """Per class present: its images' numbers, pooled over them."""
+    return {
+        name: {"n": int((labels == c).sum())}
+        | _numbers(right[labels == c], labels[labels == c], seed, "image-pooled", spec.num_classes)
+        for c, name in enumerate(spec.classes)
+        if (labels == c).any()
+    }
+
+
+def _per_image_frame(spec: Any, out: dict[str, Any]) -> pd.DataFrame:
+    """One row per image: its id, label, class, and prediction and true-class probability
+    clean, grayed (and grayed through the re-fitted head)."""
+    labels = out["labels"]
     frame = pd.DataFrame(
         {
             "id": out["ids"],
@@ -148,137 +179,4 @@ def summarize(
     if out["pred"].shape[1] > REFIT:
         frame["pred_grayed_refit"] = out["pred"][:, REFIT]
         frame["p_grayed_refit"] = out["prob"][:, REFIT]
-    return numbers, report_section, frame
-
-
-def report_section(body: dict[str, Any]) -> Report:
-    variant, n = body["variant"], body["n_images"]
-    how = (
-        "accuracy per class, averaged over the classes"
-        if body["aggregation"] == "class-mean"
-        else "accuracy pooled over images"
-    )
-    scores = [
-        Score(
-            "accuracy_grayed",
-            f"Accuracy, background set to grey {body['gray']:g}",
-            body["accuracy_grayed"],
-            ci95=body["accuracy_grayed_ci95"],
-            n=n,
-            config=variant,
-            headline=True,
-            short="Grayed acc.",
-            description=f"({how}; the object kept, every background pixel grey).",
-        ),
-        Score(
-            "accuracy",
-            f"Clean accuracy ({variant})",
-            body["accuracy_clean"],
-            ci95=body["accuracy_clean_ci95"],
-            n=n,
-            config=variant,
-            short="Clean acc.",
-        ),
-        Score(
-            "graying_drop",
-            "Drop from graying the background",
-            body["drop"],
-            unit="pts",
-            ci95=body["drop_ci95"],
-            n=n,
-            config=variant,
-            headline=True,
-            short="Drop",
-            description="(clean − grayed; large: the background carried accuracy).",
-        ),
-    ]
-    refit = "accuracy_grayed_refit" in body
-    if refit:
-        epochs = body["refit_head"]["probe"]["epochs"]
-        scores.append(
-            Score(
-                "accuracy_grayed_refit",
-                "Accuracy, background grey, head re-fitted on grey-background train images",
-                body["accuracy_grayed_refit"],
-                ci95=body["accuracy_grayed_refit_ci95"],
-                n=n,
-                config=variant,
-                headline=True,
-                short="Grayed acc. (re-fitted head)",
-                description=f"({how}; a linear head trained {epochs} epochs on the frozen "
-                "features of train images with the background grayed: Fig. 8, right).",
-            )
-        )
-    classes = body["per_class"]
-    columns = ["Class", "n", "Clean (%)", "Grayed (%)", "Drop (pts)", "95% CI"]
-    if refit:
-        columns += ["Grayed, re-fitted head (%)", "95% CI"]
-    table = Table(
-        "per_class",
-        "Per class:",
-        columns,
-        [
-            [
-                name,
-                str(c["n"]),
-                pct(c["accuracy_clean"]),
-                pct(c["accuracy_grayed"]),
-                pct(c["drop"]),
-                interval(c["drop_ci95"]),
-            ]
-            + (
-                [pct(c["accuracy_grayed_refit"]), interval(c["accuracy_grayed_refit_ci95"])]
-                if refit
-                else []
-            )
-            for name, c in classes.items()
-        ],
-        note=f"{n} images of {variant}; 95% intervals: percentile bootstrap over images "
-        f"({body['bootstrap']['resamples']} resamples, seed {body['bootstrap']['seed']}).",
-    )
-    figure = Figure(
-        file="graying.png",
-        title=f"{body['model']}: accuracy with the background grayed",
-        labels=list(classes),
-        values=[100 * c["accuracy_grayed"] for c in classes.values()],
-        ylabel="accuracy, background grayed (%)",
-        intervals=[
-            [100 * v for v in c["accuracy_grayed_ci95"]] if c["accuracy_grayed_ci95"] else None
-            for c in classes.values()
-        ],
-        reference=(100 * body["accuracy_clean"], "clean"),
-        counts=[c["n"] for c in classes.values()],
-        ylim=(0.0, 105.0),
-    )
-    tables = [table]
-    if body.get("per_attribute"):
-        tables.append(
-            Table(
-                "per_attribute",
-                "Per attribute, grayed alone (images where it has a mask):",
-                ["Attribute", "n", "Clean (%)", "Attribute grayed (%)", "Drop (pts)", "95% CI"],
-                [
-                    [
-                        name,
-                        str(a["n"]),
-                        pct(a["accuracy_clean"]),
-                        pct(a["accuracy_grayed"]),
-                        pct(a["drop"]),
-                        interval(a["drop_ci95"]),
-                    ]
-                    for name, a in body["per_attribute"].items()
-                ],
-                note="Accuracy pooled over the images that have the attribute (the authors' "
-                "attr_importance.py); a large drop: the model uses that part.",
-            )
-        )
-    notes = [f"Per image: {body['per_image_file']}."]
-    how_refit = body.get("refit_head") or {}
-    if refit:
-        notes.append(f"Re-fitted head: {how_refit['probe']['note']}")
-    elif how_refit.get("reason"):
-        notes.append(
-            "No head re-fitted on grey-background train images (Fig. 8, right): "
-            f"{how_refit['reason']}."
-        )
-    return Report(scores, tables, [figure], notes)
+    return frame

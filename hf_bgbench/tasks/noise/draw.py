@@ -83,40 +83,67 @@ def noisy_predictions(
     n + ((i * L + l) * 2 + r) * T + t, L = len(levels). With ``attributes`` (the attribute
     masks' column, sized by ``geometry``), each attribute's mask also gets the object copy's
     noise alone: ``out["attributes"][i]`` = {attribute: bool (L, T) correct}."""
-    n_levels, trials = len(noise.levels), noise.trials
-    per_image = n_levels * 2 * trials
-    batcher = Batcher(step, batch_size, n + n * per_image)
+    batcher = Batcher(step, batch_size, n + n * _copies_per_image(noise))
     ids: list[str] = []
     labels: list[int] = []
     by_attribute: list[dict[str, np.ndarray]] = []
-    offsets = np.arange(per_image).reshape(n_levels, 2 * trials)
     for batch in batches:
-        first = len(ids)
-        rows = np.arange(first, first + len(batch))
-        x = batch.images.to(step.device).float().div_(255)
-        m = (batch.columns[mask_column].to(step.device) >= MASK_THRESHOLD).float()
-        y = batch.labels
-        batcher.add(x, y, rows)
-        repeated = y.repeat_interleave(2 * trials)
         parts = _attribute_parts(batch, attributes, geometry, step.device) if attributes else None
-        for level_index, level in enumerate(noise.levels):
-            z = noise.draw(batch.ids, x.shape[1:], level, step.device)
-            copies = noise.copies(x, m, z, level).flatten(0, 2)
-            slots = n + (rows[:, None] * per_image + offsets[level_index]).ravel()
-            batcher.add(copies, repeated, slots)
-            if parts is not None:
-                _attribute_copies(parts, x, y, z, level, level_index, noise, step, batch_size)
+        _forward_batch(batch, len(ids), n, batcher, noise, mask_column, parts)
         if parts is not None:
-            by_attribute.extend(
-                {a: np.stack(c) for a, c in zip(names, correct, strict=True)}
-                for names, _, correct in parts
-            )
+            by_attribute.extend(_attribute_results(parts))
         ids.extend(batch.ids)
-        labels.extend(y.tolist())
+        labels.extend(batch.labels.tolist())
     batcher.finish()
+    return _predictions(batcher, ids, labels, n, noise) | {
+        "skipped": skipped,
+        "forwarded": batcher.forwarded,
+        "attributes": by_attribute if attributes else None,
+    }
+
+
+def _copies_per_image(noise: NoiseSettings) -> int:
+    """The noisy copies of one image: one per level, region (object, background) and trial."""
+    return len(noise.levels) * 2 * noise.trials
+
+
+def _forward_batch(
+    batch: Batch,
+    first: int,
+    n: int,
+    batcher: Batcher,
+    noise: NoiseSettings,
+    mask_column: str,
+    parts: list | None,
+) -> None:
+    """Adds the images of ``batch`` (rows ``first`` on) to the batcher clean, then per level
+    all trials' noisy copies at their slots; with ``parts``, each attribute's noise alone."""
+    step, trials = batcher.step, noise.trials
+    per_image = _copies_per_image(noise)
+    offsets = np.arange(per_image).reshape(len(noise.levels), 2 * trials)
+    rows = np.arange(first, first + len(batch))
+    x = batch.images.to(step.device).float().div_(255)
+    m = (batch.columns[mask_column].to(step.device) >= MASK_THRESHOLD).float()
+    y = batch.labels
+    batcher.add(x, y, rows)
+    repeated = y.repeat_interleave(2 * trials)
+    for level_index, level in enumerate(noise.levels):
+        z = noise.draw(batch.ids, x.shape[1:], level, step.device)
+        copies = noise.copies(x, m, z, level).flatten(0, 2)
+        slots = n + (rows[:, None] * per_image + offsets[level_index]).ravel()
+        batcher.add(copies, repeated, slots)
+        if parts is not None:
+            _attribute_copies(parts, x, y, z, level, level_index, noise, step, batcher.batch_size)
+
+
+def _predictions(
+    batcher: Batcher, ids: list[str], labels: list[int], n: int, noise: NoiseSettings
+) -> dict[str, Any]:
+    """The ids and labels of the images read, and the batcher's predictions and true-class
+    probabilities: clean per image, noisy per (image, level, region, trial)."""
     k = len(ids)
-    noisy = n + np.arange(k * per_image)
-    shape = (k, n_levels, 2, trials)
+    noisy = n + np.arange(k * _copies_per_image(noise))
+    shape = (k, len(noise.levels), 2, noise.trials)
     return {
         "ids": ids,
         "labels": np.asarray(labels, np.int64),
@@ -124,10 +151,14 @@ def noisy_predictions(
         "clean_prob": batcher.prob[:k].astype(np.float64),
         "pred": batcher.pred[noisy].reshape(shape),
         "prob": batcher.prob[noisy].reshape(shape).astype(np.float64),
-        "skipped": skipped,
-        "forwarded": batcher.forwarded,
-        "attributes": by_attribute if attributes else None,
     }
+
+
+def _attribute_results(parts: list) -> list[dict[str, np.ndarray]]:
+    """Per image of the parts: {attribute: bool (L, T) correct}, its levels stacked."""
+    return [
+        {a: np.stack(c) for a, c in zip(names, correct, strict=True)} for names, _, correct in parts
+    ]
 
 
 def _attribute_parts(batch: Batch, column: str, geometry: Any, device: Any) -> list:

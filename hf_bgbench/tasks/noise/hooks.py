@@ -11,7 +11,7 @@ from hf_bgbench.data.loader import DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.tasks.noise.draw import decode_chunk, noisy_predictions
 from hf_bgbench.tasks.noise.levels import DEFAULT_LEVELS, NoiseError, NoiseSettings
-from hf_bgbench.tasks.noise.report import noise_report_section
+from hf_bgbench.tasks.noise.report import build_report
 from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
 from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
 from hf_bgbench.tasks.runner import Run, Summary
@@ -135,4 +135,4 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
         },
     )
     files = {PER_IMAGE_FILE: lambda path: frame.to_parquet(path, index=False)}
-    return Summary(body, noise_report_section(body), RESULT_KEYS, lambda: files)
+    return Summary(body, build_report(body), RESULT_KEYS, lambda: files)

@@ -1,8 +1,9 @@
-"""What a noise-analysis run reports: its numbers (all from :mod:`hf_bgbench.metrics.noise`),
-its per-image table and its report section (rendered by :mod:`hf_bgbench.render`)."""
+"""What a noise-analysis run reports: its numbers (all from :mod:`hf_bgbench.metrics.noise`)
+and its per-image table; its report is made from them by :mod:`hf_bgbench.tasks.noise.report`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,49 @@ def level_size(level: float, norm: str) -> float:
 AGGREGATIONS = ("class-mean", "image-pooled")
 
 
+@dataclass(frozen=True)
+class _NoisyCopies:
+    """A run's predictions of its noisy copies, with what every number of them is computed
+    with: the iRFS per (image, level), the number of classes, the seed and the aggregation."""
+
+    out: dict[str, Any]
+    irfs: np.ndarray
+    num_classes: int
+    seed: int
+    aggregation: str
+
+    def everyone(self) -> np.ndarray:
+        """Every image of the run, as a row selection."""
+        return np.ones(len(self.out["labels"]), bool)
+
+    def all_levels(self) -> list[int]:
+        """The indices of every level."""
+        return list(range(self.irfs.shape[1]))
+
+    def stats(
+        self,
+        images: np.ndarray,
+        levels: list[int],
+        *,
+        with_ci: bool = True,
+        class_names: list[str] | None = None,
+        aggregation: str | None = None,
+    ) -> dict[str, Any]:
+        """:func:`_stats` of the rows ``images`` at the level indices ``levels``, in the run's
+        aggregation unless ``aggregation`` names another."""
+        return _stats(
+            self.out,
+            self.irfs,
+            images,
+            levels,
+            self.num_classes,
+            self.seed,
+            aggregation or self.aggregation,
+            with_ci,
+            class_names,
+        )
+
+
 def _stats(
     out: dict[str, Any],
     irfs: np.ndarray,
@@ -85,13 +129,7 @@ def _stats(
     labels = out["labels"][images]
     correct = pred == labels[:, None, None, None]
     per_image = correct.mean(axis=(1, 3))  # (n, 2): share of an image's noisy copies right
-    if aggregation == "class-mean":
-        report = rfs_class_mean(per_image[:, FG], per_image[:, BG], labels, num_classes)
-    else:
-        ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
-        report = rfs_report(
-            pred[:, :, FG].ravel(), pred[:, :, BG].ravel(), ref.ravel(), num_classes=num_classes
-        )
+    report = _rfs_numbers(pred, per_image, labels, num_classes, aggregation)
     a_fg, a_bg = report["accuracy_fg_noise"], report["accuracy_bg_noise"]
     stats: dict[str, Any] = {
         "n_images": int(images.sum()),
@@ -102,33 +140,49 @@ def _stats(
         "irfs_mean": float(irfs[images][:, levels].mean()),
     }
     if with_ci:
-        if aggregation == "class-mean":
-            ci = rfs_class_mean_intervals(
-                per_image[:, FG],
-                per_image[:, BG],
-                labels,
-                n_resamples=BOOTSTRAP_RESAMPLES,
-                seed=seed,
-            )
-        else:
-            ci = rfs_bootstrap_intervals(
-                per_image[:, FG], per_image[:, BG], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
-            )
-        groups = labels if aggregation == "class-mean" else None
-        inputs = {"a_fg": (per_image[:, FG],), "a_bg": (per_image[:, BG],)}
-        inputs["rfs"] = inputs["a_fg"] + inputs["a_bg"]
-        withheld = {}
-        for key, name in (
-            ("a_fg", "accuracy_fg_noise"),
-            ("a_bg", "accuracy_bg_noise"),
-            ("rfs", "rfs"),
-        ):
-            stats[f"{key}_ci95"] = None if ci[name] is None else list(ci[name])
-            if ci[name] is None:
-                withheld[key] = resampling_gap(*inputs[key], groups=groups, names=class_names)
-        if withheld:
-            stats[WITHHELD] = withheld
+        stats |= _rfs_intervals(per_image, labels, seed, aggregation, class_names)
     return stats
+
+
+def _rfs_numbers(
+    pred: np.ndarray,
+    per_image: np.ndarray,
+    labels: np.ndarray,
+    num_classes: int,
+    aggregation: str,
+) -> dict[str, Any]:
+    """a_fg, a_bg and RFS of the predictions ``pred`` (n, l, 2, T): class means of the
+    per-image shares right ``per_image`` (n, 2), or pooled over every noisy copy."""
+    if aggregation == "class-mean":
+        return rfs_class_mean(per_image[:, FG], per_image[:, BG], labels, num_classes)
+    ref = np.broadcast_to(labels[:, None, None], pred[:, :, FG].shape)
+    return rfs_report(
+        pred[:, :, FG].ravel(), pred[:, :, BG].ravel(), ref.ravel(), num_classes=num_classes
+    )
+
+
+def _rfs_intervals(
+    per_image: np.ndarray,
+    labels: np.ndarray,
+    seed: int,
+    aggregation: str,
+    class_names: list[str] | None,
+) -> dict[str, Any]:
+    """The bootstrap intervals of a_fg, a_bg and RFS over images (stratified by class for
+    class means), and under ``intervals_withheld`` why any of them is None."""
+    fg, bg = per_image[:, FG], per_image[:, BG]
+    if aggregation == "class-mean":
+        ci = rfs_class_mean_intervals(fg, bg, labels, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    else:
+        ci = rfs_bootstrap_intervals(fg, bg, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    groups = labels if aggregation == "class-mean" else None
+    inputs = {"a_fg": (fg,), "a_bg": (bg,), "rfs": (fg, bg)}
+    intervals, withheld = {}, {}
+    for key, name in (("a_fg", "accuracy_fg_noise"), ("a_bg", "accuracy_bg_noise"), ("rfs", "rfs")):
+        intervals[f"{key}_ci95"] = None if ci[name] is None else list(ci[name])
+        if ci[name] is None:
+            withheld[key] = resampling_gap(*inputs[key], groups=groups, names=class_names)
+    return intervals | ({WITHHELD: withheld} if withheld else {})
 
 
 def summarize(
@@ -149,88 +203,126 @@ def summarize(
     ones as a labelled secondary ``image_pooled`` entry."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}.")
-    labels = out["labels"]
-    n = len(labels)
-    # iRFS per (image, level): true-class probabilities averaged over the trials (core).
-    p_fg = out["prob"][:, :, FG].mean(axis=-1)
-    p_bg = out["prob"][:, :, BG].mean(axis=-1)
-    irfs = instance_rfs(p_fg.ravel(), p_bg.ravel()).reshape(n, len(levels))
-    everyone = np.ones(n, bool)
-    all_levels = list(range(len(levels)))
-    key = level_key(norm)
-    names = list(spec.classes)
-    overall = _stats(
-        out, irfs, everyone, all_levels, spec.num_classes, seed, aggregation, True, names
-    )
+    p_fg, p_bg, irfs = _trial_means(out, len(levels))
+    copies = _NoisyCopies(out, irfs, spec.num_classes, seed, aggregation)
+    body = _numbers(spec, copies, levels, norm, trials)
+    return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
+
+
+def _numbers(
+    spec: Any, copies: _NoisyCopies, levels: list[float], norm: str, trials: int
+) -> dict[str, Any]:
+    """The run's numbers for results.json (see :func:`summarize`)."""
+    labels, names = copies.out["labels"], list(spec.classes)
+    seed, aggregation = copies.seed, copies.aggregation
+    everyone, all_levels = copies.everyone(), copies.all_levels()
+    overall = copies.stats(everyone, all_levels, class_names=names)
     per_level = [
-        {"level": lv, key: level_size(lv, norm)}
-        | _stats(out, irfs, everyone, [i], spec.num_classes, seed, aggregation, True, names)
+        _level_entry(lv, norm)
+        | copies.stats(everyone, [i], class_names=names)
         | {"n_trials": trials}
         for i, lv in enumerate(levels)
     ]
-    clean_right = out["clean_pred"] == labels
+    per_class = _per_class(spec, copies, levels, norm)
+    clean_right = copies.out["clean_pred"] == labels
+    clean = _clean_accuracy(clean_right, labels, int(clean_right.sum()), seed, aggregation, names)
+    withheld = overall.get(WITHHELD, {}) | clean.pop(WITHHELD, {})
+    return {
+        "norm": norm,
+        "aggregation": aggregation,
+        **_headline(overall, per_level),
+        **clean,
+        "n_images": len(labels),
+        "trials": trials,
+        "seed": seed,
+        "levels": per_level,
+        "per_class": per_class,
+        **_secondary(copies, clean_right),
+        "noise": _noise_record(norm),
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "image"},
+        "per_image_file": PER_IMAGE_FILE,
+        **({WITHHELD: withheld} if withheld else {}),
+    }
+
+
+def _trial_means(out: dict[str, Any], n_levels: int) -> tuple[np.ndarray, ...]:
+    """(p_fg, p_bg, iRFS), each (image, level): the true-class probabilities averaged over
+    the trials (the authors' core), and the iRFS of those two."""
+    p_fg = out["prob"][:, :, FG].mean(axis=-1)
+    p_bg = out["prob"][:, :, BG].mean(axis=-1)
+    irfs = instance_rfs(p_fg.ravel(), p_bg.ravel()).reshape(len(out["labels"]), n_levels)
+    return p_fg, p_bg, irfs
+
+
+def _level_entry(level: float, norm: str) -> dict[str, float]:
+    """A level as results name it: as given, and as σ or ε."""
+    return {"level": level, level_key(norm): level_size(level, norm)}
+
+
+def _headline(overall: dict[str, Any], per_level: list[dict[str, Any]]) -> dict[str, Any]:
+    """RFS, a_fg and a_bg with their intervals, ā, the mean per-level RFS and the mean
+    iRFS, over all levels and images."""
+    return {
+        **{k: overall[k] for k in ("rfs", "rfs_ci95", "a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95")},
+        "mean_accuracy": overall["mean_accuracy"],
+        # not a number the authors report (their Fig. 6 is the RFS of averaged accuracies)
+        "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
+        "irfs_mean": overall["irfs_mean"],
+    }
+
+
+def _per_class(spec: Any, copies: _NoisyCopies, levels: list[float], norm: str) -> dict[str, Any]:
+    """Per class present: its numbers over all levels (with intervals), its clean accuracy,
+    its iRFS histogram and its numbers per level (without intervals)."""
+    labels, names, irfs = copies.out["labels"], list(spec.classes), copies.irfs
+    clean_right = copies.out["clean_pred"] == labels
+    all_levels = copies.all_levels()
     per_class = {}
     for c, name in enumerate(spec.classes):
         mine = labels == c
         if not mine.any():
             continue
-        per_class[name] = _stats(
-            out, irfs, mine, all_levels, spec.num_classes, seed, aggregation, True, names
-        ) | {
+        per_class[name] = copies.stats(mine, all_levels, class_names=names) | {
             "clean_accuracy": float(clean_right[mine].mean()),
             "irfs_histogram": {  # one value per image and level, as the authors plot it
                 "edges": IRFS_BIN_EDGES.tolist(),
                 "counts": np.histogram(irfs[mine], bins=IRFS_BIN_EDGES)[0].tolist(),
             },
             "levels": [
-                {"level": lv, key: level_size(lv, norm)}
-                | _stats(out, irfs, mine, [i], spec.num_classes, seed, aggregation, with_ci=False)
+                _level_entry(lv, norm) | copies.stats(mine, [i], with_ci=False)
                 for i, lv in enumerate(levels)
             ],
         }
-    n_right = int(clean_right.sum())
-    clean = _clean_accuracy(clean_right, labels, n_right, seed, aggregation, names)
-    withheld = overall.get(WITHHELD, {}) | clean.pop(WITHHELD, {})
+    return per_class
+
+
+def _secondary(copies: _NoisyCopies, clean_right: np.ndarray) -> dict[str, Any]:
+    """The numbers beside the headline: the image-pooled ones when the headline is class
+    means, and the per-attribute ones when the data has attribute masks."""
     secondary = {}
-    if aggregation == "class-mean":  # today's image-weighted numbers, labelled as such
-        pooled = _stats(out, irfs, everyone, all_levels, spec.num_classes, seed, "image-pooled")
+    if copies.aggregation == "class-mean":  # today's image-weighted numbers, labelled as such
+        pooled = copies.stats(copies.everyone(), copies.all_levels(), aggregation="image-pooled")
         secondary["image_pooled"] = {
             "note": "every noisy copy weighs the same (not the paper's aggregation)",
             **{k: pooled[k] for k in ("a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95", "rfs", "rfs_ci95")},
             **({WITHHELD: pooled[WITHHELD]} if WITHHELD in pooled else {}),
         }
-    if out.get("attributes") is not None:
-        secondary["per_attribute"] = _per_attribute(out, clean_right, seed)
-    body = {
+    if copies.out.get("attributes") is not None:
+        secondary["per_attribute"] = _per_attribute(copies.out, clean_right, copies.seed)
+    return secondary
+
+
+def _noise_record(norm: str) -> dict[str, Any]:
+    """How the noise was made, for results.json."""
+    return {
         "norm": norm,
-        "aggregation": aggregation,
-        **{k: overall[k] for k in ("rfs", "rfs_ci95", "a_fg", "a_fg_ci95", "a_bg", "a_bg_ci95")},
-        "mean_accuracy": overall["mean_accuracy"],
-        # not a number the authors report (their Fig. 6 is the RFS of averaged accuracies)
-        "rfs_mean_over_levels": float(np.mean([lv["rfs"] for lv in per_level])),
-        "irfs_mean": overall["irfs_mean"],
-        **clean,
-        "n_images": n,
-        "trials": trials,
-        "seed": seed,
-        "levels": per_level,
-        "per_class": per_class,
-        **secondary,
-        "noise": {
-            "norm": norm,
-            "levels_given_as": "sigma x 255 (sigma = level / 255)"
-            if norm == "linf"
-            else "epsilon, the l2 norm of each region's noise (pixels in [0, 1])",
-            "same_noise_for_fg_and_bg": True,
-            "generator": "torch.Generator on the device per (seed, norm, level, image id), "
-            "seeded with sha256; all trials of an image drawn in one call",
-        },
-        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "unit": "image"},
-        "per_image_file": PER_IMAGE_FILE,
+        "levels_given_as": "sigma x 255 (sigma = level / 255)"
+        if norm == "linf"
+        else "epsilon, the l2 norm of each region's noise (pixels in [0, 1])",
+        "same_noise_for_fg_and_bg": True,
+        "generator": "torch.Generator on the device per (seed, norm, level, image id), "
+        "seeded with sha256; all trials of an image drawn in one call",
     }
-    if withheld:
-        body[WITHHELD] = withheld
-    return body, _per_image_frame(spec, out, levels, norm, p_fg, p_bg, irfs)
 
 
 def _per_attribute(out: dict[str, Any], clean_right: np.ndarray, seed: int) -> dict:

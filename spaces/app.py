@@ -76,7 +76,15 @@ if __name__ != "__mp_main__":  # not in a job's process (it imports this file ag
     demo = build_demo()
 
 if __name__ == "__main__":
-    demo.launch(show_error=True, max_file_size=MAX_UPLOAD_BYTES, css=CSS, prevent_thread_lock=True)
+    # run_history=False: Gradio's "Runs" page would show a visitor each job's inputs and
+    # outputs as raw JSON; the page itself shows every result, with its files to download
+    demo.launch(
+        show_error=True,
+        max_file_size=MAX_UPLOAD_BYTES,
+        css=CSS,
+        prevent_thread_lock=True,
+        run_history=False,
+    )
     # after launch, which sets HF_HUB_DISABLE_TELEMETRY: a server started before it would be
     # restarted by the first job (the environment it started with differs)
     if not HAVE_SPACES:  # jobs in processes of their own: their server imports the stack now

@@ -65,6 +65,8 @@ def test_a_first_visit_reaches_score_without_scrolling_past_the_expert_options(
         assert button["y"] + button["height"] <= height, (width, button)
         assert page.locator("#advanced").bounding_box()["y"] > button["y"]
         expect(page.locator("#label-map")).to_be_hidden()
+    # no Gradio "Runs" page of raw JSON: the page shows every result itself
+    assert reports_server.config()["run_history"] is False
     page.get_by_text("Advanced: variants, label map, generative-VLM rule").click()
     expect(page.locator("#label-map")).to_be_visible()
     expect(page.locator("#variants")).to_be_visible()
@@ -86,6 +88,7 @@ def test_score_the_bundled_model_in_a_browser(reports_server, browser):
     shot(page, server.folder, "space_progress.png")
     wait_done(page)
     expect(page.locator("#score-button")).to_be_enabled()
+    expect(page.locator("footer")).not_to_contain_text("Runs")  # no raw-JSON run history
     report = page.locator("#report")
     results = results_of(page)
     text = report.inner_text()

@@ -85,12 +85,12 @@ class Task:
     prepare: Callable[[Run], Any]
     compute: Callable[[Run, Any], Any]
     summarise: Callable[[Run, Any, Any], Summary]
-    stem: str
     outputs: tuple[str, ...]
     gpu_batch_size: int
     # its protocols' settings: a frozen dataclass (tasks/<task>/settings.py), which every
     # benchmark's protocols for the task are checked against when it registers
     settings: type
+    stem: str = ""  # default: the task's name
     batch_note: str = ""
     command_help: str = ""
     per_image: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
@@ -101,3 +101,19 @@ class Task:
     # the kinds of model it can score (hf_bgbench.models.loader.MODEL_KINDS): another kind is
     # refused before the model or the data loads
     model_kinds: tuple[str, ...] = ("trained", "zero-shot", "generative")
+
+    def __post_init__(self) -> None:
+        if not self.stem:
+            object.__setattr__(self, "stem", self.name)
+
+
+def folder_hooks(package: str, *, paired: bool = False) -> dict[str, Hook]:
+    """The hooks of the task folder ``package``, by the folder layout's names (imported at
+    their first call): ``prepare``, ``compute`` and ``summarise`` from its ``hooks`` module;
+    with ``paired``, ``per_image`` and ``paired`` from its ``paired`` module
+    (``per_image_files``, ``paired_values``)."""
+    hooks = {step: Hook(f"{package}.hooks:{step}") for step in ("prepare", "compute", "summarise")}
+    if paired:
+        hooks["per_image"] = Hook(f"{package}.paired:per_image_files")
+        hooks["paired"] = Hook(f"{package}.paired:paired_values")
+    return hooks

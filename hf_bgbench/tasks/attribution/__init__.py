@@ -17,13 +17,11 @@ summarise = the numbers (:mod:`~hf_bgbench.tasks.attribution.summary`) and the r
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from hf_bgbench.tasks.attribution.options import OUTPUTS, AttributionOptions
 from hf_bgbench.tasks.attribution.settings import AttributionProtocolSettings
-from hf_bgbench.tasks.options import REQUIRED, entry_signature
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.entry import entry_point
+from hf_bgbench.tasks.options import REQUIRED
+from hf_bgbench.tasks.task import Task, folder_hooks
 
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 
@@ -35,10 +33,7 @@ TASK = Task(
     description="neural-feature attribution: the feature whose Grad-CAM best matches each "
     "attribute's mask, on train and test",
     options=AttributionOptions,
-    prepare=Hook("hf_bgbench.tasks.attribution.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.attribution.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.attribution.hooks:summarise"),
-    stem="attribution",
+    **folder_hooks(__name__),
     outputs=OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=AttributionProtocolSettings,
@@ -46,15 +41,13 @@ TASK = Task(
 )
 
 
-def run_attribution(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+run_attribution = entry_point(
+    TASK,
+    "run_attribution",
     """Neural-feature attribution of ``model`` (a model id or a loaded classifier) with the
     :class:`AttributionOptions` ``options``. Returns the results document; with
     ``output_dir`` also writes attribution.json, attribution.md,
-    attribution_model_index.yaml, attribution.png and attribution_gallery.png."""
-
-    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
-
-    return execute(TASK, model, data=data, **options)
-
-
-run_attribution.__signature__ = entry_signature(AttributionOptions, model=REQUIRED, data=None)
+    attribution_model_index.yaml, attribution.png and attribution_gallery.png.""",
+    model=REQUIRED,
+    data=None,
+)

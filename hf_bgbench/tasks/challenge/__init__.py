@@ -27,16 +27,13 @@ header what the verdicts cost (``composites_*``, ``clean_forwards``, ``computed_
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from hf_bgbench.tasks.challenge.options import ChallengeError, ChallengeOptions
 from hf_bgbench.tasks.challenge.settings import ChallengeProtocolSettings
+from hf_bgbench.tasks.entry import entry_point
 from hf_bgbench.tasks.options import (
     REQUIRED,
-    entry_signature,
 )
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.task import Hook, Task, folder_hooks
 
 __all__ = ["CHALLENGE_OUTPUTS", "TASK", "ChallengeError", "ChallengeOptions", "run_challenge"]
 
@@ -61,10 +58,7 @@ TASK = Task(
     name="challenge",
     description="Backgrounds Challenge: every foreground on every background (worst case)",
     options=ChallengeOptions,
-    prepare=Hook("hf_bgbench.tasks.challenge.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.challenge.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.challenge.hooks:summarise"),
-    stem="challenge",
+    **folder_hooks(__name__, paired=True),
     outputs=CHALLENGE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=ChallengeProtocolSettings,
@@ -72,14 +66,14 @@ TASK = Task(
     "composite per undecided foreground in a batch while the background order learns after "
     "each batch: fewer composites at small batches",
     command_help="Backgrounds Challenge: paste every foreground on every background",
-    per_image=Hook("hf_bgbench.tasks.challenge.paired:per_image_files"),
-    paired=Hook("hf_bgbench.tasks.challenge.paired:paired_values"),
     sample_option="max_foregrounds",
     sample_deviation=Hook("hf_bgbench.tasks.challenge.hooks:sampled_deviation"),
 )
 
 
-def run_challenge(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+run_challenge = entry_point(
+    TASK,
+    "run_challenge",
     """Run the Backgrounds Challenge for ``model`` (a model id or a loaded classifier) with
     the :class:`ChallengeOptions` ``options``.
 
@@ -92,11 +86,7 @@ def run_challenge(model: Any, data: str | Path | None = None, **options: Any) ->
     (default: all that fit in half the free memory). Returns the results document; with
     ``output_dir`` also writes challenge.json, challenge.md, challenge_model_index.yaml,
     vulnerable.parquet, challenge.png and (full matrix) fooling_matrix.npz.
-    """
-
-    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
-
-    return execute(TASK, model, data=data, **options)
-
-
-run_challenge.__signature__ = entry_signature(ChallengeOptions, model=REQUIRED, data=None)
+    """,
+    model=REQUIRED,
+    data=None,
+)

@@ -24,7 +24,7 @@ from hf_bgbench.tasks.evaluate.settings import EvaluateProtocolSettings
 from hf_bgbench.tasks.options import (
     entry_signature,
 )
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.task import Task, folder_hooks
 
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 
@@ -42,16 +42,12 @@ TASK = Task(
     name="evaluate",
     description="accuracy on every variant and the benchmark's metrics (e.g. BG-GAP)",
     options=EvaluateOptions,
-    prepare=Hook("hf_bgbench.tasks.evaluate.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.evaluate.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.evaluate.hooks:summarise"),
+    **folder_hooks(__name__, paired=True),
     stem="results",
     outputs=EVALUATE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=EvaluateProtocolSettings,
     command_help="score a model on a benchmark's variants",
-    per_image=Hook("hf_bgbench.tasks.evaluate.paired:per_image_files"),
-    paired=Hook("hf_bgbench.tasks.evaluate.paired:paired_values"),
 )
 
 

@@ -26,13 +26,11 @@ classes has no head to re-fit. Either way the result says so.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
+from hf_bgbench.tasks.entry import entry_point
 from hf_bgbench.tasks.graying.options import PER_IMAGE_FILE, GrayingOptions
 from hf_bgbench.tasks.graying.settings import GrayingProtocolSettings
-from hf_bgbench.tasks.options import REQUIRED, entry_signature
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.options import REQUIRED
+from hf_bgbench.tasks.task import Task, folder_hooks
 
 ACCELERATOR_BATCH_SIZE = 64  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 
@@ -50,10 +48,7 @@ TASK = Task(
     name="graying",
     description="Background ablation: accuracy with every background pixel set to grey",
     options=GrayingOptions,
-    prepare=Hook("hf_bgbench.tasks.graying.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.graying.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.graying.hooks:summarise"),
-    stem="graying",
+    **folder_hooks(__name__),
     outputs=GRAYING_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=GrayingProtocolSettings,
@@ -61,16 +56,14 @@ TASK = Task(
 )
 
 
-def run_graying(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+run_graying = entry_point(
+    TASK,
+    "run_graying",
     """Background ablation by graying of ``model`` (a model id or a loaded classifier) with
     the :class:`GrayingOptions` ``options``: accuracy on clean and background-grayed test
     images and the drop, per class and overall. Returns the results document; with
     ``output_dir`` also writes graying.json, graying.md, graying_model_index.yaml and
-    graying_images.parquet."""
-
-    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
-
-    return execute(TASK, model, data=data, **options)
-
-
-run_graying.__signature__ = entry_signature(GrayingOptions, model=REQUIRED, data=None)
+    graying_images.parquet.""",
+    model=REQUIRED,
+    data=None,
+)

@@ -18,9 +18,7 @@ batches; summarise = the numbers, the per-image table and the report.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
+from hf_bgbench.tasks.entry import entry_point
 from hf_bgbench.tasks.noise.levels import (
     NoiseError,
     NoiseSettings,
@@ -30,9 +28,8 @@ from hf_bgbench.tasks.noise.options import PER_IMAGE_FILE, NoiseOptions
 from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
 from hf_bgbench.tasks.options import (
     REQUIRED,
-    entry_signature,
 )
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.task import Task, folder_hooks
 
 __all__ = ["NOISE_OUTPUTS", "NoiseError", "NoiseOptions", "NoiseSettings", "check_levels"]
 
@@ -58,21 +55,18 @@ TASK = Task(
     name="noise",
     description="Noise analysis: Gaussian noise on the object vs the background (RFS, iRFS)",
     options=NoiseOptions,
-    prepare=Hook("hf_bgbench.tasks.noise.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.noise.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.noise.hooks:summarise"),
-    stem="noise",
+    **folder_hooks(__name__, paired=True),
     outputs=NOISE_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=NoiseProtocolSettings,
     command_help="noise analysis: Gaussian noise on the object vs the background (RFS, iRFS)",
-    per_image=Hook("hf_bgbench.tasks.noise.paired:per_image_files"),
-    paired=Hook("hf_bgbench.tasks.noise.paired:paired_values"),
     paired_scores=PAIRED_SCORES,
 )
 
 
-def run_noise(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+run_noise = entry_point(
+    TASK,
+    "run_noise",
     """Noise analysis of ``model`` (a model id or a loaded classifier) on the test images of
     the benchmark's mask variant, with the :class:`NoiseOptions` ``options``: a_fg, a_bg, RFS
     and iRFS per level, per class and overall. ``levels``: σ x 255 (linf) or ε (l2), default
@@ -80,11 +74,7 @@ def run_noise(model: Any, data: str | Path | None = None, **options: Any) -> dic
     the results document; with ``output_dir`` also writes noise.json, noise.md,
     noise_model_index.yaml, noise_images.parquet (one row per image and level) and the
     plots. ``batch_size`` defaults to 8 on a CPU and 64 on a GPU; the numbers do not depend
-    on it."""
-
-    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
-
-    return execute(TASK, model, data=data, **options)
-
-
-run_noise.__signature__ = entry_signature(NoiseOptions, model=REQUIRED, data=None)
+    on it.""",
+    model=REQUIRED,
+    data=None,
+)

@@ -23,16 +23,13 @@ report section: :mod:`hf_bgbench.tasks.saliency.report`).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
+from hf_bgbench.tasks.entry import entry_point
 from hf_bgbench.tasks.options import (
     REQUIRED,
-    entry_signature,
 )
 from hf_bgbench.tasks.saliency.options import PER_IMAGE_FILE, SaliencyOptions
 from hf_bgbench.tasks.saliency.settings import SaliencyProtocolSettings
-from hf_bgbench.tasks.task import Hook, Task
+from hf_bgbench.tasks.task import Task, folder_hooks
 
 ACCELERATOR_BATCH_SIZE = 32  # on a GPU when none is given (a CPU: devices.CPU_BATCH_SIZE)
 
@@ -54,35 +51,27 @@ TASK = Task(
     description="saliency alignment: Grad-CAM vs the object mask (IoU, share inside, "
     "delta density, average precision, saliency recall)",
     options=SaliencyOptions,
-    prepare=Hook("hf_bgbench.tasks.saliency.hooks:prepare"),
-    compute=Hook("hf_bgbench.tasks.saliency.hooks:compute"),
-    summarise=Hook("hf_bgbench.tasks.saliency.hooks:summarise"),
-    stem="saliency",
+    **folder_hooks(__name__, paired=True),
     outputs=SALIENCY_OUTPUTS,
     gpu_batch_size=ACCELERATOR_BATCH_SIZE,
     settings=SaliencyProtocolSettings,
     command_help="saliency alignment: does the model's Grad-CAM sit on the object?",
-    per_image=Hook("hf_bgbench.tasks.saliency.paired:per_image_files"),
-    paired=Hook("hf_bgbench.tasks.saliency.paired:paired_values"),
 )
 
 
-def run_saliency(model: Any, data: str | Path | None = None, **options: Any) -> dict[str, Any]:
+run_saliency = entry_point(
+    TASK,
+    "run_saliency",
     """Saliency alignment of ``model`` (a model id or a loaded classifier) with the object
     masks of the benchmark, with the :class:`SaliencyOptions` ``options``. ``max_images``
     takes a seeded random subset (``seed``; the ids are recorded). Returns the results
-    document (each score averaged per predicted class, then over classes, as the RIVAL10
-    authors do, unless the protocol's ``aggregation`` is ``image-pooled``; the other
+    document (each score averaged per predicted class, then over classes, as the published
+    protocol does, unless the protocol's ``aggregation`` is ``image-pooled``; the other
     aggregation as ``<score>_image_mean`` / ``<score>_class_mean``); with ``output_dir`` also
-    writes
-    saliency.json, saliency.md, saliency_model_index.yaml, saliency.png, the gallery of the
+    writes saliency.json, saliency.md, saliency_model_index.yaml, saliency.png, the gallery of the
     ``gallery`` images with the lowest delta density (saliency_gallery.png) and the
     per-image values (saliency_per_image.parquet). ``batch_size`` defaults to 8 on a CPU and
-    32 on a GPU; the numbers do not depend on it."""
-
-    from hf_bgbench.tasks.runner import execute  # the model and data stack: at first run
-
-    return execute(TASK, model, data=data, **options)
-
-
-run_saliency.__signature__ = entry_signature(SaliencyOptions, model=REQUIRED, data=None)
+    32 on a GPU; the numbers do not depend on it.""",
+    model=REQUIRED,
+    data=None,
+)

@@ -381,27 +381,51 @@ def validate_dataset(
         result.problems.append(not_a_dataset(folder, by_name.values()))
         return result
     files = {name: _files(folder, entry) for name, entry in entries.items()}
+    spec = _dataset_benchmark(folder, meta, files, by_name, benchmark, result)
+    if spec is None:
+        return result
+    result.benchmark = spec.name
+    _check_configs(spec, files, result)
+    aligned = _check_splits(spec, meta, files, result)
+    _check_aligned(aligned, spec.layout, result)
+    return result
+
+
+def _dataset_benchmark(
+    folder: Path,
+    meta: dict[str, Any],
+    files: dict[str, dict[str, list[Path]]],
+    by_name: dict[str, BenchmarkSpec],
+    benchmark: str | None,
+    result: ValidationResult,
+) -> BenchmarkSpec | None:
+    """The benchmark the data holds: ``benchmark`` when given, else the one its card names,
+    else the one its labels match; None (the problem said) when there is no file or no match."""
     first = next((ps[0] for by_split in files.values() for ps in by_split.values() if ps), None)
     if first is None:
         result.problems.append(f"{folder}: no Parquet file matches the card's data_files")
-        return result
+        return None
     features = datasets.Features.from_arrow_schema(pq.read_schema(first))
     if benchmark:
         spec = find_spec(by_name, benchmark)
     else:
-        spec = _card_benchmark(folder, meta, by_name) or _infer_spec(
-            features, list(entries), by_name
-        )
+        spec = _card_benchmark(folder, meta, by_name) or _infer_spec(features, list(files), by_name)
     if spec is None:
         label = features.get("label")
         result.problems.append(
             f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
             f"({', '.join(by_name)}); pass --benchmark"
         )
-        return result
-    result.benchmark = spec.name
+    return spec
+
+
+def _check_configs(
+    spec: BenchmarkSpec, files: dict[str, dict[str, list[Path]]], result: ValidationResult
+) -> None:
+    """The card lists every config the benchmark's layout requires (the others noted), and
+    every variant's splits."""
     layout = spec.layout
-    missing = [v for v in spec.variants if v not in entries]
+    missing = [v for v in spec.variants if v not in files]
     required = None if layout is None else layout.required_variants
     needed = [v for v in missing if required is None or v in required]
     if needed:
@@ -416,56 +440,108 @@ def validate_dataset(
                 f"{name}: split(s) {', '.join(absent)} missing from the card "
                 f"({spec.name} has {', '.join(layout.splits)})"
             )
-    row_checks = _row_checks(layout)
-    declared_rows = {
+
+
+def _declared_rows(meta: dict[str, Any]) -> dict[tuple[Any, Any], Any]:
+    """(config, split) -> the number of rows the card's dataset_info declares."""
+    return {
         (info.get("config_name"), sp.get("name")): sp.get("num_examples")
         for info in meta.get("dataset_info") or []
         if isinstance(info, dict)
         for sp in info.get("splits") or []
     }
 
+
+def _check_splits(
+    spec: BenchmarkSpec,
+    meta: dict[str, Any],
+    files: dict[str, dict[str, list[Path]]],
+    result: ValidationResult,
+) -> dict[str, dict[str, _Split]]:
+    """Check every config/split of the card; the scans of the aligned variants, by split,
+    to compare across variants."""
+    row_checks = _row_checks(spec.layout)
+    declared_rows = _declared_rows(meta)
     by_split: dict[str, dict[str, _Split]] = defaultdict(dict)
     for name, splits in files.items():
         for split, paths in splits.items():
-            where = f"{name}/{split}"
-            if not paths:
-                result.problems.append(f"{where}: the card lists it but no file matches")
-                continue
-            broken = hub.unreadable_parquet(paths)
-            if broken:  # named, file by file; its rows cannot be checked
-                result.problems += [f"{where}: {b}; rebuild or re-download it" for b in broken]
-                continue
-            label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
-            names = [n.lower() for n in getattr(label, "names", [])]
-            if names != [n.lower() for n in spec.classes]:
-                result.problems.append(
-                    f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
-                )
-            is_variant = name in spec.variants
-            size = layout.image_size if layout is not None and is_variant else None
-            mask_column = layout.mask_column if layout is not None else "mask"
-            scanned = _scan_split(paths, where, result, size, mask_column)
-            result.rows.setdefault(name, {})[split] = len(scanned.ids)
             declared = declared_rows.get((name, split))
-            if declared is not None and declared != len(scanned.ids):
-                result.problems.append(
-                    f"{where}: the card declares {declared} rows but the files hold "
-                    f"{len(scanned.ids)} (load_dataset would fail; rewrite the card or rebuild)"
-                )
-            if not scanned.ids:
-                result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
-                continue
-            _check_labels(scanned, spec, where, result)
-            if layout is None or layout.balanced:
-                _check_balance(scanned, spec, where, result)
-            if row_checks is not None and is_variant:
-                row_checks(paths, where, result)
-            if is_variant:
-                if layout is not None:
-                    _check_backgrounds(name, scanned, spec, layout, where, result)
-                if name in spec.aligned_variants:  # the same images, compared below
-                    by_split[split][name] = scanned
+            scanned = _check_split(spec, name, split, paths, declared, row_checks, result)
+            # the same images, compared below
+            if scanned is not None and name in spec.variants and name in spec.aligned_variants:
+                by_split[split][name] = scanned
+    return by_split
 
+
+def _check_split(
+    spec: BenchmarkSpec,
+    name: str,
+    split: str,
+    paths: list[Path],
+    declared: Any,
+    row_checks: Callable | None,
+    result: ValidationResult,
+) -> _Split | None:
+    """Check the files and rows of config ``name``'s ``split``; its scan, or None when it
+    has no readable rows."""
+    where = f"{name}/{split}"
+    if not paths:
+        result.problems.append(f"{where}: the card lists it but no file matches")
+        return None
+    broken = hub.unreadable_parquet(paths)
+    if broken:  # named, file by file; its rows cannot be checked
+        result.problems += [f"{where}: {b}; rebuild or re-download it" for b in broken]
+        return None
+    label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
+    names = [n.lower() for n in getattr(label, "names", [])]
+    if names != [n.lower() for n in spec.classes]:
+        result.problems.append(
+            f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
+        )
+    layout = spec.layout
+    size = layout.image_size if layout is not None and name in spec.variants else None
+    mask_column = layout.mask_column if layout is not None else "mask"
+    scanned = _scan_split(paths, where, result, size, mask_column)
+    result.rows.setdefault(name, {})[split] = len(scanned.ids)
+    if declared is not None and declared != len(scanned.ids):
+        result.problems.append(
+            f"{where}: the card declares {declared} rows but the files hold "
+            f"{len(scanned.ids)} (load_dataset would fail; rewrite the card or rebuild)"
+        )
+    if not scanned.ids:
+        result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
+        return None
+    _check_rows(spec, name, scanned, paths, where, row_checks, result)
+    return scanned
+
+
+def _check_rows(
+    spec: BenchmarkSpec,
+    name: str,
+    scanned: _Split,
+    paths: list[Path],
+    where: str,
+    row_checks: Callable | None,
+    result: ValidationResult,
+) -> None:
+    """The row checks of one scanned config/split: labels, class balance, the layout's own
+    checks and, for a variant, its backgrounds."""
+    layout = spec.layout
+    is_variant = name in spec.variants
+    _check_labels(scanned, spec, where, result)
+    if layout is None or layout.balanced:
+        _check_balance(scanned, spec, where, result)
+    if row_checks is not None and is_variant:
+        row_checks(paths, where, result)
+    if is_variant and layout is not None:
+        _check_backgrounds(name, scanned, spec, layout, where, result)
+
+
+def _check_aligned(
+    by_split: dict[str, dict[str, _Split]], layout: BuiltLayout | None, result: ValidationResult
+) -> None:
+    """The aligned variants of each split hold the same ids in the same order (and, where
+    the layout shares masks, the same mask per id) as the first of them."""
     for split, variants in by_split.items():
         if not variants:
             continue
@@ -492,4 +568,3 @@ def validate_dataset(
                     f"{name}/{split}: {len(differing)} mask(s) differ from {ref_name}'s "
                     f"for the same id, e.g. {differing[:EXAMPLES]}"
                 )
-    return result

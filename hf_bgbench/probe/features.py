@@ -362,15 +362,9 @@ def _fit_linear_head(
     fit: _HeadFit, step: ModelStep, speed: _FitSpeed, transform: Any, desc: str
 ) -> _FittedHead:
     """The ``linear-probe-v1`` head: the train features extracted once, then the fit."""
+    batch_size, workers = speed.batch_size, speed.workers
     feats, labels, skipped = extract_features(
-        step,
-        fit.train,
-        transform,
-        speed.batch_size,
-        speed.workers,
-        speed.progress,
-        desc,
-        speed.pipeline,
+        step, fit.train, transform, batch_size, workers, speed.progress, desc, speed.pipeline
     )
     check_labels(fit.spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
     start = time.perf_counter()  # features once, then the fit: time the fit alone

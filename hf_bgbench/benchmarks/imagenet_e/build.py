@@ -185,9 +185,8 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
             work,
         )
     common = _common_report(source, dropped, kept, assigned[0][1])
-    report = _write_reports(source, runs, shards, common, params)
-    if multi:
-        report = _write_runs_report(source, output, runs, shards, common, top_params)
+    runs_params = top_params if multi else None
+    report = _write_reports(source, output, runs, shards, common, params, runs_params)
     if not options.keep_work:
         shutil.rmtree(work, ignore_errors=True)
     return report
@@ -286,37 +285,29 @@ def _common_report(
 
 def _write_reports(
     source: Source,
+    output: Path,
     runs: list[tuple[Path, EditBuildOptions]],
     shards: list[Any],
     common: dict[str, Any],
     params: dict[str, Any],
+    top_params: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Each run's build report and card written into its folder; the last run's report."""
+    """Each run's build report and card written into its folder and, for a ``--runs`` build
+    (``top_params`` given), the report and card of the runs into ``output``; the last
+    report written."""
     for (folder, run_options), run_shards in zip(runs, shards, strict=True):
         report = {**common, "parameters": {**params, "seed": run_options.seed}}
         report["shards"] = run_shards
         (folder / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
         write_card(folder, report, source.class_names)
-    return report
-
-
-def _write_runs_report(
-    source: Source,
-    output: Path,
-    runs: list[tuple[Path, EditBuildOptions]],
-    shards: list[Any],
-    common: dict[str, Any],
-    top_params: dict[str, Any],
-) -> dict[str, Any]:
-    """The report and card of a ``--runs`` build, naming each run's folder, written into
-    ``output``; returned."""
-    report = {**common, "format": RUNS_REPORT_FORMAT, "parameters": top_params}
-    report["runs"] = {
-        folder.name: {"seed": o.seed, "shards": run_shards}
-        for (folder, o), run_shards in zip(runs, shards, strict=True)
-    }
-    (output / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    write_runs_card(output, report, source.class_names)
+    if top_params is not None:
+        report = {**common, "format": RUNS_REPORT_FORMAT, "parameters": top_params}
+        report["runs"] = {
+            folder.name: {"seed": o.seed, "shards": run_shards}
+            for (folder, o), run_shards in zip(runs, shards, strict=True)
+        }
+        (output / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        write_runs_card(output, report, source.class_names)
     return report
 
 

@@ -170,7 +170,7 @@ def _scan_split(
     """Read one config/split; ``size``: what every image must measure (None: not checked);
     ``mask_column``: the foreground mask column (checked when present)."""
     out = _Split()
-    bad_size, bad_mask, mismatched, undecodable = [], [], [], []
+    found = _ImageFindings()
     wanted = ("id", "label", "image", mask_column, "bg_id", "bg_label")
     for path in files:
         parquet = pq.ParquetFile(path)
@@ -183,52 +183,78 @@ def _scan_split(
                 out.labels.append(data["label"][i])
                 out.bg_ids.append(data["bg_id"][i] if "bg_id" in data else "")
                 out.bg_labels.append(data["bg_label"][i] if "bg_label" in data else -1)
-                try:  # decoded whole: a truncated file is found here, not when scored
-                    img_size = open_image(data["image"][i], _row(path, image_id, "image")).size
-                except ImageDecodeError as err:
-                    undecodable.append(str(err))
-                    out.mask_hashes.append("")
-                    continue
-                if size is not None and img_size != size:
-                    bad_size.append(image_id)
-                if mask_column not in data or data[mask_column][i] is None:
-                    out.mask_hashes.append("")
-                    continue
-                where_mask = _row(path, image_id, mask_column)
-                try:
-                    m = open_image(data[mask_column][i], where_mask, eight_bits=False)
-                except ImageDecodeError as err:
-                    undecodable.append(str(err))
-                    out.mask_hashes.append("")
-                    continue
-                arr, mode = np.asarray(m), m.mode
-                if arr.shape[::-1][:2] != img_size:
-                    mismatched.append(image_id)
-                if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
-                    bad_mask.append(image_id)
-                out.mask_hashes.append(hashlib.sha1(arr.tobytes()).hexdigest())
-    if undecodable:
-        result.problems.append(
-            f"{where}: {len(undecodable)} image(s) cannot be decoded: "
-            + "; ".join(undecodable[:EXAMPLES])
-            + (" ..." if len(undecodable) > EXAMPLES else "")
-        )
-    if bad_size and size is not None:
-        result.problems.append(
-            f"{where}: {len(bad_size)} image(s) are not {size[0]}x{size[1]}, "
-            f"e.g. {bad_size[:EXAMPLES]}"
-        )
-    if mismatched:
-        result.problems.append(
-            f"{where}: {len(mismatched)} mask(s) differ in size from their image, "
-            f"e.g. {mismatched[:EXAMPLES]}"
-        )
-    if bad_mask:
-        result.problems.append(
-            f"{where}: {len(bad_mask)} mask(s) are not 'L' images with values 0/255, "
-            f"e.g. {bad_mask[:EXAMPLES]}"
-        )
+                mask_hash = _check_row(data, i, path, size, mask_column, found)
+                out.mask_hashes.append(mask_hash)
+    found.report(where, size, result)
     return out
+
+
+@dataclass
+class _ImageFindings:
+    """The images and masks of one config/split found wrong, by kind of fault."""
+
+    bad_size: list[str] = field(default_factory=list)
+    bad_mask: list[str] = field(default_factory=list)
+    mismatched: list[str] = field(default_factory=list)
+    undecodable: list[str] = field(default_factory=list)
+
+    def report(self, where: str, size: tuple[int, int] | None, result: ValidationResult) -> None:
+        """Each kind of fault found, said as one problem of ``result`` with examples."""
+        if self.undecodable:
+            result.problems.append(
+                f"{where}: {len(self.undecodable)} image(s) cannot be decoded: "
+                + "; ".join(self.undecodable[:EXAMPLES])
+                + (" ..." if len(self.undecodable) > EXAMPLES else "")
+            )
+        if self.bad_size and size is not None:
+            result.problems.append(
+                f"{where}: {len(self.bad_size)} image(s) are not {size[0]}x{size[1]}, "
+                f"e.g. {self.bad_size[:EXAMPLES]}"
+            )
+        if self.mismatched:
+            result.problems.append(
+                f"{where}: {len(self.mismatched)} mask(s) differ in size from their image, "
+                f"e.g. {self.mismatched[:EXAMPLES]}"
+            )
+        if self.bad_mask:
+            result.problems.append(
+                f"{where}: {len(self.bad_mask)} mask(s) are not 'L' images with values 0/255, "
+                f"e.g. {self.bad_mask[:EXAMPLES]}"
+            )
+
+
+def _check_row(
+    data: dict[str, list[Any]],
+    i: int,
+    path: Path,
+    size: tuple[int, int] | None,
+    mask_column: str,
+    found: _ImageFindings,
+) -> str:
+    """Decode row ``i``'s image and mask (whole: a truncated file is found here, not when
+    scored), their faults added to ``found``; the mask's hash ("" when it has none)."""
+    image_id = data["id"][i]
+    try:
+        img_size = open_image(data["image"][i], _row(path, image_id, "image")).size
+    except ImageDecodeError as err:
+        found.undecodable.append(str(err))
+        return ""
+    if size is not None and img_size != size:
+        found.bad_size.append(image_id)
+    if mask_column not in data or data[mask_column][i] is None:
+        return ""
+    where_mask = _row(path, image_id, mask_column)
+    try:
+        m = open_image(data[mask_column][i], where_mask, eight_bits=False)
+    except ImageDecodeError as err:
+        found.undecodable.append(str(err))
+        return ""
+    arr, mode = np.asarray(m), m.mode
+    if arr.shape[::-1][:2] != img_size:
+        found.mismatched.append(image_id)
+    if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
+        found.bad_mask.append(image_id)
+    return hashlib.sha1(arr.tobytes()).hexdigest()
 
 
 def _row(path: Path, image_id: str, column: str) -> str:

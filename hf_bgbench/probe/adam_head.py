@@ -371,60 +371,90 @@ def train_head(
     opt_cfg = settings["optimiser"]
     batch = int(settings["batch_size"])
     head = _default_linear(dim, num_classes, stream_seed(seed, "init")).to(device)
-    opt = torch.optim.Adam(
-        head.parameters(),
-        lr=opt_cfg["lr"],
-        betas=tuple(opt_cfg["betas"]),
-        eps=opt_cfg["eps"],
-        weight_decay=opt_cfg["weight_decay"],
-    )
+    opt = _adam(head, opt_cfg)
     shuffle = torch.Generator().manual_seed(stream_seed(seed, "shuffle"))
-    held_by_epoch, train_acc_by_epoch, loss_by_epoch = [], [], []
+    history: dict[str, list[float]] = {"heldout": [], "train_accuracy": [], "train_loss": []}
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(int(settings["epochs"])):
         order = torch.randperm(n_fit, generator=shuffle)
-        stats = [0, 0, 0.0]  # correct, seen, summed loss
-        pending_x: torch.Tensor | None = None
-        pending_y: torch.Tensor | None = None
-        for feats, labels in epoch_stream(epoch, order):
-            feats, labels = feats.to(device).float(), labels.to(device).long()
-            if pending_x is None:
-                pending_x, pending_y = feats, labels
-            else:
-                pending_x, pending_y = torch.cat([pending_x, feats]), torch.cat([pending_y, labels])
-            while len(pending_x) >= batch:
-                _step(head, opt, pending_x[:batch], pending_y[:batch], stats)
-                pending_x, pending_y = pending_x[batch:], pending_y[batch:]
-        if pending_x is not None and len(pending_x):  # the last, smaller batch
-            _step(head, opt, pending_x, pending_y, stats)
+        stats = _train_epoch(head, opt, epoch_stream(epoch, order), batch, device)
         if stats[1] == 0:
             raise ProbeError("none of the train images could be read: no head to train.")
         held_acc = heldout_accuracy(head, held_feats, held_labels)
-        held_by_epoch.append(held_acc)
-        train_acc_by_epoch.append(stats[0] / stats[1])
-        loss_by_epoch.append(stats[2] / stats[1])
+        history["heldout"].append(held_acc)
+        history["train_accuracy"].append(stats[0] / stats[1])
+        history["train_loss"].append(stats[2] / stats[1])
         if best is None or held_acc > best[0]:  # strict: ties keep the earlier epoch
             state = {k: v.detach().clone() for k, v in head.state_dict().items()}
             best = (held_acc, epoch, state)
     held_acc, epoch, state = best  # type: ignore[misc]  # set by the first epoch
     zeros, ones = torch.zeros(dim, device=device), torch.ones(dim, device=device)
     probe = ProbeHead(zeros, ones, state["weight"], state["bias"])  # no standardisation
-    record = {
+    return probe, _head_record(settings, epoch, held_acc, held_labels, history, stats[1], dim)
+
+
+def _adam(head: torch.nn.Module, opt_cfg: Mapping[str, Any]) -> torch.optim.Adam:
+    """Adam over ``head``'s parameters with the recipe's optimiser settings."""
+    return torch.optim.Adam(
+        head.parameters(),
+        lr=opt_cfg["lr"],
+        betas=tuple(opt_cfg["betas"]),
+        eps=opt_cfg["eps"],
+        weight_decay=opt_cfg["weight_decay"],
+    )
+
+
+def _train_epoch(
+    head: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    stream: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    batch: int,
+    device: torch.device,
+) -> list:
+    """One epoch of steps over ``stream``, regrouped into batches of ``batch`` (the last
+    one smaller); [correct, seen, summed loss] over the epoch."""
+    stats = [0, 0, 0.0]  # correct, seen, summed loss
+    pending_x: torch.Tensor | None = None
+    pending_y: torch.Tensor | None = None
+    for feats, labels in stream:
+        feats, labels = feats.to(device).float(), labels.to(device).long()
+        if pending_x is None:
+            pending_x, pending_y = feats, labels
+        else:
+            pending_x, pending_y = torch.cat([pending_x, feats]), torch.cat([pending_y, labels])
+        while len(pending_x) >= batch:
+            _step(head, opt, pending_x[:batch], pending_y[:batch], stats)
+            pending_x, pending_y = pending_x[batch:], pending_y[batch:]
+    if pending_x is not None and len(pending_x):  # the last, smaller batch
+        _step(head, opt, pending_x, pending_y, stats)
+    return stats
+
+
+def _head_record(
+    settings: Mapping[str, Any],
+    epoch: int,
+    held_acc: float,
+    held_labels: torch.Tensor,
+    history: dict[str, list[float]],
+    n_fit: int,
+    dim: int,
+) -> dict[str, Any]:
+    """The fit record of the head of epoch ``epoch`` (0-based), the one selected."""
+    return {
         "epochs": int(settings["epochs"]),
         "selected_epoch": epoch + 1,  # 1-based, as the epochs are counted in reports
         "heldout_accuracy": held_acc,
         "heldout_n": int(len(held_labels)),
-        "heldout_accuracy_by_epoch": held_by_epoch,
-        "train_accuracy": train_acc_by_epoch[epoch],
-        "train_accuracy_by_epoch": train_acc_by_epoch,
-        "train_loss_by_epoch": loss_by_epoch,
+        "heldout_accuracy_by_epoch": history["heldout"],
+        "train_accuracy": history["train_accuracy"][epoch],
+        "train_accuracy_by_epoch": history["train_accuracy"],
+        "train_loss_by_epoch": history["train_loss"],
         "train_accuracy_is": "running accuracy over the epoch's augmented fit photos, each "
         "scored by the head just before its batch's step (as the authors' process_epoch)",
-        "n_fit": int(stats[1]),
+        "n_fit": int(n_fit),
         "feature_dim": dim,
         "refit": settings["refit"],
     }
-    return probe, record
 
 
 def _default_linear(dim: int, num_classes: int, seed: int) -> torch.nn.Linear:

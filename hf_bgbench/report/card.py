@@ -371,7 +371,8 @@ def _run_benchmark(
     progress: bool,
     task_options: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
-    tasks = spec.report_tasks
+    """The entry of benchmark ``spec`` in the report: its data and each of its tasks run
+    (tasks ``done + 1``... of ``steps``), a failed one recorded with its message."""
     entry: dict[str, Any] = {
         "name": spec.name,
         "title": spec.short_name,
@@ -396,37 +397,54 @@ def _run_benchmark(
     # a reader given as data is used as it is (a Space's Hub-only reader never falls back
     # to a server folder of the same name); a folder or id, by the location it resolved to
     task_data = data if isinstance(data, Reader) else location
-    for i, task in enumerate(tasks, start=done + 1):
+    for i, task in enumerate(spec.report_tasks, start=done + 1):
         _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
         options = _task_options(task, {**common, **task_options.get(task, {})})
         sample = get_task(task).sample_option  # what --challenge-foregrounds N sets to N
         if sample and challenge_foregrounds is not None:
             options[sample] = challenge_foregrounds
-        folder = out / spec.name / task
-        try:
-            results = execute(
-                get_task(task),
-                model,
-                benchmark=spec.name,
-                data=task_data,
-                output_dir=folder,
-                **options,
-            )
-        except KeyboardInterrupt:
-            raise
-        except (ValueError, OSError, RuntimeError) as err:
-            entry["tasks"][task] = {"status": "failed", "reason": str(err), "folder": None}
+        entry["tasks"][task] = _run_task(
+            spec, task, model, task_data, out, options, challenge_foregrounds, progress
+        )
+        if entry["tasks"][task]["status"] == "failed":
             entry["status"] = "failed"
-            _say(progress, f"{spec.short_name} · {task}: failed -- {err}")
-            continue
-        entry["tasks"][task] = {
-            "status": "run",
-            "folder": str(folder.relative_to(out)),
-            "protocol": protocol_of(results)[0],
-            "deviations": _deviations(task, results, challenge_foregrounds),
-            "results": results,
-        }
     return entry
+
+
+def _run_task(
+    spec: BenchmarkSpec,
+    task: str,
+    model: Any,
+    task_data: Any,
+    out: Path,
+    options: dict[str, Any],
+    challenge_foregrounds: int | None,
+    progress: bool,
+) -> dict[str, Any]:
+    """Run one task of the report into its folder of ``out``; its entry (its results, or
+    why it failed when it raised a ValueError, OSError or RuntimeError)."""
+    folder = out / spec.name / task
+    try:
+        results = execute(
+            get_task(task),
+            model,
+            benchmark=spec.name,
+            data=task_data,
+            output_dir=folder,
+            **options,
+        )
+    except KeyboardInterrupt:
+        raise
+    except (ValueError, OSError, RuntimeError) as err:
+        _say(progress, f"{spec.short_name} · {task}: failed -- {err}")
+        return {"status": "failed", "reason": str(err), "folder": None}
+    return {
+        "status": "run",
+        "folder": str(folder.relative_to(out)),
+        "protocol": protocol_of(results)[0],
+        "deviations": _deviations(task, results, challenge_foregrounds),
+        "results": results,
+    }
 
 
 def _deviations(task: str, results: Mapping[str, Any], sampled: int | None) -> list[str]:

@@ -189,14 +189,14 @@ def _scan_split(
     return out
 
 
-@dataclass
 class _ImageFindings:
     """The images and masks of one config/split found wrong, by kind of fault."""
 
-    bad_size: list[str] = field(default_factory=list)
-    bad_mask: list[str] = field(default_factory=list)
-    mismatched: list[str] = field(default_factory=list)
-    undecodable: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.bad_size: list[str] = []  # ids of images not of the layout's size
+        self.bad_mask: list[str] = []  # ids of masks not 'L' with values 0/255
+        self.mismatched: list[str] = []  # ids of masks not of their image's size
+        self.undecodable: list[str] = []  # the decode errors' messages
 
     def report(self, where: str, size: tuple[int, int] | None, result: ValidationResult) -> None:
         """Each kind of fault found, said as one problem of ``result`` with examples."""

@@ -170,7 +170,7 @@ def _scan_split(
     """Read one config/split; ``size``: what every image must measure (None: not checked);
     ``mask_column``: the foreground mask column (checked when present)."""
     out = _Split()
-    bad_size, bad_mask, mismatched, undecodable = [], [], [], []
+    found = _ImageFindings()
     wanted = ("id", "label", "image", mask_column, "bg_id", "bg_label")
     for path in files:
         parquet = pq.ParquetFile(path)
@@ -183,52 +183,78 @@ def _scan_split(
                 out.labels.append(data["label"][i])
                 out.bg_ids.append(data["bg_id"][i] if "bg_id" in data else "")
                 out.bg_labels.append(data["bg_label"][i] if "bg_label" in data else -1)
-                try:  # decoded whole: a truncated file is found here, not when scored
-                    img_size = open_image(data["image"][i], _row(path, image_id, "image")).size
-                except ImageDecodeError as err:
-                    undecodable.append(str(err))
-                    out.mask_hashes.append("")
-                    continue
-                if size is not None and img_size != size:
-                    bad_size.append(image_id)
-                if mask_column not in data or data[mask_column][i] is None:
-                    out.mask_hashes.append("")
-                    continue
-                where_mask = _row(path, image_id, mask_column)
-                try:
-                    m = open_image(data[mask_column][i], where_mask, eight_bits=False)
-                except ImageDecodeError as err:
-                    undecodable.append(str(err))
-                    out.mask_hashes.append("")
-                    continue
-                arr, mode = np.asarray(m), m.mode
-                if arr.shape[::-1][:2] != img_size:
-                    mismatched.append(image_id)
-                if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
-                    bad_mask.append(image_id)
-                out.mask_hashes.append(hashlib.sha1(arr.tobytes()).hexdigest())
-    if undecodable:
-        result.problems.append(
-            f"{where}: {len(undecodable)} image(s) cannot be decoded: "
-            + "; ".join(undecodable[:EXAMPLES])
-            + (" ..." if len(undecodable) > EXAMPLES else "")
-        )
-    if bad_size and size is not None:
-        result.problems.append(
-            f"{where}: {len(bad_size)} image(s) are not {size[0]}x{size[1]}, "
-            f"e.g. {bad_size[:EXAMPLES]}"
-        )
-    if mismatched:
-        result.problems.append(
-            f"{where}: {len(mismatched)} mask(s) differ in size from their image, "
-            f"e.g. {mismatched[:EXAMPLES]}"
-        )
-    if bad_mask:
-        result.problems.append(
-            f"{where}: {len(bad_mask)} mask(s) are not 'L' images with values 0/255, "
-            f"e.g. {bad_mask[:EXAMPLES]}"
-        )
+                mask_hash = _check_row(data, i, path, size, mask_column, found)
+                out.mask_hashes.append(mask_hash)
+    found.report(where, size, result)
     return out
+
+
+class _ImageFindings:
+    """The images and masks of one config/split found wrong, by kind of fault."""
+
+    def __init__(self) -> None:
+        self.bad_size: list[str] = []  # ids of images not of the layout's size
+        self.bad_mask: list[str] = []  # ids of masks not 'L' with values 0/255
+        self.mismatched: list[str] = []  # ids of masks not of their image's size
+        self.undecodable: list[str] = []  # the decode errors' messages
+
+    def report(self, where: str, size: tuple[int, int] | None, result: ValidationResult) -> None:
+        """Each kind of fault found, said as one problem of ``result`` with examples."""
+        if self.undecodable:
+            result.problems.append(
+                f"{where}: {len(self.undecodable)} image(s) cannot be decoded: "
+                + "; ".join(self.undecodable[:EXAMPLES])
+                + (" ..." if len(self.undecodable) > EXAMPLES else "")
+            )
+        if self.bad_size and size is not None:
+            result.problems.append(
+                f"{where}: {len(self.bad_size)} image(s) are not {size[0]}x{size[1]}, "
+                f"e.g. {self.bad_size[:EXAMPLES]}"
+            )
+        if self.mismatched:
+            result.problems.append(
+                f"{where}: {len(self.mismatched)} mask(s) differ in size from their image, "
+                f"e.g. {self.mismatched[:EXAMPLES]}"
+            )
+        if self.bad_mask:
+            result.problems.append(
+                f"{where}: {len(self.bad_mask)} mask(s) are not 'L' images with values 0/255, "
+                f"e.g. {self.bad_mask[:EXAMPLES]}"
+            )
+
+
+def _check_row(
+    data: dict[str, list[Any]],
+    i: int,
+    path: Path,
+    size: tuple[int, int] | None,
+    mask_column: str,
+    found: _ImageFindings,
+) -> str:
+    """Decode row ``i``'s image and mask (whole: a truncated file is found here, not when
+    scored), their faults added to ``found``; the mask's hash ("" when it has none)."""
+    image_id = data["id"][i]
+    try:
+        img_size = open_image(data["image"][i], _row(path, image_id, "image")).size
+    except ImageDecodeError as err:
+        found.undecodable.append(str(err))
+        return ""
+    if size is not None and img_size != size:
+        found.bad_size.append(image_id)
+    if mask_column not in data or data[mask_column][i] is None:
+        return ""
+    where_mask = _row(path, image_id, mask_column)
+    try:
+        m = open_image(data[mask_column][i], where_mask, eight_bits=False)
+    except ImageDecodeError as err:
+        found.undecodable.append(str(err))
+        return ""
+    arr, mode = np.asarray(m), m.mode
+    if arr.shape[::-1][:2] != img_size:
+        found.mismatched.append(image_id)
+    if mode != "L" or not set(np.unique(arr).tolist()) <= {0, 255}:
+        found.bad_mask.append(image_id)
+    return hashlib.sha1(arr.tobytes()).hexdigest()
 
 
 def _row(path: Path, image_id: str, column: str) -> str:
@@ -381,27 +407,51 @@ def validate_dataset(
         result.problems.append(not_a_dataset(folder, by_name.values()))
         return result
     files = {name: _files(folder, entry) for name, entry in entries.items()}
+    spec = _dataset_benchmark(folder, meta, files, by_name, benchmark, result)
+    if spec is None:
+        return result
+    result.benchmark = spec.name
+    _check_configs(spec, files, result)
+    aligned = _check_splits(spec, meta, files, result)
+    _check_aligned(aligned, spec.layout, result)
+    return result
+
+
+def _dataset_benchmark(
+    folder: Path,
+    meta: dict[str, Any],
+    files: dict[str, dict[str, list[Path]]],
+    by_name: dict[str, BenchmarkSpec],
+    benchmark: str | None,
+    result: ValidationResult,
+) -> BenchmarkSpec | None:
+    """The benchmark the data holds: ``benchmark`` when given, else the one its card names,
+    else the one its labels match; None (the problem said) when there is no file or no match."""
     first = next((ps[0] for by_split in files.values() for ps in by_split.values() if ps), None)
     if first is None:
         result.problems.append(f"{folder}: no Parquet file matches the card's data_files")
-        return result
+        return None
     features = datasets.Features.from_arrow_schema(pq.read_schema(first))
     if benchmark:
         spec = find_spec(by_name, benchmark)
     else:
-        spec = _card_benchmark(folder, meta, by_name) or _infer_spec(
-            features, list(entries), by_name
-        )
+        spec = _card_benchmark(folder, meta, by_name) or _infer_spec(features, list(files), by_name)
     if spec is None:
         label = features.get("label")
         result.problems.append(
             f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
             f"({', '.join(by_name)}); pass --benchmark"
         )
-        return result
-    result.benchmark = spec.name
+    return spec
+
+
+def _check_configs(
+    spec: BenchmarkSpec, files: dict[str, dict[str, list[Path]]], result: ValidationResult
+) -> None:
+    """The card lists every config the benchmark's layout requires (the others noted), and
+    every variant's splits."""
     layout = spec.layout
-    missing = [v for v in spec.variants if v not in entries]
+    missing = [v for v in spec.variants if v not in files]
     required = None if layout is None else layout.required_variants
     needed = [v for v in missing if required is None or v in required]
     if needed:
@@ -416,56 +466,108 @@ def validate_dataset(
                 f"{name}: split(s) {', '.join(absent)} missing from the card "
                 f"({spec.name} has {', '.join(layout.splits)})"
             )
-    row_checks = _row_checks(layout)
-    declared_rows = {
+
+
+def _declared_rows(meta: dict[str, Any]) -> dict[tuple[Any, Any], Any]:
+    """(config, split) -> the number of rows the card's dataset_info declares."""
+    return {
         (info.get("config_name"), sp.get("name")): sp.get("num_examples")
         for info in meta.get("dataset_info") or []
         if isinstance(info, dict)
         for sp in info.get("splits") or []
     }
 
+
+def _check_splits(
+    spec: BenchmarkSpec,
+    meta: dict[str, Any],
+    files: dict[str, dict[str, list[Path]]],
+    result: ValidationResult,
+) -> dict[str, dict[str, _Split]]:
+    """Check every config/split of the card; the scans of the aligned variants, by split,
+    to compare across variants."""
+    row_checks = _row_checks(spec.layout)
+    declared_rows = _declared_rows(meta)
     by_split: dict[str, dict[str, _Split]] = defaultdict(dict)
     for name, splits in files.items():
         for split, paths in splits.items():
-            where = f"{name}/{split}"
-            if not paths:
-                result.problems.append(f"{where}: the card lists it but no file matches")
-                continue
-            broken = hub.unreadable_parquet(paths)
-            if broken:  # named, file by file; its rows cannot be checked
-                result.problems += [f"{where}: {b}; rebuild or re-download it" for b in broken]
-                continue
-            label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
-            names = [n.lower() for n in getattr(label, "names", [])]
-            if names != [n.lower() for n in spec.classes]:
-                result.problems.append(
-                    f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
-                )
-            is_variant = name in spec.variants
-            size = layout.image_size if layout is not None and is_variant else None
-            mask_column = layout.mask_column if layout is not None else "mask"
-            scanned = _scan_split(paths, where, result, size, mask_column)
-            result.rows.setdefault(name, {})[split] = len(scanned.ids)
             declared = declared_rows.get((name, split))
-            if declared is not None and declared != len(scanned.ids):
-                result.problems.append(
-                    f"{where}: the card declares {declared} rows but the files hold "
-                    f"{len(scanned.ids)} (load_dataset would fail; rewrite the card or rebuild)"
-                )
-            if not scanned.ids:
-                result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
-                continue
-            _check_labels(scanned, spec, where, result)
-            if layout is None or layout.balanced:
-                _check_balance(scanned, spec, where, result)
-            if row_checks is not None and is_variant:
-                row_checks(paths, where, result)
-            if is_variant:
-                if layout is not None:
-                    _check_backgrounds(name, scanned, spec, layout, where, result)
-                if name in spec.aligned_variants:  # the same images, compared below
-                    by_split[split][name] = scanned
+            scanned = _check_split(spec, name, split, paths, declared, row_checks, result)
+            # the same images, compared below
+            if scanned is not None and name in spec.variants and name in spec.aligned_variants:
+                by_split[split][name] = scanned
+    return by_split
 
+
+def _check_split(
+    spec: BenchmarkSpec,
+    name: str,
+    split: str,
+    paths: list[Path],
+    declared: Any,
+    row_checks: Callable | None,
+    result: ValidationResult,
+) -> _Split | None:
+    """Check the files and rows of config ``name``'s ``split``; its scan, or None when it
+    has no readable rows."""
+    where = f"{name}/{split}"
+    if not paths:
+        result.problems.append(f"{where}: the card lists it but no file matches")
+        return None
+    broken = hub.unreadable_parquet(paths)
+    if broken:  # named, file by file; its rows cannot be checked
+        result.problems += [f"{where}: {b}; rebuild or re-download it" for b in broken]
+        return None
+    label = datasets.Features.from_arrow_schema(pq.read_schema(paths[0])).get("label")
+    names = [n.lower() for n in getattr(label, "names", [])]
+    if names != [n.lower() for n in spec.classes]:
+        result.problems.append(
+            f"{where}: label feature is not a ClassLabel with the {spec.name} class names"
+        )
+    layout = spec.layout
+    size = layout.image_size if layout is not None and name in spec.variants else None
+    mask_column = layout.mask_column if layout is not None else "mask"
+    scanned = _scan_split(paths, where, result, size, mask_column)
+    result.rows.setdefault(name, {})[split] = len(scanned.ids)
+    if declared is not None and declared != len(scanned.ids):
+        result.problems.append(
+            f"{where}: the card declares {declared} rows but the files hold "
+            f"{len(scanned.ids)} (load_dataset would fail; rewrite the card or rebuild)"
+        )
+    if not scanned.ids:
+        result.problems.append(f"{where}: no rows (an empty config is not a dataset)")
+        return None
+    _check_rows(spec, name, scanned, paths, where, row_checks, result)
+    return scanned
+
+
+def _check_rows(
+    spec: BenchmarkSpec,
+    name: str,
+    scanned: _Split,
+    paths: list[Path],
+    where: str,
+    row_checks: Callable | None,
+    result: ValidationResult,
+) -> None:
+    """The row checks of one scanned config/split: labels, class balance, the layout's own
+    checks and, for a variant, its backgrounds."""
+    layout = spec.layout
+    is_variant = name in spec.variants
+    _check_labels(scanned, spec, where, result)
+    if layout is None or layout.balanced:
+        _check_balance(scanned, spec, where, result)
+    if row_checks is not None and is_variant:
+        row_checks(paths, where, result)
+    if is_variant and layout is not None:
+        _check_backgrounds(name, scanned, spec, layout, where, result)
+
+
+def _check_aligned(
+    by_split: dict[str, dict[str, _Split]], layout: BuiltLayout | None, result: ValidationResult
+) -> None:
+    """The aligned variants of each split hold the same ids in the same order (and, where
+    the layout shares masks, the same mask per id) as the first of them."""
     for split, variants in by_split.items():
         if not variants:
             continue
@@ -492,4 +594,3 @@ def validate_dataset(
                     f"{name}/{split}: {len(differing)} mask(s) differ from {ref_name}'s "
                     f"for the same id, e.g. {differing[:EXAMPLES]}"
                 )
-    return result

@@ -27,6 +27,7 @@ seeded by ``seed``, recorded in the edit's parameters with the model and setting
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -170,6 +171,36 @@ def diffusion_edit(
     img = as_image(image)
     m = as_mask(mask, img)
     base = img if start_image is None else as_image(start_image)
+    _check_edit(model, img, base, start, adversarial_scale, classifier, label)
+    loop = _Loop(model, steps, strength)
+    noise = _Noise(model.device, seed)
+    guidance = {
+        "lam": lam,
+        "classifier": classifier,
+        "label": label,
+        "adversarial_scale": adversarial_scale,
+    }
+    with torch.no_grad():
+        scene = _Scene.encode(model, img, base, m)
+        x = _start_latent(loop, start, scene.z_base, noise)
+    x = _denoise(model, loop, x, scene, guidance, noise)
+    with torch.no_grad():
+        out = _to_uint8(_decode(model, x))
+    out[m] = img[m]  # exact object pixels whatever the VAE or the last noise level did
+    params = _edit_params(model, loop, x.device, steps, strength, start, seed, guidance)
+    return EditResult(out, m, params)
+
+
+def _check_edit(
+    model: DiffusionModel,
+    img: np.ndarray,
+    base: np.ndarray,
+    start: str,
+    adversarial_scale: float,
+    classifier: ImageClassifier | None,
+    label: int | None,
+) -> None:
+    """An EditError for arguments :func:`diffusion_edit` cannot edit with."""
     if base.shape != img.shape:
         raise EditError(f"start_image is {base.shape[:2]}, the image {img.shape[:2]}.")
     if start not in STARTS:
@@ -177,51 +208,75 @@ def diffusion_edit(
     if adversarial_scale and (classifier is None or label is None):
         raise EditError("Adversarial guidance needs a classifier and the image's label.")
     _check_size(model, img)
-    loop = _Loop(model, steps, strength)
-    device = model.device
-    generator = torch.Generator(device="cpu").manual_seed(int(seed))
 
-    def noise_like(x: torch.Tensor) -> torch.Tensor:  # drawn on the CPU: same on any device
-        return torch.randn(x.shape, generator=generator, dtype=x.dtype).to(device)
 
-    guided = bool(lam) or bool(adversarial_scale)
-    with torch.no_grad():
+class _Noise:
+    """Gaussian noise from one seeded generator, drawn in the edit's order."""
+
+    def __init__(self, device: torch.device, seed: int) -> None:
+        self.device = device
+        self.generator = torch.Generator(device="cpu").manual_seed(int(seed))
+
+    def like(self, x: torch.Tensor) -> torch.Tensor:
+        """Noise of ``x``'s shape and dtype, on the edit's device."""
+        # drawn on the CPU: the same on any device
+        return torch.randn(x.shape, generator=self.generator, dtype=x.dtype).to(self.device)
+
+
+@dataclass
+class _Scene:
+    """The photo and its object in pixels and latents: what every step keeps or compares."""
+
+    pixels_obj: torch.Tensor
+    pixel_mask: torch.Tensor
+    z_obj: torch.Tensor
+    z_base: torch.Tensor
+    z_mask: torch.Tensor
+
+    @classmethod
+    def encode(
+        cls, model: DiffusionModel, img: np.ndarray, base: np.ndarray, m: np.ndarray
+    ) -> _Scene:
+        """Encode the photo ``img``, the start ``base`` and the object mask ``m``."""
+        device = model.device
         pixels_obj = _to_tensor(img, device)
         pixel_mask = torch.from_numpy(m)[None, None].float().to(device)
         z_obj = _encode(model, pixels_obj)
         z_base = _encode(model, _to_tensor(base, device))
         # A latent cell is object when any of its pixels is, so the object is never generated.
         z_mask = (F.interpolate(pixel_mask, size=z_obj.shape[-2:], mode="area") > 0).float()
-        t_top = loop.timesteps[0]
-        if start == "invert":
-            x, lower = z_base, None
-            for t in reversed(loop.timesteps):
-                eps, _ = loop.predict(x, t)
-                x0 = loop.x0_of(x, eps, lower) if lower is not None else x
-                x = loop.alpha(t) ** 0.5 * x0 + (1 - loop.alpha(t)) ** 0.5 * eps
-                lower = t
-        else:
-            a = loop.alpha(t_top)
-            x = a**0.5 * z_base + (1 - a) ** 0.5 * noise_like(z_base)
+        return cls(pixels_obj, pixel_mask, z_obj, z_base, z_mask)
 
+
+def _start_latent(loop: _Loop, start: str, z_base: torch.Tensor, noise: _Noise) -> torch.Tensor:
+    """The latent the denoising starts from: ``z_base`` inverted by DDIM up to the first
+    timestep (``invert``), else noised to it."""
+    if start == "invert":
+        x, lower = z_base, None
+        for t in reversed(loop.timesteps):
+            eps, _ = loop.predict(x, t)
+            x0 = loop.x0_of(x, eps, lower) if lower is not None else x
+            x = loop.alpha(t) ** 0.5 * x0 + (1 - loop.alpha(t)) ** 0.5 * eps
+            lower = t
+        return x
+    a = loop.alpha(loop.timesteps[0])
+    return a**0.5 * z_base + (1 - a) ** 0.5 * noise.like(z_base)
+
+
+def _denoise(
+    model: DiffusionModel,
+    loop: _Loop,
+    x: torch.Tensor,
+    scene: _Scene,
+    guidance: dict[str, Any],
+    noise: _Noise,
+) -> torch.Tensor:
+    """The DDIM steps from ``x``: each step's ε (guided when asked), then the next latent
+    with the object's latent put back at that noise level."""
+    guided = bool(guidance["lam"]) or bool(guidance["adversarial_scale"])
     for i, t in enumerate(loop.timesteps):
-        a = loop.alpha(t)
         if guided:
-            with torch.enable_grad():
-                x_in = x.detach().requires_grad_(True)
-                eps, x0 = loop.predict(x_in, t)
-                images = (_decode(model, x0) + 1) / 2
-                objective = background_objective(
-                    images,
-                    (pixels_obj + 1) / 2,
-                    pixel_mask,
-                    lam=lam,
-                    classifier=classifier,
-                    label=label,
-                    adversarial_scale=adversarial_scale,
-                )
-                (grad,) = torch.autograd.grad(objective, x_in)
-            eps = eps.detach() - (1 - a) ** 0.5 * grad
+            eps = _guided_eps(model, loop, x, t, scene, guidance)
         else:
             with torch.no_grad():
                 eps, _ = loop.predict(x, t)
@@ -230,34 +285,66 @@ def diffusion_edit(
             t_next = loop.timesteps[i + 1] if i + 1 < len(loop.timesteps) else None
             a_next = loop.alpha(t_next)
             x = a_next**0.5 * x0 + (1 - a_next) ** 0.5 * eps
-            obj_t = a_next**0.5 * z_obj + (1 - a_next) ** 0.5 * noise_like(z_obj)
-            x = x * (1 - z_mask) + obj_t * z_mask
+            obj_t = a_next**0.5 * scene.z_obj + (1 - a_next) ** 0.5 * noise.like(scene.z_obj)
+            x = x * (1 - scene.z_mask) + obj_t * scene.z_mask
+    return x
 
-    with torch.no_grad():
-        out = _to_uint8(_decode(model, x))
-    out[m] = img[m]  # exact object pixels whatever the VAE or the last noise level did
+
+def _guided_eps(
+    model: DiffusionModel,
+    loop: _Loop,
+    x: torch.Tensor,
+    t: int,
+    scene: _Scene,
+    guidance: dict[str, Any],
+) -> torch.Tensor:
+    """The model's ε at ``t`` moved along the gradient of the background objective."""
+    a = loop.alpha(t)
+    with torch.enable_grad():
+        x_in = x.detach().requires_grad_(True)
+        eps, x0 = loop.predict(x_in, t)
+        images = (_decode(model, x0) + 1) / 2
+        objective = background_objective(
+            images, (scene.pixels_obj + 1) / 2, scene.pixel_mask, **guidance
+        )
+        (grad,) = torch.autograd.grad(objective, x_in)
+    return eps.detach() - (1 - a) ** 0.5 * grad
+
+
+def _edit_params(
+    model: DiffusionModel,
+    loop: _Loop,
+    device: torch.device,
+    steps: int,
+    strength: float,
+    start: str,
+    seed: int,
+    guidance: dict[str, Any],
+) -> dict[str, Any]:
+    """The edit's record: its settings, the timesteps, what reproduction depends on and
+    the model."""
     params: dict[str, Any] = {
         "edit": "diffusion",
         "method": "diffusion",
-        "lambda": float(lam),
+        "lambda": float(guidance["lam"]),
         "steps": int(steps),
         "timesteps": list(loop.timesteps),
         "strength": float(strength),
         "start": start,
         "noise_seed": int(seed),
-        "adversarial_scale": float(adversarial_scale),
+        "adversarial_scale": float(guidance["adversarial_scale"]),
         # what bit-for-bit reproduction of the pixels depends on, besides the seed
         "determinism": {
             "torch": torch.__version__,
             "threads": torch.get_num_threads(),
             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-            "device": str(x.device),
+            "device": str(device),
         },
         **model.describe(),
     }
-    if adversarial_scale:
-        params["adversarial_label"] = int(label)  # type: ignore[arg-type]
-    return EditResult(out, m, params)
+    if guidance["adversarial_scale"]:
+        params["adversarial_label"] = int(guidance["label"])
+    return params
 
 
 def diffusion_geometry(

@@ -168,6 +168,53 @@ def predict(
     """
     if decoder is None:
         decoder = choose_decoder(dataset, step.device, image_transform)
+    work = _rows_of(dataset, rows, cache, desc)
+    columns = _Columns([work.ids[k] for k in work.todo])
+    skipped: list[dict[str, Any]] = []
+    decode_cache = "off" if decoded is None else "unwritten"
+    if work.todo:
+        settings = _PassSettings(
+            image_transform, batch_size, num_workers, desc, progress, decoder, decoded, pipeline
+        )
+        decode_cache = _predict_rows(
+            step, dataset, settings, work, columns, skipped, cache, flush_every
+        )
+    return _prediction_run(work, columns, skipped, decoder, decode_cache, desc)
+
+
+@dataclass
+class _Rows:
+    """The rows one :func:`predict` call covers: every id of the dataset, the rows asked
+    for (positions) and their ids, the cached predictions it reuses (``done``, their ids
+    ``have``) and the indices into ``ids`` it still has to predict (``todo``)."""
+
+    all_ids: list[Any]
+    positions: list[int]
+    ids: list[Any]
+    done: pd.DataFrame
+    have: set[Any]
+    todo: list[int]
+
+
+@dataclass
+class _PassSettings:
+    """How :func:`predict` decodes the rows it has to predict: its arguments of those names."""
+
+    image_transform: Callable[[Image.Image], torch.Tensor] | None
+    batch_size: int
+    num_workers: int | None
+    desc: str
+    progress: bool
+    decoder: str
+    decoded: DecodedImages | None
+    pipeline: DecodePipeline | None
+
+
+def _rows_of(
+    dataset: datasets.Dataset, rows: Sequence[int] | None, cache: PredictionCache | None, desc: str
+) -> _Rows:
+    """The rows ``rows`` of ``dataset`` (None: all), the predictions of them ``cache`` holds
+    and those still to predict; repeated ids are a ValueError."""
     all_ids = list(dataset.select_columns([ID])[ID]) if len(dataset) else []
     if len(set(all_ids)) != len(all_ids):
         raise ValueError(f"{desc}: image ids repeat; every row needs a unique 'id'.")
@@ -177,59 +224,113 @@ def predict(
     done = done[done["id"].isin(set(ids))]
     have = set(done["id"])
     todo = [k for k, image_id in enumerate(ids) if image_id not in have]
+    return _Rows(all_ids, positions, ids, done, have, todo)
 
-    columns = _Columns([ids[k] for k in todo])
-    skipped: list[dict[str, Any]] = []
-    decode_cache = "off" if decoded is None else "unwritten"
-    filling = False
-    if todo:
-        workers = default_num_workers(step.device) if num_workers is None else num_workers
-        todo_rows = [positions[k] for k in todo]
-        index = decoded.matches(all_ids) if decoded is not None else None
-        if index is not None:
-            decode_cache = "read"
-            labels = dataset.select_columns([LABEL])[LABEL]
-            rows_read = decoded.read(index, todo_rows, labels, batch_size=batch_size)
-            batches = counted(rows_read, skipped, desc, progress, len(ids), len(have))
-        else:
-            batches = decoded_batches(
-                dataset,
-                todo_rows,
-                skipped=skipped,
-                desc=desc,
-                progress=progress,
-                total=len(ids),
-                initial=len(have),
-                image_transform=image_transform,
-                batch_size=batch_size,
-                num_workers=workers,
-                pin_memory=step.device.type == "cuda",
-                decoder=decoder,
-                device=step.device,
-                pipeline=pipeline,
-            )
-            # only a pass over every row, in order, can leave a complete cache
-            filling = decoded is not None and todo_rows == list(range(len(all_ids)))
-            if filling:
-                batches = decoded.fill(all_ids, batches, skipped)
-        try:
-            for batch in batches:
-                columns.fill(batch.ids, prediction_rows(step, batch))
-                if cache is not None and columns.unsaved >= flush_every:
-                    cache.append(columns.take_unsaved())
-        except KeyboardInterrupt:
-            flushed = len(have) + columns.computed if cache is not None else 0
-            raise Interrupted(flushed) from None
-        finally:
-            # Whatever finished is kept, so an interrupted run resumes where it stopped.
-            if cache is not None and columns.unsaved:
+
+def _predict_rows(
+    step: ModelStep,
+    dataset: datasets.Dataset,
+    settings: _PassSettings,
+    work: _Rows,
+    columns: _Columns,
+    skipped: list[dict[str, Any]],
+    cache: PredictionCache | None,
+    flush_every: int,
+) -> str:
+    """Predict ``work``'s rows still to predict into ``columns`` (written to ``cache`` as
+    they come); return what became of the decoded-image cache."""
+    todo_rows = [work.positions[k] for k in work.todo]
+    batches, decode_cache, filling = _open_batches(
+        dataset, settings, step, work, todo_rows, skipped
+    )
+    _fill_columns(step, batches, columns, cache, flush_every, len(work.have))
+    if filling:  # written once complete; not when stopped early or sizes differed
+        decode_cache = "written" if settings.decoded.matches(work.all_ids) else "unwritten"
+    return decode_cache
+
+
+def _open_batches(
+    dataset: datasets.Dataset,
+    settings: _PassSettings,
+    step: ModelStep,
+    work: _Rows,
+    todo_rows: list[int],
+    skipped: list[dict[str, Any]],
+) -> tuple[Any, str, bool]:
+    """The batches of rows ``todo_rows``: read from the decoded-image cache when it is
+    complete, else decoded (and filling that cache on a pass over every row); with the
+    cache's state and whether this pass fills it."""
+    workers = (
+        default_num_workers(step.device) if settings.num_workers is None else settings.num_workers
+    )
+    decoded = settings.decoded
+    index = decoded.matches(work.all_ids) if decoded is not None else None
+    total, initial = len(work.ids), len(work.have)
+    if index is not None:
+        labels = dataset.select_columns([LABEL])[LABEL]
+        rows_read = decoded.read(index, todo_rows, labels, batch_size=settings.batch_size)
+        batches = counted(rows_read, skipped, settings.desc, settings.progress, total, initial)
+        return batches, "read", False
+    batches = decoded_batches(
+        dataset,
+        todo_rows,
+        skipped=skipped,
+        desc=settings.desc,
+        progress=settings.progress,
+        total=total,
+        initial=initial,
+        image_transform=settings.image_transform,
+        batch_size=settings.batch_size,
+        num_workers=workers,
+        pin_memory=step.device.type == "cuda",
+        decoder=settings.decoder,
+        device=step.device,
+        pipeline=settings.pipeline,
+    )
+    # only a pass over every row, in order, can leave a complete cache
+    filling = decoded is not None and todo_rows == list(range(len(work.all_ids)))
+    if filling:
+        batches = decoded.fill(work.all_ids, batches, skipped)
+    return batches, "off" if decoded is None else "unwritten", filling
+
+
+def _fill_columns(
+    step: ModelStep,
+    batches: Any,
+    columns: _Columns,
+    cache: PredictionCache | None,
+    flush_every: int,
+    reused: int,
+) -> None:
+    """Predict every batch into ``columns``, appending to ``cache`` every ``flush_every``
+    images and at the end; Ctrl-C is :class:`Interrupted`, counting what was kept."""
+    try:
+        for batch in batches:
+            columns.fill(batch.ids, prediction_rows(step, batch))
+            if cache is not None and columns.unsaved >= flush_every:
                 cache.append(columns.take_unsaved())
-            batches.close()
-        if filling:  # written once complete; not when stopped early or sizes differed
-            decode_cache = "written" if decoded.matches(all_ids) else "unwritten"
-    frame = pd.concat([done, columns.frame()], ignore_index=True) if todo else done
+    except KeyboardInterrupt:
+        flushed = reused + columns.computed if cache is not None else 0
+        raise Interrupted(flushed) from None
+    finally:
+        # Whatever finished is kept, so an interrupted run resumes where it stopped.
+        if cache is not None and columns.unsaved:
+            cache.append(columns.take_unsaved())
+        batches.close()
+
+
+def _prediction_run(
+    work: _Rows,
+    columns: _Columns,
+    skipped: list[dict[str, Any]],
+    decoder: str,
+    decode_cache: str,
+    desc: str,
+) -> PredictionRun:
+    """The run: the reused and new predictions in the order of the rows asked for."""
+    frame = pd.concat([work.done, columns.frame()], ignore_index=True) if work.todo else work.done
     scored = set(frame["id"])  # built once: inside the comprehension it is O(n^2)
-    frame = frame.set_index("id").reindex([i for i in ids if i in scored]).reset_index()
+    frame = frame.set_index("id").reindex([i for i in work.ids if i in scored]).reset_index()
     frame = frame.astype({"label": "int64", "pred": "int64", "pred_model": "int64"})
     if skipped:
         log.warning("%s: %d image(s) could not be read and were skipped.", desc, len(skipped))
@@ -237,7 +338,7 @@ def predict(
         frame,  # PREDICTION_COLUMNS, then any per-image records of the model (a VLM's)
         skipped,
         computed=columns.computed,
-        reused=len(have),
+        reused=len(work.have),
         decoder=decoder,
         decode_cache=decode_cache,
     )

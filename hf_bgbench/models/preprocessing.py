@@ -11,6 +11,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -227,94 +228,27 @@ class Preprocessing:
             d = dict(processor.to_dict())
         except Exception:  # pragma: no cover - defensive
             d = {}
-
-        def get(key, default=None):
-            v = d.get(key, None)
-            if v is None:
-                v = getattr(processor, key, None)
-            return default if v is None else v
-
-        def as_dict(v) -> dict:
-            if v is None:
-                return {}
-            if isinstance(v, int):
-                return {"shortest_edge": v}
-            if isinstance(v, (tuple, list)) and len(v) == 2:
-                return {"height": int(v[0]), "width": int(v[1])}
-            if isinstance(v, Mapping):
-                return {k: x for k, x in v.items() if x is not None}
-            return {k: x for k, x in vars(v).items() if x is not None}  # SizeDict
-
-        size = as_dict(get("size"))
-        crop_size = as_dict(get("crop_size"))
+        get = partial(_processor_value, d, processor)
+        size = _size_dict(get("size"))
+        crop_size = _size_dict(get("crop_size"))
         do_resize = bool(get("do_resize", True))
         do_center_crop = bool(get("do_center_crop", False))
         crop_pct = get("crop_pct")
         proc_type = str(d.get("image_processor_type") or type(processor).__name__)
         interpolation = interpolation_name(get("resample", 2))
-        if get("do_normalize", True):
-            mean = tuple(get("image_mean", (0.5, 0.5, 0.5)))
-            std = tuple(get("image_std", (0.5, 0.5, 0.5)))
-        else:
-            mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
-        if len(mean) == 1:
-            mean = mean * 3
-        if len(std) == 1:
-            std = std * 3
+        mean, std = _processor_mean_std(get)
         rescale = get("rescale_factor", 1 / 255)
         if get("do_rescale", True) and abs(float(rescale) - 1 / 255) > 1e-6:
             logger.warning("image processor rescale_factor %s is not 1/255; ignored", rescale)
-
-        def crop_hw() -> tuple[int, int] | None:
-            if "height" in crop_size and "width" in crop_size:
-                return int(crop_size["height"]), int(crop_size["width"])
-            if "shortest_edge" in crop_size:
-                s = int(crop_size["shortest_edge"])
-                return s, s
-            return None
-
-        image_size = getattr(model_config, "image_size", None) if model_config is not None else None
-        if isinstance(image_size, (list, tuple)):
-            fallback_hw = (int(image_size[0]), int(image_size[1]))
-        else:
-            fallback_hw = (int(image_size or 224),) * 2
-
-        crop: tuple[int, int] | None = None
+        fallback_hw = _config_image_hw(model_config)
         if not do_resize:
-            hw = crop_hw() or fallback_hw
+            hw = _crop_hw(crop_size) or fallback_hw
             logger.warning("image processor has do_resize=False; resizing to %s anyway", hw)
-            resize: int | tuple[int, int] = hw
-            input_hw = hw
-        elif "shortest_edge" in size:
-            se = int(size["shortest_edge"])
-            if "convnext" in proc_type.lower() and crop_pct is not None:
-                if se < 384:
-                    resize, crop, input_hw = int(se / float(crop_pct)), (se, se), (se, se)
-                else:
-                    resize, crop, input_hw = (se, se), None, (se, se)
-            elif do_center_crop and crop_hw() is not None:
-                crop = crop_hw()
-                resize, input_hw = se, crop
-            else:
-                # Shorter side only, no crop: square centre crop so batches stack.
-                resize, crop, input_hw = se, (se, se), (se, se)
-        elif "height" in size and "width" in size:
-            resize = (int(size["height"]), int(size["width"]))
-            if do_center_crop and crop_hw() is not None:
-                crop = crop_hw()
-                input_hw = crop
-            else:
-                input_hw = resize
-        elif "longest_edge" in size:
-            le = int(size["longest_edge"])
-            logger.warning(
-                "image processor resizes the longest edge; approximated by %dx%d", le, le
-            )
-            resize, input_hw = (le, le), (le, le)
+            resize, crop, input_hw = hw, None, hw
         else:
-            hw = crop_hw() or fallback_hw
-            logger.warning("image processor has no usable size %r; using %s", size, hw)
-            resize, input_hw = hw, hw
+            resize, crop, input_hw = _resized_geometry(
+                size, crop_size, do_center_crop, crop_pct, proc_type, fallback_hw
+            )
         return cls(
             input_size=input_hw,
             resize=resize,
@@ -323,3 +257,104 @@ class Preprocessing:
             mean=mean,
             std=std,
         )
+
+
+# ------------------------------------------------- a transformers image processor, read
+
+
+def _processor_value(settings: Mapping[str, Any], processor: Any, key: str, default: Any = None):
+    """One setting of an image processor: its dict's value, else its attribute, else
+    ``default``."""
+    v = settings.get(key, None)
+    if v is None:
+        v = getattr(processor, key, None)
+    return default if v is None else v
+
+
+def _size_dict(v: Any) -> dict:
+    """A processor's size setting (an int, a pair, a mapping or a SizeDict) as a dict."""
+    if v is None:
+        return {}
+    if isinstance(v, int):
+        return {"shortest_edge": v}
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return {"height": int(v[0]), "width": int(v[1])}
+    if isinstance(v, Mapping):
+        return {k: x for k, x in v.items() if x is not None}
+    return {k: x for k, x in vars(v).items() if x is not None}  # SizeDict
+
+
+def _processor_mean_std(
+    get: Callable[..., Any],
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A processor's per-channel mean and std (identity when it does not normalise)."""
+    if get("do_normalize", True):
+        mean = tuple(get("image_mean", (0.5, 0.5, 0.5)))
+        std = tuple(get("image_std", (0.5, 0.5, 0.5)))
+    else:
+        mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
+    # one value for every channel, as grey-scale processors give it
+    if len(mean) == 1:
+        mean = mean * 3
+    if len(std) == 1:
+        std = std * 3
+    return mean, std
+
+
+def _crop_hw(crop_size: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The (height, width) of a processor's crop size, or None when it names none."""
+    if "height" in crop_size and "width" in crop_size:
+        return int(crop_size["height"]), int(crop_size["width"])
+    if "shortest_edge" in crop_size:
+        s = int(crop_size["shortest_edge"])
+        return s, s
+    return None
+
+
+def _config_image_hw(model_config: Any) -> tuple[int, int]:
+    """The model config's image size as (height, width): the size when the processor's is
+    unusable (224 when the config has none)."""
+    image_size = getattr(model_config, "image_size", None) if model_config is not None else None
+    if isinstance(image_size, (list, tuple)):
+        return (int(image_size[0]), int(image_size[1]))
+    return (int(image_size or 224),) * 2
+
+
+_Geometry = tuple[int | tuple[int, int], tuple[int, int] | None, tuple[int, int]]
+
+
+def _resized_geometry(
+    size: Mapping[str, Any],
+    crop_size: Mapping[str, Any],
+    do_center_crop: bool,
+    crop_pct: Any,
+    proc_type: str,
+    fallback_hw: tuple[int, int],
+) -> _Geometry:
+    """The (resize, crop, input size) of a processor that resizes, by its kind of size."""
+    if "shortest_edge" in size:
+        se = int(size["shortest_edge"])
+        if "convnext" in proc_type.lower() and crop_pct is not None:
+            return _convnext_geometry(se, crop_pct)
+        crop = _crop_hw(crop_size) if do_center_crop else None
+        # Shorter side only, no crop: square centre crop so batches stack.
+        return (se, crop, crop) if crop is not None else (se, (se, se), (se, se))
+    if "height" in size and "width" in size:
+        resize = (int(size["height"]), int(size["width"]))
+        crop = _crop_hw(crop_size) if do_center_crop else None
+        return resize, crop, crop if crop is not None else resize
+    if "longest_edge" in size:
+        le = int(size["longest_edge"])
+        logger.warning("image processor resizes the longest edge; approximated by %dx%d", le, le)
+        return (le, le), None, (le, le)
+    hw = _crop_hw(crop_size) or fallback_hw
+    logger.warning("image processor has no usable size %r; using %s", size, hw)
+    return hw, None, hw
+
+
+def _convnext_geometry(se: int, crop_pct: Any) -> _Geometry:
+    """The (resize, crop, input size) of a ConvNeXT processor resizing the shorter side to
+    ``se``: below 384, resized by ``1 / crop_pct`` then centre-cropped; else squashed."""
+    if se < 384:
+        return int(se / float(crop_pct)), (se, se), (se, se)
+    return (se, se), None, (se, se)

@@ -371,60 +371,90 @@ def train_head(
     opt_cfg = settings["optimiser"]
     batch = int(settings["batch_size"])
     head = _default_linear(dim, num_classes, stream_seed(seed, "init")).to(device)
-    opt = torch.optim.Adam(
-        head.parameters(),
-        lr=opt_cfg["lr"],
-        betas=tuple(opt_cfg["betas"]),
-        eps=opt_cfg["eps"],
-        weight_decay=opt_cfg["weight_decay"],
-    )
+    opt = _adam(head, opt_cfg)
     shuffle = torch.Generator().manual_seed(stream_seed(seed, "shuffle"))
-    held_by_epoch, train_acc_by_epoch, loss_by_epoch = [], [], []
+    history: dict[str, list[float]] = {"heldout": [], "train_accuracy": [], "train_loss": []}
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(int(settings["epochs"])):
         order = torch.randperm(n_fit, generator=shuffle)
-        stats = [0, 0, 0.0]  # correct, seen, summed loss
-        pending_x: torch.Tensor | None = None
-        pending_y: torch.Tensor | None = None
-        for feats, labels in epoch_stream(epoch, order):
-            feats, labels = feats.to(device).float(), labels.to(device).long()
-            if pending_x is None:
-                pending_x, pending_y = feats, labels
-            else:
-                pending_x, pending_y = torch.cat([pending_x, feats]), torch.cat([pending_y, labels])
-            while len(pending_x) >= batch:
-                _step(head, opt, pending_x[:batch], pending_y[:batch], stats)
-                pending_x, pending_y = pending_x[batch:], pending_y[batch:]
-        if pending_x is not None and len(pending_x):  # the last, smaller batch
-            _step(head, opt, pending_x, pending_y, stats)
+        stats = _train_epoch(head, opt, epoch_stream(epoch, order), batch, device)
         if stats[1] == 0:
             raise ProbeError("none of the train images could be read: no head to train.")
         held_acc = heldout_accuracy(head, held_feats, held_labels)
-        held_by_epoch.append(held_acc)
-        train_acc_by_epoch.append(stats[0] / stats[1])
-        loss_by_epoch.append(stats[2] / stats[1])
+        history["heldout"].append(held_acc)
+        history["train_accuracy"].append(stats[0] / stats[1])
+        history["train_loss"].append(stats[2] / stats[1])
         if best is None or held_acc > best[0]:  # strict: ties keep the earlier epoch
             state = {k: v.detach().clone() for k, v in head.state_dict().items()}
             best = (held_acc, epoch, state)
     held_acc, epoch, state = best  # type: ignore[misc]  # set by the first epoch
     zeros, ones = torch.zeros(dim, device=device), torch.ones(dim, device=device)
     probe = ProbeHead(zeros, ones, state["weight"], state["bias"])  # no standardisation
-    record = {
+    return probe, _head_record(settings, epoch, held_acc, held_labels, history, stats[1], dim)
+
+
+def _adam(head: torch.nn.Module, opt_cfg: Mapping[str, Any]) -> torch.optim.Adam:
+    """Adam over ``head``'s parameters with the recipe's optimiser settings."""
+    return torch.optim.Adam(
+        head.parameters(),
+        lr=opt_cfg["lr"],
+        betas=tuple(opt_cfg["betas"]),
+        eps=opt_cfg["eps"],
+        weight_decay=opt_cfg["weight_decay"],
+    )
+
+
+def _train_epoch(
+    head: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    stream: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    batch: int,
+    device: torch.device,
+) -> list:
+    """One epoch of steps over ``stream``, regrouped into batches of ``batch`` (the last
+    one smaller); [correct, seen, summed loss] over the epoch."""
+    stats = [0, 0, 0.0]  # correct, seen, summed loss
+    pending_x: torch.Tensor | None = None
+    pending_y: torch.Tensor | None = None
+    for feats, labels in stream:
+        feats, labels = feats.to(device).float(), labels.to(device).long()
+        if pending_x is None:
+            pending_x, pending_y = feats, labels
+        else:
+            pending_x, pending_y = torch.cat([pending_x, feats]), torch.cat([pending_y, labels])
+        while len(pending_x) >= batch:
+            _step(head, opt, pending_x[:batch], pending_y[:batch], stats)
+            pending_x, pending_y = pending_x[batch:], pending_y[batch:]
+    if pending_x is not None and len(pending_x):  # the last, smaller batch
+        _step(head, opt, pending_x, pending_y, stats)
+    return stats
+
+
+def _head_record(
+    settings: Mapping[str, Any],
+    epoch: int,
+    held_acc: float,
+    held_labels: torch.Tensor,
+    history: dict[str, list[float]],
+    n_fit: int,
+    dim: int,
+) -> dict[str, Any]:
+    """The fit record of the head of epoch ``epoch`` (0-based), the one selected."""
+    return {
         "epochs": int(settings["epochs"]),
         "selected_epoch": epoch + 1,  # 1-based, as the epochs are counted in reports
         "heldout_accuracy": held_acc,
         "heldout_n": int(len(held_labels)),
-        "heldout_accuracy_by_epoch": held_by_epoch,
-        "train_accuracy": train_acc_by_epoch[epoch],
-        "train_accuracy_by_epoch": train_acc_by_epoch,
-        "train_loss_by_epoch": loss_by_epoch,
+        "heldout_accuracy_by_epoch": history["heldout"],
+        "train_accuracy": history["train_accuracy"][epoch],
+        "train_accuracy_by_epoch": history["train_accuracy"],
+        "train_loss_by_epoch": history["train_loss"],
         "train_accuracy_is": "running accuracy over the epoch's augmented fit photos, each "
         "scored by the head just before its batch's step (as the authors' process_epoch)",
-        "n_fit": int(stats[1]),
+        "n_fit": int(n_fit),
         "feature_dim": dim,
         "refit": settings["refit"],
     }
-    return probe, record
 
 
 def _default_linear(dim: int, num_classes: int, seed: int) -> torch.nn.Linear:
@@ -508,48 +538,121 @@ def fit_adam_probe(
     size, deviations = stretch_size(step)
     held = PhotoTransform(size, augment=False, settings=settings)
     loader = {"batch_size": batch_size, "num_workers": num_workers, "pipeline": pipeline}
-    skipped: list[dict[str, Any]] = []
+    photos = _TrainPhotos(step, ds, ids, background, mask_column, progress, loader)
+    held_x, held_y, skipped = photos.held_out(held_idx.tolist(), held, desc)
+    head, record = _train_on_photos(
+        photos, fit_idx.tolist(), (held_x, held_y), num_classes, seed, settings, size, desc
+    )
+    record.update(_input_record(size, held, settings, deviations, background, mask_column))
+    return head, record, skipped + list(photos.unreadable.values())
 
-    def inputs(b: Any) -> torch.Tensor:  # what the backbone sees of a decoded batch
-        if background is None:
+
+class _TrainPhotos:
+    """The rows of a train split as the backbone sees them: decoded, stretched (and grayed
+    outside their mask, with a ``background``), then through the backbone."""
+
+    def __init__(
+        self,
+        step: ModelStep,
+        ds: Any,
+        ids: list[str],
+        background: Mapping[str, Any] | None,
+        mask_column: str | None,
+        progress: bool,
+        loader: dict[str, Any],
+    ) -> None:
+        self.step, self.ds, self.ids = step, ds, ids
+        self.background, self.mask_column = background, mask_column
+        self.progress, self.loader = progress, loader
+        # the fit rows found unreadable in any epoch, by id (each said once)
+        self.unreadable: dict[str, dict[str, Any]] = {}
+
+    def inputs(self, b: Any) -> torch.Tensor:
+        """What the backbone sees of a decoded batch."""
+        if self.background is None:
             return b.images
-        return gray_background(b.images, b.columns[mask_column], background["gray"])
+        return gray_background(b.images, b.columns[self.mask_column], self.background["gray"])
 
-    if background is None:
-        held_batches = decoded_batches(
-            ds,
-            held_idx.tolist(),
-            skipped=skipped,
-            desc=f"{desc} held-out",
-            progress=progress,
-            image_transform=held,
-            pin_memory=step.device.type == "cuda",
-            **loader,
-        )
-    else:  # the photo and its mask through one stretch (no draw: augment is off)
-        held_batches = _augmented_batches(
-            ds,
-            held_idx.tolist(),
-            ids,
+    def held_out(
+        self, rows: list[int], held: PhotoTransform, desc: str
+    ) -> tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]:
+        """The features and labels of the held-out rows ``rows``, and those unreadable; a
+        ProbeError when none can be read."""
+        skipped: list[dict[str, Any]] = []
+        feats, labels = [], []
+        for b in self._held_batches(rows, held, f"{desc} held-out", skipped):
+            if self.background is not None:
+                skipped.extend(b.skipped)
+                if b.images is None:
+                    continue
+            feats.append(self.step.features(self.inputs(b)))
+            labels.append(b.labels.to(self.step.device))
+        if not feats:
+            raise ProbeError(f"{desc}: none of the {len(rows)} held-out images could be read.")
+        return torch.cat(feats), torch.cat(labels), skipped
+
+    def _held_batches(
+        self, rows: list[int], held: PhotoTransform, desc: str, skipped: list[dict[str, Any]]
+    ) -> Iterable[Any]:
+        """The decoded batches of the held-out rows, unaugmented."""
+        if self.background is None:
+            return decoded_batches(
+                self.ds,
+                rows,
+                skipped=skipped,
+                desc=desc,
+                progress=self.progress,
+                image_transform=held,
+                pin_memory=self.step.device.type == "cuda",
+                **self.loader,
+            )
+        # the photo and its mask through one stretch (no draw: augment is off)
+        return _augmented_batches(
+            self.ds,
+            rows,
+            self.ids,
             held,
-            f"{desc} held-out",
-            progress,
-            step,
-            mask_column,
-            **loader,
+            desc,
+            self.progress,
+            self.step,
+            self.mask_column,
+            **self.loader,
         )
-    held_feats, held_labels = [], []
-    for b in held_batches:
-        if background is not None:
-            skipped.extend(b.skipped)
-            if b.images is None:
-                continue
-        held_feats.append(step.features(inputs(b)))
-        held_labels.append(b.labels.to(step.device))
-    if not held_feats:
-        raise ProbeError(f"{desc}: none of the {len(held_idx)} held-out images could be read.")
-    fit_rows = fit_idx.tolist()
-    unreadable: dict[str, dict[str, Any]] = {}
+
+    def epoch_features(
+        self, rows: list[int], augment: PhotoTransform, bar: Any
+    ) -> Iterator[tuple[torch.Tensor, ...]]:
+        """The features and labels of the augmented rows ``rows``, batch by batch; the
+        unreadable ones recorded in ``self.unreadable`` by id."""
+        for b in _augmented_batches(
+            self.ds,
+            rows,
+            self.ids,
+            augment,
+            bar,
+            self.progress,
+            self.step,
+            self.mask_column,
+            **self.loader,
+        ):
+            for s in b.skipped:
+                self.unreadable.setdefault(str(s["id"]), s)
+            if b.images is not None:
+                yield self.step.features(self.inputs(b)), b.labels
+
+
+def _train_on_photos(
+    photos: _TrainPhotos,
+    fit_rows: list[int],
+    held_out: tuple[torch.Tensor, torch.Tensor],
+    num_classes: int,
+    seed: int,
+    settings: Mapping[str, Any],
+    size: tuple[int, int],
+    desc: str,
+) -> tuple[ProbeHead, dict[str, Any]]:
+    """:func:`train_head` on the fit rows' photos, augmented afresh every epoch, under one
+    progress bar."""
     epochs = int(settings["epochs"])
     # one bar over every epoch: its count and estimate are the whole training's (a Space
     # stops a job early from a step's estimate, and one epoch's would hide the other nine)
@@ -557,31 +660,36 @@ def fit_adam_probe(
         total=epochs * len(fit_rows),
         desc=f"{desc} training ({epochs} epochs)",
         unit="img",
-        disable=not progress,
+        disable=not photos.progress,
     )
 
     def epoch_stream(epoch: int, order: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
         augment = PhotoTransform(size, augment=True, seed=seed, epoch=epoch, settings=settings)
         rows = [fit_rows[k] for k in order.tolist()]
         bar.set_postfix_str(f"epoch {epoch + 1}/{epochs}", refresh=False)
-        for b in _augmented_batches(
-            ds, rows, ids, augment, bar, progress, step, mask_column, **loader
-        ):
-            for s in b.skipped:
-                unreadable.setdefault(str(s["id"]), s)
-            if b.images is not None:
-                yield step.features(inputs(b)), b.labels
+        yield from photos.epoch_features(rows, augment, bar)
 
-    held_x, held_y = torch.cat(held_feats), torch.cat(held_labels)
     with bar:
-        head, record = train_head(
-            epoch_stream, len(fit_rows), held_x, held_y, num_classes, seed, settings
-        )
-    record["input"] = {
-        "train": PhotoTransform(size, augment=True, settings=settings).describe(),
-        "heldout": held.describe(),
+        return train_head(epoch_stream, len(fit_rows), *held_out, num_classes, seed, settings)
+
+
+def _input_record(
+    size: tuple[int, int],
+    held: PhotoTransform,
+    settings: Mapping[str, Any],
+    deviations: list[str],
+    background: Mapping[str, Any] | None,
+    mask_column: str | None,
+) -> dict[str, Any]:
+    """The fit record's ``input`` (what the train and held-out photos went through) and
+    ``deviations`` from the authors' recipe."""
+    record: dict[str, Any] = {
+        "input": {
+            "train": PhotoTransform(size, augment=True, settings=settings).describe(),
+            "heldout": held.describe(),
+        },
+        "deviations": [SELECTION_DEVIATION, BACKBONE_MODE_DEVIATION, SEEDING_DEVIATION],
     }
-    record["deviations"] = [SELECTION_DEVIATION, BACKBONE_MODE_DEVIATION, SEEDING_DEVIATION]
     record["deviations"] += deviations
     if background is not None:
         grayed = (
@@ -590,7 +698,7 @@ def fit_adam_probe(
         )
         record["input"] = {k: v + grayed for k, v in record["input"].items()}
         record["deviations"] += [GRAY_MASK_DEVIATION, GRAY_SELECTION_DEVIATION]
-    return head, record, skipped + list(unreadable.values())
+    return record
 
 
 def _augmented_batches(

@@ -48,6 +48,7 @@ import json
 import logging
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -210,105 +211,218 @@ def probed_classifier(
     in the recipe record, so in the cache key)."""
     settings = head_settings(recipe, spec, gray_background, epochs)
     normalise = NORMALISE_BY_DEFAULT[recipe] if normalise is None else bool(normalise)
-    split = spec.train_split
+    variant, train = _probe_train_split(spec, reader, gray_background)
+    preprocessing = _probe_preprocessing(classifier, normalise)
+    step = ModelStep(with_preprocessing(classifier, preprocessing), device=device)
+    speed = _FitSpeed.of(step, batch_size, num_workers, progress, pipeline)
+    fit = _HeadFit(classifier, spec, reader, train, variant, recipe, settings, normalise, seed)
+    head, record = _cached_or_fitted_head(fit, step, speed, cache_dir)
+    clf = ProbedClassifier(classifier, head, spec.label_space, record, preprocessing)
+    return clf.to(step.device)
+
+
+@dataclass
+class _HeadFit:
+    """What a probe head is fitted on and how: the base classifier, the benchmark, its
+    train split (of ``variant``), the recipe with its settings, the normalisation and the
+    seed -- what decides the head, so its cache key."""
+
+    classifier: Any
+    spec: BenchmarkSpec
+    reader: Reader
+    train: Any
+    variant: str
+    recipe: str
+    settings: dict[str, Any]
+    normalise: bool
+    seed: int
+
+    @property
+    def recipe_record(self) -> dict[str, Any]:
+        """The recipe's settings with the seed, as recorded and keyed."""
+        return {**self.settings, "seed": int(self.seed)}
+
+
+@dataclass
+class _FitSpeed:
+    """The options of a probe fit that change its speed, not its head."""
+
+    batch_size: int
+    workers: int
+    progress: bool
+    pipeline: DecodePipeline | None
+
+    @classmethod
+    def of(
+        cls,
+        step: ModelStep,
+        batch_size: int | None,
+        num_workers: int | None,
+        progress: bool,
+        pipeline: DecodePipeline | None,
+    ) -> _FitSpeed:
+        """The given options, the defaults for ``step``'s device where None."""
+        if batch_size is None:
+            batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
+        workers = default_num_workers(step.device) if num_workers is None else num_workers
+        return cls(batch_size, workers, progress, pipeline)
+
+
+@dataclass
+class _FittedHead:
+    """A head just fitted: its fit record, the train rows skipped as unreadable, the
+    number of train images and their count per class, and when the fit itself started."""
+
+    head: ProbeHead
+    fit: dict[str, Any]
+    skipped: list[dict[str, Any]]
+    n_train: int
+    per_class: torch.Tensor
+    started: float
+
+
+def _probe_train_split(
+    spec: BenchmarkSpec, reader: Reader, gray_background: float | None
+) -> tuple[str, Any]:
+    """(variant, train split) the head is fitted on: the reference photos, or with a grey
+    background the photos with their object masks."""
     if gray_background is None:
-        variant = spec.reference_variant
-        train = load_train_split(spec, reader)
-    else:  # the photos with their object masks
-        variant = spec.mask_variant
-        train = load_train_split(spec, reader, variant=variant, columns=(spec.mask_column,))
+        return spec.reference_variant, load_train_split(spec, reader)
+    variant = spec.mask_variant  # the photos with their object masks
+    return variant, load_train_split(spec, reader, variant=variant, columns=(spec.mask_column,))
+
+
+def _probe_preprocessing(classifier: Any, normalise: bool) -> Preprocessing:
+    """The classifier's preprocessing, without its normalisation unless ``normalise``."""
     preprocessing = classifier.preprocessing
     if not normalise:
         preprocessing = preprocessing.without_normalisation()
-    backbone = with_preprocessing(classifier, preprocessing)
-    step = ModelStep(backbone, device=device)
-    if batch_size is None:
-        batch_size = default_batch_size(step.device, ACCELERATOR_BATCH_SIZE)
-    workers = default_num_workers(step.device) if num_workers is None else num_workers
-    if recipe == PROBE_RECIPE["name"]:
-        transform, applied = train_input(step, spec, reader, train)
-    else:  # the photos are augmented per epoch; the key needs only what is fixed
-        transform, applied = None, "augmented photos (see the recipe)"
-    data_fp = train_fingerprint(reader, train, variant, split)
-    recipe_record = {**settings, "seed": int(seed)}
-    key = hashlib.sha256(
+    return preprocessing
+
+
+def _probe_key(fit: _HeadFit, applied: Any, data_fp: str) -> str:
+    """The cache key of the head: a digest of everything that decides it."""
+    return hashlib.sha256(
         json.dumps(
             [
-                classifier.fingerprint,
+                fit.classifier.fingerprint,
                 data_fp,
                 applied,
-                spec.name,
-                list(spec.classes),
-                recipe_record,
-                {"normalise": normalise},
+                fit.spec.name,
+                list(fit.spec.classes),
+                fit.recipe_record,
+                {"normalise": fit.normalise},
                 # the decode limit decides which training photos are read (none at the default)
                 *filter(None, [decode_settings()]),
             ],
             sort_keys=True,
         ).encode()
     ).hexdigest()[:24]
+
+
+def _cached_or_fitted_head(
+    fit: _HeadFit, step: ModelStep, speed: _FitSpeed, cache_dir: str | Path | None
+) -> tuple[ProbeHead, dict[str, Any]]:
+    """The head and its record: read from the cache under the fit's key, else fitted and
+    saved there."""
+    if fit.recipe == PROBE_RECIPE["name"]:
+        transform, applied = train_input(step, fit.spec, fit.reader, fit.train)
+    else:  # the photos are augmented per epoch; the key needs only what is fixed
+        transform, applied = None, "augmented photos (see the recipe)"
+    data_fp = train_fingerprint(fit.reader, fit.train, fit.variant, fit.spec.train_split)
+    key = _probe_key(fit, applied, data_fp)
     folder = Path(cache_dir) if cache_dir else probes_dir()
-    cached = load_cached_head(folder / key, spec.num_classes)
+    cached = load_cached_head(folder / key, fit.spec.num_classes)
     if cached is not None:
         head, record = cached
         log.info("linear probe reused from %s", folder / key)
     else:
-        desc = f"{spec.name} probe/{split}"
+        desc = f"{fit.spec.name} probe/{fit.spec.train_split}"
         start = time.perf_counter()
-        if recipe == PROBE_RECIPE["name"]:
-            feats, labels, skipped = extract_features(
-                step, train, transform, batch_size, workers, progress, desc, pipeline
-            )
-            check_labels(spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
-            start = time.perf_counter()  # features once, then the fit: time the fit alone
-            head, fit = fit_probe(feats, labels, spec.num_classes, seed)
-            n_train, per_class = len(labels), labels.bincount(minlength=spec.num_classes)
+        if fit.recipe == PROBE_RECIPE["name"]:
+            fitted = _fit_linear_head(fit, step, speed, transform, desc)
         else:
-            head, fit, skipped = fit_adam_probe(
-                step,
-                train,
-                spec.num_classes,
-                seed,
-                batch_size=batch_size,
-                num_workers=workers,
-                progress=progress,
-                desc=desc,
-                settings=settings,
-                pipeline=pipeline,
-            )
-            gone = {str(s["id"]) for s in skipped}
-            pairs = zip(train[ID], train[LABEL], strict=True)
-            kept = [int(y) for i, y in pairs if str(i) not in gone]
-            check_labels(spec, kept, f"after {len(skipped)} unreadable image(s)")
-            n_train, per_class = len(kept), torch.tensor(kept).bincount(minlength=spec.num_classes)
-        record = {
-            "method": "linear probe on frozen penultimate features",
-            "key": key,
-            "recipe": recipe_record,
-            "seed": int(seed),
-            "normalise": normalise,
-            "normalisation": normalisation_text(normalise, classifier.preprocessing),
-            **fit,
-            "n_train": int(n_train),
-            "skipped_train": len(skipped),
-            "skipped_train_ids": [s["id"] for s in skipped],
-            "train_per_class": dict(zip(spec.classes, per_class.tolist(), strict=False)),
-            "train_data": {"variant": variant, "split": split, "fingerprint": data_fp},
-            "input": fit.get("input", applied),
-            "base_fingerprint": classifier.fingerprint,
-            "fit_seconds": round(time.perf_counter() - start, 3),
-        }
+            fitted = _fit_adam_head(fit, step, speed, desc, start)
+        head = fitted.head
+        record = _fit_record(fit, fitted, key, applied, data_fp)
         save_head(folder / key, head, record)
-        log.info("linear probe (%s): held-out accuracy %.4f", recipe, fit["heldout_accuracy"])
-    record = {
+        log.info(
+            "linear probe (%s): held-out accuracy %.4f", fit.recipe, fitted.fit["heldout_accuracy"]
+        )
+    return head, {
         **record,
         "cache_path": str(folder / key),
         "reused": cached is not None,
         # which features were probed (a CLIP's image embedding, a classifier's penultimate)
-        "features": getattr(classifier, "features_source", Classifier.features_source),
+        "features": getattr(fit.classifier, "features_source", Classifier.features_source),
     }
-    clf = ProbedClassifier(classifier, head, spec.label_space, record, preprocessing)
-    return clf.to(step.device)
+
+
+def _fit_linear_head(
+    fit: _HeadFit, step: ModelStep, speed: _FitSpeed, transform: Any, desc: str
+) -> _FittedHead:
+    """The ``linear-probe-v1`` head: the train features extracted once, then the fit."""
+    batch_size, workers = speed.batch_size, speed.workers
+    feats, labels, skipped = extract_features(
+        step, fit.train, transform, batch_size, workers, speed.progress, desc, speed.pipeline
+    )
+    check_labels(fit.spec, labels.tolist(), f"after {len(skipped)} unreadable image(s)")
+    start = time.perf_counter()  # features once, then the fit: time the fit alone
+    head, record = fit_probe(feats, labels, fit.spec.num_classes, fit.seed)
+    per_class = labels.bincount(minlength=fit.spec.num_classes)
+    return _FittedHead(head, record, skipped, len(labels), per_class, start)
+
+
+def _fit_adam_head(
+    fit: _HeadFit, step: ModelStep, speed: _FitSpeed, desc: str, start: float
+) -> _FittedHead:
+    """The ``adam-augmented-v1`` head, fitted on the photos augmented per epoch."""
+    head, record, skipped = fit_adam_probe(
+        step,
+        fit.train,
+        fit.spec.num_classes,
+        fit.seed,
+        batch_size=speed.batch_size,
+        num_workers=speed.workers,
+        progress=speed.progress,
+        desc=desc,
+        settings=fit.settings,
+        pipeline=speed.pipeline,
+    )
+    gone = {str(s["id"]) for s in skipped}
+    pairs = zip(fit.train[ID], fit.train[LABEL], strict=True)
+    kept = [int(y) for i, y in pairs if str(i) not in gone]
+    check_labels(fit.spec, kept, f"after {len(skipped)} unreadable image(s)")
+    per_class = torch.tensor(kept).bincount(minlength=fit.spec.num_classes)
+    return _FittedHead(head, record, skipped, len(kept), per_class, start)
+
+
+def _fit_record(
+    fit: _HeadFit, fitted: _FittedHead, key: str, applied: Any, data_fp: str
+) -> dict[str, Any]:
+    """The record saved with a head just fitted: the recipe, the normalisation, the fit,
+    the train data and images, and how long the fit took."""
+    return {
+        "method": "linear probe on frozen penultimate features",
+        "key": key,
+        "recipe": fit.recipe_record,
+        "seed": int(fit.seed),
+        "normalise": fit.normalise,
+        "normalisation": normalisation_text(fit.normalise, fit.classifier.preprocessing),
+        **fitted.fit,
+        "n_train": int(fitted.n_train),
+        "skipped_train": len(fitted.skipped),
+        "skipped_train_ids": [s["id"] for s in fitted.skipped],
+        "train_per_class": dict(zip(fit.spec.classes, fitted.per_class.tolist(), strict=False)),
+        "train_data": {
+            "variant": fit.variant,
+            "split": fit.spec.train_split,
+            "fingerprint": data_fp,
+        },
+        "input": fitted.fit.get("input", applied),
+        "base_fingerprint": fit.classifier.fingerprint,
+        "fit_seconds": round(time.perf_counter() - fitted.started, 3),
+    }
 
 
 def head_settings(

@@ -136,6 +136,42 @@ def run_report(
     the same names; ``model_options``: how the model is reached and scored, for every task
     (a VLM's rule, a served model's endpoint: the tasks' options of those names). A task
     that fails is recorded with its message and the others still run."""
+    data, specs, per_task = _checked_request(
+        data, benchmarks, output_dir, challenge_foregrounds, task_options
+    )
+    knobs = _ReportKnobs(seed, checkpoint, device, num_workers, progress, challenge_foregrounds)
+    if isinstance(model, str):  # an unknown or unreachable model fails here, once, clearly
+        _load_model_once(model, specs[0], knobs, zero_shot_classes, templates, model_options)
+    common = _common_task_options(
+        seed, checkpoint, device, batch_size, num_workers, progress, zero_shot_classes, templates
+    )
+    common.update(model_options or {})
+    out = check_writable(output_dir)
+    return _run_and_write(model, specs, data, out, common, per_task, knobs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReportKnobs:
+    """The arguments of :func:`run_report` that its steps read besides the tasks' options."""
+
+    seed: int
+    checkpoint: str | None
+    device: str | None
+    num_workers: int | None
+    progress: bool
+    challenge_foregrounds: int | None
+
+
+def _checked_request(
+    data: Mapping[str, Any] | None,
+    benchmarks: Sequence[str] | None,
+    output_dir: str | Path,
+    challenge_foregrounds: int | None,
+    task_options: Mapping[str, Mapping[str, Any]] | None,
+) -> tuple[dict[str, Any], list[BenchmarkSpec], dict[str, dict[str, Any]]]:
+    """(data by benchmark, the benchmarks, each task's extra options) of a report, checked
+    before any work: a ReportError for data of no benchmark of the report, a sample size
+    below 1, an unknown or doubly set task option, or an output inside the data."""
     data = dict(data or {})
     specs = report_specs(benchmarks)
     unknown = sorted(set(data) - {s.name for s in specs})
@@ -146,6 +182,19 @@ def run_report(
         )
     if challenge_foregrounds is not None and challenge_foregrounds < 1:
         raise ReportError(f"--challenge-foregrounds must be >= 1, got {challenge_foregrounds}.")
+    per_task = _checked_task_options(task_options, challenge_foregrounds)
+    for name, given in data.items():
+        inside = output_in_data(output_dir, given, data_flag=f"--data {name}")
+        if inside:
+            raise ReportError(inside)
+    return data, specs, per_task
+
+
+def _checked_task_options(
+    task_options: Mapping[str, Mapping[str, Any]] | None, challenge_foregrounds: int | None
+) -> dict[str, dict[str, Any]]:
+    """Each task's extra options, every one an option of its task and none also set by
+    ``--challenge-foregrounds``; a ReportError otherwise."""
     per_task = {task: dict(extra) for task, extra in (task_options or {}).items()}
     for task, extra in per_task.items():  # before any work, not after the first tasks
         unknown = sorted(set(extra) - set(_task_options(task, extra)))
@@ -157,25 +206,44 @@ def run_report(
                 f"--challenge-foregrounds and --task-option {task}.{sample.replace('_', '-')} both "
                 f"set the {task} task's {sample}; give one of them."
             )
-    for name, given in data.items():
-        inside = output_in_data(output_dir, given, data_flag=f"--data {name}")
-        if inside:
-            raise ReportError(inside)
-    if isinstance(model, str):  # an unknown or unreachable model fails here, once, clearly
-        # with the head the tasks use: a zero-shot model's text embeddings are computed once
-        # here (then cached for every task), never for prompts no task asked for
-        load_model(
-            model,
-            checkpoint,
-            device,
-            classnames=zero_shot_classnames(zero_shot_classes, specs[0]),
-            templates=templates,
-            progress=progress,
-            vlm=_model_vlm_settings(model_options or {}, specs[0]),  # the tasks' own
-        )
-    out = check_writable(output_dir)
-    started = time.perf_counter()
-    common = {
+    return per_task
+
+
+def _load_model_once(
+    model: str,
+    spec: BenchmarkSpec,
+    knobs: _ReportKnobs,
+    zero_shot_classes: str,
+    templates: str,
+    model_options: Mapping[str, Any] | None,
+) -> None:
+    """Load model id ``model`` as the tasks will, so that a model that cannot load fails
+    before any task runs."""
+    # with the head the tasks use: a zero-shot model's text embeddings are computed once
+    # here (then cached for every task), never for prompts no task asked for
+    load_model(
+        model,
+        knobs.checkpoint,
+        knobs.device,
+        classnames=zero_shot_classnames(zero_shot_classes, spec),
+        templates=templates,
+        progress=knobs.progress,
+        vlm=_model_vlm_settings(model_options or {}, spec),  # the tasks' own
+    )
+
+
+def _common_task_options(
+    seed: int,
+    checkpoint: str | None,
+    device: str | None,
+    batch_size: int | None,
+    num_workers: int | None,
+    progress: bool,
+    zero_shot_classes: str,
+    templates: str,
+) -> dict[str, Any]:
+    """The options every task of a report is run with (before the model options)."""
+    return {
         "seed": seed,
         "checkpoint": checkpoint,
         "device": device,
@@ -184,8 +252,21 @@ def run_report(
         "progress": progress,
         "zero_shot_classes": zero_shot_classes,
         "templates": templates,
-        **(model_options or {}),
     }
+
+
+def _run_and_write(
+    model: Any,
+    specs: list[BenchmarkSpec],
+    data: dict[str, Any],
+    out: Path,
+    common: Mapping[str, Any],
+    per_task: Mapping[str, Mapping[str, Any]],
+    knobs: _ReportKnobs,
+) -> dict[str, Any]:
+    """Every benchmark's tasks run into ``out`` (locked, one decode pipeline for all); the
+    report document written there and returned."""
+    started = time.perf_counter()
     # data opened before any task runs: the progress counts only tasks that will run
     readers = {spec.name: _open_benchmark_data(spec, data.get(spec.name)) for spec in specs}
     steps = [
@@ -198,48 +279,65 @@ def run_report(
     rows: list[dict[str, Any]] = []
     board: list[dict[str, Any]] = []  # the leaderboard numbers: what .eval_results may hold
     # one decode pipeline for every task of the card: its workers start once
-    cap = default_num_workers(resolve_device(device))
-    with output_lock(out), shared_pipeline(num_workers, cap):
-        done = 0
+    cap = default_num_workers(resolve_device(knobs.device))
+    with output_lock(out), shared_pipeline(knobs.num_workers, cap):
         for spec in specs:
+            done = sum(len(entry["tasks"]) for entry in benchmarks_out)
+            given = (data.get(spec.name), readers[spec.name])
             entry = _run_benchmark(
                 spec,
                 model,
-                (data.get(spec.name), readers[spec.name]),
+                given,
                 out,
                 common,
                 steps,
                 done,
-                challenge_foregrounds,
-                progress,
+                knobs.challenge_foregrounds,
+                knobs.progress,
                 per_task,
             )
-            done += len(entry["tasks"])
             benchmarks_out.append(entry)
             docs = {t: r.get("results") for t, r in entry["tasks"].items()}
             rows += headline_rows(spec, docs)
             board += headline_rows(spec, docs, spec.leaderboard)
-        doc = {
-            "schema_version": REPORT_SCHEMA,
-            "kind": "bgbench-report",
-            "model": model
-            if isinstance(model, str)
-            else _first(benchmarks_out, "model")
-            or getattr(model, "model_id", type(model).__name__),
-            "model_resolved": _first(benchmarks_out, "model_resolved"),
-            "hf_bgbench_version": __version__,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "software": software_versions(),
-            "seed": seed,
-            "settings": {"challenge_foregrounds": challenge_foregrounds, "checkpoint": checkpoint},
-            "headlines": rows,
-            "leaderboard": board,
-            "benchmarks": benchmarks_out,
-            "references": [r for spec in specs for r in reference_rows(spec)],
-            "seconds": round(time.perf_counter() - started, 1),
-        }
+        doc = _report_document(model, specs, benchmarks_out, rows, board, knobs, started)
         write_report_files(doc, out)
     return doc
+
+
+def _report_document(
+    model: Any,
+    specs: list[BenchmarkSpec],
+    benchmarks_out: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    board: list[dict[str, Any]],
+    knobs: _ReportKnobs,
+    started: float,
+) -> dict[str, Any]:
+    """The report document: the model, the software, the settings, the headline and
+    leaderboard rows, every benchmark's entry and the references."""
+    settings = {
+        "challenge_foregrounds": knobs.challenge_foregrounds,
+        "checkpoint": knobs.checkpoint,
+    }
+    return {
+        "schema_version": REPORT_SCHEMA,
+        "kind": "bgbench-report",
+        "model": model
+        if isinstance(model, str)
+        else _first(benchmarks_out, "model") or getattr(model, "model_id", type(model).__name__),
+        "model_resolved": _first(benchmarks_out, "model_resolved"),
+        "hf_bgbench_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "software": software_versions(),
+        "seed": knobs.seed,
+        "settings": settings,
+        "headlines": rows,
+        "leaderboard": board,
+        "benchmarks": benchmarks_out,
+        "references": [r for spec in specs for r in reference_rows(spec)],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def _first(entries: list[dict[str, Any]], key: str) -> str | None:
@@ -273,7 +371,8 @@ def _run_benchmark(
     progress: bool,
     task_options: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
-    tasks = spec.report_tasks
+    """The entry of benchmark ``spec`` in the report: its data and each of its tasks run
+    (tasks ``done + 1``... of ``steps``), a failed one recorded with its message."""
     entry: dict[str, Any] = {
         "name": spec.name,
         "title": spec.short_name,
@@ -298,37 +397,54 @@ def _run_benchmark(
     # a reader given as data is used as it is (a Space's Hub-only reader never falls back
     # to a server folder of the same name); a folder or id, by the location it resolved to
     task_data = data if isinstance(data, Reader) else location
-    for i, task in enumerate(tasks, start=done + 1):
+    for i, task in enumerate(spec.report_tasks, start=done + 1):
         _say(progress, f"[{i}/{len(steps)}] {spec.short_name} · {task}")
         options = _task_options(task, {**common, **task_options.get(task, {})})
         sample = get_task(task).sample_option  # what --challenge-foregrounds N sets to N
         if sample and challenge_foregrounds is not None:
             options[sample] = challenge_foregrounds
-        folder = out / spec.name / task
-        try:
-            results = execute(
-                get_task(task),
-                model,
-                benchmark=spec.name,
-                data=task_data,
-                output_dir=folder,
-                **options,
-            )
-        except KeyboardInterrupt:
-            raise
-        except (ValueError, OSError, RuntimeError) as err:
-            entry["tasks"][task] = {"status": "failed", "reason": str(err), "folder": None}
+        entry["tasks"][task] = _run_task(
+            spec, task, model, task_data, out, options, challenge_foregrounds, progress
+        )
+        if entry["tasks"][task]["status"] == "failed":
             entry["status"] = "failed"
-            _say(progress, f"{spec.short_name} · {task}: failed -- {err}")
-            continue
-        entry["tasks"][task] = {
-            "status": "run",
-            "folder": str(folder.relative_to(out)),
-            "protocol": protocol_of(results)[0],
-            "deviations": _deviations(task, results, challenge_foregrounds),
-            "results": results,
-        }
     return entry
+
+
+def _run_task(
+    spec: BenchmarkSpec,
+    task: str,
+    model: Any,
+    task_data: Any,
+    out: Path,
+    options: dict[str, Any],
+    challenge_foregrounds: int | None,
+    progress: bool,
+) -> dict[str, Any]:
+    """Run one task of the report into its folder of ``out``; its entry (its results, or
+    why it failed when it raised a ValueError, OSError or RuntimeError)."""
+    folder = out / spec.name / task
+    try:
+        results = execute(
+            get_task(task),
+            model,
+            benchmark=spec.name,
+            data=task_data,
+            output_dir=folder,
+            **options,
+        )
+    except KeyboardInterrupt:
+        raise
+    except (ValueError, OSError, RuntimeError) as err:
+        _say(progress, f"{spec.short_name} · {task}: failed -- {err}")
+        return {"status": "failed", "reason": str(err), "folder": None}
+    return {
+        "status": "run",
+        "folder": str(folder.relative_to(out)),
+        "protocol": protocol_of(results)[0],
+        "deviations": _deviations(task, results, challenge_foregrounds),
+        "results": results,
+    }
 
 
 def _deviations(task: str, results: Mapping[str, Any], sampled: int | None) -> list[str]:

@@ -159,6 +159,42 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         preload(options.diffusion, options.edits)
     output = Path(options.output)
     ensure_writable_dir(output, "--output")
+    params = _run_parameters(source, options)
+    multi = options.runs > 1
+    top_params = {**params, "runs": options.runs, "seeds": list(options.seeds)} if multi else params
+    work = _start_work(output, top_params, options.overwrite)
+    runs = (
+        [(output / run_folder(s), replace(options, seed=s, runs=1)) for s in options.seeds]
+        if multi
+        else [(output, options)]
+    )
+    with Runner(options.workers, options.progress) as runner:
+        measured, dropped = _prepare_images(runner, source, options, work)
+        kept = [i for i in source.items if i.id in measured]
+        if not kept:
+            raise BuildError(
+                f"No image of {source.location} could be edited ({dict(dropped)}); check that "
+                "the masks mark the object (non-zero) and leave some background."
+            )
+        # the bins and the rows per edit do not depend on the seed: the same in every run
+        assigned = [_assign(kept, measured, run_options) for _, run_options in runs]
+        shards = _write(
+            runner,
+            [(folder, o, rows) for (folder, o), (rows, _) in zip(runs, assigned, strict=True)],
+            source,
+            work,
+        )
+    common = _common_report(source, dropped, kept, assigned[0][1])
+    runs_params = top_params if multi else None
+    report = _write_reports(source, output, runs, shards, common, params, runs_params)
+    if not options.keep_work:
+        shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def _run_parameters(source: Source, options: EditBuildOptions) -> dict[str, Any]:
+    """The parameters of one run of the build: the source, its images' digest and the
+    options that decide the data (those of a one-run build, without its seed's run)."""
     params = {
         "source": source.kind,
         "label_space": source.label_space,
@@ -171,8 +207,12 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
     params["edits"] = list(options.edits)
     for key in ("overwrite", "keep_work", "runs"):
         params.pop(key)  # a run's parameters: those of a one-run build with its seed
-    multi = options.runs > 1
-    top_params = {**params, "runs": options.runs, "seeds": list(options.seeds)} if multi else params
+    return params
+
+
+def _start_work(output: Path, top_params: dict[str, Any], overwrite: bool) -> Path:
+    """The work folder of the build in ``output``, its parameters recorded; an earlier build
+    with other parameters is a BuildError, or removed with ``overwrite``."""
     report_path = output / REPORT_NAME
     previous = json.loads(report_path.read_text()) if report_path.is_file() else {}
     work = output / WORK_DIRNAME
@@ -181,7 +221,7 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         json.loads(stored.read_text()) if stored.is_file() else None
     )
     if earlier is not None and earlier != top_params:
-        if not options.overwrite:
+        if not overwrite:
             raise BuildError(
                 f"{output} holds an ImageNet-E build with other inputs or options (see "
                 f"{REPORT_NAME}); use --overwrite or another --output."
@@ -192,51 +232,44 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
             shutil.rmtree(output / run_folder(int(seed)), ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     stored.write_text(json.dumps(top_params, indent=2, sort_keys=True))
-    runs = (
-        [(output / run_folder(s), replace(options, seed=s, runs=1)) for s in options.seeds]
-        if multi
-        else [(output, options)]
-    )
+    return work
 
-    with Runner(options.workers, options.progress) as runner:
-        tasks = [
-            work_mod.PrepareTask(
-                i.id,
-                i.image,
-                i.mask,
-                options.size,
-                options.method,
-                str(work / f"{i.id}.npz"),
-                options.fit,
-            )
-            for i in source.items
-        ]
-        measured: dict[str, dict[str, float]] = {}
-        dropped: Counter = Counter()
-        for image_id, status, measures in runner.map(
-            work_mod.prepare_image, tasks, desc="stage 1: inpaint"
-        ):
-            if status == work_mod.KEPT:
-                measured[image_id] = measures
-            else:
-                dropped[status] += 1
-        kept = [i for i in source.items if i.id in measured]
-        if not kept:
-            raise BuildError(
-                f"No image of {source.location} could be edited ({dict(dropped)}); check that "
-                "the masks mark the object (non-zero) and leave some background."
-            )
-        # the bins and the rows per edit do not depend on the seed: the same in every run
-        assigned = [_assign(kept, measured, run_options) for _, run_options in runs]
-        bins_report = assigned[0][1]
-        shards = _write(
-            runner,
-            [(folder, o, rows) for (folder, o), (rows, _) in zip(runs, assigned, strict=True)],
-            source,
-            work,
+
+def _prepare_images(
+    runner: Runner, source: Source, options: EditBuildOptions, work: Path
+) -> tuple[dict[str, dict[str, float]], Counter]:
+    """Stage 1: every image inpainted into ``work``; the measures of those kept and the
+    count of those dropped, by why."""
+    tasks = [
+        work_mod.PrepareTask(
+            i.id,
+            i.image,
+            i.mask,
+            options.size,
+            options.method,
+            str(work / f"{i.id}.npz"),
+            options.fit,
         )
+        for i in source.items
+    ]
+    measured: dict[str, dict[str, float]] = {}
+    dropped: Counter = Counter()
+    for image_id, status, measures in runner.map(
+        work_mod.prepare_image, tasks, desc="stage 1: inpaint"
+    ):
+        if status == work_mod.KEPT:
+            measured[image_id] = measures
+        else:
+            dropped[status] += 1
+    return measured, dropped
 
-    common = {
+
+def _common_report(
+    source: Source, dropped: Counter, kept: list[Any], bins_report: Any
+) -> dict[str, Any]:
+    """What every run's report says alike: the source, the images kept and dropped, the
+    classes and the complexity bins."""
+    return {
         "format": REPORT_FORMAT,
         "benchmark": "imagenet-e",
         "source": {"kind": source.kind, "location": source.location},
@@ -248,21 +281,33 @@ def build_imagenet_e(source: Source, options: EditBuildOptions) -> dict[str, Any
         "per_class": _per_class(kept, source.class_names),
         "complexity": bins_report,
     }
+
+
+def _write_reports(
+    source: Source,
+    output: Path,
+    runs: list[tuple[Path, EditBuildOptions]],
+    shards: list[Any],
+    common: dict[str, Any],
+    params: dict[str, Any],
+    top_params: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Each run's build report and card written into its folder and, for a ``--runs`` build
+    (``top_params`` given), the report and card of the runs into ``output``; the last
+    report written."""
     for (folder, run_options), run_shards in zip(runs, shards, strict=True):
         report = {**common, "parameters": {**params, "seed": run_options.seed}}
         report["shards"] = run_shards
         (folder / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
         write_card(folder, report, source.class_names)
-    if multi:
+    if top_params is not None:
         report = {**common, "format": RUNS_REPORT_FORMAT, "parameters": top_params}
         report["runs"] = {
             folder.name: {"seed": o.seed, "shards": run_shards}
             for (folder, o), run_shards in zip(runs, shards, strict=True)
         }
-        report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        (output / REPORT_NAME).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
         write_runs_card(output, report, source.class_names)
-    if not options.keep_work:
-        shutil.rmtree(work, ignore_errors=True)
     return report
 
 

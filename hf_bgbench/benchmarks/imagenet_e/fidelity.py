@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,17 @@ def _join(names: list[str]) -> str:
     return ", ".join(names)
 
 
+@dataclass
+class _EditSurvey:
+    """What the rows of a build's edits record: each edit's method, its images off the
+    target pixel rate, the diffusion models and the seeds."""
+
+    methods: dict[str, str] = field(default_factory=dict)
+    off_target: dict[str, int] = field(default_factory=dict)
+    models: set[str] = field(default_factory=set)
+    seeds: set[int] = field(default_factory=set)
+
+
 def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
     """Plain sentences saying how the data ``reader`` serves departs from the published
     ImageNet-E protocol; [] for the authors' released images."""
@@ -99,32 +111,70 @@ def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
         return []  # the authors' images, read in place
     edits = [v for v in spec.variants if v in reader.variants]
     build = _card_build(reader)
+    survey = _survey_edits(reader, edits, build)
+    edited = {e: m for e, m in survey.methods.items() if e != REFERENCE_EDIT}
+    if edited and all(m == METHOD_RELEASE for m in edited.values()):
+        return []  # converted from the authors' images
+    return [
+        *_method_deviations(survey, edited),
+        *_coverage_deviations(edits),
+        *_off_target_deviations(survey.off_target),
+        *_canvas_deviations(build),
+        *_seed_deviations(build, survey.seeds, edited, reader),
+    ]
+
+
+def _survey_edits(reader: Reader, edits: list[str], build: dict[str, Any]) -> _EditSurvey:
+    """Read every edit's rows: how each edit was made (its rows' one method, else the card's,
+    else the methods found), its off-target images, the models and the seeds."""
     card_methods = build.get("edit_method") if isinstance(build.get("edit_method"), dict) else {}
-    methods: dict[str, str] = {}
-    off_target: dict[str, int] = {}
-    models: set[str] = set()
-    seeds: set[int] = set()
+    survey = _EditSurvey()
     for edit in edits:
         rows = _edit_rows(reader, edit)
         found = Counter(_row_method(p) for p in rows)
         if len(found) == 1 and METHOD_UNKNOWN not in found:
-            methods[edit] = next(iter(found))
+            survey.methods[edit] = next(iter(found))
         elif edit in card_methods:
-            methods[edit] = str(card_methods[edit])
+            survey.methods[edit] = str(card_methods[edit])
         elif found:
-            methods[edit] = "/".join(sorted(found))
+            survey.methods[edit] = "/".join(sorted(found))
         else:
-            methods[edit] = METHOD_UNKNOWN
-        off_target[edit] = sum(1 for p in rows if p.get("within_tolerance") is False)
-        models |= {str(p["model"]) for p in rows if "model" in p and _row_method(p) != "release"}
-        seeds |= {int(p["seed"]) for p in rows if isinstance(p.get("seed"), int)}
-    edited = {e: m for e, m in methods.items() if e != REFERENCE_EDIT}
-    if edited and all(m == METHOD_RELEASE for m in edited.values()):
-        return []  # converted from the authors' images
+            survey.methods[edit] = METHOD_UNKNOWN
+        survey.off_target[edit] = sum(1 for p in rows if p.get("within_tolerance") is False)
+        survey.models |= {
+            str(p["model"]) for p in rows if "model" in p and _row_method(p) != "release"
+        }
+        survey.seeds |= {int(p["seed"]) for p in rows if isinstance(p.get("seed"), int)}
+    return survey
 
+
+def _method_deviations(survey: _EditSurvey, edited: dict[str, str]) -> list[str]:
+    """How the edits were made, where not as the paper did: on a CPU, by bgbench's own
+    diffusion guidance, or not recorded."""
+    out = _cpu_deviations(survey.methods, edited)
+    diffusion = [e for e, m in edited.items() if m == METHOD_DIFFUSION]
+    if diffusion:
+        named = f" ({_join(sorted(survey.models))})" if survey.models else ""
+        out.append(
+            f"{_join(diffusion)} of this data were made by bgbench's own diffusion guidance "
+            f"with a diffusers model{named}, not by the authors' guided-diffusion code and "
+            "checkpoint: the same kind of edit, not the published images"
+        )
+    unknown = [e for e, m in edited.items() if m not in (METHOD_CPU, METHOD_DIFFUSION)]
+    unknown = [e for e in unknown if survey.methods[e] != METHOD_RELEASE]
+    if unknown:
+        out.append(
+            f"how {_join(unknown)} were made is not recorded (no edit_method in edit_params "
+            "or the card): they cannot be checked against the paper's protocol"
+        )
+    return out
+
+
+def _cpu_deviations(methods: dict[str, str], edited: dict[str, str]) -> list[str]:
+    """What the CPU edits do unlike the paper's: inpainting and pasting, size_full's one
+    zoom factor, the other backgrounds' sources."""
     out: list[str] = []
-    cpu = [e for e, m in edited.items() if m == METHOD_CPU]
-    if cpu:
+    if any(m == METHOD_CPU for m in edited.values()):
         per_edit = _join([f"{e}={m}" for e, m in methods.items()])
         out.append(
             "the edits of this build were made on a CPU by inpainting and pasting (edit method "
@@ -140,21 +190,13 @@ def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
     for edit in OTHER_BACKGROUND_EDITS:
         if edited.get(edit) == METHOD_CPU and edit in CPU_BACKGROUND_TEXT:
             out.append(f"{edit} of this build uses {CPU_BACKGROUND_TEXT[edit]}")
-    diffusion = [e for e, m in edited.items() if m == METHOD_DIFFUSION]
-    if diffusion:
-        named = f" ({_join(sorted(models))})" if models else ""
-        out.append(
-            f"{_join(diffusion)} of this data were made by bgbench's own diffusion guidance "
-            f"with a diffusers model{named}, not by the authors' guided-diffusion code and "
-            "checkpoint: the same kind of edit, not the published images"
-        )
-    unknown = [e for e, m in edited.items() if m not in (METHOD_CPU, METHOD_DIFFUSION)]
-    unknown = [e for e in unknown if methods[e] != METHOD_RELEASE]
-    if unknown:
-        out.append(
-            f"how {_join(unknown)} were made is not recorded (no edit_method in edit_params "
-            "or the card): they cannot be checked against the paper's protocol"
-        )
+    return out
+
+
+def _coverage_deviations(edits: list[str]) -> list[str]:
+    """Which edits the data holds unlike the paper: one of its own, a paper edit missing,
+    no control."""
+    out: list[str] = []
     extra = [e for e in edits if e in NON_PAPER_EDITS]
     if extra:
         out.append(
@@ -171,12 +213,22 @@ def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
             f"there is no {CONTROL_EDIT} (λ = 0 inversion) control, so what the edit pipeline "
             "alone costs is not measured"
         )
-    for edit, count in off_target.items():
-        if count:
-            out.append(
-                f"{count} {edit} image(s) are more than 0.015 off the target object pixel rate "
-                "(the authors' tolerance): the frame could not hold the object at that size"
-            )
+    return out
+
+
+def _off_target_deviations(off_target: dict[str, int]) -> list[str]:
+    """One sentence per edit with images off the authors' pixel-rate tolerance."""
+    return [
+        f"{count} {edit} image(s) are more than 0.015 off the target object pixel rate "
+        "(the authors' tolerance): the frame could not hold the object at that size"
+        for edit, count in off_target.items()
+        if count
+    ]
+
+
+def _canvas_deviations(build: dict[str, Any]) -> list[str]:
+    """How the build's canvas and photo fitting differ from the authors' 256 x 256 resize."""
+    out: list[str] = []
     canvas = build.get("canvas")
     if isinstance(canvas, list) and canvas != AUTHORS_CANVAS:
         out.append(
@@ -188,16 +240,24 @@ def data_deviations(spec: BenchmarkSpec, reader: Reader) -> list[str]:
             "the photos were resized by their shorter side and centre-cropped to the canvas "
             "(the authors resize the whole photo to 256 x 256), so objects may be cut"
         )
-    build_seeds = build.get("seeds") or ([build["seed"]] if "seed" in build else sorted(seeds))
-    if (cpu or diffusion) and len(build_seeds) < PAPER_RUNS:
-        scored = (
-            f", scored as the mean over these {len(build_seeds)} runs"
-            if len(build_seeds) > 1 and reader.runs()
-            else ""
-        )
-        out.append(
-            f"this is {len(build_seeds) or 'an unknown number of'} seeded build(s) (seed(s) "
-            f"{_join([str(s) for s in build_seeds]) or 'unrecorded'}){scored}; the paper's "
-            f"numbers are means over {PAPER_RUNS} runs"
-        )
     return out
+
+
+def _seed_deviations(
+    build: dict[str, Any], seeds: set[int], edited: dict[str, str], reader: Reader
+) -> list[str]:
+    """Fewer seeded builds of bgbench's own edits than the paper's runs, said."""
+    build_seeds = build.get("seeds") or ([build["seed"]] if "seed" in build else sorted(seeds))
+    own_edits = any(m in (METHOD_CPU, METHOD_DIFFUSION) for m in edited.values())
+    if not own_edits or len(build_seeds) >= PAPER_RUNS:
+        return []
+    scored = (
+        f", scored as the mean over these {len(build_seeds)} runs"
+        if len(build_seeds) > 1 and reader.runs()
+        else ""
+    )
+    return [
+        f"this is {len(build_seeds) or 'an unknown number of'} seeded build(s) (seed(s) "
+        f"{_join([str(s) for s in build_seeds]) or 'unrecorded'}){scored}; the paper's "
+        f"numbers are means over {PAPER_RUNS} runs"
+    ]

@@ -53,7 +53,7 @@ from hf_bgbench.space.jobs.forkserver import start_job_server
 from hf_bgbench.space.jobs.running import use_zero_gpu
 from hf_bgbench.space.page.demo import build_demo
 from hf_bgbench.space.page.style import CSS
-from hf_bgbench.space.settings import MAX_UPLOAD_BYTES
+from hf_bgbench.space.settings import MAX_UPLOAD_BYTES, leaderboard_dir
 
 try:  # Hugging Face Spaces' GPU helper; absent locally, where the job runs as it is
     import spaces  # type: ignore[import-not-found]
@@ -84,6 +84,8 @@ if __name__ == "__main__":
         css=CSS,
         prevent_thread_lock=True,
         run_history=False,
+        # the leaderboard's rows link to the reports and results files kept beside them
+        allowed_paths=[str(leaderboard_dir())],
     )
     # after launch, which sets HF_HUB_DISABLE_TELEMETRY: a server started before it would be
     # restarted by the first job (the environment it started with differs)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -156,9 +158,18 @@ def test_score_the_bundled_model_in_a_browser(reports_server, browser):
                        return t ? t.getBoundingClientRect().right : 0; }}"""
         )
         assert 0 < cut <= WIDTH, board_id
+    # each row links to where its numbers come from: the run's report, served by the Space
+    href = other.get_by_role("link", name="report").first.get_attribute("href")
+    with urllib.request.urlopen(urllib.parse.urljoin(server.url, href), timeout=30) as r:
+        assert "BG-GAP" in r.read().decode()
+    expect(board.get_by_role("link", name="paper").first).to_be_visible()
     shot(page, server.folder, "space_leaderboard.png")
     at_width(page, PHONE)
     problems += phone_layout_problems(page, "leaderboard")
+    # the key columns first: the model and BG-GAP are on a phone's screen before it scrolls
+    for name in ("model", "BG-GAP (pts)"):
+        cell = other.get_by_role("columnheader", name=name).first.bounding_box()
+        assert cell and cell["x"] + cell["width"] / 2 < PHONE, (name, cell)
     shot(page, server.folder, "space_leaderboard_390.png")
     at_width(page, WIDTH)
 

@@ -198,12 +198,53 @@ def test_published_numbers_are_shown_and_marked(tmp_path):
 
 
 def test_the_board_fits_a_page(tmp_path):
-    """One benchmark and task at a time: a handful of columns, none of them server facts."""
+    """One benchmark and task at a time: a handful of columns, none of them server facts,
+    the key ones first (the model, then its scores: what a phone shows before scrolling)."""
     append_result(tmp_path, _doc(), "in9")
     headers, _ = table(read_rows(tmp_path), benchmark="in9", task="evaluate")
-    assert headers[:4] == ["model", "source", "dataset", "protocol"]
+    assert headers[:2] == ["model", "BG-GAP (pts)"]  # the number the board ranks by
+    assert all(h.endswith(")") for h in headers[2:-3])  # the other scores, with units
+    assert headers[-3:] == ["source", "dataset", "protocol"]
     assert len(headers) <= 9
     assert "data_fingerprint" not in headers and "hf_bgbench_version" not in headers
+
+
+def test_each_row_links_to_its_report_and_files(tmp_path):
+    """A run's row keeps its results document and report beside the rows and links to them
+    (served by the Space); a published row links to its paper; a row pushed to a Hub
+    dataset whose files are not here links to the Hub's copy."""
+    from pathlib import Path
+
+    from hf_bgbench.space.views.leaderboard import row_links
+
+    # a whole results document (the pinned one of tests/test_golden_documents.py)
+    doc = json.loads((Path(__file__).parent / "golden/evaluate/results.json").read_text())
+    row = append_result(tmp_path, doc, "in9-local")
+    kept = tmp_path / row["files"]
+    assert json.loads((kept / "evaluate.json").read_text())["model"] == doc["model"]
+    report = (kept / "evaluate.md").read_text()
+    # the figures stay with the run: no image link that would be broken here
+    assert "BG-GAP" in report and not [x for x in report.splitlines() if x.startswith("![")]
+    headers, rows = table(
+        read_rows(tmp_path),
+        benchmark="in9",
+        task="evaluate",
+        links=lambda r: row_links(r, tmp_path),
+    )
+    board = [dict(zip(headers, r, strict=True)) for r in rows]
+    (measured,) = [r for r in board if r["source"] == "measured"]
+    assert measured["model"] == doc["model"]
+    assert f"[report](/gradio_api/file={kept.resolve()}/evaluate.md)" in measured["results"]
+    assert f"[JSON](/gradio_api/file={kept.resolve()}/evaluate.json)" in measured["results"]
+    published = [r for r in board if r["source"] == "published"]
+    assert published and all(
+        r["results"] == "[paper](https://arxiv.org/abs/2006.09994)" for r in published
+    )
+    elsewhere = row_links(dict(row), tmp_path / "gone", "me/board")
+    assert (
+        f"https://huggingface.co/datasets/me/board/blob/main/{row['files']}/evaluate.md"
+        in elsewhere
+    )
 
 
 def test_published_rows_take_extra_keys(monkeypatch):

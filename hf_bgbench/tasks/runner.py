@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,8 +32,8 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec, get_benchmark
 from hf_bgbench.data.decoded_cache import DecodedImages, default_decoded_dir, pixels_key
-from hf_bgbench.data.loader import Batch, Geometry, choose_decoder
-from hf_bgbench.data.masks import MASK_THRESHOLD
+from hf_bgbench.data.loader import Batch, DataError, Geometry, choose_decoder
+from hf_bgbench.data.masks import ATTRIBUTE_MASKS, MASK_THRESHOLD
 from hf_bgbench.data.pipeline import DecodePipeline, pipeline_for
 from hf_bgbench.data.sources import DataSourceError, Reader
 from hf_bgbench.files import output_lock
@@ -66,9 +66,21 @@ from hf_bgbench.tasks.options import (
 from hf_bgbench.tasks.protocol_settings import typed_protocol
 from hf_bgbench.tasks.task import Summary, Task, Writers
 
-__all__ = ["Run", "Summary", "Task", "Writers", "execute", "open_run"]
+__all__ = ["MaskedImages", "Run", "Summary", "Task", "Writers", "execute", "open_run"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class MaskedImages:
+    """A mask variant's images as a masked task scores them (:meth:`Run.load_masked`): the
+    data, the rows of its seeded ``--max-images`` subset, the mask columns loaded and, once
+    the model has started, the geometry they are read at (:meth:`Run.masked_geometry`)."""
+
+    ds: Any
+    rows: list[int]
+    columns: tuple[str, ...]
+    geometry: Geometry | None = None
 
 
 @dataclass
@@ -201,6 +213,71 @@ class Run:
         )
         self.deviations += deviations
         return geometry
+
+    def load_masked(
+        self,
+        *,
+        split: str | None = "test",
+        attributes: bool | None = None,
+        needs: Callable[[Exception], Exception] | None = None,
+    ) -> MaskedImages:
+        """The benchmark's mask variant (its ``split``; None: the reader's own choice) with its
+        object masks and, by ``attributes``, its attribute masks: None when the data has them,
+        True always, False never; then the rows of the seeded ``--max-images`` subset.
+        ``needs(err)``: the task's own error for a variant or column the data lacks."""
+        variant, mask = self.spec.mask_variant, self.spec.mask_column
+        wanted = (mask,) if attributes is False else (mask, ATTRIBUTE_MASKS)
+        where = {} if split is None else {"split": split}
+        try:
+            try:
+                ds = self.reader.load(variant, columns=wanted, **where)
+            except DataSourceError as err:
+                if attributes is not None or ATTRIBUTE_MASKS not in str(err):
+                    raise
+                log.info("%s; the attribute masks are left out.", err)
+                wanted = (mask,)
+                ds = self.reader.load(variant, columns=wanted, **where)
+        except (ValueError, FileNotFoundError) as err:  # no such variant, no masks, ...
+            if needs is None:
+                raise
+            raise needs(err) from None
+        rows = self.subset(len(ds), self.options.max_images, what="images")
+        return MaskedImages(ds, rows, wanted)
+
+    def masked_batches(
+        self, images: MaskedImages, *, skipped: list, desc: str, **loader: Any
+    ) -> Iterator[Batch]:
+        """:meth:`batches` over ``images``: its rows, with its mask columns, at its geometry."""
+        return self.batches(
+            images.ds,
+            images.rows,
+            skipped=skipped,
+            desc=desc,
+            columns=images.columns,
+            geometry=images.geometry,
+            **loader,
+        )
+
+    def each_batch(
+        self,
+        images: MaskedImages,
+        step: Callable[[Batch], None],
+        *,
+        skipped: list,
+        desc: str,
+        error: Callable[[DataError], Exception],
+    ) -> None:
+        """The per-batch loop of a masked task: ``step(batch)`` on every decoded batch of
+        ``images`` (unreadable images counted in ``skipped``), the decoder closed whatever
+        happens; data the loader cannot use ends the run as ``error(err)``."""
+        batches = self.masked_batches(images, skipped=skipped, desc=desc)
+        try:
+            for batch in batches:
+                step(batch)
+        except DataError as err:
+            raise error(err) from None
+        finally:
+            batches.close()
 
     def batches(
         self, dataset: Any, rows: Sequence[int], *, skipped: list, desc: str, **loader: Any

@@ -4,6 +4,7 @@ numbers, runs on other data on a board of their own."""
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,14 +13,20 @@ import gradio as gr
 from hf_bgbench.benchmarks import get_benchmark, list_benchmarks
 from hf_bgbench.space.checks.inputs import every_task
 from hf_bgbench.space.settings import leaderboard_dir
-from hf_bgbench.space.views.leaderboard import read_rows, results_repo_rows, table
+from hf_bgbench.space.views.leaderboard import (
+    LEADERBOARD_REPO_ENV,
+    read_rows,
+    results_repo_rows,
+    row_links,
+    table,
+)
 from hf_bgbench.spec import BenchmarkSpec
 
 # widths that fit a 1280-px page: the facts narrow, the scores sharing the rest; the board
 # of runs on other data gives two of its columns to the image count and the fingerprint
-BOARD_WIDTHS = {"model": 17, "source": 8, "dataset": 19, "protocol": 11}
-OTHER_WIDTHS = {"model": 15, "source": 8, "dataset": 11, "protocol": 11}
-OTHER_WIDTHS.update({"images": 6, "data fingerprint": 10})
+BOARD_WIDTHS = {"model": 16, "source": 8, "dataset": 16, "protocol": 10, "results": 9}
+OTHER_WIDTHS = {"model": 14, "source": 7, "dataset": 10, "protocol": 10, "results": 9}
+OTHER_WIDTHS.update({"images": 6, "data fingerprint": 9})
 
 
 def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple[Any, Any]:
@@ -27,6 +34,7 @@ def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple
     its Hub dataset), ranked together; and, apart, the runs on other data (a local copy or
     sample, with its image count and data fingerprint), shown only when there are any."""
     rows = read_rows(leaderboard_dir()) + results_repo_rows()
+    repo = os.environ.get(LEADERBOARD_REPO_ENV)
     boards = []
     for scope in ("benchmark", "other"):
         headers, values = table(
@@ -36,6 +44,7 @@ def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple
             model=model or "",
             published=published,
             scope=scope,
+            links=lambda row: row_links(row, leaderboard_dir(), repo),
         )
         widths_of = BOARD_WIDTHS if scope == "benchmark" else OTHER_WIDTHS
         info = {h: w for h, w in widths_of.items() if h in headers}
@@ -45,11 +54,20 @@ def leaderboard(benchmark: str, task: str, model: str, published: bool) -> tuple
         boards.append((headers, values, widths))
     (headers, values, widths), (o_headers, o_values, o_widths) = boards
     return (
-        gr.Dataframe(value=values, headers=headers, column_widths=widths),
+        gr.Dataframe(value=values, headers=headers, column_widths=widths, datatype=_types(headers)),
         gr.Dataframe(
-            value=o_values, headers=o_headers, column_widths=o_widths, visible=bool(o_values)
+            value=o_values,
+            headers=o_headers,
+            column_widths=o_widths,
+            datatype=_types(o_headers),
+            visible=bool(o_values),
         ),
     )
+
+
+def _types(headers: list[str]) -> list[str]:
+    """Each column's type: the results column's links are Markdown, the rest text."""
+    return ["markdown" if h == "results" else "str" for h in headers]
 
 
 def _board_tasks(benchmark: str) -> Any:
@@ -74,7 +92,8 @@ def build_leaderboard_tab(start: BenchmarkSpec) -> Any:
             "the older one. Rows marked *published* are the papers' numbers; a run ranks "
             "beside them only when it scored the benchmark's published dataset, runs on "
             "other data in a table of their own. Scores in the units of their column, "
-            "with 95% intervals in brackets; the best first."
+            "with 95% intervals in brackets; the best first. Each row links to where its "
+            "numbers come from: a run's report and results file, a published row's paper."
         )
         with gr.Row():
             benchmark = gr.Dropdown(list_benchmarks(), value=start.name, label="Benchmark")
@@ -88,6 +107,7 @@ def build_leaderboard_tab(start: BenchmarkSpec) -> Any:
             interactive=False,
             show_search="filter",
             wrap=True,
+            pinned_columns=1,  # the model stays in view while a phone scrolls the scores
             elem_id="leaderboard",
         )
         other_board = gr.Dataframe(
@@ -96,6 +116,7 @@ def build_leaderboard_tab(start: BenchmarkSpec) -> Any:
             "scored",
             interactive=False,
             wrap=True,
+            pinned_columns=1,
             visible=False,
             elem_id="leaderboard-other",
         )

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ from hf_bgbench.report.headlines import DISPLAY_SCALE, headline_rows
 LEADERBOARD_REPO_ENV = "BGBENCH_LEADERBOARD_REPO"
 RESULTS_REPOS_ENV = "BGBENCH_RESULTS_REPOS"  # Hub datasets written by `bgbench publish-results`
 ROWS_FILE = "rows.jsonl"
+RUNS_FOLDER = "runs"  # each row's results document and report, beside rows.jsonl
+HUB_FILES = "https://huggingface.co/datasets/{repo}/blob/main/{path}"
 KEY = ("model", "benchmark", "task", "dataset", "protocol")
 INFO_COLUMNS = ["model", "source", "dataset", "protocol"]
 # what a run on other data than the published benchmark is told apart by
@@ -71,6 +73,7 @@ def published_rows() -> list[dict[str, Any]]:
                     "dataset": row.get("dataset", ""),
                     "protocol": protocol,
                     "reference": row.get("source", ""),
+                    "link": getattr(spec, "paper_url", "") or "",
                     "scores": dict(row.get("scores") or {}),
                 }
             )
@@ -343,6 +346,7 @@ def rows_from_results_dataset(repo_id: str) -> list[dict[str, Any]]:
         named = scored_dataset(doc.get("data"), title=spec.short_name, hub_repo=spec.hub_repo)
         row = row_from_results(doc, named["type"])
         row["source"] = f"results {repo_id}"
+        row["link"] = HUB_FILES.format(repo=repo_id, path=path.relative_to(root).as_posix())
         rows.append(row)
     return rows
 
@@ -396,12 +400,33 @@ def append_result(
     with _locked(folder):
         if repo_id:
             pull(folder, repo_id)
+        row["files"] = _write_run_files(folder, row, doc)
         rows = [r for r in read_rows(folder) if [r.get(k) for k in KEY] != [row[k] for k in KEY]]
         rows.append(row)
         _write_rows(folder, rows)
         if repo_id:
-            push(folder, repo_id)
+            push(folder, repo_id, row["files"])
     return row
+
+
+def _write_run_files(folder: Path, row: Mapping[str, Any], doc: Mapping[str, Any]) -> str:
+    """Keep the row's results document and its Markdown report (figures left out: the
+    report's own files are the run's) under ``runs/<row id>/``; the folder, relative."""
+    from hf_bgbench.render import render_markdown
+
+    key = "\x1f".join(str(row.get(k)) for k in KEY)
+    relative = f"{RUNS_FOLDER}/{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    target = folder / relative
+    target.mkdir(parents=True, exist_ok=True)
+    stem = str(doc.get("task") or "results")
+    (target / f"{stem}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    try:
+        report = render_markdown(dict(doc))
+    except (KeyError, TypeError, ValueError):  # a document without a report: its JSON only
+        return relative
+    kept = [line for line in report.splitlines() if not line.lstrip().startswith("![")]
+    (target / f"{stem}.md").write_text("\n".join(kept) + "\n")
+    return relative
 
 
 def pull(folder: Path, repo_id: str) -> bool:
@@ -429,8 +454,9 @@ def pull(folder: Path, repo_id: str) -> bool:
     return True
 
 
-def push(folder: Path, repo_id: str) -> bool:
-    """Upload ``rows.jsonl`` to the Hub dataset ``repo_id`` (created if missing)."""
+def push(folder: Path, repo_id: str, files: str | None = None) -> bool:
+    """Upload ``rows.jsonl`` (and the row's folder ``files``, relative) to the Hub dataset
+    ``repo_id`` (created if missing)."""
     from huggingface_hub import HfApi
 
     from hf_bgbench.space.checks.model_weights import hub_offline
@@ -446,6 +472,14 @@ def push(folder: Path, repo_id: str) -> bool:
         repo_type="dataset",
         commit_message="bgbench Space: leaderboard row",
     )
+    if files and (folder / files).is_dir():
+        api.upload_folder(
+            folder_path=str(folder / files),
+            path_in_repo=files,
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message="bgbench Space: a leaderboard row's results",
+        )
     return True
 
 
@@ -478,11 +512,14 @@ def table(
     model: str = "",
     published: bool = True,
     scope: str | None = None,
+    links: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> tuple[list[str], list[list[Any]]]:
-    """Headers and rows for the leaderboard view: model, source (published / measured),
-    dataset and protocol, then the score columns of the selected rows (the benchmark's
-    report headlines first), each header with its unit and each cell with its 95% interval
-    (measured rows) at one decimal; the best first by the first headline score.
+    """Headers and rows for the leaderboard view, the key columns first (what a phone shows
+    before it scrolls sideways): the model, the score columns of the selected rows (the
+    benchmark's report headlines first), each header with its unit and each cell with its
+    95% interval (measured rows) at one decimal; then source (published / measured),
+    dataset and protocol; with ``links``, last, a "results" column (``links(row)``: the
+    row's report and files as Markdown links). The best first by the first headline score.
 
     ``scope``: ``"benchmark"`` -- the rows on the published benchmark
     (:func:`on_published_benchmark`: the papers' numbers and runs on the benchmark's Hub
@@ -502,20 +539,26 @@ def table(
     headlines = _headlines(benchmark, task) if benchmark and task else []
     score_cols, units = _score_columns(headlines, chosen)
     chosen = _best_first(chosen, headlines, score_cols)
+    ranking = _ranking_headline(headlines, score_cols)
+    if ranking is not None:  # the number the board ranks by next to the model
+        score_cols = [ranking.label, *(c for c in score_cols if c != ranking.label)]
 
     def unit(r: Mapping[str, Any], c: str) -> str | None:
         known = (r.get("units") or {}).get(c, units.get(c))
         return known if known is not None or r.get("source") != "published" else None
 
     values = [
-        [_info(r, c) for c in info]
+        [_info(r, info[0])]
         + [
             _cell(r["scores"].get(c), (r.get("intervals") or {}).get(c), unit(r, c))
             for c in score_cols
         ]
+        + [_info(r, c) for c in info[1:]]
+        + ([links(r)] if links else [])
         for r in chosen
     ]
-    return info + [_header(c, units.get(c, "")) for c in score_cols], values
+    headers = [info[0], *(_header(c, units.get(c, "")) for c in score_cols), *info[1:]]
+    return headers + (["results"] if links else []), values
 
 
 def _score_columns(headlines: list[Any], rows: list[dict[str, Any]]) -> tuple[list, dict]:
@@ -530,13 +573,19 @@ def _score_columns(headlines: list[Any], rows: list[dict[str, Any]]) -> tuple[li
     return columns, units
 
 
+def _ranking_headline(headlines: list[Any], columns: list[str]) -> Any:
+    """The headline the board ranks by: the benchmark's measure of reliance (a gap, a
+    drop), else its first ranked score; None when no column is one."""
+    ranked = [h for h in headlines if h.label in columns and h.reliance]
+    return next((h for h in ranked if h.reliance > 0), ranked[0] if ranked else None)
+
+
 def _best_first(
     rows: list[dict[str, Any]], headlines: list[Any], columns: list[str]
 ) -> list[dict[str, Any]]:
     """``rows`` ranked by the benchmark's measure of reliance (a gap, a drop), else its first
     ranked score: the least reliance on the background first (as they are when none)."""
-    ranked = [h for h in headlines if h.label in columns and h.reliance]
-    first = next((h for h in ranked if h.reliance > 0), ranked[0] if ranked else None)
+    first = _ranking_headline(headlines, columns)
     if first is None:
         return rows
 
@@ -545,6 +594,28 @@ def _best_first(
         return (value is None, first.reliance * float(value or 0.0))
 
     return sorted(rows, key=rank)
+
+
+def row_links(row: Mapping[str, Any], folder: Path, repo_id: str | None = None) -> str:
+    """Where a row's numbers come from, as Markdown links: a published row's paper; a run's
+    report and results document (served by the Space from ``folder``, else from the Hub
+    dataset ``repo_id`` the rows are kept in); a results dataset's document on the Hub."""
+    if row.get("source") == "published":
+        return f"[paper]({row['link']})" if row.get("link") else ""
+    files = row.get("files")
+    if files:
+        stem = str(row.get("task") or "results")
+        local = (folder / files).resolve()
+        links = []
+        for label, suffix in (("report", ".md"), ("JSON", ".json")):
+            path = local / f"{stem}{suffix}"
+            if path.is_file():
+                links.append(f"[{label}](/gradio_api/file={path})")
+            elif repo_id:
+                url = HUB_FILES.format(repo=repo_id, path=f"{files}/{stem}{suffix}")
+                links.append(f"[{label}]({url})")
+        return " · ".join(links)
+    return f"[JSON]({row['link']})" if row.get("link") else ""
 
 
 def _info(row: Mapping[str, Any], column: str) -> str:

@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.loader import Batch, DataError, Geometry
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
-from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
 from hf_bgbench.probe.features import probe_note
@@ -20,49 +19,32 @@ from hf_bgbench.tasks import common
 from hf_bgbench.tasks.graying.options import GrayingError
 from hf_bgbench.tasks.graying.report import build_report
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.runner import Run, Summary
+from hf_bgbench.tasks.runner import MaskedImages, Run, Summary
 
 
 @dataclass
 class _Work:
-    ds: Any
-    rows: list[int]
-    geometry: Geometry | None
-    columns: tuple[str, ...]  # the mask column, and the attribute masks when the data has them
+    images: MaskedImages  # with the attribute masks when the data has them
     gray_step: ModelStep | None  # the head re-fitted on grey-background train images
     refit: dict[str, Any]  # whether it was fitted (its probe record) or why not
 
 
-def _load(run: Run) -> Any:
-    """The mask variant's test split with its object masks and, when it has them, its
-    attribute masks (each attribute is then grayed alone as well)."""
-    spec = run.spec
-    try:
-        return run.reader.load(
-            spec.mask_variant, columns=(spec.mask_column, ATTRIBUTE_MASKS), split="test"
-        )
-    except DataSourceError as err:
-        if ATTRIBUTE_MASKS not in str(err):
-            raise
-    return run.reader.load(spec.mask_variant, columns=(spec.mask_column,), split="test")
-
-
 def prepare(run: Run) -> _Work:
     spec = run.spec
-    try:
-        ds = _load(run)
-    except (ValueError, FileNotFoundError) as err:
-        raise GrayingError(
+
+    def needs(err: Exception) -> GrayingError:
+        return GrayingError(
             f"Graying keeps the object and greys the rest, so it needs {spec.mask_variant!r} "
             f"with its {spec.mask_column!r} column: {err}"
-        ) from None
-    rows = run.subset(len(ds), run.options.max_images, what="images")
+        )
+
+    # with the attribute masks when the data has them: each attribute is grayed alone too
+    images = run.load_masked(needs=needs)
     run.start_model()
     run.deviations += common.paper_value_deviations(run.protocol.settings.paper_values, run.options)
-    columns = tuple(c for c in (spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names)
-    geometry = run.masked_geometry(ds)
+    images.geometry = run.masked_geometry(images.ds)
     gray_step, refit = _gray_head(run)
-    return _Work(ds, rows, geometry, columns, gray_step, refit)
+    return _Work(images, gray_step, refit)
 
 
 def _skip_reason(run: Run) -> str | None:
@@ -142,37 +124,32 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
     skipped: list[dict[str, Any]] = []
     ids, labels, pred, prob, attributes = [], [], [], [], []
     gray = float(run.options.gray)
-    batches = run.batches(
-        work.ds,
-        work.rows,
-        skipped=skipped,
-        desc="graying",
-        columns=work.columns,
-        geometry=work.geometry,
-    )
-    try:
-        for batch in batches:
-            x = batch.images.to(run.step.device).float().div_(255)
-            grayed = gray_background(x, batch.columns[run.spec.mask_column], gray)
-            out = run.step.predict(torch.cat([x, grayed]), torch.cat([batch.labels] * 2))
-            k = len(batch)
-            preds, probs = [out.pred[:k], out.pred[k:]], [out.prob_true[:k], out.prob_true[k:]]
-            if work.gray_step is not None:  # the grayed copies through the re-fitted head
-                refit = work.gray_step.predict(grayed, batch.labels)
-                preds.append(refit.pred)
-                probs.append(refit.prob_true)
-            ids += batch.ids
-            labels.append(batch.labels.numpy())
-            pred.append(np.stack(preds, axis=1))
-            prob.append(np.stack(probs, axis=1))
-            for i, entries in enumerate(batch.columns.get(ATTRIBUTE_MASKS, [None] * k)):
-                attributes.append(
-                    _grayed_attributes(run, x[i], batch.labels[i : i + 1], entries, work.geometry)
-                )
-    except DataError as err:
-        raise GrayingError(f"Graying cannot use the data: {err}") from None
-    finally:
-        batches.close()
+    geometry = work.images.geometry
+
+    def step(batch: Batch) -> None:
+        """Each image clean and grayed (and grayed through the re-fitted head)."""
+        x = batch.images.to(run.step.device).float().div_(255)
+        grayed = gray_background(x, batch.columns[run.spec.mask_column], gray)
+        out = run.step.predict(torch.cat([x, grayed]), torch.cat([batch.labels] * 2))
+        k = len(batch)
+        preds, probs = [out.pred[:k], out.pred[k:]], [out.prob_true[:k], out.prob_true[k:]]
+        if work.gray_step is not None:  # the grayed copies through the re-fitted head
+            refit = work.gray_step.predict(grayed, batch.labels)
+            preds.append(refit.pred)
+            probs.append(refit.prob_true)
+        ids.extend(batch.ids)
+        labels.append(batch.labels.numpy())
+        pred.append(np.stack(preds, axis=1))
+        prob.append(np.stack(probs, axis=1))
+        for i, entries in enumerate(batch.columns.get(ATTRIBUTE_MASKS, [None] * k)):
+            attributes.append(
+                _grayed_attributes(run, x[i], batch.labels[i : i + 1], entries, geometry)
+            )
+
+    def bad_data(err: Exception) -> GrayingError:
+        return GrayingError(f"Graying cannot use the data: {err}")
+
+    run.each_batch(work.images, step, skipped=skipped, desc="graying", error=bad_data)
     if not ids:
         raise GrayingError(f"{run.reader.location} [{run.spec.mask_variant}]: no readable image.")
     return {
@@ -180,7 +157,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
         "labels": np.concatenate(labels).astype(np.int64),
         "pred": np.concatenate(pred),  # (n, 2): clean, grayed (, grayed by the re-fitted head)
         "prob": np.concatenate(prob).astype(np.float64),
-        "attributes": attributes if ATTRIBUTE_MASKS in work.columns else None,
+        "attributes": attributes if ATTRIBUTE_MASKS in work.images.columns else None,
         "skipped": skipped,
     }
 
@@ -191,7 +168,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     numbers, _, frame = summarize(run.spec, out, o.seed, aggregation, o.gray)
     body = run.body(
         numbers,
-        **run.masked_record(out, work.geometry),
+        **run.masked_record(out, work.images.geometry),
         refit_head=work.refit,
         timing={
             "graying_seconds": round(run.seconds, 3),

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hf_bgbench.data.loader import DataError, Geometry
+from hf_bgbench.data.loader import DataError
 from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.tasks.noise.draw import decode_chunk, noisy_predictions
 from hf_bgbench.tasks.noise.levels import DEFAULT_LEVELS, NoiseError, NoiseSettings
 from hf_bgbench.tasks.noise.report import build_report
 from hf_bgbench.tasks.noise.settings import NoiseProtocolSettings
 from hf_bgbench.tasks.noise.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.runner import Run, Summary
+from hf_bgbench.tasks.runner import MaskedImages, Run, Summary
 
 ATTRIBUTE_NOISE = (
     "Attribute-level noise (--attributes): the paper's abstract promises sensitivity to "
@@ -27,11 +27,8 @@ ATTRIBUTE_NOISE = (
 
 @dataclass
 class _Work:
-    ds: Any  # the mask variant's test images
-    rows: list[int]
-    geometry: Geometry | None
+    images: MaskedImages  # the test images (with the attribute masks with --attributes)
     noise: NoiseSettings
-    columns: tuple[str, ...]  # the mask column (and the attribute masks with --attributes)
 
 
 def setting_deviations(settings: NoiseProtocolSettings, noise: NoiseSettings) -> list[str]:
@@ -67,50 +64,44 @@ def _levels(levels: Sequence[float]) -> str:
 
 
 def prepare(run: Run) -> _Work:
-    spec = run.spec
+    spec, attributes = run.spec, bool(run.options.attributes)
     if not spec.mask_variant:
         raise NoiseError(f"{spec.name} declares no variant with object masks (mask_variant).")
-    columns = (spec.mask_column, ATTRIBUTE_MASKS) if run.options.attributes else (spec.mask_column,)
-    try:
-        ds = run.reader.load(spec.mask_variant, columns=columns, split="test")
-    except (ValueError, FileNotFoundError) as err:  # no such variant, no masks, ...
-        raise NoiseError(
+    columns = (spec.mask_column, ATTRIBUTE_MASKS) if attributes else (spec.mask_column,)
+
+    def needs(err: Exception) -> NoiseError:
+        return NoiseError(
             "The noise analysis adds noise inside and outside each object's mask"
-            + (" and on each attribute's mask (--attributes)" if run.options.attributes else "")
+            + (" and on each attribute's mask (--attributes)" if attributes else "")
             + f", so it needs {spec.mask_variant!r} with its {', '.join(map(repr, columns))} "
             f"column(s): {err}"
-        ) from None
-    rows = run.subset(len(ds), run.options.max_images, what="images")
+        )
+
+    images = run.load_masked(attributes=attributes, needs=needs)
     run.start_model()
-    if run.options.attributes:
+    if attributes:
         run.deviations.append(ATTRIBUTE_NOISE)
     run.deviations += setting_deviations(run.protocol.settings, run.options.noise())
-    return _Work(ds, rows, run.masked_geometry(ds), run.options.noise(), columns)
+    images.geometry = run.masked_geometry(images.ds)
+    return _Work(images, run.options.noise())
 
 
 def compute(run: Run, work: _Work) -> dict[str, Any]:
     skipped: list[dict[str, Any]] = []
-    mask = run.spec.mask_column
-    batches = run.batches(
-        work.ds,
-        work.rows,
-        skipped=skipped,
-        desc="noise",
-        columns=work.columns,
-        geometry=work.geometry,
-        batch_size=decode_chunk(run.batch_size, work.noise.trials),
-    )
+    images = work.images
+    chunk = decode_chunk(run.batch_size, work.noise.trials)
+    batches = run.masked_batches(images, skipped=skipped, desc="noise", batch_size=chunk)
     try:
         out = noisy_predictions(
             batches,
-            len(work.rows),
+            len(images.rows),
             run.step,
             work.noise,
             run.batch_size,
-            mask,
+            run.spec.mask_column,
             skipped,
-            attributes=ATTRIBUTE_MASKS if ATTRIBUTE_MASKS in work.columns else None,
-            geometry=work.geometry,
+            attributes=ATTRIBUTE_MASKS if ATTRIBUTE_MASKS in images.columns else None,
+            geometry=images.geometry,
         )
     except DataError as err:
         raise NoiseError(f"The noise analysis cannot use the data: {err}") from None
@@ -126,7 +117,7 @@ def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
     noisy = len(out["ids"]) * len(levels) * 2 * o.trials
     body = run.body(
         numbers,
-        **run.masked_record(out, work.geometry),
+        **run.masked_record(out, work.images.geometry),
         timing={
             "noise_seconds": round(run.seconds, 3),
             "total_seconds": round(run.total_seconds(), 3),

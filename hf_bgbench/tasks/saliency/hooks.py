@@ -4,14 +4,11 @@ imported at their first call: the task registry and the command line load no tor
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
-from hf_bgbench.data.loader import DataError, Geometry
-from hf_bgbench.data.masks import ATTRIBUTE_MASKS
 from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.tasks.common import paper_value_deviations
-from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
+from hf_bgbench.tasks.runner import MaskedImages, Run, Summary, plain_geometry
 from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
 from hf_bgbench.tasks.saliency.report import build_report
 from hf_bgbench.tasks.saliency.summary import RESULT_KEYS, summarize, write_saliency_files
@@ -25,56 +22,28 @@ MAPS = (
 )
 
 
-@dataclass
-class _Work:
-    ds: Any
-    rows: list[int]
-    columns: list[str]  # the mask column, and the attribute masks when the data has them
-    geometry: Geometry | None
-
-
-def _load_masked(run: Run) -> Any:
-    """The mask variant with its object masks, and its attribute masks when it has them."""
-    variant, mask = run.spec.mask_variant, run.spec.mask_column
-    try:
-        return run.reader.load(variant, columns=(mask, ATTRIBUTE_MASKS))
-    except DataSourceError as err:
-        if ATTRIBUTE_MASKS not in str(err):
-            raise
-        log.info("%s; per-attribute shares are left out.", err)
-        return run.reader.load(variant, columns=(mask,))
-
-
-def prepare(run: Run) -> _Work:
-    ds = _load_masked(run)
-    rows = run.subset(len(ds), run.options.max_images, what="images")
+def prepare(run: Run) -> MaskedImages:
+    # every split the reader gives; the attribute masks when the data has them
+    images = run.load_masked(split=None)
     run.start_model().check_gradients()  # before any pass: a VLM has no gradient map
     run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
-    columns = [c for c in (run.spec.mask_column, ATTRIBUTE_MASKS) if c in ds.column_names]
-    return _Work(ds, rows, columns, run.masked_geometry(ds))
+    images.geometry = run.masked_geometry(images.ds)
+    return images
 
 
-def compute(run: Run, work: _Work) -> dict[str, Any]:
+def compute(run: Run, work: MaskedImages) -> dict[str, Any]:
     o, where = run.options, f"{run.reader.location} [{run.spec.mask_variant}]"
     maps = SaliencyMaps(
         run.step, run.spec.mask_column, o.target, o.target_layer, o.method, work.geometry, o.gallery
     )
     skipped = maps.out["skipped"]
-    batches = run.batches(
-        work.ds,
-        work.rows,
-        skipped=skipped,
-        desc="saliency",
-        columns=work.columns,
-        geometry=work.geometry,
-    )
+
+    def bad_data(err: Exception) -> DataSourceError:
+        return DataSourceError(f"{where}: {err}")
+
     try:
-        for batch in batches:
-            maps.add(batch)
-    except DataError as err:
-        raise DataSourceError(f"{where}: {err}") from None
+        run.each_batch(work, maps.add, skipped=skipped, desc="saliency", error=bad_data)
     finally:
-        batches.close()
         maps.close()
     if skipped:
         log.warning("%d image(s) could not be read and were skipped.", len(skipped))
@@ -83,7 +52,7 @@ def compute(run: Run, work: _Work) -> dict[str, Any]:
     return maps.out
 
 
-def summarise(run: Run, work: _Work, out: dict[str, Any]) -> Summary:
+def summarise(run: Run, work: MaskedImages, out: dict[str, Any]) -> Summary:
     o, spec = run.options, run.spec
     aggregation = run.protocol.settings.aggregation
     numbers = summarize(

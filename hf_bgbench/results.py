@@ -144,6 +144,18 @@ def scaled_interval(bounds: Sequence[float] | None, scale: float) -> list[float]
     return [scale * v for v in bounds] if bounds else None
 
 
+def percent_bars(entries: Mapping[str, Mapping[str, Any]], key: str, **figure: Any) -> Figure:
+    """A bar per entry of ``entries`` (its name the label): its ``key``, a fraction, in
+    percent, with its ``<key>_ci95`` interval as the error bar; ``figure``: the rest of the
+    :class:`Figure` (file, title, ylabel, reference, ...)."""
+    return Figure(
+        labels=list(entries),
+        values=[100 * entry[key] for entry in entries.values()],
+        intervals=[scaled_interval(entry[f"{key}_ci95"], 100) for entry in entries.values()],
+        **figure,
+    )
+
+
 @dataclass
 class Report:
     scores: list[Score] = field(default_factory=list)

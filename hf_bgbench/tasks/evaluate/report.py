@@ -9,7 +9,7 @@ from typing import Any
 
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.formatting import interval, number, pct
-from hf_bgbench.results import Figure, Report, Score, Table, scaled_interval
+from hf_bgbench.results import Figure, Report, Score, Table, percent_bars
 
 
 def build_report(spec: BenchmarkSpec, per_variant: dict[str, Any], metrics: Report) -> Report:
@@ -92,13 +92,12 @@ def _accuracy_figure(
     title = ""
     if headline:
         title = f" — {headline[0].short or headline[0].label} {pct(headline[0].value)} pts"
-    return Figure(
+    return percent_bars(
+        per_variant,
+        "accuracy",
         file="accuracy.png",
         title=f"accuracy per variant{title}",
-        labels=list(per_variant),
-        values=[100 * r["accuracy"] for r in per_variant.values()],
         ylabel="accuracy (%) with 95% CI",
-        intervals=[scaled_interval(r["accuracy_ci95"], 100) for r in per_variant.values()],
         reference=(100 / spec.num_classes, "chance"),
     )
 

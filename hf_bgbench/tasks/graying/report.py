@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hf_bgbench.formatting import interval, named_rows, pct
-from hf_bgbench.results import Figure, Report, Score, Table, scaled_interval
+from hf_bgbench.results import Figure, Report, Score, Table, percent_bars
 
 # the columns after the row's name (hf_bgbench.formatting.table_row) of both tables
 DROP_CELLS = (
@@ -140,13 +140,12 @@ def _per_attribute_table(body: dict[str, Any]) -> Table:
 def _figure(body: dict[str, Any]) -> Figure:
     """Each class's grayed accuracy as a bar, against the clean accuracy."""
     classes = body["per_class"]
-    return Figure(
+    return percent_bars(
+        classes,
+        "accuracy_grayed",
         file="graying.png",
         title=f"{body['model']}: accuracy with the background grayed",
-        labels=list(classes),
-        values=[100 * c["accuracy_grayed"] for c in classes.values()],
         ylabel="accuracy, background grayed (%)",
-        intervals=[scaled_interval(c["accuracy_grayed_ci95"], 100) for c in classes.values()],
         reference=(100 * body["accuracy_clean"], "clean"),
         counts=[c["n"] for c in classes.values()],
         ylim=(0.0, 105.0),

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_bgbench.formatting import interval, number, pct
+from hf_bgbench.formatting import interval, named_rows, number, pct
 from hf_bgbench.results import Figure, Report, Score, Table
 from hf_bgbench.tasks.saliency.summary import MAIN_SCORES, SCORES, SUFFIX
 
@@ -200,22 +200,21 @@ def _per_class_table(body: Mapping[str, Any]) -> Table:
     )
 
 
+ATTRIBUTE_CELLS = (
+    ("n", str),
+    ("share_inside", pct),
+    ("share_inside_ci95", interval),
+    ("mask_area", pct),
+)
+
+
 def _per_attribute_table(body: Mapping[str, Any]) -> Table:
     """Per attribute: the share of the saliency on its mask, against the mask's area."""
     return Table(
         "per_attribute",
         "Per attribute (images where it is present):",
         ["Attribute", "n", "Saliency on it (%)", "95% CI", "Mask area (%)"],
-        [
-            [
-                name,
-                str(row["n"]),
-                pct(row["share_inside"]),
-                interval(row["share_inside_ci95"]),
-                pct(row["mask_area"]),
-            ]
-            for name, row in body["per_attribute"].items()
-        ],
+        named_rows(body["per_attribute"], ATTRIBUTE_CELLS),
         note="Means over images. A share above the attribute's area means the model "
         "looks at it more than a uniform map would.",
     )

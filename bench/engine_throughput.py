@@ -85,7 +85,6 @@ from hf_bgbench.inference.engine import predict
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models import load_classifier
-from hf_bgbench.tasks import common
 from hf_bgbench.tasks.evaluate import evaluate_model
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "in9_samples"
@@ -376,13 +375,14 @@ def run_evaluate(
     the evaluate task call by module attribute -- and the forward's seconds inside the run)
     of one ``evaluate_model`` run."""
     import hf_bgbench.tasks.evaluate.hooks as evaluate_task
+    import hf_bgbench.tasks.runner as runner
 
     seconds: dict[str, Any] = {}
     patched = {
-        (common, "open_data"): "data loading",
+        (runner, "open_data"): "data loading",
         (evaluate_task, "_load_variants"): "data loading",
         (evaluate_task, "summarize"): "metrics and intervals",
-        (common, "write_run"): "writing",
+        (runner, "write_run"): "writing",
     }
     originals = {target: getattr(*target) for target in patched}
     for (module, name), key in patched.items():

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hf_bgbench.benchmarks import all_specs  # noqa: E402
 from hf_bgbench.labels import imagenet_classes  # noqa: E402
 from hf_bgbench.models.vlm.answer_words import TABLES, WordNet, answer_table, write_tables  # noqa: E402
-from hf_bgbench.tasks.common import class_members  # noqa: E402
+from hf_bgbench.tasks.run_model import class_members  # noqa: E402
 
 
 def main() -> int:

@@ -15,7 +15,7 @@ from hf_bgbench.benchmarks import all_specs, get_benchmark
 from hf_bgbench.cli import main
 from hf_bgbench.models.vlm.answer_words import TABLES, WordNet, answer_table, read_table
 from hf_bgbench.models.vlm.answers import match_answer
-from hf_bgbench.tasks.common import class_members, class_synonyms
+from hf_bgbench.tasks.run_model import class_members, class_synonyms
 
 # (answer, the IN-9 class a careful annotator reads in it; None: no IN-9 class, or two)
 EVERYDAY_ANSWERS = [

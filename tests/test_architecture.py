@@ -338,7 +338,7 @@ def test_task_knowledge_stays_in_its_folder():
 
 
 MODEL_SETUP = {  # what sets a model up for scoring outside the runner
-    f"{PACKAGE}.tasks.common": {"classifier_and_mapper", "model_step_for", "load_model"},
+    f"{PACKAGE}.tasks.run_model": {"classifier_and_mapper", "model_step_for", "load_model"},
     f"{PACKAGE}.inference.model_step": {"ModelStep"},
     f"{PACKAGE}.models": {"load_classifier"},
     f"{PACKAGE}.models.loader": {"load_classifier"},
@@ -370,7 +370,7 @@ SPACE_READS_OF_TASKS = {
 ALLOWED_SPACE_TASK_IMPORTS = {
     # whether a run's subset cap left images out, read from its results as the tasks' own
     # summaries read it: the leaderboard ranks full runs only
-    (f"{PACKAGE}.space.views.leaderboard", f"{PACKAGE}.tasks.common"),
+    (f"{PACKAGE}.space.views.leaderboard", f"{PACKAGE}.tasks.subsets"),
 }
 
 
@@ -380,7 +380,7 @@ def test_a_tab_reaches_tasks_only_through_the_runner():
     (``space/jobs/``), which run it with the runner (``run_task``), or to a view that does
     (Explore's image, ``open_run``) -- and the rest of the Space imports of the tasks only
     :data:`SPACE_READS_OF_TASKS` (the registry, the runner, the option declarations), never
-    what the runner sets a run up with (``tasks.common``, ``tasks.task``), but for the pairs
+    what the runner sets a run up with (``tasks.run_model``, ``tasks.task``, ...), but for the pairs
     of :data:`ALLOWED_SPACE_TASK_IMPORTS`, each with why (a stale one is removed)."""
     page, tasks = f"{PACKAGE}.space.page", f"{PACKAGE}.tasks"
     problems, exempt = [], set()

@@ -172,10 +172,10 @@ def test_chunked_backgrounds_same_verdicts(in9_release, tmp_path):
 
 
 def test_cli_resumes_after_ctrl_c(in9_release, tmp_path, monkeypatch, capsys):
-    import hf_bgbench.tasks.common as common
+    import hf_bgbench.tasks.run_model as run_model
 
     clf = InterruptingClassifier(after=12)
-    monkeypatch.setattr(common, "load_model", lambda *a, **k: clf)
+    monkeypatch.setattr(run_model, "load_model", lambda *a, **k: clf)
     args = [
         "challenge",
         "stand-in",
@@ -195,7 +195,7 @@ def test_cli_resumes_after_ctrl_c(in9_release, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "interrupted" in err and "cached, re-run the same command to resume" in err
     clf = ColourRuleClassifier()
-    monkeypatch.setattr(common, "load_model", lambda *a, **k: clf)
+    monkeypatch.setattr(run_model, "load_model", lambda *a, **k: clf)
     assert main(args) == 0
     saved = json.loads((tmp_path / "out" / "challenge.json").read_text())
     assert saved["challenge_accuracy"] == 0.5 and saved["reused_rows"] > 0

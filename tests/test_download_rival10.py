@@ -130,7 +130,7 @@ def test_not_a_zip_or_not_rival10_fails_clearly_and_drops_the_copy(tmp_path):
 def test_no_data_falls_back_to_the_download(archive, tmp_path, monkeypatch):
     from hf_bgbench.benchmarks import get_benchmark
     from hf_bgbench.data.hub import HubFolder
-    from hf_bgbench.tasks.common import open_data
+    from hf_bgbench.tasks.run_data import open_data
 
     monkeypatch.setenv("HF_BGBENCH_CACHE", str(tmp_path))
     spec = get_benchmark("rival10")

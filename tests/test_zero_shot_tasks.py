@@ -22,10 +22,10 @@ from hf_bgbench.benchmarks import get_benchmark
 from hf_bgbench.cli import main
 from hf_bgbench.models import load_classifier
 from hf_bgbench.tasks.attribution import run_attribution
-from hf_bgbench.tasks.common import zero_shot_classnames
 from hf_bgbench.tasks.evaluate import evaluate_model
 from hf_bgbench.tasks.graying import run_graying
 from hf_bgbench.tasks.noise import run_noise
+from hf_bgbench.tasks.run_model import zero_shot_classnames
 from tests.clip_fixtures import TEMPLATE
 
 QUIET = {"progress": False, "num_workers": 0, "device": "cpu"}

@@ -118,8 +118,8 @@ def harness_rules(spec: BenchmarkSpec) -> tuple[str, ...]:
 def asked_rule(benchmark: str, rule: str) -> AskedRule:
     """``rule`` on ``benchmark`` under its default protocol, built as
     ``bgbench evaluate <vlm> --benchmark <benchmark> --vlm-protocol <rule>`` builds it."""
-    from hf_bgbench.tasks.common import vlm_settings
     from hf_bgbench.tasks.options import RunOptions
+    from hf_bgbench.tasks.run_model import vlm_settings
 
     spec = get_benchmark(benchmark)
     offered = harness_rules(spec)

@@ -32,7 +32,8 @@ from hf_bgbench.report.markdown import report_markdown, shown_rows
 from hf_bgbench.report.profile import draw_profile
 from hf_bgbench.results import check_writable, write_json, write_run_folder
 from hf_bgbench.tasks import get_task
-from hf_bgbench.tasks.common import load_model, open_data, vlm_settings, zero_shot_classnames
+from hf_bgbench.tasks.run_data import open_data
+from hf_bgbench.tasks.run_model import load_model, vlm_settings, zero_shot_classnames
 from hf_bgbench.tasks.runner import execute
 from hf_bgbench.version import __version__, software_versions
 

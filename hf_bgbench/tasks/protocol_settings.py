@@ -56,7 +56,7 @@ AGGREGATIONS: tuple[str, ...] = typing.get_args(Aggregation)
 PaperValues = Mapping[str, tuple[Any, str]]
 """{option name: (the paper's value, what the option is)}: the options a protocol pins to the
 paper's value; the task writes a deviation from the value a run used where it differs
-(:func:`hf_bgbench.tasks.common.paper_value_deviations`)."""
+(:func:`hf_bgbench.tasks.deviations.paper_value_deviations`)."""
 
 RUNNER_FIELDS = ("stretch", "head")  # what Run.stretch and Run.start_model read
 
@@ -80,7 +80,7 @@ class HeadSettings:
 class Normalisation:
     """The fixed mean/std a protocol's authors normalise every model with, and where their code
     does it; the task records a sentence where the model's own differs
-    (:func:`hf_bgbench.tasks.common.normalisation_deviations`)."""
+    (:func:`hf_bgbench.tasks.deviations.normalisation_deviations`)."""
 
     mean: tuple[float, float, float]
     std: tuple[float, float, float]

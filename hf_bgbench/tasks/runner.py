@@ -56,7 +56,6 @@ from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.models.devices import default_batch_size
 from hf_bgbench.results import check_writable, make_document, vlm_line
 from hf_bgbench.spec import Protocol
-from hf_bgbench.tasks import common
 from hf_bgbench.tasks.options import (
     SERVED_OPTIONS,
     VLM_OPTIONS,
@@ -64,6 +63,10 @@ from hf_bgbench.tasks.options import (
     default_benchmark,
 )
 from hf_bgbench.tasks.protocol_settings import typed_protocol
+from hf_bgbench.tasks.run_data import open_data
+from hf_bgbench.tasks.run_model import load_model, model_step_for, vlm_settings, zero_shot_head
+from hf_bgbench.tasks.run_record import run_header, write_run
+from hf_bgbench.tasks.subsets import seeded_subset
 from hf_bgbench.tasks.task import Summary, Task, Writers
 
 __all__ = ["MaskedImages", "Run", "Summary", "Task", "Writers", "execute", "open_run"]
@@ -122,8 +125,8 @@ class Run:
         probe_options = {**(asdict(head) if head is not None else {}), **probe_options}
         # a probe's feature passes decode through the run's pipeline: its workers start once
         probe_options.setdefault("pipeline", self.pipeline)
-        classes, templates = common.zero_shot_head(o, self.spec, self.protocol)
-        self.classifier, self.mapper, self.step = common.model_step_for(
+        classes, templates = zero_shot_head(o, self.spec, self.protocol)
+        self.classifier, self.mapper, self.step = model_step_for(
             self.model,
             self.spec,
             self.reader,
@@ -134,7 +137,7 @@ class Run:
             progress=self.progress,
             zero_shot_classes=classes,
             templates=templates,
-            vlm=common.vlm_settings(o, self.spec, self.protocol),
+            vlm=vlm_settings(o, self.spec, self.protocol),
             precision=o.precision,
             **probe_options,
         )
@@ -195,7 +198,7 @@ class Run:
 
     def subset(self, n: int, limit: int | None, *, what: str, stream: int = 0) -> list[int]:
         """All ``n`` rows, or ``limit`` of them drawn with the run's seed (``--max-<what>``)."""
-        rows = common.seeded_subset(n, limit, self.options.seed, stream=stream, what=what)
+        rows = seeded_subset(n, limit, self.options.seed, stream=stream, what=what)
         if len(rows) < n:
             self.departures.append(f"a seeded subset: {len(rows)} of {n} {what} (--max-{what})")
         return rows
@@ -464,7 +467,7 @@ def open_run(task: Task, model: Any, **kwargs: Any) -> Run:
     options = task.options(**kwargs)
     spec, protocol, published = _protocols(task, options)
     run = _new_run(task, model, options, spec, protocol, time.perf_counter(), published)
-    run.reader = common.open_data(options.data, spec)
+    run.reader = open_data(options.data, spec)
     run.start_model(batch_size=run.batch_size, num_workers=options.num_workers)
     return run
 
@@ -572,13 +575,13 @@ def _run(run: Run) -> dict[str, Any]:
     device = run.device
     with procs.main_first():  # the main process fills the caches the others then read
         try:
-            run.reader = common.open_data(options.data, spec)
+            run.reader = open_data(options.data, spec)
         except DataSourceError:  # a misspelt model id is named first, though, if there is one
-            common.load_model(
+            load_model(
                 model,
                 options.checkpoint,
                 None if device is None else str(device),
-                vlm=common.vlm_settings(options, spec, protocol=run.protocol),
+                vlm=vlm_settings(options, spec, protocol=run.protocol),
             )
             raise
         about_data = spec.hook("data_deviations")
@@ -593,7 +596,7 @@ def _run(run: Run) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = task.compute(run, work)
     run.seconds = time.perf_counter() - t0
-    run.header = common.run_header(run.classifier, model, spec, run.reader, run.mapper)
+    run.header = run_header(run.classifier, model, spec, run.reader, run.mapper)
     run.header["warnings"] = list(run.warnings)
     summary = task.summarise(run, work, out)
     assumed = run.header.get("assumptions") or []
@@ -604,5 +607,5 @@ def _run(run: Run) -> dict[str, Any]:
     doc = make_document(task.name, summary.body, summary.report, head=summary.head)
     if options.output_dir is not None and procs.is_main:
         files = summary.files() if summary.files else {}
-        common.write_run(doc, options.output_dir, task.stem, files, outputs=task.outputs)
+        write_run(doc, options.output_dir, task.stem, files, outputs=task.outputs)
     return doc

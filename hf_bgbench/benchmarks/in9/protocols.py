@@ -94,7 +94,7 @@ IN9_PROTOCOLS = {
         "test images, as Moayeri et al. count it",
         aggregation="image-pooled",
         # the options Moayeri et al. fix: {option: (their value, what it is)}; the task
-        # writes a deviation from the value it used (tasks.common.paper_value_deviations)
+        # writes a deviation from the value it used (tasks.deviations.paper_value_deviations)
         paper_values={"gray": (0.5, "Background set to grey")},
     ),
     "saliency": _borrowed(

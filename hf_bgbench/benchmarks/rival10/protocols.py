@@ -41,7 +41,7 @@ BINARY_NOISE_MASK = (
 # script take; the noise task writes the sentence about --trials from the value it ran.
 NOISE_TRIALS = {"noise_trials": {"paper": 10, "authors_code": 1}}
 # Options the paper fixes: {option: (the paper's value, what it is)}; the task writes a
-# deviation from the value it used where it differs (tasks.common.paper_value_deviations).
+# deviation from the value it used where it differs (tasks.deviations.paper_value_deviations).
 GRAY_VALUES = {"paper_values": {"gray": (0.5, "Background set to grey")}}
 SALIENCY_VALUES = {
     "paper_values": {

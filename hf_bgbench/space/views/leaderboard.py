@@ -105,7 +105,7 @@ def cap_left_images_out(holder: Mapping[str, Any], cap: str, limit: Any, doc: Ma
     """Whether the cap ``cap`` = ``limit`` recorded in ``holder`` really drew a subset: the
     ids it recorded (plus the unreadable ones skipped) reach the cap. A cap above the data's
     size draws every image, so the run scored the full data."""
-    from hf_bgbench.tasks.common import left_images_out
+    from hf_bgbench.tasks.subsets import left_images_out
 
     ids = drawn_ids(holder, cap)
     if ids is None:

@@ -25,7 +25,7 @@ from hf_bgbench.tasks.attribution.summary import (
     summarize,
     writers,
 )
-from hf_bgbench.tasks.common import paper_value_deviations
+from hf_bgbench.tasks.deviations import paper_value_deviations
 from hf_bgbench.tasks.runner import Run, Summary, plain_geometry
 
 GALLERY_IMAGES = 5  # top images drawn per gallery row

@@ -26,7 +26,7 @@ from hf_bgbench.tasks.challenge.summary import (
     summarize,
     write_challenge_files,
 )
-from hf_bgbench.tasks.common import normalisation_deviations
+from hf_bgbench.tasks.deviations import normalisation_deviations
 from hf_bgbench.tasks.runner import Run, Summary
 
 COMPOSITE = "x = bg * (1 - mask) + fg * mask in [0, 1], then normalise"

@@ -104,7 +104,7 @@ def _summary_table(body: dict[str, Any]) -> Table:
 def _subset_note(sub: dict[str, Any], skipped: dict[str, Any]) -> str:
     """The caps that left images out, said as a subset; "" when every image was used (a cap
     above the data's size draws them all)."""
-    from hf_bgbench.tasks.common import left_images_out
+    from hf_bgbench.tasks.subsets import left_images_out
 
     caps = [
         f"{cap}={sub[cap]}"

@@ -12,7 +12,7 @@ import numpy as np
 from hf_bgbench.benchmarks import BenchmarkSpec
 from hf_bgbench.data.schema import ID
 from hf_bgbench.data.sources import DataSourceError, quiet_datasets
-from hf_bgbench.tasks.common import seeded_subset
+from hf_bgbench.tasks.subsets import seeded_subset
 
 log = logging.getLogger(__name__)
 

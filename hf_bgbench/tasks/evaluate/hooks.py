@@ -12,7 +12,7 @@ from hf_bgbench.data.sources import DataSourceError
 from hf_bgbench.inference.engine import Interrupted, PredictionRun
 from hf_bgbench.inference.geometry import image_transform
 from hf_bgbench.scoring import partial_average_deviations
-from hf_bgbench.tasks.common import normalisation_deviations
+from hf_bgbench.tasks.deviations import normalisation_deviations
 from hf_bgbench.tasks.evaluate.aligned import check_aligned_ids, draw_subset, restrict_to_shared
 from hf_bgbench.tasks.evaluate.summary import (
     answered_only,

@@ -15,10 +15,11 @@ from hf_bgbench.data.masks import ATTRIBUTE_MASKS, attribute_masks
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.probe.adam_head import ADAM_RECIPE, gray_background
 from hf_bgbench.probe.features import probe_note
-from hf_bgbench.tasks import common
+from hf_bgbench.tasks.deviations import paper_value_deviations
 from hf_bgbench.tasks.graying.options import GrayingError
 from hf_bgbench.tasks.graying.report import build_report
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
+from hf_bgbench.tasks.run_model import model_step_for
 from hf_bgbench.tasks.runner import MaskedImages, Run, Summary
 
 
@@ -41,7 +42,7 @@ def prepare(run: Run) -> _Work:
     # with the attribute masks when the data has them: each attribute is grayed alone too
     images = run.load_masked(needs=needs)
     run.start_model()
-    run.deviations += common.paper_value_deviations(run.protocol.settings.paper_values, run.options)
+    run.deviations += paper_value_deviations(run.protocol.settings.paper_values, run.options)
     images.geometry = run.masked_geometry(images.ds)
     gray_step, refit = _gray_head(run)
     return _Work(images, gray_step, refit)
@@ -79,7 +80,7 @@ def _gray_head(run: Run) -> tuple[ModelStep | None, dict[str, Any]]:
         )
         return None, {"fitted": False, "reason": reason}
     o, record = run.options, run.classifier.probe_record
-    _, mapper, step = common.model_step_for(
+    _, mapper, step = model_step_for(
         run.classifier.base,
         run.spec,
         run.reader,

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from hf_bgbench.data.sources import DataSourceError
-from hf_bgbench.tasks.common import paper_value_deviations
+from hf_bgbench.tasks.deviations import paper_value_deviations
 from hf_bgbench.tasks.runner import MaskedImages, Run, Summary, plain_geometry
 from hf_bgbench.tasks.saliency.maps import SaliencyMaps, target_rule
 from hf_bgbench.tasks.saliency.report import build_report

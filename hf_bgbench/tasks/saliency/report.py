@@ -13,6 +13,7 @@ import numpy as np
 from hf_bgbench.formatting import interval, named_rows, number, pct
 from hf_bgbench.results import Figure, Report, Score, Table
 from hf_bgbench.tasks.saliency.summary import MAIN_SCORES, SCORES, SUFFIX
+from hf_bgbench.tasks.subsets import left_images_out
 
 LABELS = {  # result key -> (label, short column name, unit)
     "delta_density": ("Delta density (object − background)", "ΔDensity", ""),
@@ -138,9 +139,6 @@ def _averaging_note(body: Mapping[str, Any]) -> str:
 def _subset_note(sub: Mapping[str, Any], skipped: list[Any]) -> str:
     """The subset, said only when the cap left images out (a cap above the data's size
     scores them all)."""
-    # tasks.common loads torch: imported only when a report is built
-    from hf_bgbench.tasks.common import left_images_out
-
     if not left_images_out(sub["max_images"], sub.get("ids"), len(skipped)):
         return ""
     return f"; random subset (max_images={sub['max_images']}, seed {sub['seed']})"

@@ -1,20 +1,19 @@
-"""What the runner (:mod:`hf_bgbench.tasks.runner`) does the same way for every task: open
-the data, load the model and its label mapping, fill the results header and write the run
-folder. (The input geometry is :mod:`hf_bgbench.inference.geometry`, shared with the probe.)"""
+"""The model a run scores and how its outputs become benchmark labels: the classifier (a
+model id loaded, a zero-shot head over class names and prompts, a generative VLM under its
+rule, a linear probe), its label mapping and the :class:`ModelStep` that runs it
+(:func:`model_step_for`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from hf_bgbench.benchmarks import BenchmarkSpec
-from hf_bgbench.data.sources import DataSourceError, Reader, resolve_source
-from hf_bgbench.files import decode_settings
+from hf_bgbench.data.sources import Reader
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.inference.model_step import ModelStep
 from hf_bgbench.labels import imagenet_classes
@@ -25,144 +24,25 @@ from hf_bgbench.models.vlm.answer_words import read_table
 from hf_bgbench.models.vlm.answers import lemma_source, synonym_table
 from hf_bgbench.models.vlm.settings import NO_ANSWER, PAIR, ServedSettings
 from hf_bgbench.models.zero_shot import ClassNames, ProtocolTemplates
-from hf_bgbench.probe.features import probe_note, probed_classifier
-from hf_bgbench.results import vlm_line, write_json, write_run_folder
+from hf_bgbench.probe.features import probed_classifier
 from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS, changed_options
-from hf_bgbench.tasks.protocol_settings import Normalisation, PaperValues
 
 __all__ = [
+    "class_members",
+    "class_synonyms",
     "classifier_and_mapper",
+    "label_order_assumption",
     "load_model",
     "model_step_for",
-    "open_data",
-    "normalisation_deviations",
-    "paper_value_deviations",
-    "run_header",
-    "seeded_subset",
-    "write_run",
+    "options_fixed_by",
+    "served_settings",
+    "vlm_settings",
+    "zero_shot_classnames",
+    "zero_shot_head",
 ]
 
 log = logging.getLogger(__name__)
-
-
-def paper_value_deviations(paper_values: PaperValues | None, options: Any) -> list[str]:
-    """A sentence for each option the protocol pins to the paper's value (its
-    ``paper_values`` setting; None: it pins none) that this run set otherwise, written from
-    the value it used: a recorded sentence about a setting never states the default in its
-    place."""
-    out = []
-    for name, (paper, what) in (paper_values or {}).items():
-        used = getattr(options, name)
-        if used != paper:
-            flag = "--" + name.replace("_", "-")
-            out.append(f"{what}: {used} ({flag}); the paper's: {paper}.")
-    return out
-
-
-def normalisation_deviations(fixed: Normalisation | None, classifier: Any) -> list[str]:
-    """The sentence recording that this model was normalised with its own mean/std where the
-    protocol's authors normalised every model with a fixed one (its
-    ``authors_normalisation`` setting, ``fixed``), generated from the two pairs actually
-    compared; none when they agree (e.g. a torchvision model under IN-9's ImageNet mean/std)
-    or the protocol names no fixed normalisation (None). The model's own is what it was
-    trained with, so it is the sound choice; the sentence makes the difference visible,
-    since it moves accuracies by points where the two differ. A model that normalises its
-    own inputs (a VLM's processor) names its ``normalisation`` (mean, std)."""
-    if fixed is None:
-        return []
-    own = getattr(classifier, "normalisation", None)
-    if isinstance(own, str):  # normalised out of sight (a served model's server)
-        return [
-            f"Inputs normalised by {own}, with statistics bgbench cannot see; the authors' "
-            f"{fixed.source} normalises every model with mean "
-            f"({', '.join(f'{x:g}' for x in fixed.mean)}), std "
-            f"({', '.join(f'{x:g}' for x in fixed.std)})."
-        ]
-    if own is None:
-        described = classifier.preprocessing.to_dict()  # what results.json records
-        own = (tuple(described["mean"]), tuple(described["std"]))
-    theirs = (tuple(fixed.mean), tuple(fixed.std))
-    if np.allclose(np.array(own), np.array(theirs), atol=1e-6):
-        return []
-
-    def pair(mean: tuple, std: tuple) -> str:
-        return (
-            f"mean ({', '.join(f'{x:g}' for x in mean)}), std ({', '.join(f'{x:g}' for x in std)})"
-        )
-
-    return [
-        f"Inputs normalised with the model's own {pair(*own)}; the authors' "
-        f"{fixed.source} normalises every model with {pair(*theirs)}, which a model "
-        "trained with other statistics scores lower under (docs/fidelity.md)."
-    ]
-
-
-def open_data(
-    data: str | Path | None, spec: BenchmarkSpec, *, choose: str = "--benchmark {name}"
-) -> Reader:
-    """The reader of ``data``; with no ``data``, the benchmark's Hub dataset -- or, when the
-    Hub cannot provide it, an earlier ``bgbench download`` of the official release.
-    ``choose``: how the command names the benchmark of some data, ``{name}`` where its name
-    goes (``bgbench report`` has no --benchmark: ``--data {name}=PATH``)."""
-    if data is not None:
-        return _of_this_benchmark(resolve_source(data, spec), spec, choose)
-    fallback = _cached_download(spec)
-    try:
-        reader = resolve_source(spec.hub_repo, spec)
-        if hasattr(reader, "check_available"):
-            reader.check_available()
-        return reader
-    except DataSourceError as err:
-        if fallback is not None:
-            log.warning(
-                "the Hub dataset %s cannot be had (%s); using the download at %s",
-                spec.hub_repo,
-                err,
-                fallback,
-            )
-            return resolve_source(fallback, spec)
-        if not spec.hub_published:
-            raise DataSourceError(
-                f"No --data given, and {spec.where_data_comes_from()}. (The Hub was tried: {err})"
-            ) from None
-        hint = (
-            f" Or run `{spec.download_command}` once to fetch the authors' official release; "
-            "it is then used whenever no --data is given."
-            if spec.download_command
-            else ""
-        )
-        raise DataSourceError(
-            f"No --data given, so the Hub dataset {spec.hub_repo} was tried: {err}{hint}"
-        ) from None
-
-
-def _of_this_benchmark(reader: Reader, spec: BenchmarkSpec, choose: str) -> Reader:
-    """``reader``, unless none of the variants its data holds is one of ``spec``'s: then it
-    is data of another benchmark (named when one has those variants), said up front in the
-    command's own terms (``choose``, as :func:`open_data` takes it)."""
-    if not reader.variants or any(v in spec.variants for v in reader.variants):
-        return reader
-    from hf_bgbench.benchmarks import all_specs
-
-    held = set(reader.variants)
-    fits = [s.name for s in all_specs() if s.name != spec.name and held <= set(s.variants)]
-    advice = (
-        f"It looks like {' or '.join(fits)} data: pass {choose.format(name=fits[0])}."
-        if fits
-        else f"Pass {choose.format(name='NAME')}, NAME the benchmark it belongs to (`bgbench "
-        "list` shows each one's variants)."
-    )
-    raise DataSourceError(
-        f"--data {reader.location} holds the variant(s) {', '.join(reader.variants)}, none of "
-        f"which is one of the {spec.short_name} variants ({choose.format(name=spec.name)}: "
-        f"{', '.join(spec.variants)}). {advice}"
-    )
-
-
-def _cached_download(spec: BenchmarkSpec) -> Path | None:
-    find = spec.hook("cached_download")
-    return find() if find is not None else None
 
 
 def load_model(
@@ -452,74 +332,6 @@ def model_step_for(
     return classifier, mapper, ModelStep(classifier, mapper, device, precision=precision)
 
 
-def seeded_subset(n: int, limit: int | None, seed: int, *, stream: int, what: str) -> list[int]:
-    """All ``n`` rows, or ``limit`` of them drawn with ``seed`` (kept in dataset order), for
-    the ``--max-<what>`` options. Separate ``stream`` numbers keep two subsets of one run
-    independent (changing one limit does not change which rows the other picks)."""
-    if limit is None or limit >= n:
-        return list(range(n))
-    if limit < 1:
-        raise ValueError(f"--max-{what} must be >= 1, got {limit}.")
-    rng = np.random.default_rng([seed, stream])
-    return sorted(rng.choice(n, size=limit, replace=False).tolist())
-
-
-def left_images_out(limit: int | None, drawn: Sequence[Any] | None, skipped: int = 0) -> bool:
-    """Whether a ``--max-<what>`` cap of ``limit`` left images out, from the ids it
-    ``drawn`` (recorded; None: not recorded, assumed so) plus the ``skipped`` unreadable
-    ones: :func:`seeded_subset` draws every row when the cap is at or above the data's size,
-    so fewer than ``limit`` drawn means every image was scored."""
-    if limit is None:
-        return False
-    if drawn is None:
-        return True
-    return len(drawn) + skipped >= int(limit)
-
-
-def run_header(
-    classifier: Any, model: Any, spec: BenchmarkSpec, reader: Reader, mapper: LabelMapper
-) -> dict[str, Any]:
-    """The header keys every task writes (see :mod:`hf_bgbench.results`)."""
-    header = {
-        "model": getattr(classifier, "model_id", str(model)),
-        "model_resolved": getattr(classifier, "resolved", None),
-        "benchmark": spec.name,
-        "model_label_space": getattr(getattr(classifier, "label_space", None), "kind", None),
-        "label_protocol": mapper.protocol,
-        "data": reader.describe(),
-    }
-    decoding = decode_settings()
-    if decoding:  # a decode limit other than the default decides which images are scored
-        header["decode_settings"] = decoding
-    assumptions = list(getattr(reader, "assumptions", ()))
-    record = getattr(classifier, "probe_record", None)
-    if record is not None:  # a linear probe on frozen features (the benchmark's protocol)
-        header["label_protocol"] = (
-            "linear probe on frozen penultimate features, fitted on the train split; argmax "
-            "over the benchmark's classes"
-        )
-        header["probe"] = {**record, "note": probe_note(record)}
-    else:
-        guess = label_order_assumption(classifier)
-        if guess:  # said in the terminal when the model was mapped (classifier_and_mapper)
-            header["label_protocol"] = f"{mapper.protocol}; {guess}"
-            assumptions.append(guess)
-    text = getattr(classifier, "zero_shot", None)
-    if text is not None:  # the class names, templates and recipe: enough to reproduce the head
-        header["zero_shot"] = text.record()
-        header["label_protocol"] = f"{text.summary()}; then {header['label_protocol']}"
-    vlm = getattr(classifier, "vlm", None)
-    if vlm is not None:  # the rule, prompt and class strings: enough to reproduce the scores
-        header["vlm"] = vlm
-        header["label_protocol"] = f"{vlm_line(vlm)}; then {header['label_protocol']}"
-    usage = getattr(classifier, "usage", None)
-    cost = usage() if usage is not None else {}
-    if cost:  # a served model: the requests sent, answers reused and tokens spent
-        header["served"] = cost
-    header["assumptions"] = assumptions
-    return header
-
-
 def label_order_assumption(classifier: Any) -> str | None:
     """The sentence saying that the class order of ``classifier`` was guessed (None: it was
     not): a model with unnamed outputs as many as a benchmark's classes."""
@@ -527,36 +339,3 @@ def label_order_assumption(classifier: Any) -> str | None:
     if not getattr(space, "order_assumed", False):
         return None
     return ORDER_ASSUMED.format(first="LABEL_0", n=space.num_classes, order=", ".join(space.names))
-
-
-def write_run(
-    doc: Mapping[str, Any],
-    directory: str | Path,
-    stem: str,
-    extra: Mapping[str, Callable[[Path], None]] | None = None,
-    outputs: Sequence[str] = (),
-) -> list[str]:
-    """``<stem>.json``, ``<stem>.md``, ``<stem>_model_index.yaml``, the document's figures
-    and ``extra`` files, written atomically into ``directory`` (see write_run_folder); the
-    task's other ``outputs`` left there by an earlier run are removed."""
-    from hf_bgbench.render import render_markdown, render_model_index
-
-    writers: dict[str, Callable[[Path], None]] = {
-        f"{stem}.json": lambda p: write_json(doc, p),
-        f"{stem}.md": lambda p: p.write_text(
-            render_markdown(doc, f"{stem}_model_index.yaml"), encoding="utf-8"
-        ),
-        f"{stem}_model_index.yaml": lambda p: p.write_text(
-            render_model_index(doc), encoding="utf-8"
-        ),
-    }
-    for fig in doc["report"]["figures"]:
-        writers[fig["file"]] = _figure_writer(fig)
-    writers.update(extra or {})
-    return write_run_folder(directory, writers, remove=outputs)
-
-
-def _figure_writer(fig: Mapping[str, Any]) -> Callable[[Path], None]:
-    from hf_bgbench.render import plot_figure
-
-    return lambda path: plot_figure(fig, path)

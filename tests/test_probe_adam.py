@@ -376,15 +376,14 @@ def test_stretch_is_the_authors_224_when_the_model_takes_it():
 
 
 def test_keywords_pass_through_the_tasks_model_step_for(hub, tmp_path):
-    from hf_bgbench.tasks.run_model import model_step_for
+    from hf_bgbench.tasks.run_model import ModelRequest, model_step_for
 
     base = pixel_classifier()
     clf, mapper, step = model_step_for(
         base,
         SPEC,
         reader_of(hub),
-        label_map="probe",
-        progress=False,
+        ModelRequest(label_map="probe", progress=False),
         recipe=ADAM,
         normalise=False,
         seed=0,

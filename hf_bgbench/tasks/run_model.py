@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from hf_bgbench.spec import Protocol
 from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS, changed_options
 
 __all__ = [
+    "ModelRequest",
     "class_members",
     "class_synonyms",
     "classifier_and_mapper",
@@ -204,23 +206,36 @@ def zero_shot_classnames(choice: str, spec: BenchmarkSpec) -> str | ClassNames:
     raise ValueError(f"--zero-shot-classes {choice!r}: choose imagenet or benchmark.")
 
 
+@dataclass(frozen=True)
+class ModelRequest:
+    """How a run asks for its model, set once from the task's options and the protocol and
+    passed whole to what loads it (:func:`model_step_for`, :func:`classifier_and_mapper`):
+    ``label_map`` (``--label-map``), ``restrict_to_benchmark``, a ``checkpoint``, the
+    ``device``, ``progress`` bars, a zero-shot head's ``zero_shot_classes`` and
+    ``templates``, a generative VLM's ``vlm`` settings and the ``precision`` it runs in."""
+
+    label_map: str = "auto"
+    restrict_to_benchmark: bool = False
+    checkpoint: str | None = None
+    device: str | torch.device | None = None
+    progress: bool = True
+    zero_shot_classes: str = "imagenet"
+    templates: str = "openai"
+    vlm: VlmSettings | None = None
+    precision: str = "fp32"
+
+
 def classifier_and_mapper(
     model: Any,
     spec: BenchmarkSpec,
     reader: Reader,
-    *,
-    label_map: str = "auto",
-    restrict_to_benchmark: bool = False,
-    checkpoint: str | None = None,
-    device: str | None = None,
-    zero_shot_classes: str = "imagenet",
-    templates: str = "openai",
-    vlm: VlmSettings | None = None,
+    request: ModelRequest | None = None,
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper]:
     """The classifier every task scores, and how its outputs become benchmark labels.
 
-    ``label_map``: ``auto`` = the benchmark's default (``spec.default_label_map``);
+    ``request`` (:class:`ModelRequest`): how the run asks for it. Its ``label_map``:
+    ``auto`` = the benchmark's default (``spec.default_label_map``);
     ``model`` = the model's own classes, mapped through the spec's label maps or by name
     (IN-9's published protocol); ``imagenet`` = the same, insisting on a 1000-class ImageNet
     model (RIVAL10 zero-shot through its 20 source classes); ``probe`` = a linear head on the
@@ -228,21 +243,24 @@ def classifier_and_mapper(
     protocol; :mod:`hf_bgbench.probe.features`). A model trained on the benchmark's own classes is
     always scored directly.
     """
+    request = request or ModelRequest()
+    label_map, restrict_to_benchmark = request.label_map, request.restrict_to_benchmark
+    device = None if request.device is None else str(request.device)
     if label_map not in LABEL_MAPS:
         raise ValueError(f"--label-map {label_map!r}: choose one of {', '.join(LABEL_MAPS)}.")
     choice = spec.default_label_map if label_map == "auto" else label_map
-    classnames = zero_shot_classnames(zero_shot_classes, spec)
+    classnames = zero_shot_classnames(request.zero_shot_classes, spec)
     if choice == "probe" and classnames == "imagenet":
         # a probe reads only the image embedding: a zero-shot model's text head is not built
         classnames = None
     classifier = load_model(
         model,
-        checkpoint,
+        request.checkpoint,
         device,
         classnames=classnames,
-        templates=templates,
-        progress=probe_options.get("progress", True),
-        vlm=vlm,
+        templates=request.templates,
+        progress=request.progress,
+        vlm=request.vlm,
     )
     if classifier.label_space.num_classes == 0 and choice != "probe":
         raise ValueError(
@@ -272,6 +290,7 @@ def classifier_and_mapper(
         )
     # a VLM names the benchmark's classes itself: no head is fitted on it
     if choice == "probe" and not own_classes and not vlm_model:
+        probe_options.setdefault("progress", request.progress)
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     names = tuple(getattr(classifier.label_space, "names", ()) or ())
     if restrict_to_benchmark and names and names[-1] == NO_ANSWER:
@@ -296,40 +315,21 @@ def model_step_for(
     model: Any,
     spec: BenchmarkSpec,
     reader: Reader,
-    *,
-    label_map: str = "auto",
-    restrict_to_benchmark: bool = False,
-    checkpoint: str | None = None,
-    device: str | torch.device | None = None,
-    progress: bool = True,
-    zero_shot_classes: str = "imagenet",
-    templates: str = "openai",
-    vlm: VlmSettings | None = None,
-    precision: str = "fp32",
+    request: ModelRequest | None = None,
     **probe_options: Any,
 ) -> tuple[Any, LabelMapper, ModelStep]:
     """The classifier, its label mapping (:func:`classifier_and_mapper`; ``probe_options``
-    go to the probe) and the :class:`ModelStep` that runs it on ``device`` in ``precision``
-    (checked first: a wrong one is refused before the model loads)."""
-    checked_precision(precision, resolve_device(device).type)
-    classifier, mapper = classifier_and_mapper(
-        model,
-        spec,
-        reader,
-        label_map=label_map,
-        restrict_to_benchmark=restrict_to_benchmark,
-        checkpoint=checkpoint,
-        device=None if device is None else str(device),
-        progress=progress,
-        zero_shot_classes=zero_shot_classes,
-        templates=templates,
-        vlm=vlm,
-        **probe_options,
-    )
+    go to the probe) and the :class:`ModelStep` that runs it on ``request.device`` in
+    ``request.precision`` (checked first: a wrong one is refused before the model loads)."""
+    request = request or ModelRequest()
+    precision = request.precision
+    checked_precision(precision, resolve_device(request.device).type)
+    classifier, mapper = classifier_and_mapper(model, spec, reader, request, **probe_options)
     refusal = getattr(classifier, "autocast_refusal", None)
     if precision != "fp32" and refusal:  # the model's record says why autocast is not its
         raise ValueError(f"--precision {precision}: {refusal} Leave --precision out.")
-    return classifier, mapper, ModelStep(classifier, mapper, device, precision=precision)
+    step = ModelStep(classifier, mapper, request.device, precision=precision)
+    return classifier, mapper, step
 
 
 def label_order_assumption(classifier: Any) -> str | None:

@@ -64,7 +64,13 @@ from hf_bgbench.tasks.options import (
 )
 from hf_bgbench.tasks.protocol_settings import typed_protocol
 from hf_bgbench.tasks.run_data import open_data
-from hf_bgbench.tasks.run_model import load_model, model_step_for, vlm_settings, zero_shot_head
+from hf_bgbench.tasks.run_model import (
+    ModelRequest,
+    load_model,
+    model_step_for,
+    vlm_settings,
+    zero_shot_head,
+)
 from hf_bgbench.tasks.run_record import run_header, write_run
 from hf_bgbench.tasks.subsets import seeded_subset
 from hf_bgbench.tasks.task import Summary, Task, Writers
@@ -126,10 +132,7 @@ class Run:
         # a probe's feature passes decode through the run's pipeline: its workers start once
         probe_options.setdefault("pipeline", self.pipeline)
         classes, templates = zero_shot_head(o, self.spec, self.protocol)
-        self.classifier, self.mapper, self.step = model_step_for(
-            self.model,
-            self.spec,
-            self.reader,
+        request = ModelRequest(
             label_map=o.label_map,
             restrict_to_benchmark=o.restrict_to_benchmark,
             checkpoint=o.checkpoint,
@@ -139,7 +142,9 @@ class Run:
             templates=templates,
             vlm=vlm_settings(o, self.spec, self.protocol),
             precision=o.precision,
-            **probe_options,
+        )
+        self.classifier, self.mapper, self.step = model_step_for(
+            self.model, self.spec, self.reader, request, **probe_options
         )
         if o.precision != "fp32":
             self.deviations.append(

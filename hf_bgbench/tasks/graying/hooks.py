@@ -19,7 +19,7 @@ from hf_bgbench.tasks.deviations import paper_value_deviations
 from hf_bgbench.tasks.graying.options import GrayingError
 from hf_bgbench.tasks.graying.report import build_report
 from hf_bgbench.tasks.graying.summary import PER_IMAGE_FILE, RESULT_KEYS, summarize
-from hf_bgbench.tasks.run_model import model_step_for
+from hf_bgbench.tasks.run_model import ModelRequest, model_step_for
 from hf_bgbench.tasks.runner import MaskedImages, Run, Summary
 
 
@@ -80,14 +80,17 @@ def _gray_head(run: Run) -> tuple[ModelStep | None, dict[str, Any]]:
         )
         return None, {"fitted": False, "reason": reason}
     o, record = run.options, run.classifier.probe_record
-    _, mapper, step = model_step_for(
-        run.classifier.base,
-        run.spec,
-        run.reader,
+    request = ModelRequest(
         label_map="probe",
         restrict_to_benchmark=o.restrict_to_benchmark,
         device=run.device,
         progress=run.progress,
+    )
+    _, mapper, step = model_step_for(
+        run.classifier.base,
+        run.spec,
+        run.reader,
+        request,
         recipe=record["recipe"]["name"],
         normalise=record.get("normalise", True),  # heads cached before the option: True
         seed=record["seed"],

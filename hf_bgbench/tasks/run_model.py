@@ -244,16 +244,45 @@ def classifier_and_mapper(
     always scored directly.
     """
     request = request or ModelRequest()
-    label_map, restrict_to_benchmark = request.label_map, request.restrict_to_benchmark
+    if request.label_map not in LABEL_MAPS:
+        raise ValueError(
+            f"--label-map {request.label_map!r}: choose one of {', '.join(LABEL_MAPS)}."
+        )
+    choice = spec.default_label_map if request.label_map == "auto" else request.label_map
     device = None if request.device is None else str(request.device)
-    if label_map not in LABEL_MAPS:
-        raise ValueError(f"--label-map {label_map!r}: choose one of {', '.join(LABEL_MAPS)}.")
-    choice = spec.default_label_map if label_map == "auto" else label_map
+    classifier = _loaded(model, spec, request, choice, device)
+    _check_label_map(classifier, model, spec, request.label_map, choice)
+    own_classes = classifier.label_space.kind == spec.label_space.kind
+    # a VLM names the benchmark's classes itself: no head is fitted on it
+    if choice == "probe" and not own_classes and not _generative(classifier):
+        probe_options.setdefault("progress", request.progress)
+        classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
+    restrict = request.restrict_to_benchmark
+    if restrict:
+        _check_restrictable(classifier)
+    mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict)
+    guess = (
+        None if getattr(classifier, "probe_record", None) else label_order_assumption(classifier)
+    )
+    if guess:
+        log.warning("assumed: %s", guess)
+    return classifier, mapper
+
+
+def _generative(classifier: Any) -> bool:
+    return getattr(classifier, "kind", None) == "generative"
+
+
+def _loaded(
+    model: Any, spec: BenchmarkSpec, request: ModelRequest, choice: str, device: str | None
+) -> Any:
+    """The model loaded as the request asks (a zero-shot head over its classes and prompts;
+    none for a probe, which reads only the image embedding)."""
     classnames = zero_shot_classnames(request.zero_shot_classes, spec)
     if choice == "probe" and classnames == "imagenet":
         # a probe reads only the image embedding: a zero-shot model's text head is not built
         classnames = None
-    classifier = load_model(
+    return load_model(
         model,
         request.checkpoint,
         device,
@@ -262,6 +291,13 @@ def classifier_and_mapper(
         progress=request.progress,
         vlm=request.vlm,
     )
+
+
+def _check_label_map(
+    classifier: Any, model: Any, spec: BenchmarkSpec, label_map: str, choice: str
+) -> None:
+    """Refuse a label map the model cannot be scored through: a backbone without classes
+    (but through a probe), a probe on a generative VLM, ImageNet's map on another model."""
     if classifier.label_space.num_classes == 0 and choice != "probe":
         raise ValueError(
             f"{getattr(classifier, 'model_id', model)!r} is an image backbone without a "
@@ -269,8 +305,7 @@ def classifier_and_mapper(
             "classes to score. Use --label-map probe (a linear head on its features, fitted on "
             "the benchmark's train split, which the data must hold)."
         )
-    own_classes = classifier.label_space.kind == spec.label_space.kind
-    vlm_model = getattr(classifier, "kind", None) == "generative"
+    vlm_model = _generative(classifier)
     if vlm_model and label_map == "probe":  # asked for by name: never silently not done
         raise ValueError(
             "--label-map probe fits a linear head on an image model's frozen features; a "
@@ -288,12 +323,12 @@ def classifier_and_mapper(
             f"this model has {classifier.label_space.num_classes} classes "
             f"({classifier.label_space.kind}); {fix}."
         )
-    # a VLM names the benchmark's classes itself: no head is fitted on it
-    if choice == "probe" and not own_classes and not vlm_model:
-        probe_options.setdefault("progress", request.progress)
-        classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
+
+
+def _check_restrictable(classifier: Any) -> None:
+    """Refuse --restrict-to-benchmark-classes for a VLM whose rule may give no answer."""
     names = tuple(getattr(classifier.label_space, "names", ()) or ())
-    if restrict_to_benchmark and names and names[-1] == NO_ANSWER:
+    if names and names[-1] == NO_ANSWER:
         # the no-answer column maps to no benchmark class: masked, its images became guesses
         raise ValueError(
             "--restrict-to-benchmark-classes: this VLM's rule may give no answer (an open "
@@ -302,13 +337,6 @@ def classifier_and_mapper(
             "argmax would turn every such image into a guess of the first class. Leave the "
             "option out: images without an answer are counted ('unanswered' in results.json)."
         )
-    mapper = LabelMapper.for_model(classifier.label_space, spec, restrict=restrict_to_benchmark)
-    guess = (
-        None if getattr(classifier, "probe_record", None) else label_order_assumption(classifier)
-    )
-    if guess:
-        log.warning("assumed: %s", guess)
-    return classifier, mapper
 
 
 def model_step_for(

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WIDTH = 1280
 PHONE = 390  # px: a phone's width
 LONG = 600_000  # ms: a job on a busy 2-core machine
+THUMBNAIL_PX = 96  # a prediction's image on a phone: smaller, its object cannot be made out
 
 
 def free_port() -> int:
@@ -308,7 +309,8 @@ def at_width(page, width: int) -> None:
 def phone_layout_problems(page, where: str) -> list[str]:
     """What is cut off at 390 px: the page itself scrolling sideways (a wide table or grid
     must scroll inside its own box), a table header squeezed to a character per line, a
-    table or grid running past the screen's edge, a plot shrunk below a readable width."""
+    table or grid running past the screen's edge, a plot shrunk below a readable width, a
+    prediction's thumbnail below :data:`THUMBNAIL_PX`."""
     problems = []
     width = page.evaluate("document.documentElement.scrollWidth")
     if width > PHONE:
@@ -362,6 +364,13 @@ def phone_layout_problems(page, where: str) -> list[str]:
         READABLE_PLOT_PX,
     )
     problems += [f"{where}: plot shrunk past reading: {s}" for s in shrunk]
+    thumbnails = page.evaluate(
+        """(least) => [...document.querySelectorAll('#samples img')]
+            .filter(i => i.offsetParent && i.getBoundingClientRect().width < least)
+            .map(i => `${i.alt}: ${Math.round(i.getBoundingClientRect().width)} px`)""",
+        THUMBNAIL_PX,
+    )
+    problems += [f"{where}: prediction thumbnail below {THUMBNAIL_PX} px: {t}" for t in thumbnails]
     return problems
 
 

@@ -247,6 +247,34 @@ def test_each_row_links_to_its_report_and_files(tmp_path):
     )
 
 
+def test_a_row_pushed_to_the_hub_takes_its_files_in_the_same_commit(tmp_path, monkeypatch):
+    """With a Hub dataset for the board, the rows and the new row's report and results file
+    go up in one commit, so the Hub's rows never link to files it does not hold yet."""
+    from pathlib import Path
+
+    from huggingface_hub import HfApi
+
+    from hf_bgbench.space.checks import model_weights
+    from hf_bgbench.space.views import leaderboard
+
+    commits = []
+    monkeypatch.setattr(model_weights, "hub_offline", lambda: False)
+    monkeypatch.setattr(leaderboard, "pull", lambda folder, repo: False)
+    monkeypatch.setattr(HfApi, "create_repo", lambda self, *a, **k: None)
+    monkeypatch.setattr(
+        HfApi, "create_commit", lambda self, repo, ops, **k: commits.append((repo, ops, k))
+    )
+    doc = json.loads((Path(__file__).parent / "golden/evaluate/results.json").read_text())
+    row = append_result(tmp_path, doc, "in9-local", "me/board")
+    ((repo, ops, options),) = commits
+    assert repo == "me/board" and options["repo_type"] == "dataset"
+    assert [op.path_in_repo for op in ops] == [
+        "rows.jsonl",
+        f"{row['files']}/evaluate.json",
+        f"{row['files']}/evaluate.md",
+    ]
+
+
 def test_published_rows_take_extra_keys(monkeypatch):
     """A benchmark's reference rows may carry more keys (a source, a timm tag): ignored."""
     from hf_bgbench.space.views import leaderboard

@@ -457,7 +457,7 @@ def pull(folder: Path, repo_id: str) -> bool:
 def push(folder: Path, repo_id: str, files: str | None = None) -> bool:
     """Upload ``rows.jsonl`` (and the row's folder ``files``, relative) to the Hub dataset
     ``repo_id`` (created if missing)."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import CommitOperationAdd, HfApi
 
     from hf_bgbench.space.checks.model_weights import hub_offline
 
@@ -465,21 +465,16 @@ def push(folder: Path, repo_id: str, files: str | None = None) -> bool:
         return False
     api = HfApi()
     api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
-    api.upload_file(
-        path_or_fileobj=str(folder / ROWS_FILE),
-        path_in_repo=ROWS_FILE,
-        repo_id=repo_id,
-        repo_type="dataset",
-        commit_message="bgbench Space: leaderboard row",
-    )
+    # one commit: the rows never point at files the Hub does not hold yet
+    paths = [folder / ROWS_FILE]
     if files and (folder / files).is_dir():
-        api.upload_folder(
-            folder_path=str(folder / files),
-            path_in_repo=files,
-            repo_id=repo_id,
-            repo_type="dataset",
-            commit_message="bgbench Space: a leaderboard row's results",
-        )
+        paths += sorted(p for p in (folder / files).iterdir() if p.is_file())
+    api.create_commit(
+        repo_id,
+        [CommitOperationAdd(p.relative_to(folder).as_posix(), str(p)) for p in paths],
+        commit_message="bgbench Space: leaderboard row",
+        repo_type="dataset",
+    )
     return True
 
 

@@ -106,7 +106,9 @@ def samples_html(samples: Sequence[PredictionSample], size: int = 120) -> str:
             colour = "#1a7f37" if sample.correct else "#cf222e"
             cells.append(
                 f'<td><img src="{data_uri(sample.image)}" width="{size}" height="{size}" '
-                f'alt="{escape(sample.caption)}" style="object-fit:contain;display:block">'
+                f'alt="{escape(sample.caption)}" style="object-fit:contain;display:block;'
+                # at their own size on a phone too: the grid scrolls sideways instead
+                f'width:{size}px;height:{size}px;max-width:none">'
                 f'<div style="color:{colour}">{"✓" if sample.correct else "✗"} '
                 f"{escape(sample.prediction)}</div></td>"
             )
@@ -114,7 +116,8 @@ def samples_html(samples: Sequence[PredictionSample], size: int = 120) -> str:
     # in a box that scrolls sideways: on a phone the grid is wider than the screen
     return (
         '<div class="bgbench-scroll" style="overflow-x:auto;max-width:100%">'
-        '<table class="bgbench-samples" style="border-collapse:collapse;text-align:center">'
+        '<table class="bgbench-samples" '
+        'style="border-collapse:collapse;text-align:center;width:max-content">'
         f"<tr><th>variant</th>{head}</tr>{''.join(rows)}</table></div>"
     )
 

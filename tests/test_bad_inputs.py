@@ -2013,6 +2013,20 @@ WHOLE_ARGV_CASES = [
         2,
         "is a folder; give the image file to write, e.g. out.png",
     ),
+    (  # fixed: asked for --boxes first, the missing photo folder said only after
+        "build-in9-images-folder-missing",
+        _a_file_in,
+        ["build", "in9", "--images", "{data}/no_photos", "--output", "{out}/b"],
+        2,
+        "no_photos: no such folder",
+    ),
+    (  # fixed: "scored different variants ... Re-run one of them with the other's --variants"
+        "compare-runs-of-two-tasks",
+        _edited_run(task="noise", variants=None),
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "The two runs are of different tasks: 'noise' (A) vs 'evaluate' (B)",
+    ),
 ]
 
 

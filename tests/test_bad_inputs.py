@@ -438,6 +438,13 @@ def _labels_as_strings(tmp: Path) -> Path:
     return hub
 
 
+def _vlm_prompt_of_bytes(tmp: Path) -> Path:
+    """The tiny LLaVA as {tmp}/model, a --vlm-prompt file {tmp}/prompt.txt of Latin-1
+    bytes (no UTF-8 text), then an IN-9 release."""
+    (tmp / "prompt.txt").write_bytes("Quel animal voit-on ? \xe9".encode("latin-1") + b"\xff")
+    return _zero_shot(_llava)(tmp)
+
+
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
     (  # refused before the model stack loads (tests/test_cli_help.py: no torch imported)
@@ -1112,6 +1119,13 @@ CASES = [
         [*ZERO_SHOT, "--vlm-protocol", "choice", "--circular", "10", "--max-images", "1"],
         2,
         "--circular 10: 9 options have only 9 distinct rotations",
+    ),
+    (  # fixed: "cannot read it ('utf-8' codec can't decode ...)", as for a missing file
+        "vlm-prompt-not-utf8",
+        _vlm_prompt_of_bytes,
+        [*ZERO_SHOT, "--vlm-prompt", "{tmp}/prompt.txt"],
+        2,
+        "prompt.txt is not UTF-8 text ('utf-8' codec can't decode byte 0xe9",
     ),
     (  # fixed: retried a minute, then "did not answer ... start the server"
         "served-api-base-not-a-url",

@@ -425,6 +425,26 @@ def _photos_with_csv(csv: str) -> callable:
 PHOTOS = ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--no-cache"]
 
 
+def _labels_as_strings(tmp: Path) -> Path:
+    """The Hub folder whose 'original' labels are strings ('0', '1', ...), not integers."""
+    import pyarrow as pa
+
+    hub = _hub_folder(tmp)
+    shard = next((hub / "data" / "original").glob("*.parquet"))
+    table = pq.read_table(shard)
+    at = table.schema.get_field_index("label")
+    text = pa.array([str(v) for v in table.column("label").to_pylist()])
+    pq.write_table(table.set_column(at, "label", text), shard)
+    return hub
+
+
+def _vlm_prompt_of_bytes(tmp: Path) -> Path:
+    """The tiny LLaVA as {tmp}/model, a --vlm-prompt file {tmp}/prompt.txt of Latin-1
+    bytes (no UTF-8 text), then an IN-9 release."""
+    (tmp / "prompt.txt").write_bytes("Quel animal voit-on ? \xe9".encode("latin-1") + b"\xff")
+    return _zero_shot(_llava)(tmp)
+
+
 CASES = [
     # (id, input builder -> data folder, argv with {data}/{out}/{tmp}, exit code, expected text)
     (  # refused before the model stack loads (tests/test_cli_help.py: no torch imported)
@@ -1079,6 +1099,55 @@ CASES = [
         2,
         "'openai:org/vlm' is a generative vision-language model (scored by a text rule",
     ),
+    (  # fixed: Path("") is the current folder, read as photos ("'docs' is neither a class")
+        "data-empty-name",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", ""],
+        2,
+        "--data '': an empty name, which would read the current folder as the data",
+    ),
+    (  # fixed: scored every variant, as if --variants were left out
+        "variants-empty-name",
+        _release,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}", "--variants", ""],
+        2,
+        "--variants '': names no value; give at least one",
+    ),
+    (  # fixed: 10 rotations of 9 options asked one rotation twice, recorded as 10
+        "vlm-circular-more-rotations-than-options",
+        _zero_shot(_llava),
+        [*ZERO_SHOT, "--vlm-protocol", "choice", "--circular", "10", "--max-images", "1"],
+        2,
+        "--circular 10: 9 options have only 9 distinct rotations",
+    ),
+    (  # fixed: "cannot read it ('utf-8' codec can't decode ...)", as for a missing file
+        "vlm-prompt-not-utf8",
+        _vlm_prompt_of_bytes,
+        [*ZERO_SHOT, "--vlm-prompt", "{tmp}/prompt.txt"],
+        2,
+        "prompt.txt is not UTF-8 text ('utf-8' codec can't decode byte 0xe9",
+    ),
+    (  # fixed: retried a minute, then "did not answer ... start the server"
+        "served-api-base-not-a-url",
+        _release,
+        [*SERVED[:-1], "localhost:8000", "--vlm-protocol", "open", "--api-retries", "0"],
+        2,
+        "--api-base 'localhost:8000' is not an http(s) URL with a host",
+    ),
+    (  # fixed: a bare "[Errno 20] Not a directory" at the first answer kept
+        "served-api-cache-is-a-file",
+        _release,
+        [*SERVED, "--vlm-protocol", "open", "--api-cache", "{a_file}", "--api-retries", "0"],
+        2,
+        "--api-cache {tmp}/a_file: it is a file, not a folder",
+    ),
+    (  # fixed: a pandas TypeError traceback ("Invalid comparison between dtype=str and int")
+        "hub-label-column-of-strings",
+        _labels_as_strings,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
+        2,
+        "the 'label' column holds string values, e.g. '0'",
+    ),
 ]
 
 
@@ -1285,6 +1354,41 @@ def _report_where_every_task_failed(tmp: Path) -> Path:
         ],
     }
     return _report_folder(tmp, json.dumps(doc)).parent
+
+
+def _edited_run(**changes) -> callable:
+    """A builder: the hand-written run with its results.json keys changed (None: removed),
+    and {data}/../run2, a run of another model as written."""
+
+    def build(tmp: Path) -> Path:
+        folder = _two_hand_written_runs(tmp) / "run"
+        doc = json.loads((folder / "results.json").read_text())
+        for key, value in changes.items():
+            doc.pop(key) if value is None else doc.__setitem__(key, value)
+        (folder / "results.json").write_text(json.dumps(doc))
+        return folder
+
+    return build
+
+
+def _run_with_a_garbage_predictions_file(tmp: Path) -> Path:
+    folder = _two_hand_written_runs(tmp) / "run"
+    (folder / "predictions" / "mixed_rand.parquet").write_bytes(b"garbage")
+    return folder
+
+
+def _two_hand_written_runs(tmp: Path) -> Path:
+    """{data}/run (model m) and {data}/run2 (model m2), on the same images."""
+    run = _hand_written_run(tmp)
+    shutil.copytree(run, tmp / "run2")
+    doc = json.loads((tmp / "run2" / "results.json").read_text())
+    (tmp / "run2" / "results.json").write_text(json.dumps({**doc, "model": "m2"}))
+    return tmp
+
+
+def _a_file_in(tmp: Path) -> Path:
+    (tmp / "a_file").write_text("not a folder")
+    return tmp
 
 
 REPORT_IN9 = ["report", "--benchmarks", "in9", "--data", "in9={data}", "--quiet"]
@@ -1801,6 +1905,141 @@ WHOLE_ARGV_CASES = [
         [*REPORT_IN9, "--output", "{data}/card"],
         2,
         "/card is inside the --data in9 folder ",
+    ),
+    (  # fixed: compared and tabled as a model named "None"
+        "compare-a-results-json-without-its-model",
+        _edited_run(model=None),
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "results.json is not a results document bgbench can read: 'model' is missing",
+    ),
+    (  # fixed: a KeyError traceback
+        "publish-results-results-json-without-its-model",
+        _edited_run(model=None),
+        ["publish-results", "{data}", "--repo-id", "me/results", "--dry-run"],
+        2,
+        "'model' is missing. It was edited or written by another program",
+    ),
+    (  # fixed: an AttributeError traceback ('str' object has no attribute 'get')
+        "table-of-a-results-json-whose-data-is-a-string",
+        _edited_run(data="somewhere"),
+        ["table", "{data}", "--output", "{out}/t"],
+        2,
+        "'data' is str 'somewhere', not a mapping",
+    ),
+    (  # fixed: a results format of another major version was read as this one
+        "compare-a-results-json-of-another-schema",
+        _edited_run(schema_version="9.0"),
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "schema_version '9.0' is not a 2.x results format",
+    ),
+    (  # fixed: "compares the tasks evaluate, ...; this folder holds a 'evaluate' run"
+        "compare-a-results-json-without-variants",
+        _edited_run(variants=None),
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "its evaluate results document names no per-image file",
+    ),
+    (  # fixed: pyarrow's "Could not open Parquet input source", without the fix
+        "compare-a-run-with-a-garbage-predictions-file",
+        _run_with_a_garbage_predictions_file,
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "a per-image file of the evaluate run cannot be read",
+    ),
+    (  # fixed: the dry run listed the unreadable split to upload
+        "publish-results-a-garbage-predictions-file",
+        _run_with_a_garbage_predictions_file,
+        ["publish-results", "{data}", "--repo-id", "me/results", "--dry-run"],
+        2,
+        "mixed_rand.parquet is not a readable Parquet file",
+    ),
+    (  # fixed: "[Errno 17] File exists", after both runs were read
+        "compare-output-is-a-file",
+        _two_hand_written_runs,
+        ["compare", "{data}/run", "{data}/run2", "--output", "{data}/run/results.json"],
+        2,
+        "results.json: it is a file, not a folder; give --output a folder",
+    ),
+    (  # fixed: wrote table.md, table.tex, ... into the current folder
+        "table-output-empty-name",
+        _hand_written_run,
+        ["table", "{data}", "--output", ""],
+        2,
+        "argument --output: an empty name; give the folder to write",
+    ),
+    (  # fixed: "[Errno 20] Not a directory"
+        "export-lmms-eval-output-is-a-file",
+        _hub_folder,
+        ["export", "lmms-eval", "--benchmark", "in9", "--data", "{data}"]
+        + ["--output", "{data}/README.md"],
+        2,
+        "README.md: it is a file, not a folder; give --output a folder",
+    ),
+    (  # fixed: wrote ../x.tsv outside --output, named a dataset VLMEvalKit cannot find
+        "export-vlmevalkit-name-with-a-path",
+        _hub_folder,
+        ["export", "vlmevalkit", "--benchmark", "in9", "--data", "{data}", "--name", "../x"]
+        + ["--variants", "original", "--output", "{out}"],
+        2,
+        "'../x' is not a dataset name",
+    ),
+    (  # fixed: listed every benchmark instead of the classes of the one named
+        "list-classes-of-an-empty-name",
+        _a_file_in,
+        ["list", "--classes", ""],
+        2,
+        "Unknown benchmark ''",
+    ),
+    (  # fixed: wrote README.md and data/ into the current folder
+        "convert-output-empty-name",
+        _release,
+        ["convert", "in9-release", "{data}", ""],
+        2,
+        "argument OUTPUT: an empty name; give the folder to write",
+    ),
+    (  # fixed: "[Errno 20] Not a directory" once the photos were drawn
+        "demo-output-is-a-file",
+        _a_file_in,
+        ["demo", "--output", "{data}/a_file", "--quiet"],
+        2,
+        "a_file: it is a file, not a folder; give --output a folder",
+    ),
+    (  # fixed: "[Errno 20] Not a directory"
+        "publish-metrics-out-is-a-file",
+        _a_file_in,
+        ["publish-metrics", "--out", "{data}/a_file", "--dry-run"],
+        2,
+        "a_file: it is a file, not a folder; give --out a folder",
+    ),
+    (  # fixed: "unknown file extension: .xyz" once the edit was made
+        "edit-output-of-no-image-format",
+        _photo_and_mask,
+        [*EDIT[:-1], "{out}/o.xyz", "remove"],
+        2,
+        ".xyz is not an image format PIL writes; end the name in .png",
+    ),
+    (  # fixed: "unknown file extension: " (a folder has none)
+        "edit-output-is-a-folder",
+        _photo_and_mask,
+        [*EDIT[:-1], "{out}", "remove"],
+        2,
+        "is a folder; give the image file to write, e.g. out.png",
+    ),
+    (  # fixed: asked for --boxes first, the missing photo folder said only after
+        "build-in9-images-folder-missing",
+        _a_file_in,
+        ["build", "in9", "--images", "{data}/no_photos", "--output", "{out}/b"],
+        2,
+        "no_photos: no such folder",
+    ),
+    (  # fixed: "scored different variants ... Re-run one of them with the other's --variants"
+        "compare-runs-of-two-tasks",
+        _edited_run(task="noise", variants=None),
+        ["compare", "{data}", "{data}/../run2", "--output", "{out}/c"],
+        2,
+        "The two runs are of different tasks: 'noise' (A) vs 'evaluate' (B)",
     ),
 ]
 

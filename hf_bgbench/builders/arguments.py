@@ -74,6 +74,16 @@ class Option:
         return default if given is None else given
 
 
+def folder_path(text: str) -> Path:
+    """A folder named on the command line; an empty name (``--output ""``, which would be
+    the current folder) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty name; give the folder to write (created when missing)"
+        )
+    return Path(text)
+
+
 def option(default: Any, help: Help, **details: Any) -> Any:
     """A dataclass field: ``default`` and the :class:`Option` ``help`` + ``details``."""
     return field(default=default, metadata={"option": Option(help, **details)})
@@ -165,5 +175,11 @@ def read_options(args: argparse.Namespace) -> dict[str, Any]:
             value = not value
         elif opt.many and value is not None:  # --variants a b and --variants a,b -> [a, b]
             value = [v for text in value for v in text.split(",") if v]
+            if not value:  # (--variants "" would otherwise mean "all", as if left out)
+                raise ValueError(
+                    f"{flag(name, opt)} {' '.join(getattr(args, dest))!r}: names no value; "
+                    f"give at least one (space- or comma-separated), or leave "
+                    f"{flag(name, opt)} out."
+                )
         out[name] = value
     return out

@@ -18,6 +18,7 @@ from typing import Any
 
 from hf_bgbench.builders.arguments import (
     default_workers,
+    folder_path,
     non_negative_int,
     option,
     paragraph,
@@ -45,12 +46,14 @@ class Command:
 
 def output_folder() -> Any:
     """``--output``: the Hub repo folder a build writes."""
-    return required("the Hub repo folder to write", flags=("--output",))
+    return required("the Hub repo folder to write", flags=("--output",), parse=folder_path)
 
 
 def output_argument() -> Any:
     """OUTPUT: the Hub repo folder a conversion writes (after the release folder)."""
-    return required("the Hub repo folder to write", flags=("output",), metavar="OUTPUT")
+    return required(
+        "the Hub repo folder to write", flags=("output",), metavar="OUTPUT", parse=folder_path
+    )
 
 
 def release_folder(what: str) -> Any:

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int
+from hf_bgbench.tasks.options import check_folder, folder_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,13 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of the bootstrap (recorded)"
     )
-    p.add_argument("--output", type=Path, default=Path("bgbench_compare"), help="output folder")
+    p.add_argument(
+        "--output", type=folder_path, default=Path("bgbench_compare"), help="output folder"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from hf_bgbench.report.compare import compare_runs, write_compare
 
+    check_folder(args.output, "--output")  # before the runs are read, not after
     doc = compare_runs(args.a, args.b, seed=args.seed)
     print(f"A = {doc['a']['model']}   B = {doc['b']['model']}")
     for note in doc["notes"]:

@@ -4,6 +4,7 @@ harness's tasks (:mod:`hf_bgbench.harnesses`), asked and read by bgbench's own V
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import positive_int
@@ -45,7 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     vk.add_argument("--data", required=True, help="its data: a folder or a Hub dataset id")
     vk.add_argument("--variants", nargs="+", help="the variants to write (default: all)")
     vk.add_argument(
-        "--name", help="the dataset's name in VLMEvalKit (default: BGBench_<benchmark>)"
+        "--name",
+        type=dataset_name,
+        help="the dataset's name in VLMEvalKit (default: BGBench_<benchmark>)",
     )
     vk.add_argument(
         "--circular",
@@ -59,6 +62,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     vk.set_defaults(func=run_vlmevalkit)
 
 
+def dataset_name(text: str) -> str:
+    """A VLMEvalKit dataset name: also the TSV's file name under --output and in $LMUData,
+    so a path (``../x``) would write outside --output and name no dataset VLMEvalKit finds."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a dataset name: VLMEvalKit reads <name>.tsv from $LMUData, so "
+            "give letters, digits, '_', '-' and '.' only (no '/'), e.g. BGBench_IN9_mine"
+        )
+    return text
+
+
 def _output(parser: argparse.ArgumentParser, default: str, what: str) -> None:
     from hf_bgbench.tasks.options import folder_path
 
@@ -67,6 +81,9 @@ def _output(parser: argparse.ArgumentParser, default: str, what: str) -> None:
 
 def run_lmms_eval(args: argparse.Namespace) -> int:
     from hf_bgbench.harnesses.lmms_eval_tasks import task_data_path, write_tasks
+    from hf_bgbench.tasks.options import check_folder
+
+    check_folder(args.output, "--output")
 
     benchmarks = args.benchmark
     data = None
@@ -87,6 +104,9 @@ def run_lmms_eval(args: argparse.Namespace) -> int:
 
 def run_vlmevalkit(args: argparse.Namespace) -> int:
     from hf_bgbench.harnesses.vlmevalkit import write_tsv
+    from hf_bgbench.tasks.options import check_folder
+
+    check_folder(args.output, "--output")
 
     written = write_tsv(
         args.benchmark, args.data, args.output, args.variants, args.name, args.circular

@@ -92,7 +92,7 @@ def describe_classes(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.classes:
+    if args.classes is not None:  # (--classes "" listed every benchmark instead)
         print(describe_classes(args.classes))
     elif args.references:
         print(describe_references())

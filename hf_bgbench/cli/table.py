@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hf_bgbench.tasks.options import check_folder, folder_path
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -23,13 +25,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     where = "folder, or hf://datasets/OWNER/NAME/runs/... of `bgbench publish-results`"
     p.add_argument("runs", nargs="+", metavar="RUN", help=f"results or report {where}")
-    p.add_argument("--output", type=Path, default=Path("bgbench_table"), help="output folder")
+    p.add_argument(
+        "--output", type=folder_path, default=Path("bgbench_table"), help="output folder"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from hf_bgbench.report.table import model_table, table_markdown, write_table
 
+    check_folder(args.output, "--output")  # before the runs are read, not after
     doc = model_table(args.runs)
     names = write_table(doc, args.output)  # first: a reader who stops early still has them
     print(table_markdown(doc))

@@ -81,6 +81,18 @@ def check_schema(
             f"{list(REQUIRED_COLUMNS)} (found {ds.column_names})."
         )
     feature = ds.features[LABEL]
+    numeric = ("int", "uint", "float")  # (a string label was a pandas TypeError traceback)
+    if not isinstance(feature, datasets.ClassLabel) and not (
+        isinstance(feature, datasets.Value) and feature.dtype.startswith(numeric)
+    ):
+        shown = feature.dtype if isinstance(feature, datasets.Value) else type(feature).__name__
+        example = f", e.g. {ds.select_columns([LABEL])[0][LABEL]!r}" if len(ds) else ""
+        raise ValueError(
+            f"{where}: the '{LABEL}' column holds {shown} values{example}; a bgbench "
+            "dataset's labels are class indices (integers, or a "
+            "ClassLabel of the benchmark's classes). Cast the column to integers, or rebuild "
+            "the data with `bgbench build` / `bgbench convert`."
+        )
     if isinstance(feature, datasets.ClassLabel):
         if [n.lower() for n in feature.names] != [n.lower() for n in class_names]:
             bench = f"{benchmark}'s" if benchmark else "the benchmark's"

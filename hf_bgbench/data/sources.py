@@ -81,6 +81,12 @@ def check_data_argument(data: str | Path | None, spec: BenchmarkSpec) -> None:
     """Refuse at once a ``--data`` that can be nothing: no such path, and not of the form of
     a Hub dataset id (what :func:`resolve_source` would find only after the model and data
     stack were loaded)."""
+    if isinstance(data, str) and not data.strip():  # Path("") is the current folder
+        raise DataSourceError(
+            f"--data {data!r}: an empty name, which would read the current folder as the "
+            f"data. Give a folder or a Hub dataset id, or leave --data out for "
+            f"{spec.short_name}'s default."
+        )
     if data is None or isinstance(data, Reader) or Path(data).expanduser().exists():
         return
     if not looks_like_repo_id(str(data)):

@@ -97,6 +97,12 @@ def _variant_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | Non
 def check_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """Refuse two results documents that are not the same measurement of the same data;
     the notes on what is compared (e.g. only the variants both evaluate runs scored)."""
+    if a.get("task") != b.get("task"):  # first: else a noise run "scored no variant"
+        raise CompareError(
+            f"The two runs are of different tasks: {a.get('task')!r} (A) vs {b.get('task')!r} "
+            "(B). A paired comparison needs two runs of the same task command; give two "
+            f"{a.get('task')} folders (or two `bgbench report` folders)."
+        )
     notes = [note] if (note := _variant_difference(a, b)) else []
     checks = [
         ("task", a.get("task"), b.get("task")),

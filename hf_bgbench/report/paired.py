@@ -83,6 +83,7 @@ def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:
             broken.append(f"{path.name} ({err})")
             continue
         if isinstance(doc, dict) and "task" in doc and "schema_version" in doc:
+            check_results_document(doc, path)
             return "results", doc, folder
     if broken:  # a cut-short results.json was "holds no bgbench results" alone
         raise CompareError(
@@ -93,6 +94,36 @@ def load_run(folder: str | Path) -> tuple[str, dict[str, Any], Path]:
         f"{folder} holds no bgbench results (no report.json nor a results document); give "
         "the --output folder of `bgbench report` or of a task command."
     )
+
+
+def check_results_document(doc: Mapping[str, Any], path: Path) -> None:
+    """Refuse a results document whose header a hand edit (or another program) broke: a
+    missing model became a row named "None", an unknown task an empty comparison, a
+    schema of another major version was read as this one, a ``data`` that is no mapping a
+    traceback."""
+    from hf_bgbench.results import SCHEMA_VERSION
+
+    wrong = []
+    major = SCHEMA_VERSION.split(".")[0]
+    if str(doc.get("schema_version")).split(".")[0] != major:
+        wrong.append(
+            f"schema_version {doc.get('schema_version')!r} is not a {major}.x results format, "
+            f"the one this bgbench reads ({SCHEMA_VERSION})"
+        )
+    known = [task.name for task in all_tasks()]
+    if doc.get("task") not in known:
+        wrong.append(f"task {doc.get('task')!r} is none of {', '.join(known)}")
+    for key in ("model", "benchmark"):
+        if not isinstance(doc.get(key), str) or not doc[key].strip():
+            wrong.append(f"{key!r} is {'missing' if key not in doc else repr(doc[key])}")
+    if "data" in doc and not isinstance(doc["data"], Mapping):
+        wrong.append(f"'data' is {type(doc['data']).__name__} {doc['data']!r}, not a mapping")
+    if wrong:
+        raise CompareError(
+            f"{path} is not a results document bgbench can read: {'; '.join(wrong)}. It was "
+            "edited or written by another program: re-run the command that wrote it (or "
+            "restore the file)."
+        )
 
 
 def comparable_tasks() -> list[str]:
@@ -119,9 +150,24 @@ def per_image_values(doc: Mapping[str, Any], folder: Path) -> dict[str, pd.Serie
     """Score key -> per-image values (float, indexed by id) of the run in ``folder``, read
     from the files :func:`per_image_files` names."""
     task = _task_of(doc)
-    if task is None or task.paired is None or not per_image_files(doc):
+    if task is not None and task.paired is not None and not per_image_files(doc):
+        # it said "compares the tasks evaluate, ...; this folder holds a 'evaluate' run"
+        raise CompareError(
+            f"{folder}: its {task.name} results document names no per-image file (a key "
+            "that lists them, such as 'variants', is missing or empty): it was edited. "
+            "Re-run the command that wrote it (or restore the file)."
+        )
+    if task is None or task.paired is None:
         raise CompareError(
             f"bgbench compare compares the tasks {', '.join(comparable_tasks())}; this folder "
             f"holds a {doc.get('task')!r} run."
         )
-    return task.paired(doc, folder)
+    import pyarrow as pa
+
+    try:
+        return task.paired(doc, folder)
+    except pa.ArrowInvalid as err:  # it named the file and the byte count, not the fix
+        raise CompareError(
+            f"{folder}: a per-image file of the {task.name} run cannot be read ({err}). "
+            "Re-run the command that wrote it (or restore the file)."
+        ) from None

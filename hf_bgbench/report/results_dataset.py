@@ -80,10 +80,29 @@ def results_plan(folder: str | Path) -> tuple[list[tuple[str, Path]], list[dict[
                     "per-image file (its dataset split). Publish the folder a bgbench command "
                     "wrote, as it wrote it, or re-run the command."
                 )
+            _check_readable(task_folder / rel)
             config["data_files"].append({"split": split, "path": f"{base}/{rel}"})
     if kind == "report":
         plan += [(f"runs/{slug}/{n}", folder / n) for n in ("report.json", "report.md")]
     return plan, [c for c in configs.values() if c["data_files"]]
+
+
+def _check_readable(path: Path) -> None:
+    """Refuse a per-image file no one could load from the Hub (it was uploaded as it was:
+    a dataset split that breaks every reader)."""
+    if path.suffix != ".parquet":
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(path)
+    except (pa.ArrowException, OSError) as err:
+        raise CompareError(
+            f"{path} is not a readable Parquet file ({err}): publish-results uploads it as "
+            "the run's per-image split. Re-run the command that wrote it (or restore the "
+            "file)."
+        ) from None
 
 
 LOCAL_PATH = "<local path>"

@@ -17,7 +17,6 @@ batching, device, progress); the task's own fields come first on the command lin
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import numbers
 import os
@@ -29,7 +28,14 @@ from typing import Any, ClassVar
 
 from hf_bgbench.benchmarks import BenchmarkSpec, all_specs, list_benchmarks
 from hf_bgbench.builders.arguments import Help as Help
-from hf_bgbench.builders.arguments import Option, flag, non_negative_int, option, positive_int
+from hf_bgbench.builders.arguments import (
+    Option,
+    flag,
+    folder_path,
+    non_negative_int,
+    option,
+    positive_int,
+)
 from hf_bgbench.builders.arguments import paragraph as paragraph
 from hf_bgbench.files import max_image_pixels, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE, PRECISIONS
@@ -90,16 +96,6 @@ def output_option(folder: str) -> Any:
     return option(
         None, "output folder", flags=("--output",), parse=folder_path, cli_default=Path(folder)
     )
-
-
-def folder_path(text: str) -> Path:
-    """A folder named on the command line; an empty name (``--output ""``, which would be
-    the current folder) is refused."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "an empty name; give the folder to write (created when missing)"
-        )
-    return Path(text)
 
 
 def described(cls: type) -> list[tuple[str, Option, Any]]:
@@ -449,6 +445,8 @@ class RunOptions:
         if inside:
             raise self.Error(inside)
         check_device(self.device, self.Error)
+        if self.api_cache is not None:  # else a bare "[Errno 20]" at the first answer kept
+            check_folder(self.api_cache, "--api-cache", self.Error)
         try:  # the combination of rule, score and rotations, before any work
             VlmSettings(self.vlm_protocol, self.vlm_score, self.circular)
         except ValueError as e:

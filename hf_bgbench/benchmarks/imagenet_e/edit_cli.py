@@ -99,6 +99,25 @@ class EditOptions:
             )
         if self.seed < 0:
             raise ValueError(f"--seed must be 0 or more, got {self.seed}.")
+        for flag, path in (("--output", self.output), ("--mask-output", self.mask_output)):
+            _check_image_path(flag, path)
+
+
+def _check_image_path(flag: str, path: Path | None) -> None:
+    """Refuse, before the edit is made, a file name PIL cannot write: it said "unknown file
+    extension: .xyz" (or ": " for a folder) after the work."""
+    from PIL import Image
+
+    if path is None:
+        return
+    if Path(path).is_dir():
+        raise ValueError(f"{flag} {path} is a folder; give the image file to write, e.g. out.png.")
+    writer = Image.registered_extensions().get(Path(path).suffix.lower())
+    if writer is None or writer not in Image.SAVE:
+        raise ValueError(
+            f"{flag} {path}: {Path(path).suffix or 'no extension'} is not an image format PIL "
+            "writes; end the name in .png (lossless, as the edits are kept) or .jpg."
+        )
 
 
 def _read(path: Path, what: str, mode: str) -> np.ndarray:

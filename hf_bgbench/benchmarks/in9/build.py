@@ -99,6 +99,8 @@ class BuildOptions:
             raise BuildError(f"--split must be one of {sorted(SPLITS)}.")
         if self.image_format not in ("jpeg", "png"):
             raise BuildError("--image-format must be 'jpeg' or 'png'.")
+        if not Path(self.images).is_dir():  # said first: it asked for --boxes instead
+            raise BuildError(f"--images {self.images}: no such folder.")
         if self.boxes is None and not self.no_boxes:
             raise BuildError(
                 "Give --boxes (PASCAL-VOC XML folder or CSV file,xmin,ymin,xmax,ymax) or "

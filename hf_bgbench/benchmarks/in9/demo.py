@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hf_bgbench.builders.arguments import option
+from hf_bgbench.builders.arguments import folder_path, option
 from hf_bgbench.builders.commands import Command, progress_option
 from hf_bgbench.spec import BenchmarkSpec
 
@@ -95,7 +95,9 @@ class In9Demo:
     """Build a small IN-9 from generated photos (a demo: not ImageNet, never a benchmark
     number), then score any model on it with the command this prints."""
 
-    output: Path = option(Path("bgbench_demo"), "the folder to write (photos/ and in9_demo/)")
+    output: Path = option(
+        Path("bgbench_demo"), "the folder to write (photos/ and in9_demo/)", parse=folder_path
+    )
     per_class: int = option(4, "generated photos per class (9 classes)")
     progress: bool = progress_option()
 
@@ -103,9 +105,11 @@ class In9Demo:
 def demo(options: In9Demo, spec: BenchmarkSpec, specs: Sequence[BenchmarkSpec]) -> int:
     """``bgbench demo``: the photos, the IN-9 build of them, and the command to score."""
     from hf_bgbench.benchmarks.in9.build import BuildOptions, build_in9, summary_lines
+    from hf_bgbench.tasks.options import check_folder
 
     if options.per_class < 2:
         raise ValueError(f"--per-class must be 2 or more, got {options.per_class}.")
+    check_folder(options.output, "--output")  # else "[Errno 20]" once the photos are drawn
     images, boxes = write_demo_photos(options.output / "photos", options.per_class)
     data = options.output / "in9_demo"
     built = BuildOptions(

@@ -134,7 +134,12 @@ def read_prompt(path: str | None) -> tuple[str | None, str]:
         return None, "default"
     try:
         text = Path(path).read_text(encoding="utf-8-sig").strip()  # without a BOM
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:  # it said "cannot read it", as for a missing file
+        raise ValueError(
+            f"--vlm-prompt {path} is not UTF-8 text ({e}): save the question as a plain UTF-8 "
+            "text file."
+        ) from None
+    except OSError as e:
         raise ValueError(f"--vlm-prompt {path}: cannot read it ({e}).") from e
     if not text:
         raise ValueError(f"--vlm-prompt {path} is empty: write the question the model is asked.")

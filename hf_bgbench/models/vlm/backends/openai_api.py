@@ -106,6 +106,15 @@ class OpenAICompatibleBackend(Backend):
                 f"openai:{served_model} names a served model but not where it is served: pass "
                 "--api-base URL (e.g. http://localhost:8000/v1 for vLLM)."
             )
+        parts = urlsplit(endpoint)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            # the client would retry for a minute, then advise starting a server
+            source = "--api-base" if settings.api_base else "$OPENAI_BASE_URL"
+            raise ModelLoadError(
+                f"{source} {public_endpoint(endpoint)!r} is not an http(s) URL with a host: "
+                "give the endpoint as http://HOST:PORT/v1 (e.g. http://localhost:8000/v1 for "
+                "vLLM)."
+            )
         self.served_model = served_model
         self.settings = settings
         self.endpoint = public_endpoint(endpoint)

@@ -150,6 +150,12 @@ class LetterTextRule(ChoiceRule):
 
 def rotations(count: int, circular: int) -> list[list[int]]:
     """Per rotation, the classes in letter order (rotation r starts at class r*C/R)."""
+    if circular > count:  # more would ask the same rotations again, and record them as new
+        raise ValueError(
+            f"--circular {circular}: {count} options have only {count} distinct rotations "
+            f"(one per option first), so more would ask the same questions again. Give "
+            f"--circular {count} or fewer."
+        )
     return [[(k + (i * count) // circular) % count for k in range(count)] for i in range(circular)]
 
 

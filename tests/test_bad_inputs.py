@@ -417,6 +417,15 @@ def _photo_files(tmp: Path, files: dict[str, bytes | None], csv: str | None = No
     return folder
 
 
+def _photos_one_of_one_pixel(tmp: Path) -> Path:
+    """Two 64x64 photos of IN-9's dog and a 1x1 one (class sub-folders by wnid)."""
+    from PIL import Image
+
+    folder = _photo_files(tmp, {"n02085620/a.png": None, "n02085620/b.png": None})
+    Image.new("RGB", (1, 1), (90, 60, 30)).save(folder / "n02085620" / "tiny.png")
+    return folder
+
+
 def _photos_with_csv(csv: str) -> callable:
     """A builder: two photos a.png, b.png listed by the metadata.csv ``csv``."""
     return lambda tmp: _photo_files(tmp, {"a.png": None, "b.png": None}, csv)
@@ -1271,6 +1280,14 @@ def _photos_and_one_oversized(tmp: Path) -> Path:
     return images
 
 
+def _every_shard_empty(tmp: Path) -> Path:
+    """The Hub folder whose Parquet shards were all cut to 0 bytes (a failed copy)."""
+    hub = _hub_folder(tmp)
+    for shard in (hub / "data").rglob("*.parquet"):
+        shard.write_bytes(b"")
+    return hub
+
+
 def _image_not_an_image(tmp: Path) -> Path:
     return _set_a_cell(tmp, "original", 0, "image", {"bytes": b"not an image", "path": None})
 
@@ -1421,6 +1438,14 @@ def _a_full_run_and_a_subset(tmp: Path) -> Path:
 SUBSET_SAID = "A scored all of its data; B scored a seeded subset: at most 5 images per variant"
 
 WHOLE_ARGV_CASES = [
+    (  # fixed: refused only after every task of the report card had run
+        "report-push-to-a-target-that-is-no-hub-id",
+        _release,
+        ["report", "tf_efficientnet_lite0", "--push-to-hub", "--output", "{out}"],
+        2,
+        "--push-to-hub: 'tf_efficientnet_lite0' is not a Hub model id (owner/name); give the "
+        "model's repo with --repo-id.",
+    ),
     *(  # fixed: a yaml.parser.ParserError traceback from each
         (
             f"card-with-broken-yaml-{argv[0]}",
@@ -1579,6 +1604,21 @@ WHOLE_ARGV_CASES = [
         ["table", "{data}/a", "{data}/b", "--output", "{out}"],
         2,
         SUBSET_SAID,
+    ),
+    (  # fixed: "Parquet file size is 0 bytes", naming no file and no fix
+        "validate-names-the-empty-shard",
+        _every_shard_empty,
+        ["validate", "{data}"],
+        1,
+        "is not a readable Parquet file (Parquet file size is 0 bytes). It was cut short or "
+        "replaced: rebuild or re-download the dataset.",
+    ),
+    (  # fixed: "label names None match no benchmark ... pass --benchmark"
+        "validate-a-label-column-of-strings",
+        _labels_as_strings,
+        ["validate", "{data}"],
+        1,
+        "the 'label' column holds string values; a bgbench dataset's labels are class indices",
     ),
     (  # fixed: "cannot identify image file <_io.BytesIO object at 0x...>", no file or row
         "validate-names-the-undecodable-image",
@@ -2881,6 +2921,17 @@ RESULTS_CASES = [
             doc["data"]["assumptions"][0][:52],
         ),
         (1, 1, "the photos' labels are read from the ImageNet wnid e"),
+    ),
+    (  # fixed: upsampled to 224x224 and scored without a word
+        "photo-of-one-pixel",
+        _photos_one_of_one_pixel,
+        ["evaluate", "tf_efficientnet_lite0", "--data", "{data}"],
+        lambda doc: (
+            doc["variants"]["original"]["n"],
+            doc["variants"]["original"]["skipped"],
+            doc["data"]["skipped"]["original/test"]["smaller_than_16_px"]["count"],
+        ),
+        (2, 1, 1),
     ),
     (
         "rival10-item-missing-a-companion-file",

@@ -431,18 +431,35 @@ def _dataset_benchmark(
     if first is None:
         result.problems.append(f"{folder}: no Parquet file matches the card's data_files")
         return None
+    broken = hub.unreadable_parquet([str(first)])
+    if broken:  # its schema says which benchmark the data holds: named, not pyarrow's words
+        result.problems.append(
+            f"{broken[0]}. It was cut short or replaced: rebuild or re-download the dataset."
+        )
+        return None
     features = datasets.Features.from_arrow_schema(pq.read_schema(first))
     if benchmark:
         spec = find_spec(by_name, benchmark)
     else:
         spec = _card_benchmark(folder, meta, by_name) or _infer_spec(features, list(files), by_name)
     if spec is None:
-        label = features.get("label")
-        result.problems.append(
-            f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
-            f"({', '.join(by_name)}); pass --benchmark"
-        )
+        result.problems.append(_unmatched_labels(folder, features.get("label"), by_name))
     return spec
+
+
+def _unmatched_labels(folder: Path, label: Any, by_name: dict[str, BenchmarkSpec]) -> str:
+    """Why no benchmark's classes match the data's labels, and what to do."""
+    if isinstance(label, datasets.Value) and not label.dtype.startswith(("int", "uint")):
+        return (
+            f"{folder}: the 'label' column holds {label.dtype} values; a bgbench dataset's "
+            "labels are class indices (integers, or a ClassLabel of the benchmark's classes). "
+            "Cast the column to integers, or rebuild the data with `bgbench build` / "
+            "`bgbench convert`."
+        )
+    return (
+        f"{folder}: label names {getattr(label, 'names', None)} match no benchmark "
+        f"({', '.join(by_name)}); pass --benchmark"
+    )
 
 
 def _check_configs(

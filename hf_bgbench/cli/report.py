@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     from hf_bgbench.report.markdown import value_text
     from hf_bgbench.report.task_options import parse_model_options, parse_task_options
 
+    if args.push_to_hub:  # a target that cannot take the report is said before any task runs
+        from hf_bgbench.report.hub import check_repo_id
+
+        check_repo_id(args.repo_id or args.model)
     report = run_report(
         args.model,
         args.output,

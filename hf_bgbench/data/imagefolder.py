@@ -195,6 +195,10 @@ def _from_layout(folder: Path, lab: _Labeller) -> list[tuple[Path, int]]:
 
 OUTSIDE_CLASSES = "outside_benchmark_classes"
 """Why a photo is skipped: its class is not one of the benchmark's (counted in results)."""
+MIN_PHOTO_SIDE = 16
+TOO_SMALL = f"smaller_than_{MIN_PHOTO_SIDE}_px"
+"""Why a photo is skipped: its shorter side is below :data:`MIN_PHOTO_SIDE` pixels (read
+from its header), so upsampled to the model's input it would hold no object to classify."""
 
 
 def label_source(folder: str | Path) -> str:
@@ -235,8 +239,43 @@ def load_image_folder(folder: str | Path, spec: BenchmarkSpec) -> datasets.Datas
     return ds
 
 
-def _image_folder(folder: str | Path, spec: BenchmarkSpec) -> tuple[datasets.Dataset, list[str]]:
+def too_small(files: list[tuple[Path, int]]) -> list[Path]:
+    """The photos whose shorter side is below :data:`MIN_PHOTO_SIDE`, from their headers
+    alone (one whose header cannot be read, or too large to open, is left to the decoder,
+    which names it)."""
+    from PIL import Image
+
+    small = []
+    for path, _ in files:
+        try:
+            with Image.open(path) as image:
+                width, height = image.size
+        except (OSError, ValueError, Image.DecompressionBombError):  # the decoder names it
+            continue
+        if min(width, height) < MIN_PHOTO_SIDE:
+            small.append(path)
+    return small
+
+
+def _image_folder(
+    folder: str | Path, spec: BenchmarkSpec
+) -> tuple[datasets.Dataset, dict[str, list[str]]]:
     files, skipped = labelled_files(folder, spec)
+    small = set(too_small(files))
+    if small:
+        log.warning(
+            "%s: %d photo(s) are smaller than %d px on a side and are skipped (counted in "
+            "results): upsampled to the model's input they hold no object to classify.",
+            folder,
+            len(small),
+            MIN_PHOTO_SIDE,
+        )
+        files = [(p, y) for p, y in files if p not in small]
+        if not files:
+            raise ImageFolderError(
+                f"{folder}: every photo of a {spec.name} class is smaller than "
+                f"{MIN_PHOTO_SIDE} px on a side; give photos of the object itself."
+            )
     ds = datasets.Dataset.from_dict(
         {
             IMAGE: [str(p) for p, _ in files],
@@ -246,7 +285,8 @@ def _image_folder(folder: str | Path, spec: BenchmarkSpec) -> tuple[datasets.Dat
         features=benchmark_features(spec.classes),
     )
     ds.info.description = f"skipped_outside_benchmark={len(skipped)}"
-    return ds, skipped
+    relative = [str(p.relative_to(folder)) for p in sorted(small)]
+    return ds, {OUTSIDE_CLASSES: skipped, TOO_SMALL: relative}
 
 
 class PhotoFolder(Reader):
@@ -272,7 +312,7 @@ class PhotoFolder(Reader):
                 "state them instead"
             )
         ds, skipped = _image_folder(self.location, self.spec)
-        self.note_skipped(variant, split, {OUTSIDE_CLASSES: skipped})
+        self.note_skipped(variant, split, skipped)
         return ds
 
     def _missing_variant_hint(self) -> str:

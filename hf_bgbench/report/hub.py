@@ -59,17 +59,23 @@ def _current_card(api: Any, repo_id: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
+def check_repo_id(repo_id: str) -> None:
+    """Refuse a ``--push-to-hub`` target that is no Hub model id (owner/name): said before
+    any task runs, not after the whole report card."""
+    if repo_id.count("/") != 1 or repo_id.startswith(("/", ".")):
+        raise ReportError(
+            f"--push-to-hub: {repo_id!r} is not a Hub model id (owner/name); give the model's "
+            "repo with --repo-id."
+        )
+
+
 def push_report(folder: str | Path, repo_id: str, *, token: str | None = None) -> str:
     """Open the pull request on ``repo_id`` with the report in ``folder``; its URL."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
     folder = Path(folder)
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    if repo_id.count("/") != 1 or repo_id.startswith(("/", ".")):
-        raise ReportError(
-            f"--push-to-hub: {repo_id!r} is not a Hub model id (owner/name); give the model's "
-            "repo with --repo-id."
-        )
+    check_repo_id(repo_id)
     withheld = withheld_numbers(report)
     if withheld or not report.get("eval_results"):
         why = "\n  - ".join(withheld) or "the report holds no leaderboard numbers"

@@ -271,3 +271,22 @@ def output_lock(folder: str | Path, flag: str = "--output") -> Iterator[Path]:
         yield path
     finally:
         path.unlink(missing_ok=True)
+
+
+def check_folder(path: str | Path, option_flag: str, error: type[ValueError] = ValueError) -> None:
+    """``path`` can be a folder: it is one, or it does not exist yet and nothing on its way
+    is a file (it is created when needed). The error names ``option_flag``."""
+    folder = Path(path).expanduser()
+    step = nearest_existing(folder)
+    if step is not None and not step.is_dir():
+        where = "it is" if step == folder else f"{step} is"
+        raise error(
+            f"{option_flag} {path}: {where} a file, not a folder; give {option_flag} a "
+            "folder (created when missing)."
+        )
+
+
+def nearest_existing(folder: Path) -> Path | None:
+    """``folder`` or the nearest of its parents that exists (None: none does): what decides
+    whether the folder can be made there."""
+    return next((p for p in (folder, *folder.parents) if p.exists()), None)

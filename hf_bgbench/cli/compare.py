@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from hf_bgbench.builders.arguments import non_negative_int
-from hf_bgbench.tasks.options import check_folder, folder_path
+from hf_bgbench.files import check_folder
+from hf_bgbench.tasks.options import folder_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -68,7 +68,7 @@ def dataset_name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", text):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a dataset name: VLMEvalKit reads <name>.tsv from $LMUData, so "
-            "give letters, digits, '_', '-' and '.' only (no '/'), e.g. BGBench_IN9_mine"
+            "give letters, digits, '_', '-' and '.' only (no '/'), e.g. BGBench_mine"
         )
     return text
 
@@ -80,8 +80,8 @@ def _output(parser: argparse.ArgumentParser, default: str, what: str) -> None:
 
 
 def run_lmms_eval(args: argparse.Namespace) -> int:
+    from hf_bgbench.files import check_folder
     from hf_bgbench.harnesses.lmms_eval_tasks import task_data_path, write_tasks
-    from hf_bgbench.tasks.options import check_folder
 
     check_folder(args.output, "--output")
 
@@ -103,8 +103,8 @@ def run_lmms_eval(args: argparse.Namespace) -> int:
 
 
 def run_vlmevalkit(args: argparse.Namespace) -> int:
+    from hf_bgbench.files import check_folder
     from hf_bgbench.harnesses.vlmevalkit import write_tsv
-    from hf_bgbench.tasks.options import check_folder
 
     check_folder(args.output, "--output")
 

@@ -138,7 +138,7 @@ def _publish(
 
 def run(args: argparse.Namespace) -> int:
     if args.out is not None:  # else "[Errno 20]" at the first Space folder written
-        from hf_bgbench.tasks.options import check_folder
+        from hf_bgbench.files import check_folder
 
         check_folder(args.out, "--out")
     results = publish_metrics(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hf_bgbench.tasks.options import check_folder, folder_path
+from hf_bgbench.files import check_folder
+from hf_bgbench.tasks.options import folder_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -37,7 +37,7 @@ from hf_bgbench.builders.arguments import (
     positive_int,
 )
 from hf_bgbench.builders.arguments import paragraph as paragraph
-from hf_bgbench.files import max_image_pixels, output_in_data
+from hf_bgbench.files import check_folder, max_image_pixels, nearest_existing, output_in_data
 from hf_bgbench.models.devices import CPU_BATCH_SIZE, PRECISIONS
 from hf_bgbench.models.heads import CLASS_SETS
 from hf_bgbench.models.vlm.settings import (
@@ -163,25 +163,6 @@ def check_device(device: Any, error: type[ValueError] = ValueError) -> None:
                 f"--device {device}: Apple's MPS is not available here. Leave --device out to "
                 "run on the best available device."
             )
-
-
-def check_folder(path: Any, option_flag: str, error: type[ValueError] = ValueError) -> None:
-    """``path`` can be a folder: it is one, or it does not exist yet and nothing on its way
-    is a file (it is created when needed). The error names ``option_flag``."""
-    folder = Path(path).expanduser()
-    step = nearest_existing(folder)
-    if step is not None and not step.is_dir():
-        where = "it is" if step == folder else f"{step} is"
-        raise error(
-            f"{option_flag} {path}: {where} a file, not a folder; give {option_flag} a "
-            "folder (created when missing)."
-        )
-
-
-def nearest_existing(folder: Path) -> Path | None:
-    """``folder`` or the nearest of its parents that exists (None: none does): what decides
-    whether the folder can be made there."""
-    return next((p for p in (folder, *folder.parents) if p.exists()), None)
 
 
 def check_cache_folder(

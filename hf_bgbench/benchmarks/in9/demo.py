@@ -105,7 +105,7 @@ class In9Demo:
 def demo(options: In9Demo, spec: BenchmarkSpec, specs: Sequence[BenchmarkSpec]) -> int:
     """``bgbench demo``: the photos, the IN-9 build of them, and the command to score."""
     from hf_bgbench.benchmarks.in9.build import BuildOptions, build_in9, summary_lines
-    from hf_bgbench.tasks.options import check_folder
+    from hf_bgbench.files import check_folder
 
     if options.per_class < 2:
         raise ValueError(f"--per-class must be 2 or more, got {options.per_class}.")

@@ -355,6 +355,16 @@ def test_the_space_never_passes_a_checkpoint_or_remote_code(space):
     assert challenge["max_foregrounds"] == 50 and challenge["max_backgrounds"] == 200
 
 
+def test_the_operator_may_fix_each_jobs_decode_workers(space, monkeypatch):
+    """BGBENCH_SPACE_WORKERS reaches every task as --workers; unset, the run chooses."""
+    from hf_bgbench.space import settings
+
+    assert "num_workers" not in task_options("noise", [], False)
+    monkeypatch.setattr(settings, "WORKERS", 2)
+    for task in ("evaluate", "noise", "challenge"):
+        assert task_options(task, ["original"], False)["num_workers"] == 2
+
+
 def test_the_space_controls_come_from_the_task_options(space, monkeypatch):
     """Variants go to the tasks that take them; each option a task caps on shared hardware
     (Option.space_cap) gets the operator's cap, 0 meaning all."""

@@ -35,12 +35,15 @@ pytestmark = pytest.mark.slow  # a Space server and a browser
 @pytest.fixture(scope="module")
 def busy_server(launch, in9_release):
     """A Space with a queue of one, where a client that reads nothing for 5 s is dropped and
-    noise scores all 18 images (a job of minutes)."""
+    noise scores all 18 images (a job of minutes) with one decode worker, so that the check
+    that a stopped job leaves no worker behind has one to find (left to the run, an idle
+    2-core host decodes in the job's own process and starts none)."""
     return launch(
         BGBENCH_SPACE_DATASETS=f"in9-local={in9_release}",
         BGBENCH_SPACE_QUEUE="1",
         BGBENCH_SPACE_UNREAD_SECONDS="5",
         BGBENCH_SPACE_NOISE_IMAGES="0",
+        BGBENCH_SPACE_WORKERS="1",
     )
 
 

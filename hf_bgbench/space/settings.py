@@ -50,6 +50,9 @@ TRUSTED_PROXIES = int_env("BGBENCH_SPACE_TRUSTED_PROXIES", 1 if os.environ.get("
 # a job whose visitor has not read its updates for this long is stopped (nobody waits for it)
 UNREAD_SECONDS = int_env("BGBENCH_SPACE_UNREAD_SECONDS", 60)
 KEEP_RUNS = int_env("BGBENCH_SPACE_KEEP_RUNS", 20)
+# decode worker processes per job (-1, the default: the run chooses, as on the command line,
+# from how long decoding takes beside the forward); a host with cores to spare may fix it
+WORKERS = int_env("BGBENCH_SPACE_WORKERS", -1)
 # the Space takes no uploads: every file upload is refused (gradio's max_file_size)
 MAX_UPLOAD_BYTES = 0
 
@@ -150,6 +153,8 @@ def task_options(
 
     # progress bars on: their counts are what the page shows while the job runs
     options: dict[str, Any] = {"restrict_to_benchmark": bool(restrict), "progress": True}
+    if WORKERS >= 0:
+        options["num_workers"] = WORKERS
     for name, option, _ in described(get_task(task).options):
         if name == "variants":
             options["variants"] = list(variants)

@@ -5,6 +5,7 @@ variant; a full run enters the leaderboard."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -119,14 +120,8 @@ def score(
         )
         data = allowed_data(entry, spec)
         out = run_output_dir()
-        # the benchmark's order, as every table and grid of the report shows them
-        picked = [v for v in spec.variants if v in set(variants or [])]
-        options = task_options(task, picked, restrict)
-        options.update(benchmark=benchmark, data=data, output_dir=str(out))
-        if label_map != "auto":
-            options["label_map"] = label_map
-        if vlm_rule != VLM_DEFAULT_RULE:  # (refused by the task for a model that is no VLM)
-            options["vlm_protocol"] = vlm_rule
+        picks = (task, variants, restrict, label_map, vlm_rule)
+        options = _job_options(spec, benchmark, picks, data, out)
         status.stage(f"loading {model.model_id} and the data")
         progress(0.05, desc=f"loading {model.model_id}")
         yield update()
@@ -141,35 +136,74 @@ def score(
             status.stage("drawing the predictions on a few images")
             progress(None, desc="drawing the predictions on a few images")
             yield update()
-            tables = read_predictions(out / "predictions")
-            shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
-            gallery = samples_html(shown)
-            if gallery:
-                gallery = f"<h3>The model's predictions on {SAMPLES} of the images</h3>{gallery}"
+            gallery = _predictions_grid(out, data, benchmark)
     except Exception as err:
         message = visitor_message(err, hidden_paths(entry))
         yield (f"**Stopped:** {message}", skip, skip, skip, skip, skip, idle)
         raise running.stopped(message) from None
     notes = [n for n in (note, running.record_run(results, entry.name)) if n]
-    public = public_document(results, hidden_paths(entry))
-    shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
-    report, extras = split_report(render_markdown(shown_doc))
-    report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
-    report += "\n\n" + reproduce_section(task, model.model_id, entry, options)
-    results_file = write_results_download(public, out, task)
-    tables_csv += cli_files(out, results, hidden_paths(entry))
-    figures = run_figures(results, out)
+    report, extras, figures, files = _finished_run(task, model, entry, options, results, notes)
     took = round(status.clock() - status.started)
     queueing.JOB_TIMES.add(took)
     yield (
         f"**{title}**\n\nDone in {took} s: the report is below.",
         report,
-        figures_html(figures),
-        run_files(out, results_file, tables_csv),
+        figures,
+        files,
         gallery,
         extras,  # its model-index names the data scored (render.model_index)
         idle,
     )
+
+
+def _job_options(
+    spec: Any, benchmark: str, picks: tuple[Any, ...], data: Any, out: Path
+) -> dict[str, Any]:
+    """The task's options for the visitor's ``picks`` (task, variants, restriction, label
+    map, VLM rule) on ``data``, written to ``out``."""
+    task, variants, restrict, label_map, vlm_rule = picks
+    # the benchmark's order, as every table and grid of the report shows them
+    picked = [v for v in spec.variants if v in set(variants or [])]
+    options = task_options(task, picked, restrict)
+    options.update(benchmark=benchmark, data=data, output_dir=str(out))
+    if label_map != "auto":
+        options["label_map"] = label_map
+    if vlm_rule != VLM_DEFAULT_RULE:  # (refused by the task for a model that is no VLM)
+        options["vlm_protocol"] = vlm_rule
+    return options
+
+
+def _predictions_grid(out: Path, data: Any, benchmark: str) -> str:
+    """The model's predictions on a few images of each variant, as an HTML grid."""
+    tables = read_predictions(out / "predictions")
+    shown = prediction_gallery(data, benchmark, tables, per_variant=SAMPLES)
+    gallery = samples_html(shown)
+    if gallery:
+        gallery = f"<h3>The model's predictions on {SAMPLES} of the images</h3>{gallery}"
+    return gallery
+
+
+def _finished_run(
+    task: str,
+    model: Any,
+    entry: Any,
+    options: dict[str, Any],
+    results: dict[str, Any],
+    notes: list[str],
+) -> tuple[str, str, str, list[str]]:
+    """What a finished run shows: (its Markdown report with the notes and the command that
+    reproduces it, the LaTeX row and model-index block, its plots, its files)."""
+    out, hidden = Path(options["output_dir"]), hidden_paths(entry)
+    spec = get_benchmark(options["benchmark"])
+    public = public_document(results, hidden)
+    shown_doc, tables_csv = narrow_tables(public, out / "tables", reference=spec.reference_variant)
+    report, extras = split_report(render_markdown(shown_doc))
+    report = report.rstrip() + "".join(f"\n\n> {n}" for n in notes)
+    report += "\n\n" + reproduce_section(task, model.model_id, entry, options)
+    results_file = write_results_download(public, out, task)
+    tables_csv += cli_files(out, results, hidden)
+    figures = figures_html(run_figures(results, out))
+    return report, extras, figures, run_files(out, results_file, tables_csv)
 
 
 def _variants_update(dataset: str | None, benchmark: str) -> Any:

@@ -110,31 +110,22 @@ def waiting_status(group: str, request: gr.Request | None) -> Any:
 
 
 def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` as a queued job whose start and end :data:`JOB_TIMES` notes, so that a queued
-    visitor's estimate counts how long the running job has already run. Gradio reads the
-    job's parameters (request, progress) through ``functools.wraps``."""
-
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
-        def job(*args: Any, **kwargs: Any) -> Any:
-            token = JOB_TIMES.started()
-            try:
-                return (yield from fn(*args, **kwargs))
-            finally:
-                JOB_TIMES.ended(token)
-
-        return job
+    """The generator job ``fn`` as a queued job whose start and end :data:`JOB_TIMES` notes,
+    so that a queued visitor's estimate counts how long the running job has already run
+    (Gradio closes the generator on Stop: the end is noted then too). Gradio reads the job's
+    parameters (request, progress) through ``functools.wraps``."""
+    if not inspect.isgeneratorfunction(fn):  # every job reports its stage as it runs
+        raise TypeError(f"{fn.__name__}: a queued job is a generator function.")
 
     @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def job(*args: Any, **kwargs: Any) -> Any:
         token = JOB_TIMES.started()
         try:
-            return fn(*args, **kwargs)
+            return (yield from fn(*args, **kwargs))
         finally:
             JOB_TIMES.ended(token)
 
-    return call
+    return job
 
 
 def model_gate(model_text: str) -> None:

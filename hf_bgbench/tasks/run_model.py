@@ -31,6 +31,8 @@ from hf_bgbench.tasks.options import LABEL_MAPS, VLM_OPTIONS, changed_options
 
 __all__ = [
     "ModelRequest",
+    "is_generative",
+    "vlm_record",
     "class_members",
     "class_synonyms",
     "classifier_and_mapper",
@@ -254,7 +256,7 @@ def classifier_and_mapper(
     _check_label_map(classifier, model, spec, request.label_map, choice)
     own_classes = classifier.label_space.kind == spec.label_space.kind
     # a VLM names the benchmark's classes itself: no head is fitted on it
-    if choice == "probe" and not own_classes and not _generative(classifier):
+    if choice == "probe" and not own_classes and not is_generative(classifier):
         probe_options.setdefault("progress", request.progress)
         classifier = probed_classifier(classifier, spec, reader, device=device, **probe_options)
     restrict = request.restrict_to_benchmark
@@ -269,8 +271,15 @@ def classifier_and_mapper(
     return classifier, mapper
 
 
-def _generative(classifier: Any) -> bool:
+def is_generative(classifier: Any) -> bool:
+    """Whether ``classifier`` is a generative VLM (it names the classes in text, by a rule)."""
     return getattr(classifier, "kind", None) == "generative"
+
+
+def vlm_record(classifier: Any) -> dict[str, Any] | None:
+    """A generative VLM's record (its rule, prompt, backend, deviations); None for any other
+    model: the one place a run asks a classifier what kind of head it has."""
+    return getattr(classifier, "vlm", None)
 
 
 def _loaded(
@@ -305,7 +314,7 @@ def _check_label_map(
             "classes to score. Use --label-map probe (a linear head on its features, fitted on "
             "the benchmark's train split, which the data must hold)."
         )
-    vlm_model = _generative(classifier)
+    vlm_model = is_generative(classifier)
     if vlm_model and label_map == "probe":  # asked for by name: never silently not done
         raise ValueError(
             "--label-map probe fits a linear head on an image model's frozen features; a "

@@ -13,7 +13,7 @@ from hf_bgbench.files import decode_settings
 from hf_bgbench.inference.mapping import LabelMapper
 from hf_bgbench.probe.features import probe_note
 from hf_bgbench.results import vlm_line, write_json, write_run_folder
-from hf_bgbench.tasks.run_model import label_order_assumption
+from hf_bgbench.tasks.run_model import label_order_assumption, vlm_record
 
 __all__ = ["run_header", "write_run"]
 
@@ -50,7 +50,7 @@ def run_header(
     if text is not None:  # the class names, templates and recipe: enough to reproduce the head
         header["zero_shot"] = text.record()
         header["label_protocol"] = f"{text.summary()}; then {header['label_protocol']}"
-    vlm = getattr(classifier, "vlm", None)
+    vlm = vlm_record(classifier)
     if vlm is not None:  # the rule, prompt and class strings: enough to reproduce the scores
         header["vlm"] = vlm
         header["label_protocol"] = f"{vlm_line(vlm)}; then {header['label_protocol']}"

@@ -66,8 +66,10 @@ from hf_bgbench.tasks.protocol_settings import typed_protocol
 from hf_bgbench.tasks.run_data import open_data
 from hf_bgbench.tasks.run_model import (
     ModelRequest,
+    is_generative,
     load_model,
     model_step_for,
+    vlm_record,
     vlm_settings,
     zero_shot_head,
 )
@@ -152,7 +154,7 @@ class Run:
                 f"{o.precision}), not in fp32: some predictions may differ from an fp32 run."
             )
         self._check_vlm_options()
-        vlm = getattr(self.classifier, "vlm", None) or {}
+        vlm = vlm_record(self.classifier) or {}
         self.deviations += [d for d in vlm.get("deviations", ()) if d not in self.deviations]
         record = getattr(self.classifier, "probe_record", None)
         if record is not None:  # how the head departs from the authors' recipe, named
@@ -170,7 +172,7 @@ class Run:
     def _check_vlm_options(self) -> None:
         """Refuse ``--vlm-*`` / ``--circular`` set for a model that is not a VLM (they would
         be silently ignored)."""
-        if getattr(self.classifier, "kind", None) == "generative":
+        if is_generative(self.classifier):
             return
         named = changed_options(self.options, VLM_OPTIONS)
         if named:
@@ -193,7 +195,7 @@ class Run:
             self.departures.append(
                 "argmax restricted to the benchmark's classes (--restrict-to-benchmark-classes)"
             )
-        vlm = getattr(self.classifier, "vlm", None)
+        vlm = vlm_record(self.classifier)
         # a VLM's rule is published only where the benchmark's protocol sets it
         if vlm is not None and not vlm.get("rule_source", "").startswith("protocol"):
             self.departures.append(f"a {vlm_line(vlm)}")
@@ -370,7 +372,7 @@ class Run:
 
     def settings(self, **more: Any) -> dict[str, Any]:
         """The ``settings`` record: batch size, device, precision and workers, then ``more``."""
-        vlm = getattr(self.classifier, "vlm", None) or {}
+        vlm = vlm_record(self.classifier) or {}
         decoding = self.pipeline.record() if self.pipeline is not None else None
         precision = self.step.precision
         if vlm:  # a VLM runs in its weights' dtype; a served one as its server runs it

@@ -24,6 +24,7 @@ from hf_bgbench.tasks.evaluate.summary import (
     summarize_runs,
     unanswered_counts,
 )
+from hf_bgbench.tasks.run_model import vlm_record
 from hf_bgbench.tasks.runner import Run, Summary
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ def summarise(run: Run, work: _Work, out: dict[str, dict[str, PredictionRun]]) -
             skips += [{"id": f, "label": None, "reason": reason} for f in files]
     space = run.classifier.label_space
     unanswered = unanswered_counts(space, pool_runs(by_run) if work.runs else by_run[""])
-    left_out = bool((getattr(run.classifier, "vlm", None) or {}).get("drops_unanswered"))
+    left_out = bool((vlm_record(run.classifier) or {}).get("drops_unanswered"))
     scored = {k: answered_only(space, v) for k, v in by_run.items()} if left_out else by_run
     if work.runs:
         numbers, report = summarize_runs(run.spec, scored, skipped, seed=run.options.seed)

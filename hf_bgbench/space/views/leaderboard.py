@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -422,7 +423,12 @@ def _write_run_files(folder: Path, row: Mapping[str, Any], doc: Mapping[str, Any
     (target / f"{stem}.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     try:
         report = render_markdown(dict(doc))
-    except (KeyError, TypeError, ValueError):  # a document without a report: its JSON only
+    except (KeyError, TypeError, ValueError) as err:  # its row links to the JSON alone
+        logging.getLogger(__name__).warning(
+            "leaderboard row %s: its report cannot be rendered (%r); kept as JSON only",
+            relative,
+            err,
+        )
         return relative
     kept = [line for line in report.splitlines() if not line.lstrip().startswith("![")]
     (target / f"{stem}.md").write_text("\n".join(kept) + "\n")
